@@ -1,0 +1,387 @@
+"""FusionDefinition: record a program of tensor ops, then execute it.
+
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor(shape=[-1, -1], contiguity=True, dtype=DataType.Float)
+        t1 = fd.ops.relu(t0 * 2.0)
+        fd.add_output(t1)
+    (out,) = fd.execute([x])
+
+Each call is recorded in C++ and checked at once (a bad axis fails where it
+is written). Leaving the `with` block looks the definition up in the fusion
+cache: the same definition written again reuses the cached fusion.
+"""
+
+import torch
+
+from . import _C
+from ._C import DataType, StateKind
+from .errors import DefinitionError, DefinitionTypeError, UnsupportedError
+from .handles import Scalar, Tensor, Vector, _Handle, make_handle
+from .ops import Operators
+from .pytorch_utils import python_scalar_dtype, torch_dtype_to_nvfuse_dtype
+from .repro import inputs_script
+
+
+class FusionDefinition:
+    """A fusion being defined (inside `with`) or defined (after it).
+
+    Subclasses may define `definition(self)` instead of using `with`; it runs
+    on the first execute().
+    """
+
+    def __init__(self, id=None, max_length=None):
+        # max_length is accepted for compatibility with nvFuser and unused:
+        # the recording has no length limit.
+        self._state = None
+        self._id = None
+        self._saved_inputs = None
+        self.ops = Operators(self)
+        if id is not None:
+            if not 0 <= id < _C.num_fusions():
+                raise DefinitionError(
+                    f"FusionDefinition({id}): no cached fusion has id {id} "
+                    f"(the cache holds {_C.num_fusions()})"
+                )
+            self._id = id
+
+    # --- defining -----------------------------------------------------------
+
+    def __enter__(self):
+        if self._id is not None:
+            raise DefinitionError(
+                f"this FusionDefinition is already defined (fusion id {self._id}); "
+                "create a new FusionDefinition to define another"
+            )
+        if self._state is not None:
+            raise DefinitionError("this FusionDefinition is already being defined")
+        self._state = _C.RecordingState()
+        return self
+
+    def __exit__(self, exc_type, exc_value, traceback):
+        if exc_type is not None:
+            self._state = None  # a failed definition is dropped
+            return False
+        state, self._state = self._state, None
+        self._id = _C.finalize(state)
+        return False
+
+    def definition(self):
+        """Override in a subclass to define the fusion without `with`."""
+        raise NotImplementedError
+
+    def _has_definition_method(self):
+        return type(self).definition is not FusionDefinition.definition
+
+    def _require_recording(self, what):
+        if self._state is None:
+            where = (
+                "after the definition was finished"
+                if self._id is not None
+                else "outside of `with FusionDefinition() as fd:`"
+            )
+            raise DefinitionError(f"{what} was called {where}")
+        return self._state
+
+    def _record(self, record):
+        """Runs `record(state)` (a RecordingState call returning StateRefs)
+        and wraps what it returns in handles."""
+        state = self._require_recording("an fd.ops call")
+        refs = record(state)
+        if isinstance(refs, tuple):
+            return tuple(make_handle(self, r, state) for r in refs)
+        if refs is None:
+            return None
+        return make_handle(self, refs, state)
+
+    def _operand(self, value, what):
+        """The StateRef of an op operand; Python numbers become constants."""
+        if isinstance(value, _Handle):
+            if value._fd is not self:
+                raise DefinitionTypeError(
+                    f"{what}: {value!r} belongs to another FusionDefinition; "
+                    "values cannot be shared between definitions"
+                )
+            return value._ref
+        if isinstance(value, (bool, int, float, complex)):
+            return self.define_scalar(value)._ref
+        if isinstance(value, torch.Tensor):
+            raise DefinitionTypeError(
+                f"{what}: got a torch.Tensor; define it with fd.define_tensor "
+                "or fd.from_pytorch and pass its value to execute()"
+            )
+        raise DefinitionTypeError(
+            f"{what}: expected a tensor or scalar of this definition or a Python "
+            f"number, got {type(value).__name__}"
+        )
+
+    def _shape_operand(self, shape, what):
+        """A shape: a Vector handle, or a list of ints and scalar handles."""
+        if isinstance(shape, Vector):
+            return self._operand(shape, what)
+        if not isinstance(shape, (list, tuple)):
+            raise DefinitionTypeError(
+                f"{what}: shape must be a list of sizes or a vector, got "
+                f"{type(shape).__name__}"
+            )
+        if all(isinstance(s, int) and not isinstance(s, bool) for s in shape):
+            return [int(s) for s in shape]
+        return self.define_vector(list(shape))._ref
+
+    def _record_pointwise(self, name, values):
+        state = self._require_recording(f"fd.ops.{name}")
+        refs = [self._operand(v, f"fd.ops.{name}") for v in values]
+        return make_handle(self, state.pointwise(name, refs), state)
+
+    def define_tensor(
+        self,
+        shape=None,
+        contiguity=None,
+        dtype=DataType.Float,
+        is_cpu=False,
+        stride_order=None,
+        *,
+        sizes=None,
+        strides=None,
+        static_sizes=False,
+        symbolic_sizes=None,
+    ) -> Tensor:
+        """An input tensor.
+
+        shape: -1 for a symbolic size, 1 for a broadcast axis, n for a fixed
+        size. contiguity: one bool for all axes, or one Optional[bool] per
+        axis in allocation order (None for broadcast axes; None on a -1 axis
+        makes it an expanded broadcast, stride 0). stride_order[i] is the
+        stride rank of axis i (0 = fastest). is_cpu: a 0-d CPU scalar tensor.
+        Alternatively give `sizes` and `strides` of an example tensor.
+        """
+        state = self._require_recording("fd.define_tensor")
+        if symbolic_sizes is not None:  # the predecessor's older keyword
+            shape = symbolic_sizes
+        if sizes is not None:
+            if shape is not None:
+                raise DefinitionTypeError(
+                    "define_tensor: give either shape or sizes, not both"
+                )
+            sizes = [int(s) for s in sizes]
+            if strides is None:
+                strides = torch.empty(sizes, device="meta").stride()
+            shape, contiguity, stride_order = _C.describe_tensor(
+                sizes, [int(s) for s in strides]
+            )
+            if static_sizes:
+                shape = list(sizes)
+        if shape is None:
+            raise DefinitionTypeError("define_tensor: shape (or sizes) is required")
+        shape = [int(s) for s in shape]
+        if contiguity is None:
+            contiguity = False  # makes no claim about strides
+        if not isinstance(contiguity, bool):
+            contiguity = [None if c is None else bool(c) for c in contiguity]
+        ref = state.define_tensor(
+            shape, contiguity, _dtype_arg(dtype), bool(is_cpu),
+            list(stride_order or []),
+        )
+        return make_handle(self, ref, state)
+
+    def from_pytorch(self, tensor, static_sizes=False) -> Tensor:
+        """An input tensor shaped, laid out and typed like `tensor`."""
+        if not isinstance(tensor, torch.Tensor):
+            raise DefinitionTypeError(
+                f"from_pytorch: expected a torch.Tensor, got {type(tensor).__name__}"
+            )
+        return self.define_tensor(
+            sizes=tensor.size(),
+            strides=tensor.stride(),
+            dtype=torch_dtype_to_nvfuse_dtype(tensor.dtype),
+            is_cpu=tensor.is_cpu and tensor.dim() == 0,
+            static_sizes=static_sizes,
+        )
+
+    def define_scalar(self, value=None, dtype=None) -> Scalar:
+        """A constant (given a value) or a symbolic scalar input (no value,
+        dtype Double unless given)."""
+        state = self._require_recording("fd.define_scalar")
+        if value is not None and not isinstance(value, (bool, int, float, complex)):
+            raise DefinitionTypeError(
+                f"define_scalar: the value must be a Python number, got "
+                f"{type(value).__name__}"
+            )
+        if dtype is None:
+            dtype = python_scalar_dtype(value) if value is not None else DataType.Double
+        ref = state.define_scalar(value, _dtype_arg(dtype))
+        return make_handle(self, ref, state)
+
+    def define_vector(self, values, dtype=DataType.Int) -> Vector:
+        """A shape: a list of ints and integer scalars."""
+        state = self._require_recording("fd.define_vector")
+        if dtype != DataType.Int:
+            raise DefinitionTypeError("define_vector: only DataType.Int vectors exist")
+        refs = []
+        for i, v in enumerate(values):
+            if isinstance(v, bool) or not isinstance(v, (int, Scalar)):
+                raise DefinitionTypeError(
+                    f"define_vector: element {i} must be an int or an integer "
+                    f"scalar, got {v!r}"
+                )
+            refs.append(self._operand(v, "fd.define_vector"))
+        return make_handle(self, state.define_vector(refs), state)
+
+    def add_output(self, output, alias_input=None, stride_order=None):
+        """Marks `output` as a result. With `alias_input`, the result is
+        written into that input in place and not returned. `stride_order`
+        lays the result out in memory (the shape stays logical)."""
+        state = self._require_recording("fd.add_output")
+        if not isinstance(output, Tensor):
+            raise DefinitionTypeError(
+                f"add_output: the output must be a tensor of this definition, "
+                f"got {output!r}"
+            )
+        out_ref = self._operand(output, "add_output")
+        alias_ref = None
+        if alias_input is not None:
+            if not isinstance(alias_input, Tensor):
+                raise DefinitionTypeError(
+                    f"add_output: alias_input must be an input tensor, got "
+                    f"{alias_input!r}"
+                )
+            alias_ref = self._operand(alias_input, "add_output")
+        state.add_output(out_ref, alias_ref, list(stride_order or []))
+
+    # --- running ------------------------------------------------------------
+
+    def _ensure_defined(self):
+        if self._id is not None:
+            return
+        if self._state is not None:
+            raise DefinitionError(
+                "execute() was called inside the `with` block; finish the "
+                "definition first"
+            )
+        if not self._has_definition_method():
+            raise DefinitionError(
+                "this FusionDefinition has no definition: use "
+                "`with FusionDefinition() as fd:` or a subclass with "
+                "definition(self)"
+            )
+        with self:
+            self.definition()
+
+    def execute(
+        self,
+        inputs,
+        *,
+        device=None,
+        profile=False,
+        print_repro=False,
+        save_repro_inputs=False,
+    ):
+        """Runs the fusion on `inputs` (tensors and Python numbers, in the
+        order their definitions were recorded); returns the outputs."""
+        self._ensure_defined()
+        if profile:
+            raise UnsupportedError(
+                "execute(profile=True): per-kernel timing arrives with the GPU "
+                "code generator"
+            )
+        inputs = list(inputs)
+        if device is not None:
+            _check_device(inputs, torch.device(device))
+        if save_repro_inputs:
+            self._saved_inputs = [
+                t.detach().clone() if isinstance(t, torch.Tensor) else t
+                for t in inputs
+            ]
+        if print_repro:
+            print(self.repro_script(inputs))
+        return _C.execute(self._id, inputs)
+
+    # --- introspection ------------------------------------------------------
+
+    def id(self) -> int:
+        """The fusion's id in the FusionCache."""
+        self._ensure_defined()
+        return self._id
+
+    def repro_script(self, inputs=None) -> str:
+        """A runnable script that defines this fusion and, given inputs (or
+        those kept by save_repro_inputs=True), executes it on random tensors
+        of the same shapes, strides and dtypes."""
+        if self._state is not None:
+            text = _C.repro_script_of_state(self._state)
+        else:
+            self._ensure_defined()
+            text = _C.cached_repro_script(self._id)
+        if inputs is None:
+            inputs = self._saved_inputs
+        if inputs is not None:
+            text += "\n" + inputs_script(inputs)
+        return text
+
+    def __repr__(self) -> str:
+        if self._state is None and self._id is None:
+            return "<FusionDefinition (empty)>"
+        return self.repro_script()
+
+    def fusion_ir(self) -> str:
+        """The fusion IR as defined."""
+        if self._state is not None:
+            return self._state.fusion_ir()
+        self._ensure_defined()
+        return _C.cached_fusion_ir(self._id)
+
+    def last_scheduled_fusion_ir(self) -> str:
+        """The IR the runtime executes (after the pre-segmentation passes)."""
+        self._ensure_defined()
+        return _C.cached_prepared_fusion_ir(self._id)
+
+    def last_cuda_code(self) -> str:
+        raise UnsupportedError(
+            "last_cuda_code(): nvfuse does not generate CUDA kernels yet; it "
+            "runs fusions with its ATen reference evaluator"
+        )
+
+
+def _dtype_arg(dtype):
+    if isinstance(dtype, torch.dtype):
+        return torch_dtype_to_nvfuse_dtype(dtype)
+    if not isinstance(dtype, DataType):
+        raise DefinitionTypeError(
+            f"dtype must be a nvfuse DataType (e.g. DataType.Float), got {dtype!r}"
+        )
+    return dtype
+
+
+def _check_device(inputs, device):
+    for i, t in enumerate(inputs):
+        if isinstance(t, torch.Tensor) and t.dim() > 0 and t.device != device:
+            from .errors import InputError
+
+            raise InputError(
+                f"execute(device={device}): input {i} is on {t.device}; move "
+                "it, or leave device unset"
+            )
+
+
+class FusionCache:
+    """The process-wide cache of definitions."""
+
+    _instance = None
+
+    @classmethod
+    def get(cls) -> "FusionCache":
+        if cls._instance is None:
+            cls._instance = cls()
+        return cls._instance
+
+    def num_fusions(self) -> int:
+        """How many distinct definitions are cached."""
+        return _C.num_fusions()
+
+    @staticmethod
+    def reset():
+        """Forgets every cached fusion. FusionDefinitions made before can no
+        longer execute."""
+        _C.reset_cache()
+
+
+__all__ = ["FusionDefinition", "FusionCache", "Tensor", "Scalar", "Vector", "StateKind"]

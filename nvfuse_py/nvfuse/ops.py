@@ -1,0 +1,160 @@
+"""fd.ops: the op constructors of a FusionDefinition.
+
+The elementwise ops are generated from the C++ op table (one row per op), so
+Python, printing, hashing and evaluation never disagree on what exists.
+"""
+
+from . import _C
+from ._C import DataType
+from .errors import DefinitionTypeError
+from .handles import Vector
+
+
+def _bind_arguments(op_name, parameters, args, kwargs):
+    """Positional and keyword arguments in `parameters` order."""
+    if len(args) > len(parameters):
+        raise DefinitionTypeError(
+            f"fd.ops.{op_name}({', '.join(parameters)}) takes {len(parameters)} "
+            f"arguments, got {len(args)}"
+        )
+    values = list(args)
+    for name in parameters[len(args):]:
+        if name not in kwargs:
+            raise DefinitionTypeError(
+                f"fd.ops.{op_name}({', '.join(parameters)}) is missing `{name}`"
+            )
+        values.append(kwargs.pop(name))
+    if kwargs:
+        raise DefinitionTypeError(
+            f"fd.ops.{op_name} got unexpected arguments {sorted(kwargs)}"
+        )
+    return values
+
+
+def _make_pointwise(name, parameters):
+    def op(self, *args, **kwargs):
+        values = _bind_arguments(name, parameters, args, kwargs)
+        return self._fd._record_pointwise(name, values)
+
+    op.__name__ = name
+    op.__qualname__ = f"Operators.{name}"
+    op.__doc__ = (
+        f"fd.ops.{name}({', '.join(parameters)}): elementwise {name}. Operands "
+        "are tensors, scalars or Python numbers; lower-rank tensors broadcast "
+        "over leading axes; the result type follows torch's promotion."
+    )
+    return op
+
+
+def _dims_list(dims):
+    if dims is None:
+        return []
+    if isinstance(dims, int):
+        return [dims]
+    return list(dims)
+
+
+class Operators:
+    """The `fd.ops` namespace of one FusionDefinition."""
+
+    def __init__(self, fd):
+        self._fd = fd
+
+    def cast(self, arg, dtype: DataType):
+        """`arg` converted to `dtype` (torch's conversion rules)."""
+        fd = self._fd
+        return fd._record(
+            lambda s: s.cast(fd._operand(arg, "fd.ops.cast"), _dtype(dtype))
+        )
+
+    def broadcast_in_dim(self, arg, shape, broadcast_dims):
+        """Input axis i becomes output axis broadcast_dims[i]; the other axes
+        of `shape` are new broadcast axes, expanded to their size."""
+        fd = self._fd
+        tensor = fd._operand(arg, "fd.ops.broadcast_in_dim")
+        shape_arg = fd._shape_operand(shape, "fd.ops.broadcast_in_dim")
+        return fd._record(
+            lambda s: s.broadcast_in_dim(tensor, shape_arg, list(broadcast_dims))
+        )
+
+    def broadcast(self, arg, is_broadcast_dim):
+        """New size-1 axes where is_broadcast_dim is True."""
+        fd = self._fd
+        tensor = fd._operand(arg, "fd.ops.broadcast")
+        flags = [bool(f) for f in is_broadcast_dim]
+        return fd._record(lambda s: s.broadcast(tensor, flags))
+
+    def expand(self, arg, shape):
+        """Broadcast axes grow to `shape` (-1 keeps an axis)."""
+        fd = self._fd
+        tensor = fd._operand(arg, "fd.ops.expand")
+        shape_arg = fd._shape_operand(shape, "fd.ops.expand")
+        return fd._record(lambda s: s.expand(tensor, shape_arg))
+
+    def _reduction(self, name, arg, dims, keepdim, dtype):
+        fd = self._fd
+        tensor = fd._operand(arg, f"fd.ops.{name}")
+        return fd._record(
+            lambda s: s.reduction(
+                name, tensor, _dims_list(dims), bool(keepdim), _dtype(dtype)
+            )
+        )
+
+    def sum(self, arg, dims=None, keepdim=False, dtype=DataType.Null):
+        """Sum over `dims` (all when None). Integer inputs sum in Int."""
+        return self._reduction("sum", arg, dims, keepdim, dtype)
+
+    def prod(self, arg, dims=None, keepdim=False, dtype=DataType.Null):
+        """Product over `dims` (all when None)."""
+        return self._reduction("prod", arg, dims, keepdim, dtype)
+
+    def max(self, arg, dims=None, keepdim=False, dtype=DataType.Null):
+        """Maximum over `dims` (all when None); NaN propagates."""
+        return self._reduction("max", arg, dims, keepdim, dtype)
+
+    def min(self, arg, dims=None, keepdim=False, dtype=DataType.Null):
+        """Minimum over `dims` (all when None); NaN propagates."""
+        return self._reduction("min", arg, dims, keepdim, dtype)
+
+    def var_mean(self, arg, dims=None, correction=None, keepdim=False, *,
+                 unbiased=None):
+        """(variance, mean) over `dims`; variance divides by N - correction
+        (default 1; `unbiased` is the older spelling)."""
+        fd = self._fd
+        tensor = fd._operand(arg, "fd.ops.var_mean")
+        correction = _correction(correction, unbiased)
+        return fd._record(
+            lambda s: s.var_mean(tensor, _dims_list(dims), correction, bool(keepdim))
+        )
+
+    def var(self, arg, dims=None, correction=None, keepdim=False, *,
+            unbiased=None):
+        """Variance over `dims`, dividing by N - correction (default 1)."""
+        fd = self._fd
+        tensor = fd._operand(arg, "fd.ops.var")
+        correction = _correction(correction, unbiased)
+        return fd._record(
+            lambda s: s.var(tensor, _dims_list(dims), correction, bool(keepdim))
+        )
+
+
+def _correction(correction, unbiased):
+    if unbiased is not None:
+        if correction is not None:
+            raise DefinitionTypeError("give either correction or unbiased, not both")
+        return 1 if unbiased else 0
+    return 1 if correction is None else int(correction)
+
+
+def _dtype(dtype):
+    if not isinstance(dtype, DataType):
+        raise DefinitionTypeError(
+            f"dtype must be a nvfuse DataType (e.g. DataType.Float), got {dtype!r}"
+        )
+    return dtype
+
+
+for _name, _arity, _parameters in _C.pointwise_ops():
+    setattr(Operators, _name, _make_pointwise(_name, _parameters.split(",")))
+
+__all__ = ["Operators", "Vector"]

@@ -1,0 +1,40 @@
+#include "bindings/bindings.h"
+#include "frontend/fusion_cache.h"
+#include "runtime/fusion_executor.h"
+
+namespace py = pybind11;
+
+namespace nvfuse {
+
+void init_cache(py::module_& m) {
+  m.def(
+      "finalize",
+      [](RecordingState& state) {
+        return FusionCache::get().insert_or_find(std::move(state));
+      },
+      "Adds the recorded definition to the fusion cache (or finds its twin) "
+      "and returns the fusion id. The state is consumed.");
+  m.def("num_fusions", [] { return FusionCache::get().num_fusions(); });
+  m.def("reset_cache", [] { FusionCache::get().reset(); });
+  m.def("cached_repro_script", [](int64_t id) {
+    return FusionCache::get().at(id).repro_script();
+  });
+  m.def("cached_python_definition", [](int64_t id) {
+    const CachedFusion& entry = FusionCache::get().at(id);
+    return python_definition(
+        entry.records, "nvfuse_fusion_id" + std::to_string(id));
+  });
+  m.def("cached_fusion_ir", [](int64_t id) {
+    return FusionCache::get().at(id).fusion->to_string();
+  });
+  m.def(
+      "cached_prepared_fusion_ir",
+      [](int64_t id) {
+        return executor_for(FusionCache::get().at(id))
+            .prepared_fusion()
+            .to_string();
+      },
+      "The IR after the pre-segmentation passes");
+}
+
+}  // namespace nvfuse

@@ -1,0 +1,55 @@
+// execute(): Python objects -> Arguments, outputs -> torch tensors. The only
+// binding file that includes torch's Python headers.
+#include <torch/csrc/autograd/python_variable.h>
+
+#include "bindings/bindings.h"
+#include "runtime/fusion_executor.h"
+
+namespace py = pybind11;
+
+namespace nvfuse {
+
+namespace {
+
+std::vector<Argument> arguments_from_python(const py::sequence& inputs) {
+  std::vector<Argument> args;
+  args.reserve(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    py::handle obj = inputs[i];
+    if (THPVariable_Check(obj.ptr())) {
+      args.emplace_back(THPVariable_Unpack(obj.ptr()));
+      continue;
+    }
+    auto scalar = scalar_from_python(obj);
+    NVFUSE_INPUT_TYPE_CHECK(
+        scalar.has_value(), "input ", i,
+        ": expected a torch.Tensor or a Python number, got an object of type ",
+        py::str(py::type::of(obj).attr("__name__")).cast<std::string>());
+    args.emplace_back(*scalar);
+  }
+  return args;
+}
+
+}  // namespace
+
+void init_execute(py::module_& m) {
+  m.def(
+      "execute",
+      [](int64_t fusion_id, const py::sequence& inputs) {
+        std::vector<Argument> args = arguments_from_python(inputs);
+        std::vector<at::Tensor> outputs;
+        {
+          py::gil_scoped_release no_gil;
+          outputs = execute_cached_fusion(fusion_id, args);
+        }
+        py::list result;
+        for (at::Tensor& out : outputs) {
+          result.append(py::reinterpret_steal<py::object>(
+              THPVariable_Wrap(std::move(out))));
+        }
+        return result;
+      },
+      py::arg("fusion_id"), py::arg("inputs"));
+}
+
+}  // namespace nvfuse

@@ -1,0 +1,103 @@
+#include "bindings/bindings.h"
+#include "frontend/recording_state.h"
+#include "frontend/tensor_descriptor.h"
+
+namespace py = pybind11;
+
+namespace nvfuse {
+
+namespace {
+
+OpType op_named(const std::string& name) {
+  auto op = op_type_named(name);
+  NVFUSE_CHECK(op.has_value(), "there is no op named '", name, "'");
+  return *op;
+}
+
+OpType reduction_op_named(const std::string& name) {
+  if (name == "sum") {
+    return OpType::add;
+  }
+  if (name == "prod") {
+    return OpType::mul;
+  }
+  if (name == "max") {
+    return OpType::maximum;
+  }
+  NVFUSE_CHECK(name == "min", "there is no reduction named '", name, "'");
+  return OpType::minimum;
+}
+
+}  // namespace
+
+void init_recording(py::module_& m) {
+  py::enum_<StateKind>(m, "StateKind")
+      .value("Tensor", StateKind::kTensor)
+      .value("Scalar", StateKind::kScalar)
+      .value("Vector", StateKind::kVector);
+
+  py::class_<StateRef>(m, "StateRef")
+      .def_readonly("kind", &StateRef::kind)
+      .def_readonly("index", &StateRef::index)
+      .def_property_readonly("name", &StateRef::name)
+      .def("__repr__", &StateRef::name);
+
+  py::class_<RecordingState>(m, "RecordingState")
+      .def(py::init<>())
+      .def(
+          "define_tensor", &RecordingState::define_tensor, py::arg("shape"),
+          py::arg("contiguity"), py::arg("dtype"), py::arg("is_cpu"),
+          py::arg("stride_order"))
+      .def(
+          "define_scalar", &RecordingState::define_scalar, py::arg("value"),
+          py::arg("dtype"))
+      .def("define_vector", &RecordingState::define_vector)
+      .def(
+          "pointwise",
+          [](RecordingState& s, const std::string& op,
+             std::vector<StateRef> operands) {
+            return s.pointwise(op_named(op), std::move(operands));
+          })
+      .def("cast", &RecordingState::cast)
+      .def("broadcast_in_dim", &RecordingState::broadcast_in_dim)
+      .def("broadcast", &RecordingState::broadcast)
+      .def("expand", &RecordingState::expand)
+      .def(
+          "reduction",
+          [](RecordingState& s, const std::string& name, StateRef operand,
+             std::vector<int64_t> dims, bool keepdim, DataType dtype) {
+            return s.reduction(
+                reduction_op_named(name), operand, std::move(dims), keepdim,
+                dtype);
+          })
+      .def("var_mean", &RecordingState::var_mean)
+      .def("var", &RecordingState::var)
+      .def("add_output", &RecordingState::add_output)
+      .def("rank_of", &RecordingState::rank_of)
+      .def("dtype_of", &RecordingState::dtype_of)
+      .def(
+          "python_definition",
+          [](const RecordingState& s, const std::string& name) {
+            return python_definition(s.records(), name);
+          })
+      .def("fusion_ir", [](const RecordingState& s) {
+        return s.fusion().to_string();
+      });
+
+  m.def(
+      "repro_script_of_state",
+      [](const RecordingState& s) {
+        return repro_script(s.records(), "nvfuse_fusion");
+      },
+      "The repro script of a definition still being recorded");
+  m.def(
+      "describe_tensor",
+      [](const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
+        TensorDescriptor d = describe_tensor(sizes, strides);
+        return py::make_tuple(d.shape, d.contiguity, d.stride_order);
+      },
+      "(shape, contiguity, stride_order) that define_tensor records for a "
+      "tensor with these sizes and strides");
+}
+
+}  // namespace nvfuse

@@ -1,0 +1,54 @@
+// The process-wide cache of definitions. A definition written again, even in
+// a new FusionDefinition, has the same records, finds the same entry, and so
+// reuses its IR and everything the runtime compiled for it.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "frontend/recording_state.h"
+
+namespace nvfuse {
+
+// What the runtime keeps for a cached fusion (compiled executors); the
+// frontend only owns its lifetime.
+class RuntimeState {
+ public:
+  virtual ~RuntimeState() = default;
+};
+
+struct CachedFusion {
+  int64_t id;
+  size_t hash;
+  std::vector<Record> records;
+  std::unique_ptr<Fusion> fusion;
+  // Created by the runtime on first execution; guarded by `mutex`.
+  std::unique_ptr<RuntimeState> runtime_state;
+  std::mutex mutex;
+
+  std::string repro_script() const;
+};
+
+class FusionCache {
+ public:
+  static FusionCache& get();
+
+  // The id of the cached fusion with the same records as `state`, adding
+  // `state` (taking its IR) when there is none.
+  int64_t insert_or_find(RecordingState&& state);
+  CachedFusion& at(int64_t id);
+  int64_t num_fusions() const;
+  // Drops every entry (tests use this); ids restart at 0.
+  void reset();
+
+ private:
+  FusionCache() = default;
+  mutable std::mutex mutex_;
+  std::deque<CachedFusion> entries_;
+  std::unordered_multimap<size_t, int64_t> ids_by_hash_;
+};
+
+}  // namespace nvfuse

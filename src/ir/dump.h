@@ -1,0 +1,31 @@
+// NVFUSE_DUMP=<comma list>: what to print at each stage of the pipeline.
+#pragma once
+
+#include <string>
+
+namespace nvfuse {
+
+#define NVFUSE_DUMP_OPTIONS(X) \
+  X(fusion_ir)                 \
+  X(preseg_ir)                 \
+  X(segments)                  \
+  X(params)                    \
+  X(cuda_kernel)               \
+  X(launch)                    \
+  X(host_ir)                   \
+  X(python_definition)         \
+  X(compile_time)
+
+enum class DumpOption {
+#define NVFUSE_DUMP_ENUM(name) name,
+  NVFUSE_DUMP_OPTIONS(NVFUSE_DUMP_ENUM)
+#undef NVFUSE_DUMP_ENUM
+};
+
+// Read once from the environment. An unknown name is reported on stderr with
+// the valid ones, and otherwise ignored.
+bool dump_enabled(DumpOption option);
+// Writes `text` to stderr under a header naming `what`.
+void dump(const std::string& what, const std::string& text);
+
+}  // namespace nvfuse

@@ -1,0 +1,112 @@
+#include "ir/statement.h"
+
+#include <sstream>
+
+#include "ir/exprs.h"
+#include "ir/scalar_value.h"
+
+namespace nvfuse {
+
+Val::Val(Fusion* fusion, ValKind kind, DataType dtype)
+    : Statement(fusion), val_kind_(kind), dtype_(dtype) {}
+
+const char* name_of(ExprKind kind) {
+  switch (kind) {
+#define NVFUSE_EXPR_KIND_NAME(kind) \
+  case ExprKind::kind:              \
+    return #kind;
+    NVFUSE_EXPR_KINDS(NVFUSE_EXPR_KIND_NAME)
+#undef NVFUSE_EXPR_KIND_NAME
+  }
+  return "<unknown ExprKind>";
+}
+
+namespace {
+
+template <typename T>
+std::string list_to_string(const std::vector<T>& values) {
+  std::ostringstream ss;
+  ss << "[";
+  for (size_t i = 0; i < values.size(); ++i) {
+    ss << (i ? ", " : "");
+    if constexpr (std::is_same_v<T, bool>) {
+      ss << (values[i] ? "True" : "False");
+    } else {
+      ss << values[i];
+    }
+  }
+  ss << "]";
+  return ss.str();
+}
+
+}  // namespace
+
+std::string to_string(const AttributeValue& value) {
+  return std::visit(
+      [](const auto& v) -> std::string {
+        using T = std::decay_t<decltype(v)>;
+        if constexpr (std::is_same_v<T, bool>) {
+          return v ? "True" : "False";
+        } else if constexpr (std::is_same_v<T, int64_t>) {
+          return std::to_string(v);
+        } else if constexpr (std::is_same_v<T, double>) {
+          return float_to_python(v);
+        } else if constexpr (std::is_same_v<T, DataType>) {
+          return std::string("DataType.") + name_of(v);
+        } else if constexpr (std::is_same_v<T, OpType>) {
+          return name_of(v);
+        } else {
+          return list_to_string(v);
+        }
+      },
+      value);
+}
+
+Expr::Expr(Fusion* fusion, ExprKind kind, ExprFields fields)
+    : Statement(fusion), kind_(kind), fields_(std::move(fields)) {
+  for (Val* in : fields_.inputs) {
+    NVFUSE_ASSERT(in != nullptr, "null input of a ", name_of(kind));
+    NVFUSE_ASSERT(in->fusion() == fusion, "input from another Fusion");
+    in->uses_.push_back(this);
+  }
+  for (Val* out : fields_.outputs) {
+    NVFUSE_ASSERT(out != nullptr, "null output of a ", name_of(kind));
+    NVFUSE_ASSERT(
+        out->definition_ == nullptr, "a Val may be defined only once (SSA)");
+    out->definition_ = this;
+  }
+}
+
+Val* Expr::input(size_t i) const {
+  NVFUSE_ASSERT(i < inputs().size(), "input ", i, " of ", name_of(kind_));
+  return inputs()[i];
+}
+
+Val* Expr::output(size_t i) const {
+  NVFUSE_ASSERT(i < outputs().size(), "output ", i, " of ", name_of(kind_));
+  return outputs()[i];
+}
+
+std::string Expr::op_name() const {
+  switch (kind_) {
+    case ExprKind::PointwiseOp:
+      return name_of(as<PointwiseOp>()->op());
+    case ExprKind::ReductionOp:
+      return reduction_name(as<ReductionOp>()->op());
+    case ExprKind::CastOp:
+      return "cast";
+    case ExprKind::BroadcastOp:
+      return "broadcast";
+    case ExprKind::ExpandOp:
+      return "expand";
+    case ExprKind::VarMeanOp:
+      return "var_mean";
+    case ExprKind::Split:
+      return "split";
+    case ExprKind::Merge:
+      return "merge";
+  }
+  return name_of(kind_);
+}
+
+}  // namespace nvfuse

@@ -1,0 +1,165 @@
+// The nodes of the fusion IR: values (Val) and the expressions (Expr) that
+// define them. A Fusion owns every node; nodes are immutable once built
+// except for the use lists and the loop/allocation domains of tensors.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ir/data_type.h"
+#include "ir/errors.h"
+#include "ir/op_table.h"
+
+namespace nvfuse {
+
+class Fusion;
+class Expr;
+
+class Statement {
+ public:
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  virtual ~Statement() = default;
+
+  Fusion* fusion() const { return fusion_; }
+  // Position in the fusion's creation order. Creation order is topological:
+  // a node only refers to nodes created before it.
+  int64_t serial() const { return serial_; }
+
+ protected:
+  explicit Statement(Fusion* fusion) : fusion_(fusion) {}
+
+ private:
+  friend class Fusion;
+  Fusion* fusion_;
+  int64_t serial_ = -1;
+};
+
+enum class ValKind { kScalar, kIterDomain, kTensorView };
+
+class Val : public Statement {
+ public:
+  ValKind val_kind() const { return val_kind_; }
+  DataType dtype() const { return dtype_; }
+  Expr* definition() const { return definition_; }
+  const std::vector<Expr*>& uses() const { return uses_; }
+  // Per-kind number, for printing: T3, iS2, i1.
+  int64_t number() const { return number_; }
+
+  template <typename T>
+  bool is() const {
+    return val_kind_ == T::kValKind;
+  }
+  template <typename T>
+  T* as() {
+    NVFUSE_ASSERT(is<T>(), "Val has the wrong kind for this cast");
+    return static_cast<T*>(this);
+  }
+  template <typename T>
+  const T* as() const {
+    NVFUSE_ASSERT(is<T>(), "Val has the wrong kind for this cast");
+    return static_cast<const T*>(this);
+  }
+
+ protected:
+  Val(Fusion* fusion, ValKind kind, DataType dtype);
+
+ private:
+  friend class Expr;
+  friend class Fusion;
+  ValKind val_kind_;
+  DataType dtype_;
+  int64_t number_ = 0;
+  Expr* definition_ = nullptr;
+  std::vector<Expr*> uses_;
+};
+
+// X(kind): every Expr subclass. Dispatch (dispatch.h), cloning and the
+// kind names are generated from this list; printing and hashing are generic
+// over inputs, outputs and attributes, so a new kind needs only its class.
+#define NVFUSE_EXPR_KINDS(X) \
+  X(PointwiseOp)             \
+  X(CastOp)                  \
+  X(BroadcastOp)             \
+  X(ExpandOp)                \
+  X(ReductionOp)             \
+  X(VarMeanOp)               \
+  X(Split)                   \
+  X(Merge)
+
+enum class ExprKind {
+#define NVFUSE_EXPR_KIND_ENUM(kind) kind,
+  NVFUSE_EXPR_KINDS(NVFUSE_EXPR_KIND_ENUM)
+#undef NVFUSE_EXPR_KIND_ENUM
+};
+
+const char* name_of(ExprKind kind);
+
+using AttributeValue = std::variant<
+    bool,
+    int64_t,
+    double,
+    DataType,
+    OpType,
+    std::vector<int64_t>,
+    std::vector<bool>>;
+
+struct Attribute {
+  std::string name;
+  AttributeValue value;
+  bool operator==(const Attribute& other) const {
+    return name == other.name && value == other.value;
+  }
+};
+
+std::string to_string(const AttributeValue& value);
+
+// Everything that defines an Expr besides its kind: what cloning copies.
+struct ExprFields {
+  std::vector<Val*> inputs;
+  std::vector<Val*> outputs;
+  std::vector<Attribute> attributes;
+};
+
+class Expr : public Statement {
+ public:
+  ExprKind kind() const { return kind_; }
+  const std::vector<Val*>& inputs() const { return fields_.inputs; }
+  const std::vector<Val*>& outputs() const { return fields_.outputs; }
+  Val* input(size_t i) const;
+  Val* output(size_t i) const;
+  const std::vector<Attribute>& attributes() const {
+    return fields_.attributes;
+  }
+  const ExprFields& fields() const { return fields_; }
+
+  template <typename T>
+  const T& attribute(size_t i) const {
+    NVFUSE_ASSERT(i < fields_.attributes.size(), "attribute ", i, " missing");
+    return std::get<T>(fields_.attributes[i].value);
+  }
+
+  template <typename T>
+  bool is() const {
+    return kind_ == T::kExprKind;
+  }
+  template <typename T>
+  const T* as() const {
+    NVFUSE_ASSERT(is<T>(), "Expr is a ", name_of(kind_), ", not the cast type");
+    return static_cast<const T*>(this);
+  }
+
+  // The op's name in printed IR, e.g. "sin", "cast", "broadcast".
+  std::string op_name() const;
+
+ protected:
+  Expr(Fusion* fusion, ExprKind kind, ExprFields fields);
+
+ private:
+  ExprKind kind_;
+  ExprFields fields_;
+};
+
+}  // namespace nvfuse

@@ -1,0 +1,185 @@
+#include "ops/pointwise.h"
+
+#include <algorithm>
+
+#include "ir/fusion.h"
+#include "ops/broadcast.h"
+#include "ops/type_promotion.h"
+
+namespace nvfuse {
+
+namespace {
+
+struct CombinedAxes {
+  std::vector<IterDomain*> axes;
+  std::vector<std::pair<Scalar*, Scalar*>> equalities;
+};
+
+// The output axis where several operands meet: iterating if any operand
+// iterates there, else a broadcast (expanded if any operand is). Every size
+// that is not a plain broadcast must agree with the first such size: checked
+// now for constants, recorded as an equality for run time otherwise.
+IterDomain* combine_axis(
+    Fusion* fusion,
+    const std::vector<IterDomain*>& ids,
+    OpType op,
+    int64_t axis,
+    CombinedAxes& result) {
+  Scalar* first_size = nullptr;
+  Scalar* iteration_extent = nullptr;
+  Scalar* expanded_extent = nullptr;
+  for (IterDomain* id : ids) {
+    if (id->is_broadcast() && !id->is_expanded()) {
+      continue;
+    }
+    Scalar* size = id->logical_extent();
+    if (first_size == nullptr) {
+      first_size = size;
+    } else if (size != first_size) {
+      NVFUSE_CHECK(
+          !(first_size->constant_int() && size->constant_int() &&
+            first_size->constant_int() != size->constant_int()),
+          name_of(op), ": operands have sizes ", first_size->to_string(),
+          " and ", size->to_string(), " at axis ", axis,
+          "; they must be equal, or one must be a broadcast (size-1) axis");
+      result.equalities.emplace_back(first_size, size);
+    }
+    Scalar*& slot = id->is_broadcast() ? expanded_extent : iteration_extent;
+    if (slot == nullptr) {
+      slot = size;
+    }
+  }
+  if (iteration_extent != nullptr) {
+    return fusion->create<IterDomain>(iteration_extent, IterType::kIteration);
+  }
+  return fusion->create<IterDomain>(
+      fusion->one(), IterType::kBroadcast, expanded_extent);
+}
+
+CombinedAxes combine_tensor_axes(
+    const std::vector<TensorView*>& tensors,
+    OpType op) {
+  CombinedAxes result;
+  if (tensors.empty()) {
+    return result;
+  }
+  Fusion* fusion = tensors.front()->fusion();
+  const int64_t rank = tensors.front()->rank();
+  for (int64_t axis = 0; axis < rank; ++axis) {
+    std::vector<IterDomain*> ids;
+    for (TensorView* tv : tensors) {
+      ids.push_back(tv->logical()[axis]);
+    }
+    result.axes.push_back(combine_axis(fusion, ids, op, axis, result));
+  }
+  return result;
+}
+
+}  // namespace
+
+TensorView* new_tensor_like_axes(
+    Fusion* fusion,
+    const std::vector<IterDomain*>& axes,
+    DataType dtype) {
+  std::vector<IterDomain*> copies;
+  copies.reserve(axes.size());
+  for (IterDomain* id : axes) {
+    copies.push_back(fusion->create<IterDomain>(
+        id->extent(), id->iter_type(), id->expanded_extent()));
+  }
+  return fusion->create<TensorView>(TensorDomain(std::move(copies)), dtype);
+}
+
+Val* pointwise(OpType op, std::vector<Val*> operands) {
+  const OpInfo& info = info_of(op);
+  NVFUSE_TYPE_CHECK(
+      static_cast<int>(operands.size()) == info.arity, info.name, " takes ",
+      info.arity, " operands, got ", operands.size());
+  Fusion* fusion = operands.front()->fusion();
+  const int first = first_promoted_operand(op);
+  if (op == OpType::where) {
+    NVFUSE_TYPE_CHECK(
+        operands[0]->dtype() == DataType::Bool,
+        "where: the condition must be Bool, got ", operands[0]->dtype(),
+        "; compare it or cast it to Bool first");
+  }
+
+  const std::vector<Val*> promoted(operands.begin() + first, operands.end());
+  const DataType common = result_type(promoted);
+  NVFUSE_TYPE_CHECK(
+      accepts_dtype(info.accepts, common), info.name,
+      " does not accept operands of type ", common);
+  const DataType compute = compute_type_of(info, common);
+  const DataType out_dtype = output_type_of(info, compute);
+
+  // Tensors are cast to the compute type; scalars stay as given (they are
+  // applied in the op's math type, as torch applies Python scalars).
+  int64_t rank = 0;
+  for (size_t i = 0; i < operands.size(); ++i) {
+    if (!operands[i]->is<TensorView>()) {
+      continue;
+    }
+    if (static_cast<int>(i) >= first && operands[i]->dtype() != compute) {
+      operands[i] = cast(operands[i], compute);
+    }
+    rank = std::max(rank, operands[i]->as<TensorView>()->rank());
+  }
+
+  std::vector<TensorView*> tensors;
+  for (Val*& operand : operands) {
+    if (!operand->is<TensorView>()) {
+      continue;
+    }
+    auto* tv = operand->as<TensorView>();
+    // 0-d tensors broadcast implicitly (they stay 0-d, like torch scalars);
+    // lower-rank tensors gain leading broadcast axes.
+    if (tv->rank() > 0 && tv->rank() < rank) {
+      std::vector<bool> is_new(rank, true);
+      std::fill(is_new.end() - tv->rank(), is_new.end(), false);
+      tv = broadcast(tv, is_new);
+      operand = tv;
+    }
+    if (tv->rank() > 0) {
+      tensors.push_back(tv);
+    }
+  }
+
+  Val* out = nullptr;
+  CombinedAxes combined = combine_tensor_axes(tensors, op);
+  if (!tensors.empty()) {
+    out = fusion->create<TensorView>(
+        TensorDomain(std::move(combined.axes)), out_dtype);
+  } else if (std::any_of(operands.begin(), operands.end(), [](Val* v) {
+               return v->is<TensorView>();
+             })) {
+    out = fusion->create<TensorView>(TensorDomain(std::vector<IterDomain*>{}), out_dtype);
+  } else {
+    out = fusion->create<Scalar>(out_dtype, std::nullopt);
+  }
+  PointwiseOp::make(out, op, std::move(operands));
+  for (const auto& [a, b] : combined.equalities) {
+    fusion->add_extent_equality(a, b, out);
+  }
+  return out;
+}
+
+Val* cast(Val* value, DataType dtype) {
+  NVFUSE_TYPE_CHECK(
+      dtype != DataType::Null && dtype != DataType::Index,
+      "cast: cannot cast to ", dtype);
+  if (value->dtype() == dtype) {
+    return pointwise(OpType::set, {value});
+  }
+  Fusion* fusion = value->fusion();
+  Val* out = nullptr;
+  if (value->is<TensorView>()) {
+    auto* tv = value->as<TensorView>();
+    out = new_tensor_like_axes(fusion, tv->logical(), dtype);
+  } else {
+    out = fusion->create<Scalar>(dtype, std::nullopt);
+  }
+  CastOp::make(out, value);
+  return out;
+}
+
+}  // namespace nvfuse

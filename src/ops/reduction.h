@@ -1,0 +1,30 @@
+// Reductions: sum, prod, max, min, var and var_mean over a set of axes, with
+// torch's result types (integer sums accumulate in Int; var of a complex
+// tensor is real).
+#pragma once
+
+#include <utility>
+#include <vector>
+
+#include "ir/op_table.h"
+#include "ir/tensor_view.h"
+
+namespace nvfuse {
+
+// `op` is add (sum), mul (prod), maximum (max) or minimum (min). Empty
+// `axes` reduces every axis. `dtype` (Null = default) casts the input first.
+TensorView* reduce(
+    OpType op,
+    TensorView* in,
+    const std::vector<int64_t>& axes,
+    bool keepdim,
+    DataType dtype);
+
+// (var, mean); var divides by N - correction.
+std::pair<TensorView*, TensorView*> var_mean(
+    TensorView* in,
+    const std::vector<int64_t>& axes,
+    int64_t correction,
+    bool keepdim);
+
+}  // namespace nvfuse

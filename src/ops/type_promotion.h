@@ -1,0 +1,23 @@
+// torch's result-type rules for mixes of tensors and scalars.
+#pragma once
+
+#include <vector>
+
+#include "ir/data_type.h"
+#include "ir/op_table.h"
+#include "ir/statement.h"
+
+namespace nvfuse {
+
+// torch.result_type over `operands`: tensors with dimensions outrank 0-d
+// tensors, which outrank scalars; a lower tier only raises the category
+// (a float scalar turns an int tensor into Float, the default dtype, but
+// does not widen a Half tensor). With no tensor operand, plain promotion.
+DataType result_type(const std::vector<Val*>& operands);
+
+// The dtype an op computes in, given its operands' result type.
+DataType compute_type_of(const OpInfo& info, DataType common);
+// The dtype an op returns, given its compute type.
+DataType output_type_of(const OpInfo& info, DataType compute);
+
+}  // namespace nvfuse

@@ -1,0 +1,37 @@
+// Runs a cached fusion: binds and validates inputs, runs the prepared
+// (pre-segmentation-passed) fusion, lays outputs out by allocation domain,
+// and writes in-place outputs into their inputs.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <memory>
+#include <vector>
+
+#include "frontend/fusion_cache.h"
+#include "runtime/aten_types.h"
+
+namespace nvfuse {
+
+class FusionExecutor : public RuntimeState {
+ public:
+  // Clones `definition` and runs the pre-segmentation passes on the clone.
+  explicit FusionExecutor(const Fusion& definition);
+
+  // The outputs that are not written in place, in definition order.
+  std::vector<at::Tensor> execute(const std::vector<Argument>& args);
+  const Fusion& prepared_fusion() const { return *fusion_; }
+
+ private:
+  std::unique_ptr<Fusion> fusion_;
+};
+
+// The executor of a cached fusion, created on first use.
+FusionExecutor& executor_for(CachedFusion& entry);
+
+// Executes a cached fusion. Internal errors carry the fusion's repro script.
+std::vector<at::Tensor> execute_cached_fusion(
+    int64_t fusion_id,
+    const std::vector<Argument>& args);
+
+}  // namespace nvfuse

@@ -1,0 +1,310 @@
+#include "runtime/input_binding.h"
+
+#include <numeric>
+#include <optional>
+#include <sstream>
+#include <unordered_map>
+
+#include "ir/printer.h"
+
+namespace nvfuse {
+
+namespace {
+
+std::string shape_of_definition(const TensorView& tv) {
+  std::ostringstream ss;
+  ss << "[";
+  for (int64_t i = 0; i < tv.rank(); ++i) {
+    const IterDomain* id = tv.logical()[i];
+    ss << (i ? ", " : "");
+    if (id->is_broadcast() && !id->is_expanded()) {
+      ss << 1;
+    } else if (auto size = id->logical_extent()->constant_int()) {
+      ss << *size;
+    } else {
+      ss << -1;
+    }
+  }
+  ss << "]";
+  return ss.str();
+}
+
+template <typename T>
+std::string list(const T& values) {
+  std::ostringstream ss;
+  ss << "[";
+  for (size_t i = 0; i < values.size(); ++i) {
+    ss << (i ? ", " : "") << values[i];
+  }
+  ss << "]";
+  return ss.str();
+}
+
+std::string describe_argument(const Argument& arg) {
+  if (const auto* t = std::get_if<at::Tensor>(&arg)) {
+    return std::string("a ") + c10::toString(t->scalar_type()) +
+        " tensor of shape " + list(t->sizes()) + " and strides " +
+        list(t->strides()) + " on " + t->device().str();
+  }
+  const ScalarValue& v = std::get<ScalarValue>(arg);
+  return "the Python scalar " + v.to_python();
+}
+
+// Which input axis each symbolic extent came from, for error messages.
+using ExtentOrigins = std::unordered_map<const Scalar*, std::string>;
+
+class InputBinder {
+ public:
+  InputBinder(const Fusion& fusion, const std::vector<Argument>& args)
+      : fusion_(fusion), args_(args) {}
+
+  BoundInputs bind();
+
+ private:
+  void bind_tensor(size_t index, const TensorView& tv, const at::Tensor& t);
+  void bind_sizes(size_t index, const TensorView& tv, const at::Tensor& t);
+  void check_strides(size_t index, const TensorView& tv, const at::Tensor& t);
+  void bind_scalar(size_t index, const Scalar& s, const ScalarValue& v);
+  void bind_extent(const Scalar* extent, int64_t size, std::string origin);
+  void check_extent_equalities();
+  std::string input_name(size_t index) const {
+    return "input " + std::to_string(index);
+  }
+
+  const Fusion& fusion_;
+  const std::vector<Argument>& args_;
+  BoundInputs bound_;
+  ExtentOrigins origins_;
+  std::optional<size_t> device_source_;
+};
+
+BoundInputs InputBinder::bind() {
+  const auto& inputs = fusion_.inputs();
+  if (args_.size() != inputs.size()) {
+    std::ostringstream expected;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      expected << "\n  input " << i << ": " << describe_input(*inputs[i]);
+    }
+    NVFUSE_INPUT_CHECK(
+        false, "execute: the definition takes ", inputs.size(),
+        " inputs, but ", args_.size(), " were given. Expected:",
+        expected.str());
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Val* input = inputs[i];
+    if (input->is<TensorView>()) {
+      const auto* t = std::get_if<at::Tensor>(&args_[i]);
+      NVFUSE_INPUT_TYPE_CHECK(
+          t != nullptr, input_name(i), ": expected ", describe_input(*input),
+          ", got ", describe_argument(args_[i]));
+      bind_tensor(i, *input->as<TensorView>(), *t);
+    } else {
+      const auto* v = std::get_if<ScalarValue>(&args_[i]);
+      NVFUSE_INPUT_TYPE_CHECK(
+          v != nullptr, input_name(i), ": expected ", describe_input(*input),
+          ", got ", describe_argument(args_[i]));
+      bind_scalar(i, *input->as<Scalar>(), *v);
+    }
+  }
+  check_extent_equalities();
+  return std::move(bound_);
+}
+
+void InputBinder::bind_tensor(
+    size_t index,
+    const TensorView& tv,
+    const at::Tensor& t) {
+  NVFUSE_INPUT_CHECK(
+      t.defined(), input_name(index), ": got an undefined tensor");
+  const DataType dtype = from_aten(t.scalar_type());
+  NVFUSE_INPUT_TYPE_CHECK(
+      dtype == tv.dtype(), input_name(index), ": expected ",
+      describe_input(tv), ", got ", describe_argument(t));
+  NVFUSE_INPUT_CHECK(
+      t.dim() == tv.rank(), input_name(index), ": expected ",
+      describe_input(tv), " (rank ", tv.rank(), "), got ",
+      describe_argument(t), " (rank ", t.dim(), ")");
+  if (tv.is_cpu_scalar()) {
+    NVFUSE_INPUT_CHECK(
+        t.is_cpu(), input_name(index),
+        " was defined with is_cpu=True and must be a 0-d CPU tensor, got ",
+        describe_argument(t));
+  } else if (!device_source_.has_value()) {
+    device_source_ = index;
+    bound_.device = t.device();
+  } else {
+    NVFUSE_INPUT_CHECK(
+        t.device() == bound_.device, input_name(index), " is on ",
+        t.device().str(), " but input ", *device_source_, " is on ",
+        bound_.device.str(),
+        "; all tensor inputs must be on one device (a 0-d CPU tensor can be "
+        "mixed in when defined with is_cpu=True)");
+  }
+  bind_sizes(index, tv, t);
+  check_strides(index, tv, t);
+}
+
+void InputBinder::bind_sizes(
+    size_t index,
+    const TensorView& tv,
+    const at::Tensor& t) {
+  for (int64_t axis = 0; axis < tv.rank(); ++axis) {
+    const IterDomain* id = tv.logical()[axis];
+    const int64_t size = t.size(axis);
+    const std::string where = input_name(index) + " axis " +
+        std::to_string(axis);
+    if (id->is_broadcast() && !id->is_expanded()) {
+      NVFUSE_INPUT_CHECK(
+          size == 1, where, " has size ", size,
+          ", but the definition makes it a broadcast axis (shape entry 1): "
+          "expected ",
+          describe_input(tv), ", got ", describe_argument(t));
+      continue;
+    }
+    if (id->is_expanded()) {
+      NVFUSE_INPUT_CHECK(
+          size == 1 || t.stride(axis) == 0, where, " has stride ",
+          t.stride(axis),
+          ", but the definition makes it an expanded broadcast (contiguity "
+          "None): its stride must be 0");
+    }
+    bind_extent(id->logical_extent(), size, where);
+  }
+}
+
+// Walks the allocation domain from the innermost axis: a contiguous axis
+// must have exactly the stride that packs the axes inside it; any axis must
+// not have a smaller stride than an axis the definition places inside it.
+void InputBinder::check_strides(
+    size_t index,
+    const TensorView& tv,
+    const at::Tensor& t) {
+  const TensorDomain& domain = tv.domain();
+  auto permutation = domain.allocation_permutation();
+  NVFUSE_ASSERT(permutation.has_value(), "input allocation is not a permutation");
+  int64_t packed_stride = 1;
+  std::optional<int64_t> inner_axis;
+  for (int64_t position = tv.rank() - 1; position >= 0; --position) {
+    const int64_t axis = (*permutation)[position];
+    if (domain.allocation()[position]->is_broadcast() || t.size(axis) <= 1) {
+      continue;  // a size-1 axis has no meaningful stride
+    }
+    const int64_t stride = t.stride(axis);
+    const bool contiguous = domain.contiguity()[position].value_or(false);
+    NVFUSE_INPUT_CHECK(
+        !contiguous || stride == packed_stride, input_name(index), " axis ",
+        axis, " has stride ", stride, ", but the definition says it is ",
+        "contiguous in allocation order, which needs stride ", packed_stride,
+        ". Expected ", describe_input(tv), ", got ", describe_argument(t),
+        ". Pass a tensor with that layout (e.g. .contiguous()) or define the "
+        "input with the tensor's layout (fd.from_pytorch / define_tensor("
+        "sizes=, strides=))");
+    NVFUSE_INPUT_CHECK(
+        !inner_axis.has_value() || stride >= t.stride(*inner_axis),
+        input_name(index), " axis ", axis, " has stride ", stride,
+        ", smaller than the stride ", t.stride(*inner_axis), " of axis ",
+        *inner_axis,
+        ", which the definition's stride order places inside it. Expected ",
+        describe_input(tv), ", got ", describe_argument(t));
+    packed_stride = stride * t.size(axis);
+    inner_axis = axis;
+  }
+}
+
+void InputBinder::bind_scalar(
+    size_t index,
+    const Scalar& s,
+    const ScalarValue& v) {
+  const DataType dtype = s.dtype();
+  bool ok = false;
+  switch (category_of(dtype)) {
+    case TypeCategory::kBool:
+      ok = v.is_bool();
+      break;
+    case TypeCategory::kInt:
+      ok = v.is_int();
+      break;
+    case TypeCategory::kFloat:
+      ok = v.is_double() || v.is_int();
+      break;
+    case TypeCategory::kComplex:
+      ok = !v.is_bool();
+      break;
+    case TypeCategory::kNone:
+      break;
+  }
+  NVFUSE_INPUT_TYPE_CHECK(
+      ok, input_name(index), ": expected ", describe_input(s), ", got ",
+      describe_argument(v));
+  bound_.extents.bind(&s, v);
+}
+
+void InputBinder::bind_extent(
+    const Scalar* extent,
+    int64_t size,
+    std::string origin) {
+  if (auto constant = extent->constant_int()) {
+    NVFUSE_INPUT_CHECK(
+        *constant == size, origin, " has size ", size,
+        " but the definition fixes it to ", *constant);
+    return;
+  }
+  bound_.extents.bind(extent, ScalarValue(size));
+  origins_.emplace(extent, std::move(origin));
+}
+
+void InputBinder::check_extent_equalities() {
+  for (const ExtentEquality& eq : fusion_.extent_equalities()) {
+    auto a = bound_.extents.evaluate(eq.a);
+    auto b = bound_.extents.evaluate(eq.b);
+    if (!a.has_value() || !b.has_value() || *a == *b) {
+      continue;
+    }
+    auto name = [this](const Scalar* extent) {
+      auto it = origins_.find(extent);
+      return it != origins_.end() ? it->second
+                                  : "the size " + extent->to_string();
+    };
+    const Expr* op = eq.result->definition();
+    NVFUSE_INPUT_CHECK(
+        false, name(eq.a), " (size ", *a, ") and ", name(eq.b), " (size ",
+        *b, ") must be equal, because `",
+        op != nullptr ? print_expr(*op) : std::string("an op"),
+        "` combines them; make them equal, or define one as a broadcast "
+        "(size-1) axis");
+  }
+}
+
+}  // namespace
+
+std::string describe_input(const Val& input) {
+  if (input.is<Scalar>()) {
+    return std::string("a ") + name_of(input.dtype()) + " scalar";
+  }
+  const auto& tv = *input.as<TensorView>();
+  std::ostringstream ss;
+  ss << "a " << name_of(tv.dtype()) << " tensor defined with shape="
+     << shape_of_definition(tv) << ", contiguity=[";
+  const auto& contiguity = tv.domain().contiguity();
+  for (size_t i = 0; i < contiguity.size(); ++i) {
+    ss << (i ? ", " : "")
+       << (!contiguity[i].has_value() ? "None"
+               : *contiguity[i]       ? "True"
+                                      : "False");
+  }
+  ss << "]";
+  std::vector<int64_t> stride_order = tv.stride_order();
+  if (!stride_order.empty()) {
+    ss << ", stride_order=" << list(stride_order);
+  }
+  if (tv.is_cpu_scalar()) {
+    ss << ", is_cpu=True";
+  }
+  return ss.str();
+}
+
+BoundInputs bind_inputs(const Fusion& fusion, const std::vector<Argument>& args) {
+  return InputBinder(fusion, args).bind();
+}
+
+}  // namespace nvfuse

@@ -1,0 +1,33 @@
+// Output tensors laid out by their allocation domain: the user gets the
+// logical shape with permuted strides (stride_order), never a permutation.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <vector>
+
+#include "ir/tensor_view.h"
+
+namespace nvfuse {
+
+// Strides for `tv` with the given logical sizes: packed in allocation order
+// (outermost first), 0 on expanded broadcast axes.
+std::vector<int64_t> strides_for_allocation(
+    const TensorView& tv,
+    at::IntArrayRef logical_sizes);
+
+// An uninitialized tensor of `tv`'s layout, from torch's allocator.
+at::Tensor allocate_output(
+    const TensorView& tv,
+    at::IntArrayRef logical_sizes,
+    const at::TensorOptions& options);
+
+// `value` in `tv`'s layout on `device`: `value` itself when it already has
+// that layout and shares no memory with `inputs`, else a copy.
+at::Tensor materialize_output(
+    const TensorView& tv,
+    const at::Tensor& value,
+    const std::vector<at::Tensor>& inputs,
+    c10::Device device);
+
+}  // namespace nvfuse

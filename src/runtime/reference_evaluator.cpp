@@ -1,0 +1,197 @@
+#include "runtime/reference_evaluator.h"
+
+#include <ATen/ATen.h>
+
+#include "ir/dispatch.h"
+#include "ir/expression_evaluator.h"
+#include "ir/printer.h"
+#include "ops/type_promotion.h"
+#include "runtime/aten_pointwise.h"
+
+namespace nvfuse {
+
+namespace {
+
+// Half, BFloat16 and Float8 compute in Float.
+at::ScalarType math_type_of(DataType compute) {
+  return is_reduced_float(compute) ? at::kFloat : to_aten(compute);
+}
+
+// A Python scalar as torch holds it: a 0-d CPU tensor flagged as a wrapped
+// number, so it does not take part in type promotion as a tensor would.
+at::Tensor wrapped_number(const ScalarValue& value, at::ScalarType type) {
+  at::Tensor t = at::scalar_tensor(
+      to_aten_scalar(value), at::TensorOptions().dtype(type));
+  t.unsafeGetTensorImpl()->set_wrapped_number(true);
+  return t;
+}
+
+at::Tensor to_type(const at::Tensor& t, DataType dtype) {
+  const at::ScalarType type = to_aten(dtype);
+  return t.scalar_type() == type ? t : t.to(type);
+}
+
+}  // namespace
+
+at::Tensor ReferenceEvaluator::tensor_of(const Val* v) const {
+  auto it = tensors_.find(v);
+  NVFUSE_ASSERT(it != tensors_.end(), "no value computed for ", print_operand(*v));
+  return it->second;
+}
+
+ScalarValue ReferenceEvaluator::scalar_of(const Val* v) const {
+  const auto* s = v->as<Scalar>();
+  if (s->is_constant()) {
+    return s->value();
+  }
+  auto it = scalars_.find(v);
+  NVFUSE_ASSERT(it != scalars_.end(), "no value computed for ", s->to_string());
+  return it->second;
+}
+
+std::vector<at::Tensor> ReferenceEvaluator::run(
+    const std::vector<Argument>& args) {
+  tensors_.clear();
+  scalars_.clear();
+  const auto& inputs = fusion_.inputs();
+  NVFUSE_ASSERT_EQ(args.size(), inputs.size(), "unvalidated arguments");
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (inputs[i]->is<TensorView>()) {
+      tensors_[inputs[i]] = std::get<at::Tensor>(args[i]);
+    } else {
+      scalars_[inputs[i]] =
+          std::get<ScalarValue>(args[i]).cast_to(inputs[i]->dtype());
+    }
+  }
+  for (const Expr* expr : fusion_.exprs()) {
+    try {
+      evaluate(*expr);
+    } catch (const c10::Error& e) {
+      NVFUSE_INPUT_CHECK(
+          false, "evaluating `", print_expr(*expr),
+          "` failed on these inputs: ", e.what_without_backtrace());
+    }
+  }
+  std::vector<at::Tensor> outputs;
+  for (const Val* out : fusion_.outputs()) {
+    outputs.push_back(tensor_of(out));
+  }
+  return outputs;
+}
+
+void ReferenceEvaluator::evaluate(const Expr& expr) {
+  dispatch(&expr, [&](const auto* e) {
+    using T = std::decay_t<decltype(*e)>;
+    Val* out = e->output(0);
+    if constexpr (std::is_same_v<T, PointwiseOp>) {
+      if (out->template is<Scalar>()) {
+        std::vector<ScalarValue> values;
+        for (const Val* in : e->inputs()) {
+          values.push_back(scalar_of(in));
+        }
+        auto folded = evaluate_scalar_op(e->op(), values, out->dtype());
+        if (folded.has_value()) {
+          scalars_[out] = *folded;
+          return;
+        }
+        // Ops without a host implementation: ATen on 0-d tensors.
+        const DataType compute =
+            compute_type_of(info_of(e->op()), result_type(e->inputs()));
+        std::vector<AtenOperand> operands;
+        for (const ScalarValue& v : values) {
+          operands.push_back(
+              {at::scalar_tensor(to_aten_scalar(v.cast_to(compute)),
+                                 at::TensorOptions().dtype(to_aten(compute))),
+               v});
+        }
+        at::Tensor r = apply_pointwise(e->op(), operands, to_aten(compute));
+        scalars_[out] = from_aten_scalar(r.item()).cast_to(out->dtype());
+        return;
+      }
+      // The compute type is that of the promoted tensor operands (the IR
+      // cast them); with none, the output's.
+      DataType compute = out->dtype();
+      for (size_t i = first_promoted_operand(e->op()); i < e->inputs().size();
+           ++i) {
+        if (e->input(i)->template is<TensorView>()) {
+          compute = e->input(i)->dtype();
+          break;
+        }
+      }
+      const at::ScalarType math = math_type_of(compute);
+      std::vector<AtenOperand> operands;
+      for (size_t i = 0; i < e->inputs().size(); ++i) {
+        const Val* in = e->input(i);
+        if (in->template is<TensorView>()) {
+          at::Tensor t = tensor_of(in);
+          const bool promoted =
+              static_cast<int>(i) >= first_promoted_operand(e->op());
+          operands.push_back({promoted ? t.to(math) : t, std::nullopt});
+        } else {
+          const ScalarValue v = scalar_of(in);
+          const at::ScalarType type = in->dtype() == DataType::Bool &&
+                  e->op() == OpType::where && i == 0
+              ? at::kBool
+              : math;
+          operands.push_back({wrapped_number(v, type), v});
+        }
+      }
+      tensors_[out] =
+          to_type(apply_pointwise(e->op(), operands, math), out->dtype());
+    } else if constexpr (std::is_same_v<T, CastOp>) {
+      if (out->template is<Scalar>()) {
+        scalars_[out] = scalar_of(e->input(0)).cast_to(out->dtype());
+      } else {
+        tensors_[out] = to_type(tensor_of(e->input(0)), out->dtype());
+      }
+    } else if constexpr (std::is_same_v<T, BroadcastOp>) {
+      at::Tensor t = tensor_of(e->input(0));
+      const auto& is_new = e->is_broadcast_dim();
+      for (size_t i = 0; i < is_new.size(); ++i) {
+        if (is_new[i]) {
+          t = t.unsqueeze(static_cast<int64_t>(i));
+        }
+      }
+      tensors_[out] = t;
+    } else if constexpr (std::is_same_v<T, ExpandOp>) {
+      at::Tensor t = tensor_of(e->input(0));
+      std::vector<int64_t> sizes;
+      for (int64_t i = 0; i < t.dim(); ++i) {
+        const int64_t size = scalar_of(e->input(i + 1)).as_int();
+        sizes.push_back(size == -1 ? t.size(i) : size);
+      }
+      tensors_[out] = t.expand(sizes);
+    } else if constexpr (std::is_same_v<T, ReductionOp>) {
+      at::Tensor t = tensor_of(e->input(0));
+      t = t.to(math_type_of(from_aten(t.scalar_type())));
+      const std::vector<int64_t>& axes = e->axes();
+      at::Tensor r;
+      if (axes.empty()) {
+        r = t.clone();
+      } else if (e->op() == OpType::add) {
+        r = at::sum(t, axes);
+      } else if (e->op() == OpType::mul) {
+        r = t;
+        for (auto axis = axes.rbegin(); axis != axes.rend(); ++axis) {
+          r = at::prod(r, *axis);
+        }
+      } else if (e->op() == OpType::maximum) {
+        r = at::amax(t, axes);
+      } else {
+        r = at::amin(t, axes);
+      }
+      tensors_[out] = to_type(r, out->dtype());
+    } else if constexpr (std::is_same_v<T, VarMeanOp>) {
+      at::Tensor t = tensor_of(e->input(0));
+      t = t.to(math_type_of(from_aten(t.scalar_type())));
+      auto [var, mean] = at::var_mean(
+          t, e->axes(), at::Scalar(e->correction()), /*keepdim=*/false);
+      tensors_[e->output(0)] = to_type(var, e->output(0)->dtype());
+      tensors_[e->output(1)] = to_type(mean, e->output(1)->dtype());
+    } else {
+      NVFUSE_ASSERT(false, "domain transform ", e->op_name(), " in exprs()");
+    }
+  });
+}
+
+}  // namespace nvfuse
