@@ -122,7 +122,11 @@ std::vector<StateValue> Replayer::define_tensor() {
     if (size == 1) {
       NVFUSE_CHECK(
           !contiguous.has_value(), "define_tensor: axis ", axis,
-          " has size 1 (a broadcast axis), so its contiguity must be None");
+          " has size 1 (a broadcast axis), so its contiguity must be None",
+          record_.find("stride_order") != nullptr
+              ? " (contiguity is listed in allocation order, outermost first "
+                "by stride_order)"
+              : "");
       logical.push_back(
           fusion_.create<IterDomain>(fusion_.one(), IterType::kBroadcast));
       continue;

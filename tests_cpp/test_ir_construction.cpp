@@ -1,0 +1,132 @@
+// Building IR with the op constructors: dtypes, domains, implicit
+// broadcasting and the extent equalities that ops record.
+#include <gtest/gtest.h>
+
+#include "ir/fusion.h"
+#include "ops/broadcast.h"
+#include "ops/pointwise.h"
+#include "ops/reduction.h"
+
+namespace nvfuse {
+namespace {
+
+TensorView* symbolic_input(Fusion& f, int64_t rank, DataType dtype) {
+  std::vector<IterDomain*> axes;
+  for (int64_t i = 0; i < rank; ++i) {
+    axes.push_back(f.create<IterDomain>(
+        f.create<Scalar>(DataType::Index, std::nullopt), IterType::kIteration));
+  }
+  auto* tv = f.create<TensorView>(TensorDomain(axes), dtype);
+  f.add_input(tv);
+  return tv;
+}
+
+TEST(IrConstruction, BinaryOpSharesTheFirstOperandsExtents) {
+  Fusion f;
+  TensorView* a = symbolic_input(f, 2, DataType::Float);
+  TensorView* b = symbolic_input(f, 2, DataType::Float);
+  auto* out = pointwise(OpType::add, {a, b})->as<TensorView>();
+  EXPECT_EQ(out->dtype(), DataType::Float);
+  ASSERT_EQ(out->rank(), 2);
+  EXPECT_EQ(out->logical()[0]->extent(), a->logical()[0]->extent());
+  // Each axis pair must agree at run time.
+  EXPECT_EQ(f.extent_equalities().size(), 2u);
+}
+
+TEST(IrConstruction, PromotionInsertsCastsOnTensorOperands) {
+  Fusion f;
+  TensorView* a = symbolic_input(f, 1, DataType::Int);
+  Scalar* half = f.constant(ScalarValue(0.5), DataType::Double);
+  Val* out = pointwise(OpType::mul, {a, half});
+  EXPECT_EQ(out->dtype(), DataType::Float);
+  const Expr* mul = out->definition();
+  ASSERT_TRUE(mul->input(0)->definition() != nullptr);
+  EXPECT_TRUE(mul->input(0)->definition()->is<CastOp>());
+  EXPECT_EQ(mul->input(1), half);  // scalars are not cast
+}
+
+TEST(IrConstruction, LowerRankOperandGainsLeadingBroadcastAxes) {
+  Fusion f;
+  TensorView* matrix = symbolic_input(f, 2, DataType::Float);
+  TensorView* row = symbolic_input(f, 1, DataType::Float);
+  auto* out = pointwise(OpType::add, {matrix, row})->as<TensorView>();
+  const Expr* add = out->definition();
+  const auto* broadcasted = add->input(1)->as<TensorView>();
+  ASSERT_EQ(broadcasted->rank(), 2);
+  EXPECT_TRUE(broadcasted->logical()[0]->is_broadcast());
+  EXPECT_FALSE(out->logical()[0]->is_broadcast());
+}
+
+TEST(IrConstruction, ComparisonsReturnBool) {
+  Fusion f;
+  TensorView* a = symbolic_input(f, 1, DataType::BFloat16);
+  EXPECT_EQ(pointwise(OpType::lt, {a, a})->dtype(), DataType::Bool);
+}
+
+TEST(IrConstruction, OpRejectsAnUnsupportedDtype) {
+  Fusion f;
+  TensorView* a = symbolic_input(f, 1, DataType::Float);
+  EXPECT_THROW(pointwise(OpType::bitwise_and, {a, a}), Error);
+}
+
+TEST(IrConstruction, ScalarOnlyOpsProduceScalars) {
+  Fusion f;
+  Scalar* s = f.create<Scalar>(DataType::Int, std::nullopt);
+  f.add_input(s);
+  Val* out = pointwise(OpType::mul, {s, f.constant(ScalarValue(2.5), DataType::Double)});
+  EXPECT_TRUE(out->is<Scalar>());
+  EXPECT_EQ(out->dtype(), DataType::Double);
+}
+
+TEST(IrConstruction, BroadcastInDimExpandsNewAxes) {
+  Fusion f;
+  TensorView* a = symbolic_input(f, 1, DataType::Float);
+  TensorView* out = broadcast_in_dim(
+      a, {f.index_constant(3), a->logical()[0]->extent()}, {1});
+  ASSERT_EQ(out->rank(), 2);
+  EXPECT_TRUE(out->logical()[0]->is_expanded());
+  EXPECT_EQ(out->logical()[0]->expanded_extent()->constant_int(), 3);
+  EXPECT_TRUE(out->definition()->is<ExpandOp>());
+}
+
+TEST(IrConstruction, ReductionDropsAxesUnlessKeepdim) {
+  Fusion f;
+  TensorView* a = symbolic_input(f, 3, DataType::Float);
+  EXPECT_EQ(reduce(OpType::add, a, {1}, false, DataType::Null)->rank(), 2);
+  TensorView* kept = reduce(OpType::add, a, {1}, true, DataType::Null);
+  ASSERT_EQ(kept->rank(), 3);
+  EXPECT_TRUE(kept->logical()[1]->is_broadcast());
+}
+
+TEST(IrConstruction, IntegerSumAccumulatesInInt) {
+  Fusion f;
+  TensorView* a = symbolic_input(f, 2, DataType::Int32);
+  EXPECT_EQ(reduce(OpType::add, a, {0}, false, DataType::Null)->dtype(), DataType::Int);
+  EXPECT_EQ(
+      reduce(OpType::maximum, a, {0}, false, DataType::Null)->dtype(),
+      DataType::Int32);
+}
+
+TEST(IrConstruction, VarMeanOfComplexHasRealVariance) {
+  Fusion f;
+  TensorView* a = symbolic_input(f, 2, DataType::ComplexFloat);
+  auto [var, mean] = var_mean(a, {1}, 1, false);
+  EXPECT_EQ(var->dtype(), DataType::Float);
+  EXPECT_EQ(mean->dtype(), DataType::ComplexFloat);
+}
+
+TEST(IrConstruction, ExprsAreInTopologicalOrderAndExcludeDeadCode) {
+  Fusion f;
+  TensorView* a = symbolic_input(f, 1, DataType::Float);
+  Val* dead = pointwise(OpType::exp, {a});
+  Val* live = pointwise(OpType::neg, {pointwise(OpType::sin, {a})});
+  f.add_output(live);
+  auto exprs = f.exprs();
+  ASSERT_EQ(exprs.size(), 2u);
+  EXPECT_EQ(exprs[0]->as<PointwiseOp>()->op(), OpType::sin);
+  EXPECT_EQ(exprs[1]->as<PointwiseOp>()->op(), OpType::neg);
+  EXPECT_TRUE(dead->definition() != nullptr);
+}
+
+}  // namespace
+}  // namespace nvfuse
