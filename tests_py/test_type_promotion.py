@@ -36,6 +36,7 @@ def test_tensor_tensor_add_dtype_matches_torch(a, b):
     assert out.dtype == _torch_result_type(x, y)
 
 
+@pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")
 @pytest.mark.parametrize("scalar", SCALARS, ids=repr)
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 def test_tensor_constant_mul_dtype_matches_torch(dtype, scalar):

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Builds and installs nvfuse with its C++ tests, then runs every test that
+# needs no GPU: the GoogleTest suite (tests_cpp/) and pytest (tests_py/).
+# GPU tests are marked and skip themselves without CUDA. Fails when pytest
+# collects no tests (its exit code 5). Rebuilds incrementally in build/test.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}"
+python3 -m pip install --no-build-isolation --no-deps . \
+  -Cbuild-dir=build/test -Ccmake.define.NVFUSE_BUILD_TESTS=ON
+
+echo "== GoogleTest (tests_cpp) =="
+./build/test/tests_cpp/nvfuse_cpp_tests --gtest_brief=1
+
+echo "== pytest (tests_py) =="
+set +e
+python3 -m pytest tests_py -q -p no:cacheprovider "$@"
+status=$?
+set -e
+if [ "$status" -eq 5 ]; then
+  echo "pytest collected no tests: that is a failure" >&2
+  exit 1
+fi
+exit "$status"
