@@ -80,118 +80,134 @@ std::vector<at::Tensor> ReferenceEvaluator::run(
 }
 
 void ReferenceEvaluator::evaluate(const Expr& expr) {
-  dispatch(&expr, [&](const auto* e) {
-    using T = std::decay_t<decltype(*e)>;
-    Val* out = e->output(0);
-    if constexpr (std::is_same_v<T, PointwiseOp>) {
-      if (out->template is<Scalar>()) {
-        std::vector<ScalarValue> values;
-        for (const Val* in : e->inputs()) {
-          values.push_back(scalar_of(in));
-        }
-        auto folded = evaluate_scalar_op(e->op(), values, out->dtype());
-        if (folded.has_value()) {
-          scalars_[out] = *folded;
-          return;
-        }
-        // Ops without a host implementation: ATen on 0-d tensors.
-        const DataType compute =
-            compute_type_of(info_of(e->op()), result_type(e->inputs()));
-        std::vector<AtenOperand> operands;
-        for (const ScalarValue& v : values) {
-          operands.push_back(
-              {at::scalar_tensor(to_aten_scalar(v.cast_to(compute)),
-                                 at::TensorOptions().dtype(to_aten(compute))),
-               v});
-        }
-        at::Tensor r = apply_pointwise(e->op(), operands, to_aten(compute));
-        scalars_[out] = from_aten_scalar(r.item()).cast_to(out->dtype());
-        return;
-      }
-      // The compute type is that of the promoted tensor operands (the IR
-      // cast them); with none, the output's.
-      DataType compute = out->dtype();
-      for (size_t i = first_promoted_operand(e->op()); i < e->inputs().size();
-           ++i) {
-        if (e->input(i)->template is<TensorView>()) {
-          compute = e->input(i)->dtype();
-          break;
-        }
-      }
-      const at::ScalarType math = math_type_of(compute);
-      std::vector<AtenOperand> operands;
-      for (size_t i = 0; i < e->inputs().size(); ++i) {
-        const Val* in = e->input(i);
-        if (in->template is<TensorView>()) {
-          at::Tensor t = tensor_of(in);
-          const bool promoted =
-              static_cast<int>(i) >= first_promoted_operand(e->op());
-          operands.push_back({promoted ? t.to(math) : t, std::nullopt});
-        } else {
-          const ScalarValue v = scalar_of(in);
-          const at::ScalarType type = in->dtype() == DataType::Bool &&
-                  e->op() == OpType::where && i == 0
-              ? at::kBool
-              : math;
-          operands.push_back({wrapped_number(v, type), v});
-        }
-      }
-      tensors_[out] =
-          to_type(apply_pointwise(e->op(), operands, math), out->dtype());
-    } else if constexpr (std::is_same_v<T, CastOp>) {
-      if (out->template is<Scalar>()) {
-        scalars_[out] = scalar_of(e->input(0)).cast_to(out->dtype());
-      } else {
-        tensors_[out] = to_type(tensor_of(e->input(0)), out->dtype());
-      }
-    } else if constexpr (std::is_same_v<T, BroadcastOp>) {
-      at::Tensor t = tensor_of(e->input(0));
-      const auto& is_new = e->is_broadcast_dim();
-      for (size_t i = 0; i < is_new.size(); ++i) {
-        if (is_new[i]) {
-          t = t.unsqueeze(static_cast<int64_t>(i));
-        }
-      }
-      tensors_[out] = t;
-    } else if constexpr (std::is_same_v<T, ExpandOp>) {
-      at::Tensor t = tensor_of(e->input(0));
-      std::vector<int64_t> sizes;
-      for (int64_t i = 0; i < t.dim(); ++i) {
-        const int64_t size = scalar_of(e->input(i + 1)).as_int();
-        sizes.push_back(size == -1 ? t.size(i) : size);
-      }
-      tensors_[out] = t.expand(sizes);
-    } else if constexpr (std::is_same_v<T, ReductionOp>) {
-      at::Tensor t = tensor_of(e->input(0));
-      t = t.to(math_type_of(from_aten(t.scalar_type())));
-      const std::vector<int64_t>& axes = e->axes();
-      at::Tensor r;
-      if (axes.empty()) {
-        r = t.clone();
-      } else if (e->op() == OpType::add) {
-        r = at::sum(t, axes);
-      } else if (e->op() == OpType::mul) {
-        r = t;
-        for (auto axis = axes.rbegin(); axis != axes.rend(); ++axis) {
-          r = at::prod(r, *axis);
-        }
-      } else if (e->op() == OpType::maximum) {
-        r = at::amax(t, axes);
-      } else {
-        r = at::amin(t, axes);
-      }
-      tensors_[out] = to_type(r, out->dtype());
-    } else if constexpr (std::is_same_v<T, VarMeanOp>) {
-      at::Tensor t = tensor_of(e->input(0));
-      t = t.to(math_type_of(from_aten(t.scalar_type())));
-      auto [var, mean] = at::var_mean(
-          t, e->axes(), at::Scalar(e->correction()), /*keepdim=*/false);
-      tensors_[e->output(0)] = to_type(var, e->output(0)->dtype());
-      tensors_[e->output(1)] = to_type(mean, e->output(1)->dtype());
-    } else {
-      NVFUSE_ASSERT(false, "domain transform ", e->op_name(), " in exprs()");
+  dispatch(&expr, [this](const auto* e) { handle(*e); });
+}
+
+void ReferenceEvaluator::handle(const PointwiseOp& e) {
+  if (e.output(0)->is<Scalar>()) {
+    handle_scalar_pointwise(e);
+    return;
+  }
+  // The compute type is that of the promoted tensor operands (the IR cast
+  // them); with none, the output's.
+  const int first_promoted = first_promoted_operand(e.op());
+  DataType compute = e.output(0)->dtype();
+  for (size_t i = first_promoted; i < e.inputs().size(); ++i) {
+    if (e.input(i)->is<TensorView>()) {
+      compute = e.input(i)->dtype();
+      break;
     }
-  });
+  }
+  const at::ScalarType math = math_type_of(compute);
+  std::vector<AtenOperand> operands;
+  for (size_t i = 0; i < e.inputs().size(); ++i) {
+    const Val* in = e.input(i);
+    const bool promoted = static_cast<int>(i) >= first_promoted;
+    if (in->is<TensorView>()) {
+      at::Tensor t = tensor_of(in);
+      operands.push_back({promoted ? t.to(math) : t, std::nullopt});
+    } else {
+      // A scalar condition of `where` stays Bool.
+      const ScalarValue v = scalar_of(in);
+      operands.push_back({wrapped_number(v, promoted ? math : at::kBool), v});
+    }
+  }
+  tensors_[e.output(0)] =
+      to_type(apply_pointwise(e.op(), operands, math), e.output(0)->dtype());
+}
+
+void ReferenceEvaluator::handle_scalar_pointwise(const PointwiseOp& e) {
+  Val* out = e.output(0);
+  std::vector<ScalarValue> values;
+  for (const Val* in : e.inputs()) {
+    values.push_back(scalar_of(in));
+  }
+  if (auto folded = evaluate_scalar_op(e.op(), values, out->dtype())) {
+    scalars_[out] = *folded;
+    return;
+  }
+  // Ops without a host implementation: ATen on 0-d tensors.
+  const DataType compute =
+      compute_type_of(info_of(e.op()), result_type(e.inputs()));
+  std::vector<AtenOperand> operands;
+  for (const ScalarValue& v : values) {
+    operands.push_back(
+        {at::scalar_tensor(
+             to_aten_scalar(v.cast_to(compute)),
+             at::TensorOptions().dtype(to_aten(compute))),
+         v});
+  }
+  at::Tensor r = apply_pointwise(e.op(), operands, to_aten(compute));
+  scalars_[out] = from_aten_scalar(r.item()).cast_to(out->dtype());
+}
+
+void ReferenceEvaluator::handle(const CastOp& e) {
+  Val* out = e.output(0);
+  if (out->is<Scalar>()) {
+    scalars_[out] = scalar_of(e.input(0)).cast_to(out->dtype());
+  } else {
+    tensors_[out] = to_type(tensor_of(e.input(0)), out->dtype());
+  }
+}
+
+void ReferenceEvaluator::handle(const BroadcastOp& e) {
+  at::Tensor t = tensor_of(e.input(0));
+  const auto& is_new = e.is_broadcast_dim();
+  for (size_t i = 0; i < is_new.size(); ++i) {
+    if (is_new[i]) {
+      t = t.unsqueeze(static_cast<int64_t>(i));
+    }
+  }
+  tensors_[e.output(0)] = t;
+}
+
+void ReferenceEvaluator::handle(const ExpandOp& e) {
+  at::Tensor t = tensor_of(e.input(0));
+  std::vector<int64_t> sizes;
+  for (int64_t i = 0; i < t.dim(); ++i) {
+    const int64_t size = scalar_of(e.input(i + 1)).as_int();
+    sizes.push_back(size == -1 ? t.size(i) : size);  // -1 keeps the axis
+  }
+  tensors_[e.output(0)] = t.expand(sizes);
+}
+
+void ReferenceEvaluator::handle(const ReductionOp& e) {
+  at::Tensor t = tensor_of(e.input(0));
+  t = t.to(math_type_of(from_aten(t.scalar_type())));
+  const std::vector<int64_t>& axes = e.axes();
+  at::Tensor r;
+  if (axes.empty()) {
+    r = t.clone();
+  } else if (e.op() == OpType::add) {
+    r = at::sum(t, axes);
+  } else if (e.op() == OpType::mul) {
+    r = t;  // at::prod reduces one axis at a time
+    for (auto axis = axes.rbegin(); axis != axes.rend(); ++axis) {
+      r = at::prod(r, *axis);
+    }
+  } else if (e.op() == OpType::maximum) {
+    r = at::amax(t, axes);
+  } else {
+    r = at::amin(t, axes);
+  }
+  tensors_[e.output(0)] = to_type(r, e.output(0)->dtype());
+}
+
+void ReferenceEvaluator::handle(const VarMeanOp& e) {
+  at::Tensor t = tensor_of(e.input(0));
+  t = t.to(math_type_of(from_aten(t.scalar_type())));
+  auto [var, mean] = at::var_mean(
+      t, e.axes(), at::Scalar(e.correction()), /*keepdim=*/false);
+  tensors_[e.output(0)] = to_type(var, e.output(0)->dtype());
+  tensors_[e.output(1)] = to_type(mean, e.output(1)->dtype());
+}
+
+void ReferenceEvaluator::handle(const Split& e) {
+  NVFUSE_ASSERT(false, "a domain transform reached the evaluator");
+}
+
+void ReferenceEvaluator::handle(const Merge& e) {
+  NVFUSE_ASSERT(false, "a domain transform reached the evaluator");
 }
 
 }  // namespace nvfuse

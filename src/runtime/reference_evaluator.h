@@ -25,6 +25,16 @@ class ReferenceEvaluator {
 
  private:
   void evaluate(const Expr& expr);
+  // One per Expr kind (dispatch() calls the overload).
+  void handle(const PointwiseOp& e);
+  void handle_scalar_pointwise(const PointwiseOp& e);
+  void handle(const CastOp& e);
+  void handle(const BroadcastOp& e);
+  void handle(const ExpandOp& e);
+  void handle(const ReductionOp& e);
+  void handle(const VarMeanOp& e);
+  void handle(const Split& e);
+  void handle(const Merge& e);
   at::Tensor tensor_of(const Val* v) const;
   ScalarValue scalar_of(const Val* v) const;
 
