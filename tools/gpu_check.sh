@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
 # The GPU check: run from the repository root on a GPU machine as one
-# command. Builds nvfuse there, runs the GPU tests (and the rest of the
-# pytest suite), runs the quickstart on the GPU, and prints a short summary
-# last. Logs go to $OUT when it is set (the device tool), else to build/gpu.
+# command. Builds nvfuse there, runs the GPU tests and the rest of the pytest
+# suite, the quickstart on the GPU, and a benchmark smoke run (sizes from
+# NVFUSE_BENCH_SIZES, default 1MB,64MB,1GB; NVFUSE_BENCH_SIZES=none skips
+# it), and prints a short summary last. Logs and the benchmark JSON/PNG go to
+# $OUT when it is set (the device tool), else to build/gpu.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 LOG_DIR="${OUT:-build/gpu}"
 mkdir -p "$LOG_DIR"
 export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}"
 export PYTHONUNBUFFERED=1
+export NVFUSE_CACHE_DIR="${NVFUSE_CACHE_DIR:-$PWD/build/gpu/kernel_cache}"
+BENCH_SIZES="${NVFUSE_BENCH_SIZES:-1MB,64MB,1GB}"
 
 declare -a NAMES RESULTS
 record() { NAMES+=("$1"); RESULTS+=("$2"); }
@@ -23,7 +27,7 @@ else
   record build FAILED
 fi
 
-python3 -m pytest tests_py -q -p no:cacheprovider -m gpu 2>&1 | tee "$LOG_DIR/gpu_tests.log" | tail -15
+python3 -m pytest tests_py -q -p no:cacheprovider -m gpu -x 2>&1 | tee "$LOG_DIR/gpu_tests.log" | tail -15
 record "gpu tests" "$(tail -1 "$LOG_DIR/gpu_tests.log")"
 
 python3 -m pytest tests_py -q -p no:cacheprovider -m "not gpu" 2>&1 | tee "$LOG_DIR/cpu_tests.log" | tail -3
@@ -34,6 +38,19 @@ if python3 examples/quickstart.py >"$LOG_DIR/quickstart.log" 2>&1; then
 else
   tail -20 "$LOG_DIR/quickstart.log"
   record quickstart FAILED
+fi
+
+if [ "$BENCH_SIZES" != "none" ]; then
+  if NVFUSE_BENCH_SIZES="$BENCH_SIZES" python3 -m pytest benchmarks/test_pointwise.py \
+      -q -p no:cacheprovider --benchmark-json="$LOG_DIR/pointwise.json" \
+      --benchmark-columns=median >"$LOG_DIR/bench.log" 2>&1; then
+    python3 benchmarks/report.py "$LOG_DIR/pointwise.json" --out-prefix "$LOG_DIR/pointwise" \
+      | tee "$LOG_DIR/bench_table.txt"
+    record benchmarks "$(grep geometric "$LOG_DIR/bench_table.txt" || echo ok)"
+  else
+    tail -30 "$LOG_DIR/bench.log"
+    record benchmarks FAILED
+  fi
 fi
 
 echo

@@ -5,8 +5,29 @@
 
 import torch  # noqa: F401  (loads torch's libraries, which _C links against)
 
+import os
+
 from . import _C
 from ._C import DataType, ParallelType
+
+
+def _find_pip_nvrtc():
+    """Lets the C++ side find NVRTC in the nvidia-cuda-nvrtc wheel (a torch
+    dependency) before looking in the system's library paths."""
+    try:
+        import nvidia
+    except ImportError:
+        return
+    for base in nvidia.__path__:
+        for sub in ("cu13/lib", "cuda_nvrtc/lib"):
+            folder = os.path.join(base, sub)
+            if os.path.isdir(folder) and any(
+                name.startswith("libnvrtc.so") for name in os.listdir(folder)
+            ):
+                _C.add_nvrtc_search_directory(folder)
+
+
+_find_pip_nvrtc()
 from .errors import (
     DefinitionError,
     DefinitionTypeError,

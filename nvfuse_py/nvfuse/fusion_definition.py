@@ -335,10 +335,15 @@ class FusionDefinition:
         return _C.cached_prepared_fusion_ir(self._id)
 
     def last_cuda_code(self) -> str:
-        raise UnsupportedError(
-            "last_cuda_code(): nvfuse does not generate CUDA kernels yet; it "
-            "runs fusions with its ATen reference evaluator"
-        )
+        """The CUDA C++ of the kernel the last execute() launched ("" when it
+        ran on the reference evaluator)."""
+        self._ensure_defined()
+        return _C.cached_last_cuda_code(self._id)
+
+    def cuda_code_for(self, inputs) -> str:
+        """The CUDA C++ generated for these inputs, without running it."""
+        self._ensure_defined()
+        return _C.cuda_code_for(self._id, list(inputs))
 
 
 def _dtype_arg(dtype):

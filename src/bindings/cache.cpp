@@ -27,6 +27,9 @@ void init_cache(py::module_& m) {
   m.def("cached_fusion_ir", [](int64_t id) {
     return FusionCache::get().at(id).fusion->to_string();
   });
+  m.def("cached_last_cuda_code", [](int64_t id) {
+    return executor_for(FusionCache::get().at(id)).last_cuda_code();
+  });
   m.def(
       "cached_prepared_fusion_ir",
       [](int64_t id) {

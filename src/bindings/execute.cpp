@@ -3,6 +3,7 @@
 #include <torch/csrc/autograd/python_variable.h>
 
 #include "bindings/bindings.h"
+#include "runtime/cuda/dynamic_library.h"
 #include "runtime/fusion_executor.h"
 
 namespace py = pybind11;
@@ -33,6 +34,16 @@ std::vector<Argument> arguments_from_python(const py::sequence& inputs) {
 }  // namespace
 
 void init_execute(py::module_& m) {
+  m.def(
+      "cuda_code_for",
+      [](int64_t fusion_id, const py::sequence& inputs) {
+        std::vector<Argument> args = arguments_from_python(inputs);
+        return executor_for(FusionCache::get().at(fusion_id)).cuda_code_for(args);
+      },
+      py::arg("fusion_id"), py::arg("inputs"));
+  m.def(
+      "add_nvrtc_search_directory", &add_nvrtc_search_directory,
+      "A folder to look for libnvrtc.so in before the system's");
   m.def(
       "execute",
       [](int64_t fusion_id, const py::sequence& inputs) {

@@ -14,18 +14,45 @@ FusionExecutor::FusionExecutor(const Fusion& definition)
     dump("fusion_ir", definition.to_string());
   }
   run_presegmentation_passes(*fusion_);
+  pointwise_ = PointwiseExecutor::try_create(*fusion_, &why_not_pointwise_);
+  if (dump_enabled(DumpOption::segments)) {
+    dump("segments",
+         pointwise_ != nullptr
+             ? "1 segment: a generated pointwise kernel (on CUDA inputs)\n"
+             : "1 segment: the ATen reference evaluator (the pointwise "
+               "scheduler rejects the fusion: " + why_not_pointwise_ + ")\n");
+  }
+}
+
+std::string FusionExecutor::cuda_code_for(const std::vector<Argument>& args) {
+  BoundInputs bound = bind_inputs(*fusion_, args);
+  NVFUSE_CHECK_AS(
+      ErrorKind::kUnsupported, pointwise_ != nullptr,
+      "this fusion runs on the ATen reference evaluator, not a generated "
+      "kernel: the pointwise scheduler rejects it (", why_not_pointwise_, ")");
+  return pointwise_->cuda_code_for(args, bound);
+}
+
+std::string FusionExecutor::last_cuda_code() const {
+  return pointwise_ != nullptr ? pointwise_->last_cuda_code() : std::string();
 }
 
 std::vector<at::Tensor> FusionExecutor::execute(
     const std::vector<Argument>& args) {
-  const BoundInputs bound = bind_inputs(*fusion_, args);
+  BoundInputs bound = bind_inputs(*fusion_, args);
   std::vector<at::Tensor> input_tensors;
   for (const Argument& arg : args) {
     if (const auto* t = std::get_if<at::Tensor>(&arg)) {
       input_tensors.push_back(*t);
     }
   }
-  std::vector<at::Tensor> values = ReferenceEvaluator(*fusion_).run(args);
+  std::optional<std::vector<at::Tensor>> kernel_values;
+  if (bound.device.is_cuda() && pointwise_ != nullptr) {
+    kernel_values = pointwise_->run(args, bound);
+  }
+  std::vector<at::Tensor> values = kernel_values.has_value()
+      ? std::move(*kernel_values)
+      : ReferenceEvaluator(*fusion_).run(args);
 
   std::vector<at::Tensor> outputs;
   const auto& fusion_outputs = fusion_->outputs();

@@ -10,6 +10,7 @@
 
 #include "frontend/fusion_cache.h"
 #include "runtime/aten_types.h"
+#include "runtime/pointwise_executor.h"
 
 namespace nvfuse {
 
@@ -18,12 +19,21 @@ class FusionExecutor : public RuntimeState {
   // Clones `definition` and runs the pre-segmentation passes on the clone.
   explicit FusionExecutor(const Fusion& definition);
 
-  // The outputs that are not written in place, in definition order.
+  // The outputs that are not written in place, in definition order. CUDA
+  // inputs run as a generated kernel when the pointwise scheduler accepts
+  // the fusion; everything else runs on the ATen reference evaluator.
   std::vector<at::Tensor> execute(const std::vector<Argument>& args);
   const Fusion& prepared_fusion() const { return *fusion_; }
 
+  // The generated kernel for `args` (without running it), and the last one
+  // launched.
+  std::string cuda_code_for(const std::vector<Argument>& args);
+  std::string last_cuda_code() const;
+
  private:
   std::unique_ptr<Fusion> fusion_;
+  std::unique_ptr<PointwiseExecutor> pointwise_;
+  std::string why_not_pointwise_;
 };
 
 // The executor of a cached fusion, created on first use.

@@ -4,40 +4,11 @@
 
 #include <numeric>
 
+#include "ir/allocation_strides.h"
 #include "ir/errors.h"
 #include "runtime/aten_types.h"
 
 namespace nvfuse {
-
-std::vector<int64_t> strides_for_allocation(
-    const TensorView& tv,
-    at::IntArrayRef logical_sizes) {
-  const int64_t rank = tv.rank();
-  NVFUSE_ASSERT_EQ(
-      static_cast<int64_t>(logical_sizes.size()), rank, "output rank");
-  std::vector<int64_t> order(rank);
-  std::iota(order.begin(), order.end(), 0);
-  if (auto permutation = tv.domain().allocation_permutation()) {
-    order = *permutation;
-  } else {
-    NVFUSE_UNSUPPORTED(
-        "outputs whose allocation domain is not a permutation of the logical "
-        "domain (", tv.name(), ")");
-  }
-  std::vector<int64_t> strides(rank, 0);
-  int64_t stride = 1;
-  for (int64_t position = rank - 1; position >= 0; --position) {
-    const int64_t axis = order[position];
-    const IterDomain* id = tv.logical()[axis];
-    if (id->is_expanded()) {
-      strides[axis] = 0;  // expanded broadcasts occupy no memory
-      continue;
-    }
-    strides[axis] = stride;
-    stride *= std::max<int64_t>(logical_sizes[axis], 1);
-  }
-  return strides;
-}
 
 at::Tensor allocate_output(
     const TensorView& tv,
@@ -51,7 +22,7 @@ at::Tensor allocate_output(
     }
   }
   at::Tensor compact = at::empty_strided(
-      compact_sizes, strides_for_allocation(tv, logical_sizes),
+      compact_sizes, strides_for_allocation(tv, logical_sizes.vec()),
       options.dtype(to_aten(tv.dtype())));
   return compact.expand(logical_sizes);
 }
@@ -86,7 +57,7 @@ at::Tensor materialize_output(
     const std::vector<at::Tensor>& inputs,
     c10::Device device) {
   const std::vector<int64_t> strides =
-      strides_for_allocation(tv, value.sizes());
+      strides_for_allocation(tv, value.sizes().vec());
   if (value.device() == device && same_layout(value, strides) &&
       !shares_memory(value, inputs)) {
     return value;

@@ -10,12 +10,6 @@
 
 namespace nvfuse {
 
-// Strides for `tv` with the given logical sizes: packed in allocation order
-// (outermost first), 0 on expanded broadcast axes.
-std::vector<int64_t> strides_for_allocation(
-    const TensorView& tv,
-    at::IntArrayRef logical_sizes);
-
 // An uninitialized tensor of `tv`'s layout, from torch's allocator.
 at::Tensor allocate_output(
     const TensorView& tv,

@@ -49,8 +49,7 @@ ScalarValue ReferenceEvaluator::scalar_of(const Val* v) const {
   return it->second;
 }
 
-std::vector<at::Tensor> ReferenceEvaluator::run(
-    const std::vector<Argument>& args) {
+void ReferenceEvaluator::bind(const std::vector<Argument>& args) {
   tensors_.clear();
   scalars_.clear();
   const auto& inputs = fusion_.inputs();
@@ -63,14 +62,22 @@ std::vector<at::Tensor> ReferenceEvaluator::run(
           std::get<ScalarValue>(args[i]).cast_to(inputs[i]->dtype());
     }
   }
+}
+
+void ReferenceEvaluator::run_scalars(const std::vector<Argument>& args) {
+  bind(args);
   for (const Expr* expr : fusion_.exprs()) {
-    try {
+    if (expr->output(0)->is<Scalar>()) {
       evaluate(*expr);
-    } catch (const c10::Error& e) {
-      NVFUSE_INPUT_CHECK(
-          false, "evaluating `", print_expr(*expr),
-          "` failed on these inputs: ", e.what_without_backtrace());
     }
+  }
+}
+
+std::vector<at::Tensor> ReferenceEvaluator::run(
+    const std::vector<Argument>& args) {
+  bind(args);
+  for (const Expr* expr : fusion_.exprs()) {
+    evaluate(*expr);
   }
   std::vector<at::Tensor> outputs;
   for (const Val* out : fusion_.outputs()) {
@@ -80,7 +87,13 @@ std::vector<at::Tensor> ReferenceEvaluator::run(
 }
 
 void ReferenceEvaluator::evaluate(const Expr& expr) {
-  dispatch(&expr, [this](const auto* e) { handle(*e); });
+  try {
+    dispatch(&expr, [this](const auto* e) { handle(*e); });
+  } catch (const c10::Error& e) {
+    NVFUSE_INPUT_CHECK(
+        false, "evaluating `", print_expr(expr),
+        "` failed on these inputs: ", e.what_without_backtrace());
+  }
 }
 
 void ReferenceEvaluator::handle(const PointwiseOp& e) {

@@ -23,7 +23,13 @@ class ReferenceEvaluator {
   // CUDA kernels do.
   std::vector<at::Tensor> run(const std::vector<Argument>& args);
 
+  // Only the scalar arithmetic of the fusion (what a generated kernel takes
+  // by value); returns the value of `scalar` after binding `args`.
+  void run_scalars(const std::vector<Argument>& args);
+  ScalarValue scalar_value(const Val* scalar) const { return scalar_of(scalar); }
+
  private:
+  void bind(const std::vector<Argument>& args);
   void evaluate(const Expr& expr);
   // One per Expr kind (dispatch() calls the overload).
   void handle(const PointwiseOp& e);

@@ -1,0 +1,231 @@
+// nvfuse device runtime: prepended to every generated kernel. It includes no
+// header, so NVRTC needs no include path (a pip-installed NVRTC has none).
+// Semantics follow torch's CUDA kernels where they differ from plain C++.
+namespace nvfuse {
+
+typedef long long int64;
+typedef unsigned long long uint64;
+typedef unsigned int uint32;
+typedef unsigned short uint16;
+
+// Half-precision storage types; math is done in float.
+struct alignas(2) BFloat16 {
+  uint16 bits;
+};
+struct alignas(2) Half {
+  uint16 bits;
+};
+
+template <typename T, int N>
+struct alignas(sizeof(T) * N) Array {
+  T val[N];
+};
+
+// ---- conversions: cast<To>(from), with torch's rounding ------------------
+
+__device__ __forceinline__ float bf16_to_float(BFloat16 v) {
+  return __uint_as_float(static_cast<uint32>(v.bits) << 16);
+}
+__device__ __forceinline__ BFloat16 float_to_bf16(float f) {
+  BFloat16 r;
+#if __CUDA_ARCH__ >= 800
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(r.bits) : "f"(f));
+#else
+  uint32 u = __float_as_uint(f);
+  if ((u & 0x7fffffffu) > 0x7f800000u) {
+    r.bits = 0x7fc0;  // NaN
+  } else {
+    u += 0x7fffu + ((u >> 16) & 1u);  // round to nearest even
+    r.bits = static_cast<uint16>(u >> 16);
+  }
+#endif
+  return r;
+}
+__device__ __forceinline__ float half_to_float(Half v) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(v.bits));
+  return f;
+}
+__device__ __forceinline__ Half float_to_half(float f) {
+  Half r;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(r.bits) : "f"(f));
+  return r;
+}
+
+// Every storage type widens to its math type first: float for half types.
+template <typename T>
+struct MathOf {
+  typedef T type;
+};
+template <>
+struct MathOf<BFloat16> {
+  typedef float type;
+};
+template <>
+struct MathOf<Half> {
+  typedef float type;
+};
+
+__device__ __forceinline__ float widen(BFloat16 v) { return bf16_to_float(v); }
+__device__ __forceinline__ float widen(Half v) { return half_to_float(v); }
+template <typename T>
+__device__ __forceinline__ T widen(T v) {
+  return v;
+}
+
+template <typename To>
+struct Cast {
+  template <typename From>
+  __device__ __forceinline__ static To from(From v) {
+    return static_cast<To>(widen(v));
+  }
+};
+template <>
+struct Cast<bool> {
+  template <typename From>
+  __device__ __forceinline__ static bool from(From v) {
+    return widen(v) != 0;
+  }
+};
+// torch converts double to half types through float.
+template <>
+struct Cast<BFloat16> {
+  template <typename From>
+  __device__ __forceinline__ static BFloat16 from(From v) {
+    return float_to_bf16(static_cast<float>(widen(v)));
+  }
+};
+template <>
+struct Cast<Half> {
+  template <typename From>
+  __device__ __forceinline__ static Half from(From v) {
+    return float_to_half(static_cast<float>(widen(v)));
+  }
+};
+
+template <typename To, typename From>
+__device__ __forceinline__ To cast(From v) {
+  return Cast<To>::from(v);
+}
+
+// ---- classification --------------------------------------------------------
+
+template <typename T>
+__device__ __forceinline__ bool isnan_(T x) {
+  return x != x;
+}
+__device__ __forceinline__ bool isinf_(float x) {
+  return (__float_as_uint(x) & 0x7fffffffu) == 0x7f800000u;
+}
+__device__ __forceinline__ bool isinf_(double x) {
+  return (static_cast<uint64>(__double_as_longlong(x)) & 0x7fffffffffffffffull) ==
+      0x7ff0000000000000ull;
+}
+template <typename T>
+__device__ __forceinline__ bool isinf_(T) {
+  return false;  // integers and bool
+}
+template <typename T>
+__device__ __forceinline__ bool isfinite_(T x) {
+  return !isnan_(x) && !isinf_(x);
+}
+__device__ __forceinline__ bool signbit_(float x) {
+  return (__float_as_uint(x) >> 31) != 0;
+}
+__device__ __forceinline__ bool signbit_(double x) {
+  return __double_as_longlong(x) < 0;
+}
+template <typename T>
+__device__ __forceinline__ bool signbit_(T x) {
+  return x < 0;
+}
+
+// ---- arithmetic with torch's semantics -------------------------------------
+
+// NaN-propagating, as torch.maximum / torch.minimum.
+template <typename T>
+__device__ __forceinline__ T maximum(T a, T b) {
+  return isnan_(a) ? a : (isnan_(b) ? b : (a > b ? a : b));
+}
+template <typename T>
+__device__ __forceinline__ T minimum(T a, T b) {
+  return isnan_(a) ? a : (isnan_(b) ? b : (a < b ? a : b));
+}
+// relu keeps NaN (torch.relu is clamp_min(x, 0)).
+template <typename T>
+__device__ __forceinline__ T relu(T x) {
+  return x < T(0) ? T(0) : x;
+}
+template <typename T>
+__device__ __forceinline__ T sign(T x) {
+  return static_cast<T>((T(0) < x) - (x < T(0)));
+}
+// Python's remainder: the result has the divisor's sign.
+__device__ __forceinline__ float remainder(float a, float b) {
+  float r = fmodf(a, b);
+  return (r != 0.0f && ((r < 0.0f) != (b < 0.0f))) ? r + b : r;
+}
+__device__ __forceinline__ double remainder(double a, double b) {
+  double r = fmod(a, b);
+  return (r != 0.0 && ((r < 0.0) != (b < 0.0))) ? r + b : r;
+}
+template <typename T>
+__device__ __forceinline__ T remainder(T a, T b) {
+  T r = a % b;
+  return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
+}
+// Integer power by squaring (torch: negative exponents give 0 unless the
+// base is 1 or -1).
+template <typename T>
+__device__ __forceinline__ T pow_int(T base, T exponent) {
+  if (exponent < 0) {
+    return base == 1 ? T(1) : (base == -1 ? ((exponent & 1) ? T(-1) : T(1)) : T(0));
+  }
+  T result = 1;
+  while (exponent) {
+    if (exponent & 1) {
+      result *= base;
+    }
+    exponent >>= 1;
+    base *= base;
+  }
+  return result;
+}
+template <typename T>
+__device__ __forceinline__ T gcd(T a, T b) {
+  a = a < 0 ? -a : a;
+  b = b < 0 ? -b : b;
+  while (b != 0) {
+    T t = a % b;
+    a = b;
+    b = t;
+  }
+  return a;
+}
+// Shifts past the width give 0 (left) or the sign (right), as torch.
+template <typename T>
+__device__ __forceinline__ T shift_left(T a, T b) {
+  return (b < 0 || b >= T(sizeof(T) * 8)) ? T(0) : static_cast<T>(a << b);
+}
+template <typename T>
+__device__ __forceinline__ T shift_right(T a, T b) {
+  return (b < 0 || b >= T(sizeof(T) * 8)) ? (a < 0 ? T(-1) : T(0))
+                                          : static_cast<T>(a >> b);
+}
+template <typename T>
+__device__ __forceinline__ T ceil_div(T a, T b) {
+  return (a + b - 1) / b;
+}
+// torch.lerp's formula, exact at both ends.
+template <typename T>
+__device__ __forceinline__ T lerp(T start, T end, T weight) {
+  return (weight < T(0.5)) ? start + weight * (end - start)
+                           : end - (end - start) * (T(1) - weight);
+}
+// torch.clamp: NaN input stays NaN; NaN bounds propagate.
+template <typename T>
+__device__ __forceinline__ T clamp(T x, T lo, T hi) {
+  return minimum(maximum(x, lo), hi);
+}
+
+}  // namespace nvfuse

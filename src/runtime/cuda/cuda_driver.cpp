@@ -1,0 +1,191 @@
+#include "runtime/cuda/cuda_driver.h"
+
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+#include "ir/errors.h"
+#include "runtime/cuda/dynamic_library.h"
+
+namespace nvfuse::cuda_driver {
+
+namespace {
+
+// The driver's C API, declared here so that nvfuse builds without CUDA
+// headers. Values from cuda.h.
+using CUresult = int;
+using CUdevice = int;
+using CUcontext = struct CUctxOpaque*;
+using CUmodule = struct CUmodOpaque*;
+using CUfunction = struct CUfuncOpaque*;
+using CUstream = struct CUstreamOpaque*;
+constexpr CUresult kSuccess = 0;
+constexpr int kAttrSmCount = 16;
+constexpr int kAttrL2Bytes = 38;
+constexpr int kAttrMaxThreadsPerSm = 39;
+constexpr int kAttrMajor = 75;
+constexpr int kAttrMinor = 76;
+constexpr int kFuncAttrLocalBytes = 3;
+constexpr int kFuncAttrRegisters = 4;
+
+struct DriverApi {
+  DynamicLibrary library{
+      "the CUDA driver (libcuda.so.1)", {"libcuda.so.1", "libcuda.so"}};
+
+  template <typename F>
+  F load(const char* name) const {
+    return reinterpret_cast<F>(library.symbol(name));
+  }
+
+  CUresult (*Init)(unsigned) = load<CUresult (*)(unsigned)>("cuInit");
+  CUresult (*GetErrorName)(CUresult, const char**) =
+      load<CUresult (*)(CUresult, const char**)>("cuGetErrorName");
+  CUresult (*GetErrorString)(CUresult, const char**) =
+      load<CUresult (*)(CUresult, const char**)>("cuGetErrorString");
+  CUresult (*DeviceGet)(CUdevice*, int) =
+      load<CUresult (*)(CUdevice*, int)>("cuDeviceGet");
+  CUresult (*DeviceGetAttribute)(int*, int, CUdevice) =
+      load<CUresult (*)(int*, int, CUdevice)>("cuDeviceGetAttribute");
+  CUresult (*PrimaryCtxRetain)(CUcontext*, CUdevice) =
+      load<CUresult (*)(CUcontext*, CUdevice)>("cuDevicePrimaryCtxRetain");
+  CUresult (*CtxGetCurrent)(CUcontext*) =
+      load<CUresult (*)(CUcontext*)>("cuCtxGetCurrent");
+  CUresult (*CtxSetCurrent)(CUcontext) =
+      load<CUresult (*)(CUcontext)>("cuCtxSetCurrent");
+  CUresult (*ModuleLoadData)(CUmodule*, const void*) =
+      load<CUresult (*)(CUmodule*, const void*)>("cuModuleLoadData");
+  CUresult (*ModuleGetFunction)(CUfunction*, CUmodule, const char*) =
+      load<CUresult (*)(CUfunction*, CUmodule, const char*)>(
+          "cuModuleGetFunction");
+  CUresult (*FuncGetAttribute)(int*, int, CUfunction) =
+      load<CUresult (*)(int*, int, CUfunction)>("cuFuncGetAttribute");
+  CUresult (*LaunchKernel)(
+      CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+      unsigned, CUstream, void**, void**) =
+      load<CUresult (*)(
+          CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+          unsigned, unsigned, CUstream, void**, void**)>("cuLaunchKernel");
+
+  DriverApi() { check(Init(0), "cuInit"); }
+
+  void check(CUresult result, const char* call) const {
+    if (result == kSuccess) {
+      return;
+    }
+    const char* name = "?";
+    const char* text = "?";
+    GetErrorName(result, &name);
+    GetErrorString(result, &text);
+    NVFUSE_ASSERT(false, call, " failed: ", name, " (", text, ")");
+  }
+};
+
+const DriverApi& driver() {
+  static const DriverApi api;
+  return api;
+}
+
+std::mutex contexts_mutex;
+std::map<int, CUcontext>& primary_contexts() {
+  static std::map<int, CUcontext> contexts;
+  return contexts;
+}
+
+}  // namespace
+
+const DeviceProperties& properties(int device) {
+  static std::mutex mutex;
+  static std::map<int, DeviceProperties> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = cache.find(device);
+  if (it != cache.end()) {
+    return it->second;
+  }
+  const DriverApi& api = driver();
+  CUdevice handle = 0;
+  api.check(api.DeviceGet(&handle, device), "cuDeviceGet");
+  auto attribute = [&](int which) {
+    int value = 0;
+    api.check(
+        api.DeviceGetAttribute(&value, which, handle), "cuDeviceGetAttribute");
+    return value;
+  };
+  DeviceProperties props;
+  props.sm_count = attribute(kAttrSmCount);
+  props.arch = attribute(kAttrMajor) * 10 + attribute(kAttrMinor);
+  props.max_threads_per_sm = attribute(kAttrMaxThreadsPerSm);
+  props.l2_bytes = attribute(kAttrL2Bytes);
+  return cache.emplace(device, props).first->second;
+}
+
+void make_context_current(int device) {
+  const DriverApi& api = driver();
+  CUcontext context = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(contexts_mutex);
+    auto& contexts = primary_contexts();
+    auto it = contexts.find(device);
+    if (it == contexts.end()) {
+      CUdevice handle = 0;
+      api.check(api.DeviceGet(&handle, device), "cuDeviceGet");
+      api.check(
+          api.PrimaryCtxRetain(&context, handle), "cuDevicePrimaryCtxRetain");
+      contexts.emplace(device, context);  // retained for the process's life
+    } else {
+      context = it->second;
+    }
+  }
+  CUcontext current = nullptr;
+  api.check(api.CtxGetCurrent(&current), "cuCtxGetCurrent");
+  if (current != context) {
+    api.check(api.CtxSetCurrent(context), "cuCtxSetCurrent");
+  }
+}
+
+void* load_module(const std::string& image) {
+  const DriverApi& api = driver();
+  CUmodule module = nullptr;
+  api.check(api.ModuleLoadData(&module, image.data()), "cuModuleLoadData");
+  return module;
+}
+
+void* get_function(void* module, const std::string& name) {
+  const DriverApi& api = driver();
+  CUfunction function = nullptr;
+  api.check(
+      api.ModuleGetFunction(
+          &function, static_cast<CUmodule>(module), name.c_str()),
+      "cuModuleGetFunction");
+  return function;
+}
+
+FunctionResources resources_of(void* function) {
+  const DriverApi& api = driver();
+  FunctionResources resources;
+  auto* f = static_cast<CUfunction>(function);
+  api.check(
+      api.FuncGetAttribute(&resources.registers, kFuncAttrRegisters, f),
+      "cuFuncGetAttribute");
+  api.check(
+      api.FuncGetAttribute(&resources.local_bytes, kFuncAttrLocalBytes, f),
+      "cuFuncGetAttribute");
+  return resources;
+}
+
+void launch(
+    void* function,
+    Dim3 grid,
+    Dim3 block,
+    unsigned shared_bytes,
+    void* stream,
+    void** params) {
+  const DriverApi& api = driver();
+  api.check(
+      api.LaunchKernel(
+          static_cast<CUfunction>(function), grid.x, grid.y, grid.z, block.x,
+          block.y, block.z, shared_bytes, static_cast<CUstream>(stream),
+          params, nullptr),
+      "cuLaunchKernel");
+}
+
+}  // namespace nvfuse::cuda_driver

@@ -1,0 +1,48 @@
+// The CUDA driver API, loaded at run time (libcuda.so.1). Every call's result
+// is checked; a failure names the call and the driver's error string.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace nvfuse::cuda_driver {
+
+struct DeviceProperties {
+  int sm_count = 0;
+  int arch = 0;  // compute capability as major * 10 + minor, e.g. 90
+  int max_threads_per_sm = 0;
+  int l2_bytes = 0;
+};
+
+// Cached per device after the first query.
+const DeviceProperties& properties(int device);
+
+// Makes the device's primary context (the one torch uses) current on this
+// thread.
+void make_context_current(int device);
+
+// Loads a cubin or PTX image into the current context.
+void* load_module(const std::string& image);
+void* get_function(void* module, const std::string& name);
+
+struct FunctionResources {
+  int registers = 0;
+  int local_bytes = 0;  // > 0 means register spills or stack arrays
+};
+FunctionResources resources_of(void* function);
+
+struct Dim3 {
+  unsigned x = 1, y = 1, z = 1;
+};
+
+// Launches `function` with one by-value parameter block (`params` as
+// cuLaunchKernel expects: an array of pointers to each argument).
+void launch(
+    void* function,
+    Dim3 grid,
+    Dim3 block,
+    unsigned shared_bytes,
+    void* stream,
+    void** params);
+
+}  // namespace nvfuse::cuda_driver

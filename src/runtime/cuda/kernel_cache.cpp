@@ -1,0 +1,176 @@
+#include "runtime/cuda/kernel_cache.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <sstream>
+
+#include "ir/dump.h"
+#include "ir/errors.h"
+#include "runtime/cuda/nvrtc.h"
+
+namespace nvfuse {
+
+namespace {
+
+uint64_t fnv1a(const std::string& text, uint64_t seed) {
+  uint64_t h = seed;
+  for (unsigned char c : text) {
+    h = (h ^ c) * 0x100000001b3ULL;
+  }
+  return h;
+}
+
+// A 128-bit content hash of everything that changes the binary.
+std::string cache_key(const std::string& source, int arch) {
+  const NvrtcVersion version = nvrtc_version();
+  std::ostringstream material;
+  material << source << '\0';
+  for (const std::string& option : nvrtc_options(arch, {})) {
+    material << option << '\0';
+  }
+  material << "nvrtc" << version.major << "." << version.minor;
+  const std::string text = material.str();
+  char hex[33];
+  std::snprintf(
+      hex, sizeof(hex), "%016llx%016llx",
+      static_cast<unsigned long long>(fnv1a(text, 0xcbf29ce484222325ULL)),
+      static_cast<unsigned long long>(fnv1a(text, 0x84222325cbf29ce4ULL)));
+  return hex;
+}
+
+std::optional<std::string> read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    return std::nullopt;
+  }
+  std::ostringstream content;
+  content << in.rdbuf();
+  return content.str();
+}
+
+// Written to a temporary name and renamed, so that a concurrent reader never
+// sees half a file.
+void write_file_atomically(
+    const std::filesystem::path& path,
+    const std::string& content) {
+  const std::filesystem::path tmp =
+      path.string() + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    if (!out) {
+      return;  // a read-only cache folder only costs recompiles
+    }
+    out.write(content.data(), static_cast<std::streamsize>(content.size()));
+  }
+  std::error_code ignored;
+  std::filesystem::rename(tmp, path, ignored);
+}
+
+struct Binary {
+  std::string image;
+  double compile_ms = 0.0;
+  bool from_disk = false;
+};
+
+std::mutex cache_mutex;
+std::map<std::string, Binary>& binaries() {
+  static std::map<std::string, Binary> cache;
+  return cache;
+}
+std::map<std::pair<std::string, int>, LoadedKernel>& loaded_kernels() {
+  static std::map<std::pair<std::string, int>, LoadedKernel> cache;
+  return cache;
+}
+
+const Binary& binary_for(
+    const std::string& key,
+    const std::string& source,
+    const std::string& name,
+    int arch) {
+  auto& cache = binaries();
+  if (auto it = cache.find(key); it != cache.end()) {
+    return it->second;
+  }
+  Binary binary;
+  const std::string directory = kernel_cache_directory();
+  const std::filesystem::path file =
+      directory.empty() ? std::filesystem::path()
+                        : std::filesystem::path(directory + "/" + key + ".bin");
+  if (!directory.empty()) {
+    if (auto image = read_file(file)) {
+      binary.image = std::move(*image);
+      binary.from_disk = true;
+    }
+  }
+  if (!binary.from_disk) {
+    CompiledBinary compiled = compile_cuda(source, name, arch);
+    binary.image = std::move(compiled.image);
+    binary.compile_ms = compiled.compile_ms;
+    if (!directory.empty()) {
+      write_file_atomically(file, binary.image);
+    }
+  }
+  if (dump_enabled(DumpOption::compile_time)) {
+    std::cerr << "nvfuse: " << name << ": "
+              << (binary.from_disk ? "loaded from the disk cache"
+                                   : "compiled by NVRTC in " +
+                          std::to_string(binary.compile_ms) + " ms")
+              << std::endl;
+  }
+  return cache.emplace(key, std::move(binary)).first->second;
+}
+
+}  // namespace
+
+std::string kernel_cache_directory() {
+  const char* enabled = std::getenv("NVFUSE_DISK_CACHE");
+  if (enabled != nullptr && std::string(enabled) == "0") {
+    return "";
+  }
+  std::string directory;
+  if (const char* dir = std::getenv("NVFUSE_CACHE_DIR")) {
+    directory = dir;
+  } else if (const char* xdg = std::getenv("XDG_CACHE_HOME")) {
+    directory = std::string(xdg) + "/nvfuse";
+  } else if (const char* home = std::getenv("HOME")) {
+    directory = std::string(home) + "/.cache/nvfuse";
+  } else {
+    return "";
+  }
+  directory += "/kernels";
+  std::error_code error;
+  std::filesystem::create_directories(directory, error);
+  return error ? "" : directory;
+}
+
+const LoadedKernel& load_kernel(
+    const std::string& source,
+    const std::string& name,
+    int device) {
+  cuda_driver::make_context_current(device);
+  const int arch = cuda_driver::properties(device).arch;
+  const std::string key = cache_key(source, arch);
+  std::lock_guard<std::mutex> lock(cache_mutex);
+  auto& loaded = loaded_kernels();
+  if (auto it = loaded.find({key, device}); it != loaded.end()) {
+    return it->second;
+  }
+  const Binary& binary = binary_for(key, source, name, arch);
+  LoadedKernel kernel;
+  kernel.function =
+      cuda_driver::get_function(cuda_driver::load_module(binary.image), name);
+  kernel.resources = cuda_driver::resources_of(kernel.function);
+  kernel.compile_ms = binary.compile_ms;
+  kernel.from_disk_cache = binary.from_disk;
+  return loaded.emplace(std::make_pair(key, device), kernel).first->second;
+}
+
+}  // namespace nvfuse

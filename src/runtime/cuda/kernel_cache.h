@@ -1,0 +1,31 @@
+// Compiled kernels: each (source, arch, options, NVRTC version) is compiled
+// at most once per machine. Looked up in memory, then on disk
+// (NVFUSE_CACHE_DIR, default ~/.cache/nvfuse; NVFUSE_DISK_CACHE=0 turns the
+// disk cache off), then compiled with NVRTC. Modules are loaded once per
+// device.
+#pragma once
+
+#include <string>
+
+#include "runtime/cuda/cuda_driver.h"
+
+namespace nvfuse {
+
+struct LoadedKernel {
+  void* function = nullptr;
+  cuda_driver::FunctionResources resources;
+  double compile_ms = 0.0;  // 0 when it came from a cache
+  bool from_disk_cache = false;
+};
+
+// The kernel `name` of `source`, compiled for and loaded on `device` (whose
+// context is made current).
+const LoadedKernel& load_kernel(
+    const std::string& source,
+    const std::string& name,
+    int device);
+
+// The folder the disk cache uses (created on demand), or empty when off.
+std::string kernel_cache_directory();
+
+}  // namespace nvfuse

@@ -1,0 +1,307 @@
+#include "runtime/pointwise_executor.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/DeviceGuard.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <c10/util/BFloat16.h>
+#include <c10/util/Half.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+
+#include "ir/allocation_strides.h"
+#include "ir/dump.h"
+#include "runtime/output_allocation.h"
+#include "runtime/reference_evaluator.h"
+
+namespace nvfuse {
+
+namespace {
+
+TensorArg tensor_arg_of(const at::Tensor& t) {
+  return {from_aten(t.scalar_type()), t.sizes().vec(), t.strides().vec(),
+          reinterpret_cast<uint64_t>(t.data_ptr())};
+}
+
+void write_value(char* dst, const ScalarValue& value, DataType dtype) {
+  switch (dtype) {
+    case DataType::Double: {
+      const double v = value.as_double();
+      std::memcpy(dst, &v, sizeof(v));
+      return;
+    }
+    case DataType::Float: {
+      const float v = static_cast<float>(value.as_double());
+      std::memcpy(dst, &v, sizeof(v));
+      return;
+    }
+    case DataType::Half: {
+      const c10::Half v(static_cast<float>(value.as_double()));
+      std::memcpy(dst, &v.x, sizeof(v.x));
+      return;
+    }
+    case DataType::BFloat16: {
+      const c10::BFloat16 v(static_cast<float>(value.as_double()));
+      std::memcpy(dst, &v.x, sizeof(v.x));
+      return;
+    }
+    case DataType::Int:
+    case DataType::Index: {
+      const int64_t v = value.as_int();
+      std::memcpy(dst, &v, sizeof(v));
+      return;
+    }
+    case DataType::Int32: {
+      const int32_t v = static_cast<int32_t>(value.as_int());
+      std::memcpy(dst, &v, sizeof(v));
+      return;
+    }
+    case DataType::Bool: {
+      const uint8_t v = value.as_bool() ? 1 : 0;
+      std::memcpy(dst, &v, sizeof(v));
+      return;
+    }
+    default:
+      NVFUSE_ASSERT(false, "cannot pass a ", dtype, " value to a kernel");
+  }
+}
+
+void write_index(char* dst, int64_t value, size_t size) {
+  if (size == 4) {
+    const int32_t v = static_cast<int32_t>(value);
+    std::memcpy(dst, &v, sizeof(v));
+  } else {
+    std::memcpy(dst, &value, sizeof(value));
+  }
+}
+
+bool poison_outputs() {
+  static const bool poison = [] {
+    const char* env = std::getenv("NVFUSE_POISON_OUTPUTS");
+    return env != nullptr && std::string(env) == "1";
+  }();
+  return poison;
+}
+
+// Fills an output with a value no correct kernel leaves behind, so that tests
+// catch elements the kernel never writes.
+void poison(at::Tensor& t) {
+  if (at::isFloatingType(t.scalar_type())) {
+    t.fill_(std::numeric_limits<double>::quiet_NaN());
+  } else if (t.scalar_type() != at::kBool) {
+    t.fill_(-123);
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<PointwiseExecutor> PointwiseExecutor::try_create(
+    const Fusion& fusion,
+    std::string* why_not) {
+  auto analysis = analyze_pointwise(fusion, why_not);
+  if (!analysis.has_value()) {
+    return nullptr;
+  }
+  return std::unique_ptr<PointwiseExecutor>(
+      new PointwiseExecutor(fusion, std::move(*analysis)));
+}
+
+std::optional<std::vector<std::vector<int64_t>>> PointwiseExecutor::output_sizes(
+    BoundInputs& bound) const {
+  std::vector<std::vector<int64_t>> sizes;
+  for (const TensorView* tv : analysis_.outputs) {
+    std::vector<int64_t> shape;
+    for (const IterDomain* id : tv->logical()) {
+      auto size = bound.extents.evaluate(id->logical_extent());
+      if (!size.has_value()) {
+        return std::nullopt;
+      }
+      shape.push_back(size->as_int());
+    }
+    sizes.push_back(std::move(shape));
+  }
+  return sizes;
+}
+
+const PointwiseExecutor::Variant& PointwiseExecutor::variant_for(
+    const PointwiseParams& params) {
+  for (const auto& variant : variants_) {
+    if (variant->params == params) {
+      return *variant;
+    }
+  }
+  auto variant = std::make_unique<Variant>(
+      Variant{params, generate_pointwise_kernel(fusion_, analysis_, params)});
+  if (dump_enabled(DumpOption::params)) {
+    dump("params", params.to_string() + "\n");
+  }
+  if (dump_enabled(DumpOption::cuda_kernel)) {
+    dump("cuda_kernel", variant->source.code);
+  }
+  variants_.push_back(std::move(variant));
+  return *variants_.back();
+}
+
+std::string PointwiseExecutor::cuda_code_for(
+    const std::vector<Argument>& args,
+    BoundInputs& bound) {
+  auto sizes = output_sizes(bound);
+  NVFUSE_CHECK_AS(
+      ErrorKind::kUnsupported, sizes.has_value(),
+      "the output sizes of this fusion are not known before running it");
+  std::vector<TensorArg> inputs;
+  for (const TensorView* tv : analysis_.inputs) {
+    const size_t index = std::find(fusion_.inputs().begin(),
+                                   fusion_.inputs().end(), tv) -
+        fusion_.inputs().begin();
+    inputs.push_back(tensor_arg_of(std::get<at::Tensor>(args[index])));
+  }
+  std::vector<TensorArg> outputs;
+  for (size_t i = 0; i < analysis_.outputs.size(); ++i) {
+    const TensorView* tv = analysis_.outputs[i];
+    // The caching allocator returns blocks aligned far beyond 16 bytes.
+    outputs.push_back({tv->dtype(), (*sizes)[i],
+                       strides_for_allocation(*tv, (*sizes)[i]), 0});
+  }
+  DeviceInfo device;
+  if (bound.device.is_cuda()) {
+    const auto& props = cuda_driver::properties(bound.device.index());
+    device = {props.sm_count, props.arch};
+  }
+  const PointwiseSchedule schedule =
+      schedule_pointwise(analysis_, inputs, outputs, device);
+  std::lock_guard<std::mutex> lock(mutex_);
+  return variant_for(schedule.params).source.code;
+}
+
+std::string PointwiseExecutor::last_cuda_code() const {
+  return last_ == nullptr ? std::string() : last_->source.code;
+}
+
+std::optional<std::vector<at::Tensor>> PointwiseExecutor::run(
+    const std::vector<Argument>& args,
+    BoundInputs& bound) {
+  auto sizes = output_sizes(bound);
+  if (!sizes.has_value()) {
+    return std::nullopt;
+  }
+  const c10::Device device = bound.device;
+  const c10::DeviceGuard guard(device);
+  const auto& fusion_inputs = fusion_.inputs();
+  auto argument_of = [&](const Val* input) -> const Argument& {
+    const size_t index =
+        std::find(fusion_inputs.begin(), fusion_inputs.end(), input) -
+        fusion_inputs.begin();
+    return args.at(index);
+  };
+
+  std::vector<at::Tensor> tensors;
+  std::vector<TensorArg> inputs;
+  for (const TensorView* tv : analysis_.inputs) {
+    tensors.push_back(std::get<at::Tensor>(argument_of(tv)));
+    inputs.push_back(tensor_arg_of(tensors.back()));
+  }
+  std::vector<TensorArg> outputs;
+  for (size_t i = 0; i < analysis_.outputs.size(); ++i) {
+    at::Tensor out = allocate_output(
+        *analysis_.outputs[i], (*sizes)[i], at::TensorOptions().device(device));
+    if (poison_outputs()) {
+      poison(out);
+    }
+    tensors.push_back(out);
+    outputs.push_back(tensor_arg_of(out));
+  }
+
+  const auto& props = cuda_driver::properties(device.index());
+  const PointwiseSchedule schedule = schedule_pointwise(
+      analysis_, inputs, outputs, DeviceInfo{props.sm_count, props.arch});
+  const Variant* variant = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    variant = &variant_for(schedule.params);
+    last_ = variant;
+  }
+
+  if (schedule.grid_size > 0) {
+    // Values the kernel takes: CPU scalar tensors, and host scalars.
+    std::optional<ReferenceEvaluator> scalars;
+    auto value_of = [&](const Val* v) -> ScalarValue {
+      if (v->is<TensorView>()) {
+        return from_aten_scalar(std::get<at::Tensor>(argument_of(v)).item());
+      }
+      if (fusion_.is_input(v)) {
+        return std::get<ScalarValue>(argument_of(v));
+      }
+      if (!scalars.has_value()) {
+        scalars.emplace(fusion_);
+        scalars->run_scalars(args);
+      }
+      return scalars->scalar_value(v);
+    };
+
+    const KernelArgLayout& layout = variant->source.layout;
+    std::vector<uint64_t> storage((layout.size + 7) / 8 + 1, 0);
+    char* base = reinterpret_cast<char*>(storage.data());
+    for (const KernelArg& arg : layout.args) {
+      char* dst = base + arg.offset;
+      switch (arg.field) {
+        case ArgField::kTensorPointer: {
+          void* ptr = tensors[arg.index].data_ptr();
+          std::memcpy(dst, &ptr, sizeof(ptr));
+          break;
+        }
+        case ArgField::kValue:
+          write_value(dst, value_of(analysis_.value_inputs[arg.index]), arg.dtype);
+          break;
+        case ArgField::kNumel:
+          write_index(dst, schedule.space.numel, arg.element_size);
+          break;
+        case ArgField::kExtents:
+          for (int k = 0; k < arg.count; ++k) {
+            write_index(dst + k * arg.element_size, schedule.space.extents[k],
+                        arg.element_size);
+          }
+          break;
+        case ArgField::kStrides:
+          for (int k = 0; k < arg.count; ++k) {
+            write_index(dst + k * arg.element_size,
+                        schedule.space.strides[arg.index][k], arg.element_size);
+          }
+          break;
+      }
+    }
+
+    const LoadedKernel& kernel =
+        load_kernel(variant->source.code, variant->source.name, device.index());
+    cuda_driver::make_context_current(device.index());
+    const c10::Stream stream =
+        c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->getStream(device);
+    if (dump_enabled(DumpOption::launch)) {
+      std::cerr << "nvfuse launch: grid=" << schedule.grid_size
+                << " block=" << variant->params.block_size
+                << " numel=" << schedule.space.numel << " "
+                << variant->params.to_string() << std::endl;
+    }
+    void* params[] = {storage.data()};
+    cuda_driver::launch(
+        kernel.function, {static_cast<unsigned>(schedule.grid_size)},
+        {static_cast<unsigned>(variant->params.block_size)}, 0,
+        stream.native_handle(), params);
+  }
+
+  std::vector<at::Tensor> values;
+  for (const Val* out : fusion_.outputs()) {
+    if (fusion_.is_input(out)) {
+      values.push_back(std::get<at::Tensor>(argument_of(out)));
+      continue;
+    }
+    const size_t index = std::find(analysis_.outputs.begin(),
+                                   analysis_.outputs.end(), out) -
+        analysis_.outputs.begin();
+    values.push_back(tensors[analysis_.inputs.size() + index]);
+  }
+  return values;
+}
+
+}  // namespace nvfuse

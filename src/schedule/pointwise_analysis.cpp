@@ -1,0 +1,193 @@
+#include "schedule/pointwise_analysis.h"
+
+#include <algorithm>
+#include <numeric>
+#include <unordered_set>
+
+namespace nvfuse {
+
+bool is_codegen_dtype(DataType dtype) {
+  switch (dtype) {
+    case DataType::Double:
+    case DataType::Float:
+    case DataType::Half:
+    case DataType::BFloat16:
+    case DataType::Int:
+    case DataType::Int32:
+    case DataType::Index:
+    case DataType::Bool:
+      return true;
+    default:
+      return false;
+  }
+}
+
+namespace {
+
+bool reject(std::string* why_not, const std::string& reason) {
+  if (why_not != nullptr) {
+    *why_not = reason;
+  }
+  return false;
+}
+
+// Records `map` for `tv`; false when `tv` was reached before with another.
+bool assign_map(
+    PointwiseAnalysis& analysis,
+    const TensorView* tv,
+    std::vector<int> map) {
+  auto [it, inserted] = analysis.axis_map.emplace(tv, map);
+  return inserted || it->second == map;
+}
+
+// Walks producers of the outputs, last expr first, giving each tensor operand
+// the iteration axes of its consumer: pointwise ops, casts and expands keep
+// positions; a broadcast drops the axes it inserted; 0-d operands map nothing.
+bool map_axes(
+    const Fusion& fusion,
+    PointwiseAnalysis& analysis,
+    std::string* why_not) {
+  const std::vector<Expr*> exprs = fusion.exprs();
+  for (auto it = exprs.rbegin(); it != exprs.rend(); ++it) {
+    const Expr* expr = *it;
+    const Val* out = expr->output(0);
+    if (!out->is<TensorView>()) {
+      continue;  // scalar arithmetic runs on the host
+    }
+    auto found = analysis.axis_map.find(out->as<TensorView>());
+    if (found == analysis.axis_map.end()) {
+      continue;  // feeds nothing the kernel writes
+    }
+    const std::vector<int> out_map = found->second;
+    for (const Val* in : expr->inputs()) {
+      if (!in->is<TensorView>()) {
+        continue;
+      }
+      const auto* tv = in->as<TensorView>();
+      std::vector<int> in_map;
+      if (expr->is<BroadcastOp>()) {
+        const auto& is_new = expr->as<BroadcastOp>()->is_broadcast_dim();
+        for (size_t i = 0; i < is_new.size(); ++i) {
+          if (!is_new[i]) {
+            in_map.push_back(out_map[i]);
+          }
+        }
+      } else if (tv->rank() == static_cast<int64_t>(out_map.size())) {
+        in_map = out_map;
+      } else if (tv->rank() != 0) {
+        return reject(why_not, "an operand's rank differs from its result's");
+      }
+      if (!assign_map(analysis, tv, in_map)) {
+        return reject(
+            why_not, tv->name() + " is reached with two different axis maps");
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+std::optional<PointwiseAnalysis> analyze_pointwise(
+    const Fusion& fusion,
+    std::string* why_not) {
+  PointwiseAnalysis analysis;
+  for (const Expr* expr : fusion.exprs()) {
+    if (!(expr->is<PointwiseOp>() || expr->is<CastOp>() ||
+          expr->is<BroadcastOp>() || expr->is<ExpandOp>())) {
+      reject(why_not, std::string("it has a ") + name_of(expr->kind()));
+      return std::nullopt;
+    }
+    for (const Val* v : expr->outputs()) {
+      if (!is_codegen_dtype(v->dtype())) {
+        reject(why_not, std::string("it has ") + name_of(v->dtype()) + " values");
+        return std::nullopt;
+      }
+    }
+  }
+
+  // Outputs: the first one (not a fusion input) defines the iteration space;
+  // every other must iterate over the same axes.
+  std::unordered_set<const TensorView*> seen;
+  for (const Val* out : fusion.outputs()) {
+    const auto* tv = out->as<TensorView>();
+    if (fusion.is_input(tv) || !seen.insert(tv).second) {
+      continue;
+    }
+    if (!is_codegen_dtype(tv->dtype())) {
+      reject(why_not, std::string("an output is ") + name_of(tv->dtype()));
+      return std::nullopt;
+    }
+    for (const IterDomain* id : tv->logical()) {
+      if (id->is_expanded()) {
+        reject(why_not, tv->name() + " is an expanded (stride-0) output");
+        return std::nullopt;
+      }
+    }
+    if (analysis.outputs.empty()) {
+      analysis.rank = static_cast<int>(tv->rank());
+    } else if (tv->rank() != analysis.rank) {
+      reject(why_not, "outputs have different ranks");
+      return std::nullopt;
+    } else {
+      const TensorView* first = analysis.outputs.front();
+      for (int64_t axis = 0; axis < tv->rank(); ++axis) {
+        if (tv->logical()[axis]->is_broadcast() !=
+            first->logical()[axis]->is_broadcast()) {
+          reject(why_not, "an output is broadcast where another is not");
+          return std::nullopt;
+        }
+      }
+    }
+    analysis.outputs.push_back(tv);
+    std::vector<int> identity(tv->rank());
+    std::iota(identity.begin(), identity.end(), 0);
+    analysis.axis_map.emplace(tv, identity);
+  }
+  if (analysis.outputs.empty()) {
+    reject(why_not, "it writes no new tensor");
+    return std::nullopt;
+  }
+  if (!map_axes(fusion, analysis, why_not)) {
+    return std::nullopt;
+  }
+
+  for (const Val* in : fusion.inputs()) {
+    if (!in->is<TensorView>()) {
+      continue;
+    }
+    const auto* tv = in->as<TensorView>();
+    if (!analysis.axis_map.count(tv)) {
+      continue;  // unused by the kernel
+    }
+    if (!is_codegen_dtype(tv->dtype())) {
+      reject(why_not, std::string("an input is ") + name_of(tv->dtype()));
+      return std::nullopt;
+    }
+    if (tv->is_cpu_scalar()) {
+      analysis.value_inputs.push_back(tv);
+    } else {
+      analysis.inputs.push_back(tv);
+    }
+  }
+  // Symbolic scalars used by tensor exprs are computed on the host.
+  for (const Expr* expr : fusion.exprs()) {
+    if (!expr->output(0)->is<TensorView>() || expr->is<ExpandOp>()) {
+      continue;
+    }
+    for (const Val* in : expr->inputs()) {
+      if (in->is<Scalar>() && !in->as<Scalar>()->is_constant() &&
+          std::find(analysis.value_inputs.begin(), analysis.value_inputs.end(),
+                    in) == analysis.value_inputs.end()) {
+        if (!is_codegen_dtype(in->dtype())) {
+          reject(why_not, std::string("a scalar is ") + name_of(in->dtype()));
+          return std::nullopt;
+        }
+        analysis.value_inputs.push_back(in);
+      }
+    }
+  }
+  return analysis;
+}
+
+}  // namespace nvfuse

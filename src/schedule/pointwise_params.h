@@ -1,0 +1,58 @@
+// The pointwise scheduler's heuristics: from the concrete sizes, strides and
+// addresses of one call, the iteration space the kernel walks and the plain
+// data (PointwiseParams) that the code generator consumes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "schedule/pointwise_analysis.h"
+#include "schedule/tensor_arg.h"
+
+namespace nvfuse {
+
+// How a tensor is read or written along the innermost iteration axis.
+enum class InnerAccess {
+  kContiguous,  // stride 1: vector loads/stores
+  kBroadcast,   // stride 0: one load serves the whole vector
+  kStrided,     // anything else: element by element (vector width 1)
+};
+
+// What changes the generated code. Sizes and strides are not here: they are
+// kernel arguments, so one kernel serves every size with the same pattern.
+struct PointwiseParams {
+  int collapsed_rank = 1;    // iteration axes after merging
+  int vector_width = 1;      // elements per vector access
+  int unroll = 1;            // vector groups per thread, loaded together
+  int block_size = 128;
+  bool index_32bit = true;
+  // One per kernel tensor: the analysis's inputs, then its outputs.
+  std::vector<InnerAccess> inner_access;
+
+  std::string to_string() const;
+  bool operator==(const PointwiseParams& other) const;
+};
+
+// The iteration space of one call, after merging axes.
+struct IterationSpace {
+  std::vector<int64_t> extents;               // outermost first
+  std::vector<std::vector<int64_t>> strides;  // per kernel tensor, per axis
+  int64_t numel = 1;
+};
+
+struct PointwiseSchedule {
+  IterationSpace space;
+  PointwiseParams params;
+  int64_t grid_size = 0;  // blocks; 0 when there is nothing to do
+};
+
+// `inputs` and `outputs` follow the analysis's order. Outputs are laid out
+// already (allocated by their allocation domains).
+PointwiseSchedule schedule_pointwise(
+    const PointwiseAnalysis& analysis,
+    const std::vector<TensorArg>& inputs,
+    const std::vector<TensorArg>& outputs,
+    const DeviceInfo& device);
+
+}  // namespace nvfuse
