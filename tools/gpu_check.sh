@@ -27,7 +27,7 @@ else
   record build FAILED
 fi
 
-python3 -m pytest tests_py -q -p no:cacheprovider -m gpu -x 2>&1 | tee "$LOG_DIR/gpu_tests.log" | tail -15
+python3 -m pytest tests_py -q -p no:cacheprovider -m gpu 2>&1 | tee "$LOG_DIR/gpu_tests.log" | tail -15
 record "gpu tests" "$(tail -1 "$LOG_DIR/gpu_tests.log")"
 
 python3 -m pytest tests_py -q -p no:cacheprovider -m "not gpu" 2>&1 | tee "$LOG_DIR/cpu_tests.log" | tail -3
