@@ -108,10 +108,27 @@ def test_row_and_column_broadcasts(dtype):
     assert "constexpr int kVec = 1;" not in fd.last_cuda_code()
 
 
-def test_expanded_input():
+def test_expanded_input_combined_with_a_full_tensor():
     x = make_input((1, 640), torch.float32, device="cuda").expand(200, 640)
-    (out,), _ = run_kernel(lambda fd, t: fd.ops.exp(t), [x])
+    y = make_input((200, 640), torch.float32, device="cuda")
+    (out,), _ = run_kernel(lambda fd, t, u: fd.ops.mul(fd.ops.exp(t), u), [x, y])
+    assert_close_gpu(out, x.exp() * y)
+
+
+def test_expanded_output_runs_on_the_reference_evaluator():
+    # exp of a stride-0 tensor is stride-0 too: no kernel writes it (yet).
+    x = make_input((1, 640), torch.float32, device="cuda").expand(200, 640)
+    (out,), fd = run_fusion(lambda fd, t: fd.ops.exp(t), [x])
+    assert out.stride() == (0, 1) and fd.last_cuda_code() == ""
     assert_close_gpu(out, x.exp())
+
+
+def _stride_order_of(t):
+    order = sorted(range(t.dim()), key=lambda d: -t.stride(d))
+    ranks = [0] * t.dim()
+    for rank, axis in enumerate(reversed(order)):
+        ranks[axis] = rank
+    return ranks
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
@@ -120,7 +137,7 @@ def test_permuted_inputs_and_output_stride_order(dtype):
     y = make_input((8, 16, 32, 24), dtype, device="cuda").permute(0, 2, 3, 1)
     with FusionDefinition() as fd:
         a, b = fd.from_pytorch(x), fd.from_pytorch(y)
-        fd.add_output(fd.ops.relu(a * b), stride_order=[3, 0, 2, 1])
+        fd.add_output(fd.ops.relu(a * b), stride_order=_stride_order_of(x))
     (out,) = fd.execute([x, y])
     assert out.stride() == x.stride()
     assert_close_gpu(out, torch.relu(x * y))
@@ -222,7 +239,8 @@ def test_new_process_loads_kernels_from_the_disk_cache_and_reuses_them_across_si
         with FusionDefinition() as fd:
             t = fd.define_tensor(shape=[-1], contiguity=True, dtype=DataType.Float)
             fd.add_output(fd.ops.mul(fd.ops.exp(t), 0.5))
-        for n in (4096, 8192, 1 << 20):
+        # Large enough that all three share one schedule (and so one kernel).
+        for n in (1 << 21, 3 << 20, 1 << 22):
             x = torch.randn(n, device="cuda")
             torch.testing.assert_close(fd.execute([x])[0], x.exp() * 0.5)
     """)
