@@ -8,6 +8,8 @@ median, ...) are GPU times; extra_info carries the bytes moved, GB/s and the
 % of the copy bandwidth.
 """
 
+import gc
+
 import pytest
 import torch
 
@@ -77,7 +79,7 @@ def gpu_benchmark(benchmark, l2_flush, copy_bandwidth):
     """gpu_benchmark(fn, bytes_moved): times fn on the GPU and records
     bandwidth next to the copy ceiling."""
 
-    def run(fn, bytes_moved, rounds=20, warmup=3):
+    def run(fn, bytes_moved, rounds=40, warmup=5):
         clock = _GpuClock()
         start = torch.cuda.Event(enable_timing=True)
         end = torch.cuda.Event(enable_timing=True)
@@ -93,7 +95,12 @@ def gpu_benchmark(benchmark, l2_flush, copy_bandwidth):
             fn()
         torch.cuda.synchronize()
         benchmark._timer = clock
-        benchmark.pedantic(timed, setup=l2_flush, rounds=rounds, iterations=1)
+        gc.collect()
+        gc.disable()  # no collector pauses inside timed calls
+        try:
+            benchmark.pedantic(timed, setup=l2_flush, rounds=rounds, iterations=1)
+        finally:
+            gc.enable()
         median = benchmark.stats.stats.median
         gbps = bytes_moved / median / 1e9
         benchmark.extra_info.update(

@@ -42,6 +42,17 @@ void init_execute(py::module_& m) {
       },
       py::arg("fusion_id"), py::arg("inputs"));
   m.def(
+      "set_pointwise_tuning",
+      [](int block_size, int max_unroll) {
+        set_pointwise_tuning({block_size, max_unroll});
+      },
+      py::arg("block_size"), py::arg("max_unroll"),
+      "Launch-shape defaults of the pointwise scheduler (for tuning runs)");
+  m.def("pointwise_tuning", [] {
+    const PointwiseTuning t = pointwise_tuning();
+    return py::make_tuple(t.block_size, t.max_unroll);
+  });
+  m.def(
       "add_nvrtc_search_directory", &add_nvrtc_search_directory,
       "A folder to look for libnvrtc.so in before the system's");
   m.def(

@@ -94,7 +94,28 @@ void poison(at::Tensor& t) {
   }
 }
 
+std::mutex tuning_mutex;
+PointwiseTuning& tuning_storage() {
+  static PointwiseTuning tuning;
+  return tuning;
+}
+
 }  // namespace
+
+void set_pointwise_tuning(const PointwiseTuning& tuning) {
+  NVFUSE_CHECK(
+      tuning.block_size > 0 && tuning.block_size <= 1024 &&
+          tuning.block_size % 32 == 0,
+      "block_size must be a multiple of 32 up to 1024");
+  NVFUSE_CHECK(tuning.max_unroll >= 1, "max_unroll must be at least 1");
+  std::lock_guard<std::mutex> lock(tuning_mutex);
+  tuning_storage() = tuning;
+}
+
+PointwiseTuning pointwise_tuning() {
+  std::lock_guard<std::mutex> lock(tuning_mutex);
+  return tuning_storage();
+}
 
 std::unique_ptr<PointwiseExecutor> PointwiseExecutor::try_create(
     const Fusion& fusion,
@@ -169,8 +190,8 @@ std::string PointwiseExecutor::cuda_code_for(
     const auto& props = cuda_driver::properties(bound.device.index());
     device = {props.sm_count, props.arch};
   }
-  const PointwiseSchedule schedule =
-      schedule_pointwise(analysis_, inputs, outputs, device);
+  const PointwiseSchedule schedule = schedule_pointwise(
+      analysis_, inputs, outputs, device, pointwise_tuning());
   std::lock_guard<std::mutex> lock(mutex_);
   return variant_for(schedule.params).source.code;
 }
@@ -215,7 +236,8 @@ std::optional<std::vector<at::Tensor>> PointwiseExecutor::run(
 
   const auto& props = cuda_driver::properties(device.index());
   const PointwiseSchedule schedule = schedule_pointwise(
-      analysis_, inputs, outputs, DeviceInfo{props.sm_count, props.arch});
+      analysis_, inputs, outputs, DeviceInfo{props.sm_count, props.arch},
+      pointwise_tuning());
   const Variant* variant = nullptr;
   {
     std::lock_guard<std::mutex> lock(mutex_);

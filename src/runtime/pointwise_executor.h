@@ -18,6 +18,10 @@
 
 namespace nvfuse {
 
+// The process's launch-shape tuning (for experiments; see PointwiseTuning).
+void set_pointwise_tuning(const PointwiseTuning& tuning);
+PointwiseTuning pointwise_tuning();
+
 class PointwiseExecutor {
  public:
   // nullptr (with the reason) when the pointwise scheduler rejects `fusion`.

@@ -12,8 +12,6 @@ namespace nvfuse {
 namespace {
 
 constexpr int kVectorBytes = 16;  // the widest global load/store
-constexpr int kBlockSize = 128;
-constexpr int kMaxUnroll = 4;
 
 // The first output's allocation order: iteration axes, outermost first.
 std::vector<int> iteration_order(const TensorArg& reference) {
@@ -163,7 +161,8 @@ PointwiseSchedule schedule_pointwise(
     const PointwiseAnalysis& analysis,
     const std::vector<TensorArg>& inputs,
     const std::vector<TensorArg>& outputs,
-    const DeviceInfo& device) {
+    const DeviceInfo& device,
+    const PointwiseTuning& tuning) {
   NVFUSE_ASSERT_EQ(inputs.size(), analysis.inputs.size(), "kernel inputs");
   NVFUSE_ASSERT_EQ(outputs.size(), analysis.outputs.size(), "kernel outputs");
   std::vector<TensorArg> tensors = inputs;
@@ -176,7 +175,7 @@ PointwiseSchedule schedule_pointwise(
   schedule.space = build_space(analysis, tensors, views);
   PointwiseParams& params = schedule.params;
   params.collapsed_rank = static_cast<int>(schedule.space.extents.size());
-  params.block_size = kBlockSize;
+  params.block_size = tuning.block_size;
   for (const auto& strides : schedule.space.strides) {
     params.inner_access.push_back(inner_access_of(strides.back()));
   }
@@ -191,7 +190,7 @@ PointwiseSchedule schedule_pointwise(
   // Unroll (several independent vector loads in flight per thread) unless
   // that would leave the GPU with too few blocks.
   const int64_t groups = schedule.space.numel / params.vector_width;
-  params.unroll = kMaxUnroll;
+  params.unroll = tuning.max_unroll;
   while (params.unroll > 1 &&
          groups / (int64_t{params.block_size} * params.unroll) <
              4 * int64_t{device.sm_count}) {

@@ -41,6 +41,14 @@ struct IterationSpace {
   int64_t numel = 1;
 };
 
+// The launch-shape choices the heuristics start from; defaults are what
+// measurements on H100 chose. Exposed so that tuning experiments can sweep
+// them (nvfuse._C.set_pointwise_tuning).
+struct PointwiseTuning {
+  int block_size = 128;
+  int max_unroll = 4;
+};
+
 struct PointwiseSchedule {
   IterationSpace space;
   PointwiseParams params;
@@ -53,6 +61,7 @@ PointwiseSchedule schedule_pointwise(
     const PointwiseAnalysis& analysis,
     const std::vector<TensorArg>& inputs,
     const std::vector<TensorArg>& outputs,
-    const DeviceInfo& device);
+    const DeviceInfo& device,
+    const PointwiseTuning& tuning = {});
 
 }  // namespace nvfuse
