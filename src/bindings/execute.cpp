@@ -43,14 +43,15 @@ void init_execute(py::module_& m) {
       py::arg("fusion_id"), py::arg("inputs"));
   m.def(
       "set_pointwise_tuning",
-      [](int block_size, int max_unroll) {
-        set_pointwise_tuning({block_size, max_unroll});
+      [](int block_size, int max_unroll, int elements_per_thread) {
+        set_pointwise_tuning({block_size, max_unroll, elements_per_thread});
       },
       py::arg("block_size"), py::arg("max_unroll"),
+      py::arg("elements_per_thread") = 16,
       "Launch-shape defaults of the pointwise scheduler (for tuning runs)");
   m.def("pointwise_tuning", [] {
     const PointwiseTuning t = pointwise_tuning();
-    return py::make_tuple(t.block_size, t.max_unroll);
+    return py::make_tuple(t.block_size, t.max_unroll, t.elements_per_thread);
   });
   m.def(
       "add_nvrtc_search_directory", &add_nvrtc_search_directory,

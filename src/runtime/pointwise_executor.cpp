@@ -107,7 +107,9 @@ void set_pointwise_tuning(const PointwiseTuning& tuning) {
       tuning.block_size > 0 && tuning.block_size <= 1024 &&
           tuning.block_size % 32 == 0,
       "block_size must be a multiple of 32 up to 1024");
-  NVFUSE_CHECK(tuning.max_unroll >= 1, "max_unroll must be at least 1");
+  NVFUSE_CHECK(
+      tuning.max_unroll >= 1 && tuning.elements_per_thread >= 1,
+      "max_unroll and elements_per_thread must be at least 1");
   std::lock_guard<std::mutex> lock(tuning_mutex);
   tuning_storage() = tuning;
 }

@@ -190,7 +190,8 @@ PointwiseSchedule schedule_pointwise(
   // Unroll (several independent vector loads in flight per thread) unless
   // that would leave the GPU with too few blocks.
   const int64_t groups = schedule.space.numel / params.vector_width;
-  params.unroll = tuning.max_unroll;
+  params.unroll = std::clamp(
+      tuning.elements_per_thread / params.vector_width, 1, tuning.max_unroll);
   while (params.unroll > 1 &&
          groups / (int64_t{params.block_size} * params.unroll) <
              4 * int64_t{device.sm_count}) {

@@ -41,12 +41,15 @@ struct IterationSpace {
   int64_t numel = 1;
 };
 
-// The launch-shape choices the heuristics start from; defaults are what
-// measurements on H100 chose. Exposed so that tuning experiments can sweep
-// them (nvfuse._C.set_pointwise_tuning).
+// The launch-shape choices the heuristics start from, chosen by sweeps on an
+// H100 (tools/tune_pointwise.py): 256-thread blocks, and about 16 elements
+// per thread (unroll = elements_per_thread / vector width, at most
+// max_unroll): bf16 peaked at 2 x 8, fp32 at 4 x 4. Exposed so that tuning
+// runs can sweep them (nvfuse._C.set_pointwise_tuning).
 struct PointwiseTuning {
-  int block_size = 128;
+  int block_size = 256;
   int max_unroll = 4;
+  int elements_per_thread = 16;
 };
 
 struct PointwiseSchedule {
