@@ -154,6 +154,9 @@ def test_pointwise(gpu_benchmark, case, dtype, size, executor):
         fn = lambda: torch_fn(*inputs)  # noqa: E731
         out = fn()
     else:
+        # A fresh compile per case: dynamo would otherwise hit its recompile
+        # limit across sizes and dtypes and silently run eager.
+        torch._dynamo.reset()
         compiled = torch.compile(torch_fn, dynamic=False)
         fn = lambda: compiled(*inputs)  # noqa: E731
         out = fn()

@@ -56,3 +56,22 @@ TEST(ScalarValue, NanConstantsCompareEqualSoDefinitionsHashAlike) {
 
 }  // namespace
 }  // namespace nvfuse
+
+namespace nvfuse {
+namespace {
+
+TEST(ScalarValue, CastRoundsToTheTargetPrecision) {
+  EXPECT_EQ(ScalarValue(0.1).cast_to(DataType::Float).as_double(),
+            static_cast<double>(0.1f));
+  EXPECT_EQ(ScalarValue(0.1).cast_to(DataType::BFloat16).as_double(),
+            0.10009765625);
+  EXPECT_EQ(ScalarValue(0.1).cast_to(DataType::Half).as_double(),
+            0.0999755859375);
+  EXPECT_EQ(ScalarValue(1e-8).cast_to(DataType::Half).as_double(),
+            0.0);  // below half's smallest subnormal / 2
+  EXPECT_TRUE(std::isinf(ScalarValue(70000.0).cast_to(DataType::Half).as_double()));
+  EXPECT_EQ(ScalarValue(2.5).cast_to(DataType::Int).as_int(), 2);
+}
+
+}  // namespace
+}  // namespace nvfuse

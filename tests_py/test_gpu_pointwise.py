@@ -240,7 +240,7 @@ def test_new_process_loads_kernels_from_the_disk_cache_and_reuses_them_across_si
             t = fd.define_tensor(shape=[-1], contiguity=True, dtype=DataType.Float)
             fd.add_output(fd.ops.mul(fd.ops.exp(t), 0.5))
         # Large enough that all three share one schedule (and so one kernel).
-        for n in (1 << 21, 3 << 20, 1 << 22):
+        for n in (1 << 23, 3 << 22, 1 << 24):
             x = torch.randn(n, device="cuda")
             torch.testing.assert_close(fd.execute([x])[0], x.exp() * 0.5)
     """)

@@ -87,3 +87,16 @@ def test_addcmul_matches_torch(dtype):
         lambda fd, x, y, z: fd.ops.addcmul(x, y, z, 0.5), [a, b, c]
     )
     assert_close(out, torch.addcmul(a, b, c, value=0.5))
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_threshold_compares_against_the_threshold_rounded_to_the_tensor_type(dtype):
+    # torch's CUDA kernel rounds the threshold to the tensor's type, so
+    # elements equal to the rounded 0.1 take the value; its CPU kernel
+    # compares in float and keeps them. nvfuse follows CUDA on every device
+    # (the reference evaluator is the oracle of the generated kernels).
+    at_threshold = torch.tensor(0.1).to(dtype)
+    x = torch.cat([at_threshold.repeat(4), make_input((60,), dtype)])
+    (out,), _ = run_fusion(lambda fd, t: fd.ops.threshold(t, 0.1, 2.0), [x])
+    expected = torch.where(x <= at_threshold, torch.tensor(2.0, dtype=dtype), x)
+    assert_close(out, expected)

@@ -1,5 +1,6 @@
 #include "ir/scalar_value.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -64,6 +65,41 @@ std::complex<double> ScalarValue::as_complex() const {
   return {as_double(), 0.0};
 }
 
+namespace {
+
+// Rounds |value| to `bits` significant bits (round to nearest even), with
+// subnormal spacing 2^min_exponent: the value a type of that precision holds.
+double round_to_precision(double value, int bits, int min_exponent) {
+  if (value == 0.0 || std::isnan(value) || std::isinf(value)) {
+    return value;
+  }
+  int exponent = 0;
+  std::frexp(value, &exponent);  // |value| = m * 2^exponent, m in [0.5, 1)
+  const double ulp = std::ldexp(1.0, std::max(exponent - bits, min_exponent));
+  return std::nearbyint(value / ulp) * ulp;
+}
+
+// The value a tensor of `dtype` would hold; torch converts double to the
+// half types through float.
+double round_to_dtype(double value, DataType dtype) {
+  const double as_float = static_cast<float>(value);
+  switch (dtype) {
+    case DataType::Float:
+      return as_float;
+    case DataType::BFloat16:  // float: 8 significant bits, same exponent range
+      return static_cast<float>(round_to_precision(as_float, 8, -133));
+    case DataType::Half: {  // 11 significant bits, max 65504
+      const double rounded = round_to_precision(as_float, 11, -24);
+      return std::fabs(rounded) > 65504.0 ? std::copysign(INFINITY, rounded)
+                                           : rounded;
+    }
+    default:
+      return value;  // Double; float8 constants keep double precision
+  }
+}
+
+}  // namespace
+
 ScalarValue ScalarValue::cast_to(DataType dtype) const {
   if (!has_value()) {
     return *this;
@@ -74,7 +110,7 @@ ScalarValue ScalarValue::cast_to(DataType dtype) const {
     case TypeCategory::kInt:
       return ScalarValue(as_int());
     case TypeCategory::kFloat:
-      return ScalarValue(as_double());
+      return ScalarValue(round_to_dtype(as_double(), dtype));
     case TypeCategory::kComplex:
       return ScalarValue(as_complex());
     case TypeCategory::kNone:

@@ -38,7 +38,9 @@ class ScalarValue {
   double as_double() const;
   std::complex<double> as_complex() const;
 
-  // The value converted to the C++ kind that stores `dtype`.
+  // The value converted to `dtype`: the C++ kind that stores it, rounded as
+  // a value of that type would be (float, bf16 and half round to nearest
+  // even; double goes to the half types through float, as in torch).
   ScalarValue cast_to(DataType dtype) const;
   // The natural DataType of the stored kind (Bool, Int, Double, ComplexDouble).
   DataType natural_dtype() const;

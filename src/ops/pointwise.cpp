@@ -112,6 +112,16 @@ Val* pointwise(OpType op, std::vector<Val*> operands) {
   const DataType compute = compute_type_of(info, common);
   const DataType out_dtype = output_type_of(info, compute);
 
+  // torch.threshold rounds its threshold and value to the tensor's type
+  // before comparing (a bf16 tensor compares against bf16(0.1)).
+  if (op == OpType::threshold) {
+    for (size_t i = 1; i < operands.size(); ++i) {
+      if (operands[i]->is<Scalar>() && operands[i]->dtype() != compute) {
+        operands[i] = cast(operands[i], compute);
+      }
+    }
+  }
+
   // Tensors are cast to the compute type; scalars stay as given (they are
   // applied in the op's math type, as torch applies Python scalars).
   int64_t rank = 0;
@@ -171,6 +181,9 @@ Val* cast(Val* value, DataType dtype) {
     return pointwise(OpType::set, {value});
   }
   Fusion* fusion = value->fusion();
+  if (value->is<Scalar>() && value->as<Scalar>()->is_constant()) {
+    return fusion->constant(value->as<Scalar>()->value(), dtype);  // folded
+  }
   Val* out = nullptr;
   if (value->is<TensorView>()) {
     auto* tv = value->as<TensorView>();
