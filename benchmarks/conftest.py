@@ -13,6 +13,8 @@ import gc
 import pytest
 import torch
 
+from gpu_timing import median_event_time_ms
+
 L2_FLUSH_BYTES = 256 * 1024 * 1024  # well above the H100/H200 L2 (50-60 MB)
 COPY_BYTES = 1 << 30
 
@@ -36,23 +38,6 @@ def pytest_collection_modifyitems(config, items):
     items.sort(key=executor_rank)
 
 
-def _event_time_ms(fn, flush, rounds=20, warmup=3):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(rounds):
-        flush()
-        start = torch.cuda.Event(enable_timing=True)
-        end = torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    times.sort()
-    return times[len(times) // 2]
-
-
 @pytest.fixture(scope="session")
 def l2_flush():
     buffer = torch.empty(L2_FLUSH_BYTES, dtype=torch.uint8, device="cuda")
@@ -68,7 +53,7 @@ def copy_bandwidth(l2_flush):
     """GB/s of a large device-to-device copy (bytes read + written)."""
     src = torch.empty(COPY_BYTES, dtype=torch.uint8, device="cuda")
     dst = torch.empty_like(src)
-    ms = _event_time_ms(lambda: dst.copy_(src), l2_flush)
+    ms = median_event_time_ms(lambda: dst.copy_(src), l2_flush)
     gbps = 2 * COPY_BYTES / (ms * 1e-3) / 1e9
     del src, dst
     torch.cuda.empty_cache()

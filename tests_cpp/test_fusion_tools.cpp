@@ -2,6 +2,7 @@
 // pre-segmentation passes, and device meshes.
 #include <gtest/gtest.h>
 
+#include "fusion_builders.h"
 #include "ir/device_mesh.h"
 #include "ir/expression_evaluator.h"
 #include "ir/fusion.h"
@@ -13,13 +14,7 @@ namespace nvfuse {
 namespace {
 
 TensorView* input_1d(Fusion& f, DataType dtype) {
-  auto* tv = f.create<TensorView>(
-      TensorDomain({f.create<IterDomain>(
-          f.create<Scalar>(DataType::Index, std::nullopt),
-          IterType::kIteration)}),
-      dtype);
-  f.add_input(tv);
-  return tv;
+  return testing::symbolic_input(f, 1, dtype);
 }
 
 TEST(Printer, OneLinePerExprWithDomainsAndDtypes) {

@@ -2,6 +2,7 @@
 // broadcasting and the extent equalities that ops record.
 #include <gtest/gtest.h>
 
+#include "fusion_builders.h"
 #include "ir/fusion.h"
 #include "ops/broadcast.h"
 #include "ops/pointwise.h"
@@ -10,16 +11,7 @@
 namespace nvfuse {
 namespace {
 
-TensorView* symbolic_input(Fusion& f, int64_t rank, DataType dtype) {
-  std::vector<IterDomain*> axes;
-  for (int64_t i = 0; i < rank; ++i) {
-    axes.push_back(f.create<IterDomain>(
-        f.create<Scalar>(DataType::Index, std::nullopt), IterType::kIteration));
-  }
-  auto* tv = f.create<TensorView>(TensorDomain(axes), dtype);
-  f.add_input(tv);
-  return tv;
-}
+using testing::symbolic_input;
 
 TEST(IrConstruction, BinaryOpSharesTheFirstOperandsExtents) {
   Fusion f;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "codegen/pointwise_codegen.h"
+#include "fusion_builders.h"
 #include "ir/allocation_strides.h"
 #include "ir/fusion.h"
 #include "ops/broadcast.h"
@@ -17,14 +18,7 @@ namespace {
 constexpr int kSm90 = 90;
 
 TensorView* input(Fusion& f, int64_t rank, DataType dtype) {
-  std::vector<IterDomain*> axes;
-  for (int64_t i = 0; i < rank; ++i) {
-    axes.push_back(f.create<IterDomain>(
-        f.create<Scalar>(DataType::Index, std::nullopt), IterType::kIteration));
-  }
-  auto* tv = f.create<TensorView>(TensorDomain(axes), dtype);
-  f.add_input(tv);
-  return tv;
+  return testing::symbolic_input(f, rank, dtype);
 }
 
 TensorArg contiguous(DataType dtype, std::vector<int64_t> sizes, uint64_t address = 0) {

@@ -10,6 +10,24 @@ export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}"
 python3 -m pip install --no-build-isolation --no-deps . \
   -Cbuild-dir=build/test -Ccmake.define.NVFUSE_BUILD_TESTS=ON
 
+# The C++ tests compile generated kernels with NVRTC: the CUDA toolkit's, or
+# the nvidia-cuda-nvrtc wheel that torch depends on.
+if [ -z "${NVFUSE_NVRTC_LIBRARY:-}" ]; then
+  NVFUSE_NVRTC_LIBRARY="$(python3 - <<'PY'
+import glob, os
+try:
+    import nvidia
+    for base in nvidia.__path__:
+        for path in sorted(glob.glob(os.path.join(base, "*", "lib", "libnvrtc.so.1[23]"))):
+            print(path)
+            raise SystemExit
+except ImportError:
+    pass
+PY
+)"
+  [ -n "$NVFUSE_NVRTC_LIBRARY" ] && export NVFUSE_NVRTC_LIBRARY
+fi
+
 echo "== GoogleTest (tests_cpp) =="
 ./build/test/tests_cpp/nvfuse_cpp_tests --gtest_brief=1
 

@@ -13,6 +13,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
 import test_pointwise as cases  # noqa: E402
+from gpu_timing import median_event_time_ms  # noqa: E402
 
 import nvfuse  # noqa: E402
 
@@ -22,19 +23,8 @@ DEFAULT_TARGETS = ["channels_last:bf16:1GB", "add_mul_relu:bf16:64MB",
                    "chain10:fp32:1GB", "add_mul_relu:fp32:1GB"]
 
 
-def median_ms(fn, flush, rounds=30, warmup=5):
-    for _ in range(warmup):
-        fn()
-    times = []
-    for _ in range(rounds):
-        flush()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        fn()
-        end.record()
-        end.synchronize()
-        times.append(start.elapsed_time(end))
-    return sorted(times)[len(times) // 2]
+def median_ms(fn, flush):
+    return median_event_time_ms(fn, flush, rounds=30, warmup=5)
 
 
 def main():

@@ -1,0 +1,22 @@
+"""GPU timing shared by the benchmarks and tools/tune_pointwise.py."""
+
+import torch
+
+
+def median_event_time_ms(fn, flush, rounds=20, warmup=3):
+    """Median CUDA-event time of fn() in ms, with flush() (outside the timed
+    region) before every timed call."""
+    for _ in range(warmup):
+        fn()
+    times = []
+    for _ in range(rounds):
+        flush()
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        fn()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end))
+    times.sort()
+    return times[len(times) // 2]

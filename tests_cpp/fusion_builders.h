@@ -1,0 +1,20 @@
+// Small builders shared by the C++ tests.
+#pragma once
+
+#include "ir/fusion.h"
+
+namespace nvfuse::testing {
+
+// A fusion input of `rank` symbolic (-1) axes.
+inline TensorView* symbolic_input(Fusion& f, int64_t rank, DataType dtype) {
+  std::vector<IterDomain*> axes;
+  for (int64_t i = 0; i < rank; ++i) {
+    axes.push_back(f.create<IterDomain>(
+        f.create<Scalar>(DataType::Index, std::nullopt), IterType::kIteration));
+  }
+  auto* tv = f.create<TensorView>(TensorDomain(axes), dtype);
+  f.add_input(tv);
+  return tv;
+}
+
+}  // namespace nvfuse::testing
