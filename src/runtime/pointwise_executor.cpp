@@ -147,7 +147,7 @@ std::optional<std::vector<std::vector<int64_t>>> PointwiseExecutor::output_sizes
   return sizes;
 }
 
-const PointwiseExecutor::Variant& PointwiseExecutor::variant_for(
+PointwiseExecutor::Variant& PointwiseExecutor::variant_for(
     const PointwiseParams& params) {
   for (const auto& variant : variants_) {
     if (variant->params == params) {
@@ -240,11 +240,20 @@ std::optional<std::vector<at::Tensor>> PointwiseExecutor::run(
   const PointwiseSchedule schedule = schedule_pointwise(
       analysis_, inputs, outputs, DeviceInfo{props.sm_count, props.arch},
       pointwise_tuning());
-  const Variant* variant = nullptr;
+  Variant* variant = nullptr;
+  const LoadedKernel* kernel = nullptr;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     variant = &variant_for(schedule.params);
     last_ = variant;
+    if (schedule.grid_size > 0) {
+      const LoadedKernel*& loaded = variant->loaded[device.index()];
+      if (loaded == nullptr) {
+        loaded = &load_kernel(
+            variant->source.code, variant->source.name, device.index());
+      }
+      kernel = loaded;
+    }
   }
 
   if (schedule.grid_size > 0) {
@@ -296,8 +305,6 @@ std::optional<std::vector<at::Tensor>> PointwiseExecutor::run(
       }
     }
 
-    const LoadedKernel& kernel =
-        load_kernel(variant->source.code, variant->source.name, device.index());
     cuda_driver::make_context_current(device.index());
     const c10::Stream stream =
         c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->getStream(device);
@@ -309,7 +316,7 @@ std::optional<std::vector<at::Tensor>> PointwiseExecutor::run(
     }
     void* params[] = {storage.data()};
     cuda_driver::launch(
-        kernel.function, {static_cast<unsigned>(schedule.grid_size)},
+        kernel->function, {static_cast<unsigned>(schedule.grid_size)},
         {static_cast<unsigned>(variant->params.block_size)}, 0,
         stream.native_handle(), params);
   }

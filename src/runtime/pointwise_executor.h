@@ -4,6 +4,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -50,8 +51,11 @@ class PointwiseExecutor {
   struct Variant {
     PointwiseParams params;
     KernelSource source;
+    // Loaded per device on first launch, so later launches skip the kernel
+    // cache's key computation (it hashes the source).
+    std::map<int, const LoadedKernel*> loaded;
   };
-  const Variant& variant_for(const PointwiseParams& params);
+  Variant& variant_for(const PointwiseParams& params);
   // Output sizes from the bound extents; nullopt when one is unknown.
   std::optional<std::vector<std::vector<int64_t>>> output_sizes(
       BoundInputs& bound) const;
