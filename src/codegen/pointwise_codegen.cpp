@@ -6,6 +6,7 @@
 #include "codegen/device_runtime.h"
 #include "codegen/emit_op.h"
 #include "ir/printer.h"
+#include "ir/type_promotion.h"
 
 namespace nvfuse {
 
@@ -101,25 +102,13 @@ class PointwiseGenerator {
     return "nvfuse::cast<" + cuda_type_of(math) + ">(" + text + ")";
   }
 
-  // The type an op computes in: that of its promoted tensor operands (the IR
-  // cast them), else its output's; half types compute in float.
-  static DataType compute_type(const PointwiseOp& op) {
-    for (size_t i = first_promoted_operand(op.op()); i < op.inputs().size();
-         ++i) {
-      if (op.input(i)->is<TensorView>()) {
-        return math_dtype_of(op.input(i)->dtype());
-      }
-    }
-    return math_dtype_of(op.output(0)->dtype());
-  }
-
   std::string statement(const Expr& expr) const {
     const Val* out = expr.output(0);
     const std::string type = cuda_type_of(out->dtype());
     std::string value;
     if (expr.is<PointwiseOp>()) {
       const auto& op = *expr.as<PointwiseOp>();
-      const DataType math = compute_type(op);
+      const DataType math = math_dtype_of(compute_type_of(op));
       std::vector<std::string> operands;
       for (size_t i = 0; i < op.inputs().size(); ++i) {
         const bool condition = op.op() == OpType::where && i == 0;

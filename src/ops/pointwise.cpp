@@ -4,7 +4,7 @@
 
 #include "ir/fusion.h"
 #include "ops/broadcast.h"
-#include "ops/type_promotion.h"
+#include "ir/type_promotion.h"
 
 namespace nvfuse {
 

@@ -5,7 +5,7 @@
 #include "ir/dispatch.h"
 #include "ir/expression_evaluator.h"
 #include "ir/printer.h"
-#include "ops/type_promotion.h"
+#include "ir/type_promotion.h"
 #include "runtime/aten_pointwise.h"
 
 namespace nvfuse {
@@ -101,17 +101,8 @@ void ReferenceEvaluator::handle(const PointwiseOp& e) {
     handle_scalar_pointwise(e);
     return;
   }
-  // The compute type is that of the promoted tensor operands (the IR cast
-  // them); with none, the output's.
   const int first_promoted = first_promoted_operand(e.op());
-  DataType compute = e.output(0)->dtype();
-  for (size_t i = first_promoted; i < e.inputs().size(); ++i) {
-    if (e.input(i)->is<TensorView>()) {
-      compute = e.input(i)->dtype();
-      break;
-    }
-  }
-  const at::ScalarType math = math_type_of(compute);
+  const at::ScalarType math = math_type_of(compute_type_of(e));
   std::vector<AtenOperand> operands;
   for (size_t i = 0; i < e.inputs().size(); ++i) {
     const Val* in = e.input(i);
@@ -140,8 +131,7 @@ void ReferenceEvaluator::handle_scalar_pointwise(const PointwiseOp& e) {
     return;
   }
   // Ops without a host implementation: ATen on 0-d tensors.
-  const DataType compute =
-      compute_type_of(info_of(e.op()), result_type(e.inputs()));
+  const DataType compute = compute_type_of(e);
   std::vector<AtenOperand> operands;
   for (const ScalarValue& v : values) {
     operands.push_back(

@@ -1,5 +1,6 @@
-#include "ops/type_promotion.h"
+#include "ir/type_promotion.h"
 
+#include "ir/exprs.h"
 #include "ir/tensor_view.h"
 
 namespace nvfuse {
@@ -94,6 +95,12 @@ DataType output_type_of(const OpInfo& info, DataType compute) {
       return compute;
   }
   return compute;
+}
+
+DataType compute_type_of(const PointwiseOp& op) {
+  const std::vector<Val*> promoted(
+      op.inputs().begin() + first_promoted_operand(op.op()), op.inputs().end());
+  return compute_type_of(info_of(op.op()), result_type(promoted));
 }
 
 }  // namespace nvfuse

@@ -20,4 +20,11 @@ DataType compute_type_of(const OpInfo& info, DataType common);
 // The dtype an op returns, given its compute type.
 DataType output_type_of(const OpInfo& info, DataType compute);
 
+class PointwiseOp;
+// The dtype a built op computes in (before half types widen to float): the
+// promotion of its promoted operands. The op constructor cast tensor operands
+// to it, so this gives back what was decided when the op was built; every
+// backend reads it here.
+DataType compute_type_of(const PointwiseOp& op);
+
 }  // namespace nvfuse
