@@ -15,7 +15,7 @@ import torch
 
 from . import _C
 from ._C import DataType, StateKind
-from .errors import DefinitionError, DefinitionTypeError, UnsupportedError
+from .errors import DefinitionError, DefinitionTypeError, InputError, UnsupportedError
 from .handles import Scalar, Tensor, Vector, _Handle, make_handle
 from .ops import Operators
 from .pytorch_utils import python_scalar_dtype, torch_dtype_to_nvfuse_dtype
@@ -359,8 +359,6 @@ def _dtype_arg(dtype):
 def _check_device(inputs, device):
     for i, t in enumerate(inputs):
         if isinstance(t, torch.Tensor) and t.dim() > 0 and t.device != device:
-            from .errors import InputError
-
             raise InputError(
                 f"execute(device={device}): input {i} is on {t.device}; move "
                 "it, or leave device unset"

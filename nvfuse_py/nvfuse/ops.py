@@ -7,7 +7,6 @@ Python, printing, hashing and evaluation never disagree on what exists.
 from . import _C
 from ._C import DataType
 from .errors import DefinitionTypeError
-from .handles import Vector
 
 
 def _bind_arguments(op_name, parameters, args, kwargs):
@@ -157,4 +156,4 @@ def _dtype(dtype):
 for _name, _arity, _parameters in _C.pointwise_ops():
     setattr(Operators, _name, _make_pointwise(_name, _parameters.split(",")))
 
-__all__ = ["Operators", "Vector"]
+__all__ = ["Operators"]

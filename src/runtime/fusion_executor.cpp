@@ -40,19 +40,24 @@ std::string FusionExecutor::last_cuda_code() const {
 std::vector<at::Tensor> FusionExecutor::execute(
     const std::vector<Argument>& args) {
   BoundInputs bound = bind_inputs(*fusion_, args);
-  std::vector<at::Tensor> input_tensors;
-  for (const Argument& arg : args) {
-    if (const auto* t = std::get_if<at::Tensor>(&arg)) {
-      input_tensors.push_back(*t);
-    }
-  }
   std::optional<std::vector<at::Tensor>> kernel_values;
   if (bound.device.is_cuda() && pointwise_ != nullptr) {
     kernel_values = pointwise_->run(args, bound);
   }
-  std::vector<at::Tensor> values = kernel_values.has_value()
+  // A kernel wrote fresh tensors laid out by their allocation domains; the
+  // reference evaluator's values may be views of inputs or laid out by ATen.
+  const bool from_kernel = kernel_values.has_value();
+  std::vector<at::Tensor> values = from_kernel
       ? std::move(*kernel_values)
       : ReferenceEvaluator(*fusion_).run(args);
+  std::vector<at::Tensor> input_tensors;
+  if (!from_kernel) {
+    for (const Argument& arg : args) {
+      if (const auto* t = std::get_if<at::Tensor>(&arg)) {
+        input_tensors.push_back(*t);
+      }
+    }
+  }
 
   std::vector<at::Tensor> outputs;
   const auto& fusion_outputs = fusion_->outputs();
@@ -70,8 +75,8 @@ std::vector<at::Tensor> FusionExecutor::execute(
       destination.copy_(values[i]);
       continue;
     }
-    if (fusion_->is_input(&tv)) {
-      outputs.push_back(values[i]);  // an input returned as is
+    if (fusion_->is_input(&tv) || from_kernel) {
+      outputs.push_back(values[i]);  // an input returned as is, or final
       continue;
     }
     outputs.push_back(

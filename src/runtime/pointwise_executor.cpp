@@ -130,6 +130,44 @@ std::unique_ptr<PointwiseExecutor> PointwiseExecutor::try_create(
       new PointwiseExecutor(fusion, std::move(*analysis)));
 }
 
+PointwiseExecutor::PointwiseExecutor(
+    const Fusion& fusion,
+    PointwiseAnalysis analysis)
+    : fusion_(fusion), analysis_(std::move(analysis)) {
+  for (size_t i = 0; i < fusion_.inputs().size(); ++i) {
+    input_positions_.emplace(fusion_.inputs()[i], i);
+  }
+  const auto& written = analysis_.outputs;
+  for (const Val* out : fusion_.outputs()) {
+    auto it = std::find(written.begin(), written.end(), out);
+    output_slots_.push_back(
+        it == written.end()
+            ? -1  // a fusion input, returned as is
+            : static_cast<int>(analysis_.inputs.size() + (it - written.begin())));
+  }
+}
+
+std::vector<TensorArg> PointwiseExecutor::input_args(
+    const std::vector<Argument>& args) const {
+  std::vector<TensorArg> inputs;
+  for (const TensorView* tv : analysis_.inputs) {
+    inputs.push_back(tensor_arg_of(std::get<at::Tensor>(argument_of(args, tv))));
+  }
+  return inputs;
+}
+
+namespace {
+
+DeviceInfo device_info_of(c10::Device device) {
+  if (!device.is_cuda()) {
+    return DeviceInfo{};  // code for a CPU stand-in: default to an H100
+  }
+  const auto& props = cuda_driver::properties(device.index());
+  return DeviceInfo{props.sm_count, props.arch};
+}
+
+}  // namespace
+
 std::optional<std::vector<std::vector<int64_t>>> PointwiseExecutor::output_sizes(
     BoundInputs& bound) const {
   std::vector<std::vector<int64_t>> sizes;
@@ -173,13 +211,6 @@ std::string PointwiseExecutor::cuda_code_for(
   NVFUSE_CHECK_AS(
       ErrorKind::kUnsupported, sizes.has_value(),
       "the output sizes of this fusion are not known before running it");
-  std::vector<TensorArg> inputs;
-  for (const TensorView* tv : analysis_.inputs) {
-    const size_t index = std::find(fusion_.inputs().begin(),
-                                   fusion_.inputs().end(), tv) -
-        fusion_.inputs().begin();
-    inputs.push_back(tensor_arg_of(std::get<at::Tensor>(args[index])));
-  }
   std::vector<TensorArg> outputs;
   for (size_t i = 0; i < analysis_.outputs.size(); ++i) {
     const TensorView* tv = analysis_.outputs[i];
@@ -187,18 +218,15 @@ std::string PointwiseExecutor::cuda_code_for(
     outputs.push_back({tv->dtype(), (*sizes)[i],
                        strides_for_allocation(*tv, (*sizes)[i]), 0});
   }
-  DeviceInfo device;
-  if (bound.device.is_cuda()) {
-    const auto& props = cuda_driver::properties(bound.device.index());
-    device = {props.sm_count, props.arch};
-  }
   const PointwiseSchedule schedule = schedule_pointwise(
-      analysis_, inputs, outputs, device, pointwise_tuning());
+      analysis_, input_args(args), outputs, device_info_of(bound.device),
+      pointwise_tuning());
   std::lock_guard<std::mutex> lock(mutex_);
   return variant_for(schedule.params).source.code;
 }
 
 std::string PointwiseExecutor::last_cuda_code() const {
+  std::lock_guard<std::mutex> lock(mutex_);
   return last_ == nullptr ? std::string() : last_->source.code;
 }
 
@@ -211,19 +239,9 @@ std::optional<std::vector<at::Tensor>> PointwiseExecutor::run(
   }
   const c10::Device device = bound.device;
   const c10::DeviceGuard guard(device);
-  const auto& fusion_inputs = fusion_.inputs();
-  auto argument_of = [&](const Val* input) -> const Argument& {
-    const size_t index =
-        std::find(fusion_inputs.begin(), fusion_inputs.end(), input) -
-        fusion_inputs.begin();
-    return args.at(index);
-  };
-
   std::vector<at::Tensor> tensors;
-  std::vector<TensorArg> inputs;
   for (const TensorView* tv : analysis_.inputs) {
-    tensors.push_back(std::get<at::Tensor>(argument_of(tv)));
-    inputs.push_back(tensor_arg_of(tensors.back()));
+    tensors.push_back(std::get<at::Tensor>(argument_of(args, tv)));
   }
   std::vector<TensorArg> outputs;
   for (size_t i = 0; i < analysis_.outputs.size(); ++i) {
@@ -236,9 +254,8 @@ std::optional<std::vector<at::Tensor>> PointwiseExecutor::run(
     outputs.push_back(tensor_arg_of(out));
   }
 
-  const auto& props = cuda_driver::properties(device.index());
   const PointwiseSchedule schedule = schedule_pointwise(
-      analysis_, inputs, outputs, DeviceInfo{props.sm_count, props.arch},
+      analysis_, input_args(args), outputs, device_info_of(device),
       pointwise_tuning());
   Variant* variant = nullptr;
   const LoadedKernel* kernel = nullptr;
@@ -261,10 +278,10 @@ std::optional<std::vector<at::Tensor>> PointwiseExecutor::run(
     std::optional<ReferenceEvaluator> scalars;
     auto value_of = [&](const Val* v) -> ScalarValue {
       if (v->is<TensorView>()) {
-        return from_aten_scalar(std::get<at::Tensor>(argument_of(v)).item());
+        return from_aten_scalar(std::get<at::Tensor>(argument_of(args, v)).item());
       }
       if (fusion_.is_input(v)) {
-        return std::get<ScalarValue>(argument_of(v));
+        return std::get<ScalarValue>(argument_of(args, v));
       }
       if (!scalars.has_value()) {
         scalars.emplace(fusion_);
@@ -322,15 +339,11 @@ std::optional<std::vector<at::Tensor>> PointwiseExecutor::run(
   }
 
   std::vector<at::Tensor> values;
-  for (const Val* out : fusion_.outputs()) {
-    if (fusion_.is_input(out)) {
-      values.push_back(std::get<at::Tensor>(argument_of(out)));
-      continue;
-    }
-    const size_t index = std::find(analysis_.outputs.begin(),
-                                   analysis_.outputs.end(), out) -
-        analysis_.outputs.begin();
-    values.push_back(tensors[analysis_.inputs.size() + index]);
+  for (size_t i = 0; i < fusion_.outputs().size(); ++i) {
+    const int slot = output_slots_[i];
+    values.push_back(
+        slot >= 0 ? tensors[slot]
+                  : std::get<at::Tensor>(argument_of(args, fusion_.outputs()[i])));
   }
   return values;
 }

@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <unordered_map>
 #include <string>
 #include <vector>
 
@@ -45,8 +46,7 @@ class PointwiseExecutor {
   std::string last_cuda_code() const;
 
  private:
-  PointwiseExecutor(const Fusion& fusion, PointwiseAnalysis analysis)
-      : fusion_(fusion), analysis_(std::move(analysis)) {}
+  PointwiseExecutor(const Fusion& fusion, PointwiseAnalysis analysis);
 
   struct Variant {
     PointwiseParams params;
@@ -59,10 +59,23 @@ class PointwiseExecutor {
   // Output sizes from the bound extents; nullopt when one is unknown.
   std::optional<std::vector<std::vector<int64_t>>> output_sizes(
       BoundInputs& bound) const;
+  // The execute() argument bound to the fusion input `input`.
+  const Argument& argument_of(
+      const std::vector<Argument>& args,
+      const Val* input) const {
+    return args.at(input_positions_.at(input));
+  }
+  // What the heuristics see of the tensors the kernel reads.
+  std::vector<TensorArg> input_args(const std::vector<Argument>& args) const;
 
   const Fusion& fusion_;
   PointwiseAnalysis analysis_;
-  std::mutex mutex_;
+  // Position of each fusion input among execute()'s arguments.
+  std::unordered_map<const Val*, size_t> input_positions_;
+  // Per fusion output: its index among the kernel's tensors (inputs, then
+  // outputs), or -1 when it is a fusion input returned as is.
+  std::vector<int> output_slots_;
+  mutable std::mutex mutex_;
   std::vector<std::unique_ptr<Variant>> variants_;
   const Variant* last_ = nullptr;
 };
