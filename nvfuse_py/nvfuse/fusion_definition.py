@@ -82,10 +82,10 @@ class FusionDefinition:
             raise DefinitionError(f"{what} was called {where}")
         return self._state
 
-    def _record(self, record):
+    def _record(self, record, what="an fd.ops call"):
         """Runs `record(state)` (a RecordingState call returning StateRefs)
         and wraps what it returns in handles."""
-        state = self._require_recording("an fd.ops call")
+        state = self._require_recording(what)
         refs = record(state)
         if isinstance(refs, tuple):
             return tuple(make_handle(self, r, state) for r in refs)
@@ -128,9 +128,10 @@ class FusionDefinition:
         return self.define_vector(list(shape))._ref
 
     def _record_pointwise(self, name, values):
-        state = self._require_recording(f"fd.ops.{name}")
-        refs = [self._operand(v, f"fd.ops.{name}") for v in values]
-        return make_handle(self, state.pointwise(name, refs), state)
+        what = f"fd.ops.{name}"
+        self._require_recording(what)
+        refs = [self._operand(v, what) for v in values]
+        return self._record(lambda s: s.pointwise(name, refs), what)
 
     def define_tensor(
         self,
