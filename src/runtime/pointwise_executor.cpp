@@ -24,44 +24,29 @@ TensorArg tensor_arg_of(const at::Tensor& t) {
           reinterpret_cast<uint64_t>(t.data_ptr())};
 }
 
+template <typename T>
+void store(char* dst, T value) {
+  std::memcpy(dst, &value, sizeof(value));
+}
+
+// `value` as the kernel's `dtype` parameter expects its bytes.
 void write_value(char* dst, const ScalarValue& value, DataType dtype) {
   switch (dtype) {
-    case DataType::Double: {
-      const double v = value.as_double();
-      std::memcpy(dst, &v, sizeof(v));
-      return;
-    }
-    case DataType::Float: {
-      const float v = static_cast<float>(value.as_double());
-      std::memcpy(dst, &v, sizeof(v));
-      return;
-    }
-    case DataType::Half: {
-      const c10::Half v(static_cast<float>(value.as_double()));
-      std::memcpy(dst, &v.x, sizeof(v.x));
-      return;
-    }
-    case DataType::BFloat16: {
-      const c10::BFloat16 v(static_cast<float>(value.as_double()));
-      std::memcpy(dst, &v.x, sizeof(v.x));
-      return;
-    }
+    case DataType::Double:
+      return store(dst, value.as_double());
+    case DataType::Float:
+      return store(dst, static_cast<float>(value.as_double()));
+    case DataType::Half:
+      return store(dst, c10::Half(static_cast<float>(value.as_double())).x);
+    case DataType::BFloat16:
+      return store(dst, c10::BFloat16(static_cast<float>(value.as_double())).x);
     case DataType::Int:
-    case DataType::Index: {
-      const int64_t v = value.as_int();
-      std::memcpy(dst, &v, sizeof(v));
-      return;
-    }
-    case DataType::Int32: {
-      const int32_t v = static_cast<int32_t>(value.as_int());
-      std::memcpy(dst, &v, sizeof(v));
-      return;
-    }
-    case DataType::Bool: {
-      const uint8_t v = value.as_bool() ? 1 : 0;
-      std::memcpy(dst, &v, sizeof(v));
-      return;
-    }
+    case DataType::Index:
+      return store(dst, value.as_int());
+    case DataType::Int32:
+      return store(dst, static_cast<int32_t>(value.as_int()));
+    case DataType::Bool:
+      return store(dst, static_cast<uint8_t>(value.as_bool() ? 1 : 0));
     default:
       NVFUSE_ASSERT(false, "cannot pass a ", dtype, " value to a kernel");
   }
@@ -69,10 +54,9 @@ void write_value(char* dst, const ScalarValue& value, DataType dtype) {
 
 void write_index(char* dst, int64_t value, size_t size) {
   if (size == 4) {
-    const int32_t v = static_cast<int32_t>(value);
-    std::memcpy(dst, &v, sizeof(v));
+    store(dst, static_cast<int32_t>(value));
   } else {
-    std::memcpy(dst, &value, sizeof(value));
+    store(dst, value);
   }
 }
 
@@ -296,11 +280,9 @@ std::optional<std::vector<at::Tensor>> PointwiseExecutor::run(
     for (const KernelArg& arg : layout.args) {
       char* dst = base + arg.offset;
       switch (arg.field) {
-        case ArgField::kTensorPointer: {
-          void* ptr = tensors[arg.index].data_ptr();
-          std::memcpy(dst, &ptr, sizeof(ptr));
+        case ArgField::kTensorPointer:
+          store(dst, tensors[arg.index].data_ptr());
           break;
-        }
         case ArgField::kValue:
           write_value(dst, value_of(analysis_.value_inputs[arg.index]), arg.dtype);
           break;
