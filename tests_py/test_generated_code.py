@@ -40,10 +40,10 @@ def test_generated_code_steps_down_for_a_strided_input():
     assert "offset_t0[u] = c0 * args.stride_t0[0];" in code
 
 
-def test_fusions_with_reductions_have_no_generated_kernel_yet():
+def test_fusions_the_schedulers_reject_say_why():
     with FusionDefinition() as fd:
-        t = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        t = fd.define_tensor(shape=[-1, -1], contiguity=True, dtype=DataType.ComplexFloat)
         fd.add_output(fd.ops.sum(t, [1]))
-    with pytest.raises(nvfuse.UnsupportedError, match="reference evaluator"):
-        fd.cuda_code_for([torch.randn(3, 4)])
+    with pytest.raises(nvfuse.UnsupportedError, match="reference evaluator.*ComplexFloat"):
+        fd.cuda_code_for([torch.randn(3, 4, dtype=torch.complex64)])
     assert fd.last_cuda_code() == ""

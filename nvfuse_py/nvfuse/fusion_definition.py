@@ -341,6 +341,14 @@ class FusionDefinition:
         self._ensure_defined()
         return _C.cached_last_cuda_code(self._id)
 
+    def last_kernel_info(self) -> dict:
+        """Resources of the kernel the last execute() launched, as the driver
+        reports them: {"registers": per thread, "local_bytes": per thread}
+        (local_bytes > 0 means register spills or stack arrays; zeros when
+        no kernel ran)."""
+        self._ensure_defined()
+        return _C.cached_last_kernel_info(self._id)
+
     def cuda_code_for(self, inputs) -> str:
         """The CUDA C++ generated for these inputs, without running it."""
         self._ensure_defined()

@@ -30,6 +30,14 @@ void init_cache(py::module_& m) {
   m.def("cached_last_cuda_code", [](int64_t id) {
     return executor_for(FusionCache::get().at(id)).last_cuda_code();
   });
+  m.def("cached_last_kernel_info", [](int64_t id) {
+    const auto resources =
+        executor_for(FusionCache::get().at(id)).last_resources();
+    pybind11::dict info;
+    info["registers"] = resources.registers;
+    info["local_bytes"] = resources.local_bytes;
+    return info;
+  });
   m.def(
       "cached_prepared_fusion_ir",
       [](int64_t id) {

@@ -5,6 +5,8 @@
 #include "bindings/bindings.h"
 #include "runtime/cuda/dynamic_library.h"
 #include "runtime/fusion_executor.h"
+#include "runtime/pointwise_executor.h"
+#include "runtime/cuda/nvrtc.h"
 
 namespace py = pybind11;
 
@@ -53,6 +55,19 @@ void init_execute(py::module_& m) {
     const PointwiseTuning t = pointwise_tuning();
     return py::make_tuple(t.block_size, t.max_unroll, t.elements_per_thread);
   });
+  m.def(
+      "nvrtc_compile",
+      [](const std::string& source, const std::string& name, int arch) {
+        CompiledBinary binary = compile_cuda(source, name, arch);
+        py::dict result;
+        result["is_ptx"] = binary.is_ptx;
+        result["bytes"] = binary.image.size();
+        result["log"] = binary.log;
+        return result;
+      },
+      py::arg("source"), py::arg("name"), py::arg("arch") = 90,
+      "Compiles generated code with NVRTC (no GPU needed); raises "
+      "InternalError with NVRTC's log on a compile error");
   m.def(
       "add_nvrtc_search_directory", &add_nvrtc_search_directory,
       "A folder to look for libnvrtc.so in before the system's");

@@ -37,7 +37,8 @@ DataType math_dtype_of(DataType dtype) {
 }
 
 void KernelArgLayout::add(KernelArg arg) {
-  if (arg.field == ArgField::kTensorPointer) {
+  if (arg.field == ArgField::kTensorPointer ||
+      arg.field == ArgField::kWorkspace || arg.field == ArgField::kSemaphores) {
     arg.element_size = sizeof(void*);
   } else if (arg.field == ArgField::kValue) {
     arg.element_size = static_cast<size_t>(size_in_bytes(arg.dtype));
@@ -65,7 +66,15 @@ std::string KernelArgLayout::to_cuda() const {
       case ArgField::kValue:
         ss << cuda_type_of(arg.dtype) << " " << arg.name << ";";
         break;
+      case ArgField::kWorkspace:
+        ss << "char* " << arg.name << ";";
+        break;
+      case ArgField::kSemaphores:
+        ss << "unsigned* " << arg.name << ";";
+        break;
       case ArgField::kNumel:
+      case ArgField::kWidth:
+      case ArgField::kColStride:
         ss << index << " " << arg.name << ";";
         break;
       case ArgField::kExtents:

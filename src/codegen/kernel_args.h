@@ -14,9 +14,13 @@ namespace nvfuse {
 enum class ArgField {
   kTensorPointer,  // data pointer of kernel tensor `index`
   kValue,          // value input `index` (a scalar or a CPU scalar tensor)
-  kNumel,          // elements of the iteration space
+  kNumel,          // elements of the iteration space (reductions: rows)
   kExtents,        // `count` iteration extents, outermost first
   kStrides,        // `count` strides of kernel tensor `index`, in elements
+  kWidth,          // reductions: the reduced width
+  kColStride,      // reductions: kernel tensor `index`'s reduced-axis stride
+  kWorkspace,      // reductions: the split reduction's partial results
+  kSemaphores,     // reductions: the split reduction's arrival counters
 };
 
 struct KernelArg {

@@ -4,22 +4,11 @@
 #include <sstream>
 
 #include "codegen/device_runtime.h"
-#include "codegen/emit_op.h"
-#include "ir/printer.h"
-#include "ir/type_promotion.h"
+#include "codegen/expr_statement.h"
 
 namespace nvfuse {
 
 namespace {
-
-// The generated name of a value: t3 for tensor T3, the scalar's own name
-// (i2, d5) for a symbolic scalar.
-std::string name_of_value(const Val* v) {
-  if (v->is<TensorView>()) {
-    return "t" + std::to_string(v->number());
-  }
-  return v->as<Scalar>()->to_string();
-}
 
 class PointwiseGenerator {
  public:
@@ -89,47 +78,6 @@ class PointwiseGenerator {
                v) != analysis_.value_inputs.end();
   }
 
-  // `v` as an expression of math type `math`.
-  std::string operand(const Val* v, DataType math) const {
-    if (v->is<Scalar>() && v->as<Scalar>()->is_constant()) {
-      return emit_constant(v->as<Scalar>()->value(), math);
-    }
-    std::string text =
-        is_value_input(v) ? "args." + name_of_value(v) : name_of_value(v);
-    if (v->dtype() == math) {
-      return text;
-    }
-    return "nvfuse::cast<" + cuda_type_of(math) + ">(" + text + ")";
-  }
-
-  std::string statement(const Expr& expr) const {
-    const Val* out = expr.output(0);
-    const std::string type = cuda_type_of(out->dtype());
-    std::string value;
-    if (expr.is<PointwiseOp>()) {
-      const auto& op = *expr.as<PointwiseOp>();
-      const DataType math = math_dtype_of(compute_type_of(op));
-      std::vector<std::string> operands;
-      for (size_t i = 0; i < op.inputs().size(); ++i) {
-        const bool condition = op.op() == OpType::where && i == 0;
-        operands.push_back(
-            operand(op.input(i), condition ? DataType::Bool : math));
-      }
-      value = emit_pointwise(op.op(), operands, math);
-      if (out->dtype() != math) {
-        value = "nvfuse::cast<" + type + ">(" + value + ")";
-      }
-    } else if (expr.is<CastOp>()) {
-      value = "nvfuse::cast<" + type + ">(" + operand(expr.input(0), expr.input(0)->dtype()) + ")";
-    } else {
-      // Broadcasts and expands change indexing, which the loads already
-      // did; element by element the value is the same.
-      value = operand(expr.input(0), expr.input(0)->dtype());
-    }
-    return "  const " + type + " " + name_of_value(out) + " = " + value +
-        ";  // " + print_expr(expr) + "\n";
-  }
-
   std::string body_function() const {
     std::ostringstream ss;
     ss << "// One element of the fusion: inputs in, outputs out.\n"
@@ -142,7 +90,9 @@ class PointwiseGenerator {
     ss << ") {\n";
     for (const Expr* expr : fusion_.exprs()) {
       if (expr->output(0)->is<TensorView>()) {
-        ss << statement(*expr);
+        ss << "  " << expr_statement(*expr, [this](const Val* v) {
+          return is_value_input(v);
+        });
       }
     }
     for (size_t t = analysis_.inputs.size(); t < tensors_.size(); ++t) {

@@ -4,6 +4,9 @@
 #include "passes/pass_list.h"
 #include "runtime/input_binding.h"
 #include "runtime/output_allocation.h"
+#include "runtime/pointwise_executor.h"
+#include "runtime/reduction_executor.h"
+#include "schedule/reduction_analysis.h"
 #include "runtime/reference_evaluator.h"
 
 namespace nvfuse {
@@ -14,35 +17,47 @@ FusionExecutor::FusionExecutor(const Fusion& definition)
     dump("fusion_ir", definition.to_string());
   }
   run_presegmentation_passes(*fusion_);
-  pointwise_ = PointwiseExecutor::try_create(*fusion_, &why_not_pointwise_);
+  std::string kind;
+  if (has_reduction(*fusion_)) {
+    kernel_ = ReductionExecutor::try_create(*fusion_, &why_no_kernel_);
+    kind = "reduction";
+  } else {
+    kernel_ = PointwiseExecutor::try_create(*fusion_, &why_no_kernel_);
+    kind = "pointwise";
+  }
   if (dump_enabled(DumpOption::segments)) {
     dump("segments",
-         pointwise_ != nullptr
-             ? "1 segment: a generated pointwise kernel (on CUDA inputs)\n"
-             : "1 segment: the ATen reference evaluator (the pointwise "
-               "scheduler rejects the fusion: " + why_not_pointwise_ + ")\n");
+         kernel_ != nullptr
+             ? "1 segment: a generated " + kind + " kernel (on CUDA inputs)\n"
+             : "1 segment: the ATen reference evaluator (the " + kind +
+                 " scheduler rejects the fusion: " + why_no_kernel_ + ")\n");
   }
 }
 
 std::string FusionExecutor::cuda_code_for(const std::vector<Argument>& args) {
   BoundInputs bound = bind_inputs(*fusion_, args);
   NVFUSE_CHECK_AS(
-      ErrorKind::kUnsupported, pointwise_ != nullptr,
+      ErrorKind::kUnsupported, kernel_ != nullptr,
       "this fusion runs on the ATen reference evaluator, not a generated "
-      "kernel: the pointwise scheduler rejects it (", why_not_pointwise_, ")");
-  return pointwise_->cuda_code_for(args, bound);
+      "kernel: the schedulers reject it (", why_no_kernel_, ")");
+  return kernel_->cuda_code_for(args, bound);
 }
 
 std::string FusionExecutor::last_cuda_code() const {
-  return pointwise_ != nullptr ? pointwise_->last_cuda_code() : std::string();
+  return kernel_ != nullptr ? kernel_->last_cuda_code() : std::string();
+}
+
+cuda_driver::FunctionResources FusionExecutor::last_resources() const {
+  return kernel_ != nullptr ? kernel_->last_resources()
+                            : cuda_driver::FunctionResources{};
 }
 
 std::vector<at::Tensor> FusionExecutor::execute(
     const std::vector<Argument>& args) {
   BoundInputs bound = bind_inputs(*fusion_, args);
   std::optional<std::vector<at::Tensor>> kernel_values;
-  if (bound.device.is_cuda() && pointwise_ != nullptr) {
-    kernel_values = pointwise_->run(args, bound);
+  if (bound.device.is_cuda() && kernel_ != nullptr) {
+    kernel_values = kernel_->run(args, bound);
   }
   // A kernel wrote fresh tensors laid out by their allocation domains; the
   // reference evaluator's values may be views of inputs or laid out by ATen.

@@ -10,7 +10,7 @@
 
 #include "frontend/fusion_cache.h"
 #include "runtime/aten_types.h"
-#include "runtime/pointwise_executor.h"
+#include "runtime/kernel_executor.h"
 
 namespace nvfuse {
 
@@ -20,8 +20,9 @@ class FusionExecutor : public RuntimeState {
   explicit FusionExecutor(const Fusion& definition);
 
   // The outputs that are not written in place, in definition order. CUDA
-  // inputs run as a generated kernel when the pointwise scheduler accepts
-  // the fusion; everything else runs on the ATen reference evaluator.
+  // inputs run as a generated kernel when the pointwise or the reduction
+  // scheduler accepts the fusion; everything else runs on the ATen
+  // reference evaluator.
   std::vector<at::Tensor> execute(const std::vector<Argument>& args);
   const Fusion& prepared_fusion() const { return *fusion_; }
 
@@ -29,11 +30,15 @@ class FusionExecutor : public RuntimeState {
   // launched.
   std::string cuda_code_for(const std::vector<Argument>& args);
   std::string last_cuda_code() const;
+  // Registers and local memory (spill) bytes of the last kernel launched.
+  cuda_driver::FunctionResources last_resources() const;
 
  private:
   std::unique_ptr<Fusion> fusion_;
-  std::unique_ptr<PointwiseExecutor> pointwise_;
-  std::string why_not_pointwise_;
+  // The generated-kernel executor (pointwise or reduction), or nullptr with
+  // the reason the schedulers declined.
+  std::unique_ptr<KernelExecutor> kernel_;
+  std::string why_no_kernel_;
 };
 
 // The executor of a cached fusion, created on first use.

@@ -2,81 +2,15 @@
 
 #include <ATen/ATen.h>
 #include <c10/core/DeviceGuard.h>
-#include <c10/core/impl/DeviceGuardImplInterface.h>
-#include <c10/util/BFloat16.h>
-#include <c10/util/Half.h>
-
-#include <cstdlib>
-#include <cstring>
-#include <iostream>
 
 #include "ir/allocation_strides.h"
 #include "ir/dump.h"
+#include "runtime/kernel_launch.h"
 #include "runtime/output_allocation.h"
-#include "runtime/reference_evaluator.h"
 
 namespace nvfuse {
 
 namespace {
-
-TensorArg tensor_arg_of(const at::Tensor& t) {
-  return {from_aten(t.scalar_type()), t.sizes().vec(), t.strides().vec(),
-          reinterpret_cast<uint64_t>(t.data_ptr())};
-}
-
-template <typename T>
-void store(char* dst, T value) {
-  std::memcpy(dst, &value, sizeof(value));
-}
-
-// `value` as the kernel's `dtype` parameter expects its bytes.
-void write_value(char* dst, const ScalarValue& value, DataType dtype) {
-  switch (dtype) {
-    case DataType::Double:
-      return store(dst, value.as_double());
-    case DataType::Float:
-      return store(dst, static_cast<float>(value.as_double()));
-    case DataType::Half:
-      return store(dst, c10::Half(static_cast<float>(value.as_double())).x);
-    case DataType::BFloat16:
-      return store(dst, c10::BFloat16(static_cast<float>(value.as_double())).x);
-    case DataType::Int:
-    case DataType::Index:
-      return store(dst, value.as_int());
-    case DataType::Int32:
-      return store(dst, static_cast<int32_t>(value.as_int()));
-    case DataType::Bool:
-      return store(dst, static_cast<uint8_t>(value.as_bool() ? 1 : 0));
-    default:
-      NVFUSE_ASSERT(false, "cannot pass a ", dtype, " value to a kernel");
-  }
-}
-
-void write_index(char* dst, int64_t value, size_t size) {
-  if (size == 4) {
-    store(dst, static_cast<int32_t>(value));
-  } else {
-    store(dst, value);
-  }
-}
-
-bool poison_outputs() {
-  static const bool poison = [] {
-    const char* env = std::getenv("NVFUSE_POISON_OUTPUTS");
-    return env != nullptr && std::string(env) == "1";
-  }();
-  return poison;
-}
-
-// Fills an output with a value no correct kernel leaves behind, so that tests
-// catch elements the kernel never writes.
-void poison(at::Tensor& t) {
-  if (at::isFloatingType(t.scalar_type())) {
-    t.fill_(std::numeric_limits<double>::quiet_NaN());
-  } else if (t.scalar_type() != at::kBool) {
-    t.fill_(-123);
-  }
-}
 
 std::mutex tuning_mutex;
 PointwiseTuning& tuning_storage() {
@@ -140,35 +74,6 @@ std::vector<TensorArg> PointwiseExecutor::input_args(
   return inputs;
 }
 
-namespace {
-
-DeviceInfo device_info_of(c10::Device device) {
-  if (!device.is_cuda()) {
-    return DeviceInfo{};  // code for a CPU stand-in: default to an H100
-  }
-  const auto& props = cuda_driver::properties(device.index());
-  return DeviceInfo{props.sm_count, props.arch};
-}
-
-}  // namespace
-
-std::optional<std::vector<std::vector<int64_t>>> PointwiseExecutor::output_sizes(
-    BoundInputs& bound) const {
-  std::vector<std::vector<int64_t>> sizes;
-  for (const TensorView* tv : analysis_.outputs) {
-    std::vector<int64_t> shape;
-    for (const IterDomain* id : tv->logical()) {
-      auto size = bound.extents.evaluate(id->logical_extent());
-      if (!size.has_value()) {
-        return std::nullopt;
-      }
-      shape.push_back(size->as_int());
-    }
-    sizes.push_back(std::move(shape));
-  }
-  return sizes;
-}
-
 PointwiseExecutor::Variant& PointwiseExecutor::variant_for(
     const PointwiseParams& params) {
   for (const auto& variant : variants_) {
@@ -191,7 +96,7 @@ PointwiseExecutor::Variant& PointwiseExecutor::variant_for(
 std::string PointwiseExecutor::cuda_code_for(
     const std::vector<Argument>& args,
     BoundInputs& bound) {
-  auto sizes = output_sizes(bound);
+  auto sizes = output_sizes_of(analysis_.outputs, bound);
   NVFUSE_CHECK_AS(
       ErrorKind::kUnsupported, sizes.has_value(),
       "the output sizes of this fusion are not known before running it");
@@ -209,6 +114,12 @@ std::string PointwiseExecutor::cuda_code_for(
   return variant_for(schedule.params).source.code;
 }
 
+cuda_driver::FunctionResources PointwiseExecutor::last_resources() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return last_kernel_ == nullptr ? cuda_driver::FunctionResources{}
+                                 : last_kernel_->resources;
+}
+
 std::string PointwiseExecutor::last_cuda_code() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return last_ == nullptr ? std::string() : last_->source.code;
@@ -217,7 +128,7 @@ std::string PointwiseExecutor::last_cuda_code() const {
 std::optional<std::vector<at::Tensor>> PointwiseExecutor::run(
     const std::vector<Argument>& args,
     BoundInputs& bound) {
-  auto sizes = output_sizes(bound);
+  auto sizes = output_sizes_of(analysis_.outputs, bound);
   if (!sizes.has_value()) {
     return std::nullopt;
   }
@@ -254,70 +165,27 @@ std::optional<std::vector<at::Tensor>> PointwiseExecutor::run(
             variant->source.code, variant->source.name, device.index());
       }
       kernel = loaded;
+      last_kernel_ = loaded;
     }
   }
 
   if (schedule.grid_size > 0) {
-    // Values the kernel takes: CPU scalar tensors, and host scalars.
-    std::optional<ReferenceEvaluator> scalars;
-    auto value_of = [&](const Val* v) -> ScalarValue {
-      if (v->is<TensorView>()) {
-        return from_aten_scalar(std::get<at::Tensor>(argument_of(args, v)).item());
-      }
-      if (fusion_.is_input(v)) {
-        return std::get<ScalarValue>(argument_of(args, v));
-      }
-      if (!scalars.has_value()) {
-        scalars.emplace(fusion_);
-        scalars->run_scalars(args);
-      }
-      return scalars->scalar_value(v);
-    };
-
-    const KernelArgLayout& layout = variant->source.layout;
-    std::vector<uint64_t> storage((layout.size + 7) / 8 + 1, 0);
-    char* base = reinterpret_cast<char*>(storage.data());
-    for (const KernelArg& arg : layout.args) {
-      char* dst = base + arg.offset;
-      switch (arg.field) {
-        case ArgField::kTensorPointer:
-          store(dst, tensors[arg.index].data_ptr());
-          break;
-        case ArgField::kValue:
-          write_value(dst, value_of(analysis_.value_inputs[arg.index]), arg.dtype);
-          break;
-        case ArgField::kNumel:
-          write_index(dst, schedule.space.numel, arg.element_size);
-          break;
-        case ArgField::kExtents:
-          for (int k = 0; k < arg.count; ++k) {
-            write_index(dst + k * arg.element_size, schedule.space.extents[k],
-                        arg.element_size);
-          }
-          break;
-        case ArgField::kStrides:
-          for (int k = 0; k < arg.count; ++k) {
-            write_index(dst + k * arg.element_size,
-                        schedule.space.strides[arg.index][k], arg.element_size);
-          }
-          break;
-      }
+    LaunchValues launch;
+    for (const at::Tensor& t : tensors) {
+      launch.pointers.push_back(t.data_ptr());
     }
-
-    cuda_driver::make_context_current(device.index());
-    const c10::Stream stream =
-        c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->getStream(device);
-    if (dump_enabled(DumpOption::launch)) {
-      std::cerr << "nvfuse launch: grid=" << schedule.grid_size
-                << " block=" << variant->params.block_size
-                << " numel=" << schedule.space.numel << " "
-                << variant->params.to_string() << std::endl;
-    }
-    void* params[] = {storage.data()};
-    cuda_driver::launch(
-        kernel->function, {static_cast<unsigned>(schedule.grid_size)},
-        {static_cast<unsigned>(variant->params.block_size)}, 0,
-        stream.native_handle(), params);
+    launch.values = value_input_values(
+        fusion_, analysis_.value_inputs, args,
+        [&](const Val* v) -> const Argument& { return argument_of(args, v); });
+    launch.numel = schedule.space.numel;
+    launch.extents = schedule.space.extents;
+    launch.strides = schedule.space.strides;
+    std::vector<uint64_t> packed = pack_args(variant->source.layout, launch);
+    launch_on_current_stream(
+        *kernel, device, {static_cast<unsigned>(schedule.grid_size)},
+        {static_cast<unsigned>(variant->params.block_size)}, packed,
+        "numel=" + std::to_string(schedule.space.numel) + " " +
+            variant->params.to_string());
   }
 
   std::vector<at::Tensor> values;

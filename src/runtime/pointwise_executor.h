@@ -16,6 +16,7 @@
 #include "runtime/aten_types.h"
 #include "runtime/cuda/kernel_cache.h"
 #include "runtime/input_binding.h"
+#include "runtime/kernel_executor.h"
 #include "schedule/pointwise_analysis.h"
 
 namespace nvfuse {
@@ -24,26 +25,21 @@ namespace nvfuse {
 void set_pointwise_tuning(const PointwiseTuning& tuning);
 PointwiseTuning pointwise_tuning();
 
-class PointwiseExecutor {
+class PointwiseExecutor : public KernelExecutor {
  public:
   // nullptr (with the reason) when the pointwise scheduler rejects `fusion`.
   static std::unique_ptr<PointwiseExecutor> try_create(
       const Fusion& fusion,
       std::string* why_not);
 
-  // The value of each fusion output (in output order; outputs that are
-  // inputs are the input tensors), or nullopt when this call cannot run as
-  // a kernel (the caller then uses the reference evaluator).
   std::optional<std::vector<at::Tensor>> run(
       const std::vector<Argument>& args,
-      BoundInputs& bound);
-
-  // The source of the kernel for these inputs, without running it.
+      BoundInputs& bound) override;
   std::string cuda_code_for(
       const std::vector<Argument>& args,
-      BoundInputs& bound);
-  // The source of the kernel the last run launched (empty before one).
-  std::string last_cuda_code() const;
+      BoundInputs& bound) override;
+  std::string last_cuda_code() const override;
+  cuda_driver::FunctionResources last_resources() const override;
 
  private:
   PointwiseExecutor(const Fusion& fusion, PointwiseAnalysis analysis);
@@ -56,9 +52,6 @@ class PointwiseExecutor {
     std::map<int, const LoadedKernel*> loaded;
   };
   Variant& variant_for(const PointwiseParams& params);
-  // Output sizes from the bound extents; nullopt when one is unknown.
-  std::optional<std::vector<std::vector<int64_t>>> output_sizes(
-      BoundInputs& bound) const;
   // The execute() argument bound to the fusion input `input`.
   const Argument& argument_of(
       const std::vector<Argument>& args,
@@ -78,6 +71,7 @@ class PointwiseExecutor {
   mutable std::mutex mutex_;
   std::vector<std::unique_ptr<Variant>> variants_;
   const Variant* last_ = nullptr;
+  const LoadedKernel* last_kernel_ = nullptr;
 };
 
 }  // namespace nvfuse

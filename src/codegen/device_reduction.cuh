@@ -1,0 +1,197 @@
+// nvfuse device runtime, reductions: combine ops with their identities,
+// Welford states, and reductions across the lanes of a row, a block, or the
+// rows of a block (outer reductions). Appended after device_runtime.cuh.
+namespace nvfuse {
+
+template <typename T>
+struct Limits;
+template <>
+struct Limits<float> {
+  __device__ static float lowest() { return -__int_as_float(0x7f800000); }
+  __device__ static float highest() { return __int_as_float(0x7f800000); }
+};
+template <>
+struct Limits<double> {
+  __device__ static double lowest() { return -__longlong_as_double(0x7ff0000000000000LL); }
+  __device__ static double highest() { return __longlong_as_double(0x7ff0000000000000LL); }
+};
+template <>
+struct Limits<int> {
+  __device__ static int lowest() { return -2147483647 - 1; }
+  __device__ static int highest() { return 2147483647; }
+};
+template <>
+struct Limits<int64> {
+  __device__ static int64 lowest() { return -9223372036854775807LL - 1; }
+  __device__ static int64 highest() { return 9223372036854775807LL; }
+};
+
+template <typename T>
+struct SumOp {
+  __device__ static T identity() { return T(0); }
+  __device__ T operator()(T a, T b) const { return a + b; }
+};
+template <typename T>
+struct ProdOp {
+  __device__ static T identity() { return T(1); }
+  __device__ T operator()(T a, T b) const { return a * b; }
+};
+// NaN propagates, as torch.max / torch.min.
+template <typename T>
+struct MaxOp {
+  __device__ static T identity() { return Limits<T>::lowest(); }
+  __device__ T operator()(T a, T b) const { return maximum(a, b); }
+};
+template <typename T>
+struct MinOp {
+  __device__ static T identity() { return Limits<T>::highest(); }
+  __device__ T operator()(T a, T b) const { return minimum(a, b); }
+};
+
+// Mean, sum of squared deviations and count of a set of values.
+template <typename T>
+struct Welford {
+  T mean;
+  T m2;
+  T count;
+};
+
+// Chan et al.'s parallel combination of two sets.
+template <typename T>
+struct WelfordOp {
+  __device__ static Welford<T> identity() { return {T(0), T(0), T(0)}; }
+  __device__ Welford<T> operator()(Welford<T> a, Welford<T> b) const {
+    const T count = a.count + b.count;
+    if (count == T(0)) {
+      return a;
+    }
+    const T b_share = b.count / count;
+    const T delta = b.mean - a.mean;
+    return {a.mean + delta * b_share, a.m2 + b.m2 + delta * delta * a.count * b_share,
+            count};
+  }
+};
+
+// One more value into a running state (outer reductions walk value by value).
+template <typename T>
+__device__ __forceinline__ Welford<T> welford_add(Welford<T> s, T x) {
+  s.count += T(1);
+  const T delta = x - s.mean;
+  s.mean += delta / s.count;
+  s.m2 += delta * (x - s.mean);
+  return s;
+}
+
+template <typename T>
+__device__ __forceinline__ T shfl_xor(T v, int mask) {
+  return __shfl_xor_sync(0xffffffffu, v, mask);
+}
+template <typename T>
+__device__ __forceinline__ Welford<T> shfl_xor(Welford<T> v, int mask) {
+  return {shfl_xor(v.mean, mask), shfl_xor(v.m2, mask), shfl_xor(v.count, mask)};
+}
+
+// Combines `v` across groups of kLanes adjacent lanes (kLanes <= 32, a power
+// of two); every lane of the group gets the result. The whole warp calls it.
+template <int kLanes, typename T, typename Op>
+__device__ __forceinline__ T lane_reduce(T v, Op op) {
+#pragma unroll
+  for (int offset = kLanes / 2; offset > 0; offset /= 2) {
+    v = op(v, shfl_xor(v, offset));
+  }
+  return v;
+}
+
+// Combines `v` across the block (kThreads threads, a multiple of 32); every
+// thread gets the result. The whole block calls it.
+template <int kThreads, typename T, typename Op>
+__device__ __forceinline__ T block_reduce(T v, Op op) {
+  __shared__ T shared[kThreads / 32];
+  v = lane_reduce<32>(v, op);
+  if (threadIdx.x % 32 == 0) {
+    shared[threadIdx.x / 32] = v;
+  }
+  __syncthreads();
+  T result = shared[0];
+#pragma unroll
+  for (int w = 1; w < kThreads / 32; ++w) {
+    result = op(result, shared[w]);
+  }
+  __syncthreads();
+  return result;
+}
+
+// A row's lanes: a group within a warp, or the whole block.
+template <int kLanes, int kBlock, typename T, typename Op>
+__device__ __forceinline__ T row_reduce(T v, Op op) {
+  if constexpr (kLanes <= 32) {
+    return lane_reduce<kLanes>(v, op);
+  } else {
+    return block_reduce<kBlock>(v, op);
+  }
+}
+
+// Outer reductions: thread (x, y) = threadIdx.x % kX, threadIdx.x / kX;
+// combines `v` over y (kY a power of two); every thread gets its column's
+// result. The whole block calls it.
+template <int kX, int kY, typename T, typename Op>
+__device__ __forceinline__ T column_reduce(T v, Op op) {
+  __shared__ T shared[kX * kY];
+  const int x = threadIdx.x % kX;
+  const int y = threadIdx.x / kX;
+  shared[y * kX + x] = v;
+  __syncthreads();
+#pragma unroll
+  for (int stride = kY / 2; stride > 0; stride /= 2) {
+    if (y < stride) {
+      shared[y * kX + x] = op(shared[y * kX + x], shared[(y + stride) * kX + x]);
+    }
+    __syncthreads();
+  }
+  const T result = shared[x];
+  __syncthreads();
+  return result;
+}
+
+// Split reductions keep each partial in 8-byte cells of the workspace;
+// volatile loads read what other blocks wrote (they bypass L1).
+template <typename T>
+__device__ __forceinline__ void store_partial(char* cell, T v) {
+  *reinterpret_cast<T*>(cell) = v;
+}
+template <typename T>
+__device__ __forceinline__ T load_partial(const char* cell) {
+  return *reinterpret_cast<const volatile T*>(cell);
+}
+template <typename T>
+__device__ __forceinline__ void store_partial(char* cell, Welford<T> v) {
+  store_partial(cell, v.mean);
+  store_partial(cell + 8, v.m2);
+  store_partial(cell + 16, v.count);
+}
+template <typename T>
+struct PartialLoader {
+  __device__ static T load(const char* cell) { return load_partial<T>(cell); }
+};
+template <typename T>
+struct PartialLoader<Welford<T> > {
+  __device__ static Welford<T> load(const char* cell) {
+    return {load_partial<T>(cell), load_partial<T>(cell + 8), load_partial<T>(cell + 16)};
+  }
+};
+
+// True in the block that arrives last at `counter` (one counter per group of
+// blocks that split a reduction); its threads then see every partial.
+__device__ __forceinline__ bool arrive_last(unsigned* counter, unsigned expected) {
+  __shared__ bool last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    last = atomicAdd(counter, 1u) == expected - 1;
+  }
+  __syncthreads();
+  __threadfence();
+  return last;
+}
+
+}  // namespace nvfuse

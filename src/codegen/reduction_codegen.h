@@ -1,0 +1,18 @@
+// (fusion, ReductionParams) -> CUDA C++: the inner (row per lanes, phases
+// over a persistent or chunked row) and outer (columns per thread, walking
+// down the rows) reduction kernels, with the fusion's exprs inlined as one
+// statement each.
+#pragma once
+
+#include "codegen/pointwise_codegen.h"
+#include "schedule/reduction_analysis.h"
+#include "schedule/reduction_params.h"
+
+namespace nvfuse {
+
+KernelSource generate_reduction_kernel(
+    const Fusion& fusion,
+    const ReductionAnalysis& analysis,
+    const ReductionParams& params);
+
+}  // namespace nvfuse

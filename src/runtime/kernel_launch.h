@@ -1,0 +1,63 @@
+// What every generated-kernel executor does per call, apart from
+// scheduling: describing tensors to the heuristics, poisoning fresh outputs
+// for tests, computing by-value arguments, packing the Args block by its
+// layout, and launching on torch's current stream.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "codegen/kernel_args.h"
+#include "ir/fusion.h"
+#include "runtime/aten_types.h"
+#include "runtime/cuda/kernel_cache.h"
+#include "schedule/tensor_arg.h"
+
+namespace nvfuse {
+
+TensorArg tensor_arg_of(const at::Tensor& t);
+DeviceInfo device_info_of(c10::Device device);
+
+// NVFUSE_POISON_OUTPUTS=1: fill fresh outputs with NaN (or -123) so that
+// tests catch elements a kernel never writes.
+bool poison_outputs();
+void poison(at::Tensor& t);
+
+// The values of a kernel's by-value inputs (CPU scalar tensors, fusion
+// scalars, scalars computed on the host) for this call.
+std::vector<ScalarValue> value_input_values(
+    const Fusion& fusion,
+    const std::vector<const Val*>& value_inputs,
+    const std::vector<Argument>& args,
+    const std::function<const Argument&(const Val*)>& argument_of);
+
+// Everything a layout's fields may ask for; fields a kernel lacks are unused.
+struct LaunchValues {
+  std::vector<void*> pointers;        // per kernel tensor
+  std::vector<ScalarValue> values;    // per value input
+  int64_t numel = 0;                  // iteration numel, or rows
+  std::vector<int64_t> extents;
+  std::vector<std::vector<int64_t>> strides;  // per kernel tensor
+  int64_t width = 0;
+  std::vector<int64_t> col_strides;   // per kernel tensor
+  void* workspace = nullptr;
+  void* semaphores = nullptr;
+};
+
+// The Args block, 8-byte aligned.
+std::vector<uint64_t> pack_args(const KernelArgLayout& layout, const LaunchValues& values);
+
+// Launches on torch's current stream of `device`; NVFUSE_DUMP=launch prints
+// `description`.
+void launch_on_current_stream(
+    const LoadedKernel& kernel,
+    c10::Device device,
+    cuda_driver::Dim3 grid,
+    cuda_driver::Dim3 block,
+    std::vector<uint64_t>& args,
+    const std::string& description);
+
+}  // namespace nvfuse

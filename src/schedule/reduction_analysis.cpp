@@ -1,0 +1,297 @@
+#include "schedule/reduction_analysis.h"
+
+#include <algorithm>
+#include <numeric>
+#include <unordered_set>
+
+#include "schedule/pointwise_analysis.h"
+
+namespace nvfuse {
+
+namespace {
+
+bool is_reduction(const Expr* expr) {
+  return expr->is<ReductionOp>() || expr->is<VarMeanOp>();
+}
+
+const std::vector<int64_t>& reduction_axes(const Expr* expr) {
+  return expr->is<ReductionOp>() ? expr->as<ReductionOp>()->axes()
+                                 : expr->as<VarMeanOp>()->axes();
+}
+
+class Analyzer {
+ public:
+  Analyzer(const Fusion& fusion, std::string* why_not)
+      : fusion_(fusion), why_not_(why_not) {}
+
+  std::optional<ReductionAnalysis> run() {
+    if (!check_exprs() || !find_reference() || !anchor() || !propagate()) {
+      return std::nullopt;
+    }
+    classify();
+    if (!check_reduction_inputs() || !collect_inputs()) {
+      return std::nullopt;
+    }
+    assign_phases();
+    return std::move(a_);
+  }
+
+ private:
+  bool reject(const std::string& reason) {
+    if (why_not_ != nullptr) {
+      *why_not_ = reason;
+    }
+    return false;
+  }
+
+  bool check_exprs() {
+    for (const Expr* expr : fusion_.exprs()) {
+      if (!expr->output(0)->is<TensorView>()) {
+        continue;  // scalar arithmetic runs on the host
+      }
+      if (!(expr->is<PointwiseOp>() || expr->is<CastOp>() ||
+            expr->is<BroadcastOp>() || expr->is<ExpandOp>() ||
+            is_reduction(expr))) {
+        return reject(std::string("it has a ") + name_of(expr->kind()));
+      }
+      for (const Val* v : expr->outputs()) {
+        if (!is_codegen_dtype(v->dtype())) {
+          return reject(std::string("it has ") + name_of(v->dtype()) + " values");
+        }
+      }
+      if (expr->is<ReductionOp>()) {
+        const OpType op = expr->as<ReductionOp>()->op();
+        if (is_boolean(expr->input(0)->dtype()) &&
+            (op == OpType::maximum || op == OpType::minimum)) {
+          return reject("it takes the max or min of a boolean tensor");
+        }
+      }
+      if (is_reduction(expr)) {
+        reductions_.push_back(expr);
+      }
+    }
+    if (reductions_.empty()) {
+      return reject("it has no reduction");
+    }
+    return true;
+  }
+
+  bool find_reference() {
+    const Expr* first = reductions_.front();
+    a_.reference = first->input(0)->as<TensorView>();
+    a_.rank = static_cast<int>(a_.reference->rank());
+    a_.reduced.assign(a_.rank, false);
+    for (int64_t axis : reduction_axes(first)) {
+      a_.reduced[axis] = true;
+    }
+    for (const Expr* expr : reductions_) {
+      if (expr->input(0)->as<TensorView>()->rank() != a_.rank ||
+          reduction_axes(expr) != reduction_axes(first)) {
+        return reject("its reductions reduce different axes");
+      }
+    }
+    for (int axis = 0; axis < a_.rank; ++axis) {
+      (a_.reduced[axis] ? reduced_axes_ : kept_axes_).push_back(axis);
+    }
+    return true;
+  }
+
+  std::vector<int> identity() const {
+    std::vector<int> map(a_.rank);
+    std::iota(map.begin(), map.end(), 0);
+    return map;
+  }
+
+  bool assign(const TensorView* tv, const std::vector<int>& map) {
+    auto [it, inserted] = a_.axis_map.emplace(tv, map);
+    if (!inserted && it->second != map) {
+      return reject(tv->name() + " is reached with two different axis maps");
+    }
+    return true;
+  }
+
+  // Reduction inputs span the reference; their results keep the kept axes.
+  // Outputs of full rank span it too, outputs of reduced rank are per row.
+  bool anchor() {
+    for (const Expr* expr : reductions_) {
+      if (!assign(expr->input(0)->as<TensorView>(), identity())) {
+        return false;
+      }
+      for (const Val* out : expr->outputs()) {
+        if (!assign(out->as<TensorView>(), kept_axes_)) {
+          return false;
+        }
+      }
+    }
+    std::unordered_set<const TensorView*> seen;
+    for (const Val* out : fusion_.outputs()) {
+      const auto* tv = out->as<TensorView>();
+      if (fusion_.is_input(tv) || !seen.insert(tv).second) {
+        continue;
+      }
+      for (const IterDomain* id : tv->logical()) {
+        if (id->is_expanded()) {
+          return reject(tv->name() + " is an expanded (stride-0) output");
+        }
+      }
+      if (tv->rank() == a_.rank) {
+        if (!assign(tv, identity())) {
+          return false;
+        }
+      } else if (tv->rank() == static_cast<int64_t>(kept_axes_.size())) {
+        if (!assign(tv, kept_axes_)) {
+          return false;
+        }
+      } else {
+        return reject(tv->name() + " has a rank the reduction does not explain");
+      }
+      a_.outputs.push_back(tv);
+    }
+    return true;
+  }
+
+  // Consumers to producers, as the pointwise analysis: operands take their
+  // result's map; a broadcast drops the axes it inserts.
+  bool propagate() {
+    const std::vector<Expr*> exprs = fusion_.exprs();
+    for (auto it = exprs.rbegin(); it != exprs.rend(); ++it) {
+      const Expr* expr = *it;
+      if (!expr->output(0)->is<TensorView>() || is_reduction(expr)) {
+        continue;
+      }
+      auto found = a_.axis_map.find(expr->output(0)->as<TensorView>());
+      if (found == a_.axis_map.end()) {
+        continue;  // feeds nothing the kernel writes
+      }
+      const std::vector<int> out_map = found->second;
+      for (const Val* in : expr->inputs()) {
+        if (!in->is<TensorView>()) {
+          continue;
+        }
+        const auto* tv = in->as<TensorView>();
+        std::vector<int> in_map;
+        if (expr->is<BroadcastOp>()) {
+          const auto& is_new = expr->as<BroadcastOp>()->is_broadcast_dim();
+          for (size_t i = 0; i < is_new.size(); ++i) {
+            if (!is_new[i]) {
+              in_map.push_back(out_map[i]);
+            }
+          }
+        } else if (tv->rank() == static_cast<int64_t>(out_map.size())) {
+          in_map = out_map;
+        } else if (tv->rank() != 0) {
+          return reject("an operand's rank differs from its result's");
+        }
+        if (!assign(tv, in_map)) {
+          return false;
+        }
+      }
+    }
+    for (const Expr* expr : exprs) {
+      const Val* out = expr->output(0);
+      if (out->is<TensorView>() && a_.axis_map.count(out->as<TensorView>())) {
+        a_.exprs.push_back(expr);
+      }
+    }
+    a_.reductions = reductions_;
+    return true;
+  }
+
+  // Per element when some logical axis maps to a reduced axis and is not a
+  // broadcast there.
+  void classify() {
+    for (const auto& [tv, map] : a_.axis_map) {
+      bool per_row = true;
+      for (size_t i = 0; i < map.size(); ++i) {
+        if (map[i] >= 0 && a_.reduced[map[i]] &&
+            !tv->logical()[i]->is_broadcast()) {
+          per_row = false;
+        }
+      }
+      a_.per_row[tv] = per_row;
+    }
+  }
+
+  bool check_reduction_inputs() {
+    for (const Expr* expr : reductions_) {
+      if (a_.is_per_row(expr->input(0)->as<TensorView>())) {
+        return reject("a reduction reduces only broadcast axes");
+      }
+    }
+    return true;
+  }
+
+  bool collect_inputs() {
+    for (const Val* in : fusion_.inputs()) {
+      if (!in->is<TensorView>()) {
+        continue;
+      }
+      const auto* tv = in->as<TensorView>();
+      if (!a_.axis_map.count(tv)) {
+        continue;
+      }
+      if (!is_codegen_dtype(tv->dtype())) {
+        return reject(std::string("an input is ") + name_of(tv->dtype()));
+      }
+      if (tv->is_cpu_scalar()) {
+        a_.value_inputs.push_back(tv);
+      } else {
+        a_.inputs.push_back(tv);
+      }
+    }
+    return true;
+  }
+
+  void assign_phases() {
+    for (const Expr* expr : a_.exprs) {
+      int phase = 0;
+      for (const Val* in : expr->inputs()) {
+        if (in->is<TensorView>()) {
+          auto it = a_.phase.find(in->as<TensorView>());
+          phase = std::max(phase, it == a_.phase.end() ? 0 : it->second);
+        } else if (!in->as<Scalar>()->is_constant() && !expr->is<ExpandOp>() &&
+                   std::find(a_.value_inputs.begin(), a_.value_inputs.end(),
+                             in) == a_.value_inputs.end()) {
+          a_.value_inputs.push_back(in);
+        }
+      }
+      if (is_reduction(expr)) {
+        a_.last_element_phase = std::max(a_.last_element_phase, phase);
+        ++phase;
+      }
+      for (const Val* out : expr->outputs()) {
+        const auto* tv = out->as<TensorView>();
+        a_.phase[tv] = phase;
+        if (!a_.is_per_row(tv)) {
+          a_.last_element_phase = std::max(a_.last_element_phase, phase);
+        }
+      }
+    }
+  }
+
+  const Fusion& fusion_;
+  std::string* why_not_;
+  ReductionAnalysis a_;
+  std::vector<const Expr*> reductions_;
+  std::vector<int> kept_axes_;
+  std::vector<int> reduced_axes_;
+};
+
+}  // namespace
+
+bool has_reduction(const Fusion& fusion) {
+  for (const Expr* expr : fusion.exprs()) {
+    if (is_reduction(expr)) {
+      return true;
+    }
+  }
+  return false;
+}
+
+std::optional<ReductionAnalysis> analyze_reduction(
+    const Fusion& fusion,
+    std::string* why_not) {
+  return Analyzer(fusion, why_not).run();
+}
+
+}  // namespace nvfuse

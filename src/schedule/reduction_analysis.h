@@ -1,0 +1,63 @@
+// canSchedule for the reduction and normalization schedulers, and what it
+// learns doing so. Every reduction in the fusion must reduce the same axes of
+// one reference shape (the first reduction's input); the kernel then sees a
+// 2-D problem: rows (the kept axes) by a reduced width. Tensors are either
+// per-element (they vary along the reduced axes) or per-row (one value per
+// row: reduction results, [N, 1] inputs, what is computed from them).
+//
+// Phases: a per-element value's phase is how many reductions lie between it
+// and the inputs. Phase 0 is computed straight from the inputs; a reduction of
+// a phase-p value yields a per-row value available from phase p + 1 on, and
+// per-element values that use it (x - mean) belong to phase p + 1. A
+// normalization (layer norm: mean and variance, then the normalized output)
+// has phases 0 and 1; softmax (max, sum of exp, divide) has 0, 1 and 2.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/fusion.h"
+
+namespace nvfuse {
+
+struct ReductionAnalysis {
+  // Rank of the reference shape, and which of its axes are reduced.
+  int rank = 0;
+  std::vector<bool> reduced;
+  // Tensors the kernel loads (device tensors), per-element ones and per-row
+  // ones alike, and the values it takes by value (as the pointwise kernel).
+  std::vector<const TensorView*> inputs;
+  std::vector<const Val*> value_inputs;
+  // Tensors the kernel writes, each once.
+  std::vector<const TensorView*> outputs;
+  // For each tensor the kernel touches: the reference axis of each of its
+  // logical axes (-1 for none).
+  std::unordered_map<const TensorView*, std::vector<int>> axis_map;
+  // Per tensor: true when it holds one value per row.
+  std::unordered_map<const TensorView*, bool> per_row;
+  // Per tensor: its phase (per-row values: the phase from which they are
+  // available).
+  std::unordered_map<const TensorView*, int> phase;
+  // ReductionOp and VarMeanOp exprs, producers first.
+  std::vector<const Expr*> reductions;
+  // The tensor exprs the kernel computes, producers first.
+  std::vector<const Expr*> exprs;
+  // The last phase with per-element work.
+  int last_element_phase = 0;
+  // The reference tensor: the first reduction's input.
+  const TensorView* reference = nullptr;
+
+  bool is_per_row(const TensorView* tv) const { return per_row.at(tv); }
+};
+
+// The analysis, or nullopt with the reason in `why_not`.
+std::optional<ReductionAnalysis> analyze_reduction(
+    const Fusion& fusion,
+    std::string* why_not);
+
+// True when the fusion has a reduction (ReductionOp or VarMeanOp).
+bool has_reduction(const Fusion& fusion);
+
+}  // namespace nvfuse

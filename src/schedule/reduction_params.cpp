@@ -1,0 +1,334 @@
+#include "schedule/reduction_params.h"
+
+#include <algorithm>
+#include <limits>
+#include <numeric>
+#include <sstream>
+
+#include "ir/errors.h"
+
+namespace nvfuse {
+
+namespace {
+
+constexpr int kVectorBytes = 16;       // the widest global load/store
+constexpr int kElementsPerThread = 16; // inner: per thread per chunk
+constexpr int kMaxThreadsPerRow = 1024;
+constexpr int kChunkedThreadsPerRow = 512;
+constexpr int kShortRowBlock = 128;    // inner, several rows per block
+constexpr int kOuterBlock = 256;
+constexpr int kOuterRowsPerThread = 8; // least rows a thread walks before a split
+
+int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+int64_t next_pow2(int64_t v) {
+  int64_t p = 1;
+  while (p < v) {
+    p *= 2;
+  }
+  return p;
+}
+
+// Axes grouped by merging: extents and, per tensor, strides.
+struct MergedAxes {
+  std::vector<int64_t> extents;
+  std::vector<std::vector<int64_t>> strides;
+};
+
+// Merges `axes` (outermost first) where every tensor is packed across two
+// neighbours: stride_outer == stride_inner * extent_inner.
+MergedAxes merge(
+    const std::vector<int>& axes,
+    const std::vector<int64_t>& extents,
+    const std::vector<std::vector<int64_t>>& strides) {
+  MergedAxes merged;
+  merged.strides.resize(strides.size());
+  for (int axis : axes) {
+    const int64_t extent = extents[axis];
+    if (extent == 1) {
+      continue;
+    }
+    bool mergeable = !merged.extents.empty();
+    for (size_t t = 0; mergeable && t < strides.size(); ++t) {
+      mergeable = merged.strides[t].back() == strides[t][axis] * extent;
+    }
+    if (mergeable) {
+      merged.extents.back() *= extent;
+      for (size_t t = 0; t < strides.size(); ++t) {
+        merged.strides[t].back() = strides[t][axis];
+      }
+      continue;
+    }
+    merged.extents.push_back(extent);
+    for (size_t t = 0; t < strides.size(); ++t) {
+      merged.strides[t].push_back(strides[t][axis]);
+    }
+  }
+  return merged;
+}
+
+InnerAccess access_of(int64_t stride) {
+  if (stride == 1) {
+    return InnerAccess::kContiguous;
+  }
+  return stride == 0 ? InnerAccess::kBroadcast : InnerAccess::kStrided;
+}
+
+// The widest vector every tensor in `vectorized` takes: 16 bytes of the
+// widest contiguous one, stepped down until extents, addresses and the
+// other strides are multiples of it.
+int vector_width_for(
+    const std::vector<TensorArg>& tensors,
+    const std::vector<bool>& vectorized,
+    const std::vector<InnerAccess>& access,
+    int64_t extent,
+    const std::vector<std::vector<int64_t>>& other_strides) {
+  int64_t widest = 1;
+  for (size_t t = 0; t < tensors.size(); ++t) {
+    if (!vectorized[t]) {
+      continue;
+    }
+    if (access[t] == InnerAccess::kStrided) {
+      return 1;
+    }
+    if (access[t] == InnerAccess::kContiguous) {
+      widest = std::max(widest, size_in_bytes(tensors[t].dtype));
+    }
+  }
+  for (int width = static_cast<int>(kVectorBytes / widest); width > 1; width /= 2) {
+    bool fits = extent % width == 0;
+    for (size_t t = 0; fits && t < tensors.size(); ++t) {
+      if (!vectorized[t] || access[t] != InnerAccess::kContiguous) {
+        continue;
+      }
+      fits = tensors[t].address % (width * size_in_bytes(tensors[t].dtype)) == 0;
+      for (int64_t s : other_strides[t]) {
+        fits = fits && s % width == 0;
+      }
+    }
+    if (fits) {
+      return width;
+    }
+  }
+  return 1;
+}
+
+bool fits_32bit(const ReductionSpace& space) {
+  const int64_t limit = std::numeric_limits<int32_t>::max() - (int64_t{1} << 22);
+  if (space.rows * std::max<int64_t>(space.width, 1) >= limit) {
+    return false;
+  }
+  for (size_t t = 0; t < space.col_strides.size(); ++t) {
+    int64_t max_offset = (space.width - 1) * std::abs(space.col_strides[t]);
+    for (size_t axis = 0; axis < space.row_extents.size(); ++axis) {
+      max_offset += (space.row_extents[axis] - 1) * std::abs(space.row_strides[t][axis]);
+    }
+    if (max_offset >= limit) {
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+int64_t partial_slot_bytes(const Expr& reduction) {
+  return reduction.is<VarMeanOp>() ? 24 : 8;  // Welford: mean, m2, count
+}
+
+std::string ReductionParams::to_string() const {
+  std::ostringstream ss;
+  ss << "ReductionParams(" << (outer ? "outer" : "inner")
+     << ", row_rank=" << row_rank << ", vector_width=" << vector_width
+     << ", block=" << block_size;
+  if (outer) {
+    ss << " (" << block_x << "x" << block_y << ")";
+  } else {
+    ss << ", threads_per_row=" << threads_per_row
+       << ", groups_per_thread=" << groups_per_thread
+       << (persistent ? ", persistent" : ", chunked");
+  }
+  ss << (split ? ", split" : "") << ", index=" << (index_32bit ? "int32" : "int64")
+     << ", access=";
+  for (InnerAccess a : access) {
+    ss << (a == InnerAccess::kContiguous ? "c" : a == InnerAccess::kBroadcast ? "b" : "s");
+  }
+  ss << ")";
+  return ss.str();
+}
+
+bool ReductionParams::operator==(const ReductionParams& o) const {
+  return outer == o.outer && row_rank == o.row_rank &&
+      vector_width == o.vector_width && block_size == o.block_size &&
+      threads_per_row == o.threads_per_row &&
+      groups_per_thread == o.groups_per_thread && persistent == o.persistent &&
+      block_x == o.block_x && block_y == o.block_y && split == o.split &&
+      index_32bit == o.index_32bit && access == o.access;
+}
+
+std::optional<ReductionSchedule> schedule_reduction(
+    const ReductionAnalysis& analysis,
+    const std::vector<int64_t>& reference_sizes,
+    const std::vector<TensorArg>& inputs,
+    const std::vector<TensorArg>& outputs,
+    const DeviceInfo& device) {
+  std::vector<TensorArg> tensors = inputs;
+  tensors.insert(tensors.end(), outputs.begin(), outputs.end());
+  std::vector<const TensorView*> views(analysis.inputs.begin(), analysis.inputs.end());
+  views.insert(views.end(), analysis.outputs.begin(), analysis.outputs.end());
+  const int rank = analysis.rank;
+
+  // Per tensor, its stride along each reference axis (0 where it has none).
+  std::vector<std::vector<int64_t>> strides(tensors.size(), std::vector<int64_t>(rank, 0));
+  std::vector<bool> per_element(tensors.size());
+  for (size_t t = 0; t < tensors.size(); ++t) {
+    const std::vector<int>& map = analysis.axis_map.at(views[t]);
+    for (size_t i = 0; i < map.size(); ++i) {
+      if (map[i] >= 0 && tensors[t].sizes[i] != 1) {
+        strides[t][map[i]] = tensors[t].strides[i];
+      }
+    }
+    per_element[t] = !analysis.is_per_row(views[t]);
+  }
+  // The main tensor sets the walking order: the largest per-element input,
+  // or the first per-element output when no input varies along the reduced
+  // axes.
+  int main_tensor = -1;
+  int64_t main_bytes = -1;
+  for (size_t t = 0; t < tensors.size(); ++t) {
+    if (!per_element[t]) {
+      continue;
+    }
+    if (t >= inputs.size() && main_tensor >= 0) {
+      break;
+    }
+    int64_t bytes = size_in_bytes(tensors[t].dtype);
+    for (int64_t s : tensors[t].sizes) {
+      bytes *= s;
+    }
+    if (bytes > main_bytes) {
+      main_tensor = static_cast<int>(t);
+      main_bytes = bytes;
+    }
+  }
+  std::vector<int64_t> main_strides(rank);
+  if (main_tensor >= 0) {
+    main_strides = strides[main_tensor];
+  } else {
+    int64_t s = 1;
+    for (int axis = rank - 1; axis >= 0; --axis) {
+      main_strides[axis] = s;
+      s *= reference_sizes[axis];
+    }
+  }
+  std::vector<int> order(rank);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+    return main_strides[a] > main_strides[b];
+  });
+  std::vector<int> kept;
+  std::vector<int> reduced;
+  for (int axis : order) {
+    (analysis.reduced[axis] ? reduced : kept).push_back(axis);
+  }
+  const MergedAxes rows = merge(kept, reference_sizes, strides);
+  const MergedAxes cols = merge(reduced, reference_sizes, strides);
+  if (cols.extents.size() > 1) {
+    return std::nullopt;  // the reduced axes are not one strided axis
+  }
+
+  ReductionSchedule schedule;
+  ReductionSpace& space = schedule.space;
+  space.row_extents = rows.extents.empty() ? std::vector<int64_t>{1} : rows.extents;
+  space.row_strides = rows.strides;
+  for (auto& s : space.row_strides) {
+    if (s.empty()) {
+      s.push_back(0);
+    }
+  }
+  for (size_t axis = 0; axis < reduced.size(); ++axis) {
+    space.width *= reference_sizes[reduced[axis]];
+  }
+  for (int64_t e : space.row_extents) {
+    space.rows *= e;
+  }
+  for (size_t t = 0; t < tensors.size(); ++t) {
+    space.col_strides.push_back(cols.extents.empty() ? 0 : cols.strides[t][0]);
+  }
+
+  ReductionParams& p = schedule.params;
+  p.row_rank = static_cast<int>(space.row_extents.size());
+  p.index_32bit = fits_32bit(space);
+  const bool main_inner = main_tensor < 0 || space.col_strides[main_tensor] == 1 || space.width <= 1;
+  const bool main_outer_contiguous =
+      main_tensor >= 0 && space.row_strides[main_tensor].back() == 1;
+  p.outer = !main_inner && main_outer_contiguous && analysis.last_element_phase == 0;
+  if (space.rows == 0) {
+    return schedule;  // grid_x = 0: nothing to do
+  }
+
+  int64_t slots_bytes = 0;
+  for (const Expr* r : analysis.reductions) {
+    slots_bytes += partial_slot_bytes(*r);
+  }
+  const int64_t wanted_blocks = 2 * static_cast<int64_t>(device.sm_count);
+
+  if (p.outer) {
+    std::vector<std::vector<int64_t>> other(tensors.size());
+    for (size_t t = 0; t < tensors.size(); ++t) {
+      p.access.push_back(access_of(space.row_strides[t].back()));
+      other[t].assign(space.row_strides[t].begin(), space.row_strides[t].end() - 1);
+      other[t].push_back(space.col_strides[t]);
+    }
+    p.vector_width = vector_width_for(
+        tensors, std::vector<bool>(tensors.size(), true), p.access,
+        space.row_extents.back(), other);
+    const int64_t groups = space.rows / p.vector_width;
+    p.block_x = static_cast<int>(std::min<int64_t>(32, next_pow2(groups)));
+    p.block_y = kOuterBlock / p.block_x;
+    p.block_size = p.block_x * p.block_y;
+    schedule.grid_x = ceil_div(groups, p.block_x);
+    schedule.grid_y = std::clamp<int64_t>(
+        ceil_div(wanted_blocks, schedule.grid_x), 1,
+        std::max<int64_t>(1, space.width / (p.block_y * kOuterRowsPerThread)));
+    schedule.grid_y = std::min<int64_t>(schedule.grid_y, 65535);
+  } else {
+    for (size_t t = 0; t < tensors.size(); ++t) {
+      p.access.push_back(
+          per_element[t] ? access_of(space.col_strides[t]) : InnerAccess::kBroadcast);
+    }
+    p.vector_width = vector_width_for(
+        tensors, per_element, p.access, space.width, space.row_strides);
+    const int64_t groups = std::max<int64_t>(1, ceil_div(space.width, p.vector_width));
+    const int64_t max_groups = std::max(1, kElementsPerThread / p.vector_width);
+    int64_t lanes = next_pow2(ceil_div(groups, max_groups));
+    p.persistent = lanes <= kMaxThreadsPerRow;
+    if (!p.persistent) {
+      lanes = kChunkedThreadsPerRow;
+    }
+    const int64_t rows_per_block = lanes >= 32 ? 1 : kShortRowBlock / lanes;
+    schedule.grid_x = ceil_div(space.rows, rows_per_block);
+    // Few rows and nothing per element after the reductions: split each row
+    // over several blocks.
+    const int64_t chunk_groups = lanes * max_groups;
+    if (analysis.last_element_phase == 0 && schedule.grid_x < device.sm_count &&
+        groups >= 2 * chunk_groups && lanes >= 32) {
+      p.persistent = false;
+      lanes = std::min<int64_t>(kChunkedThreadsPerRow, lanes);
+      const int64_t chunks = ceil_div(groups, lanes * max_groups);
+      schedule.grid_y = std::min<int64_t>(
+          {chunks, ceil_div(wanted_blocks, schedule.grid_x), 65535});
+    }
+    p.threads_per_row = static_cast<int>(lanes);
+    p.groups_per_thread = static_cast<int>(
+        p.persistent ? ceil_div(groups, lanes) : max_groups);
+    p.block_size = static_cast<int>(lanes >= 32 ? lanes : kShortRowBlock);
+  }
+  p.split = schedule.grid_y > 1;
+  if (p.split) {
+    schedule.workspace_bytes = schedule.grid_y * space.rows * slots_bytes;
+  }
+  return schedule;
+}
+
+}  // namespace nvfuse

@@ -1,0 +1,83 @@
+// The reduction scheduler's heuristics: from one call's sizes, strides and
+// addresses, the 2-D problem (rows x reduced width) the kernel walks and the
+// plain data (ReductionParams) the code generator consumes.
+//
+// Inner reductions (the reduced axis is contiguous in the main input: norms,
+// softmax, sum over the last dim): lanes of a warp or a block share a row
+// and load it in 16-byte vectors; a row that fits in registers is loaded once
+// and kept there across phases (persistent); a longer one is re-read per
+// phase in chunks (from L2 when the rows in flight fit there). Outer
+// reductions (the kept axis is contiguous: sum over dim 0, dgamma): threads
+// own vectors of adjacent columns and walk down the rows. Either splits the
+// reduced axis over several blocks when rows alone cannot fill the GPU; the
+// last block of a row group combines the partial results (in a fixed order,
+// so results are deterministic).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "schedule/pointwise_params.h"
+#include "schedule/reduction_analysis.h"
+#include "schedule/tensor_arg.h"
+
+namespace nvfuse {
+
+struct ReductionParams {
+  bool outer = false;
+  int row_rank = 1;          // kept axes after merging
+  int vector_width = 1;      // along the reduced axis (inner) / the innermost kept axis (outer)
+  int block_size = 128;
+  // Inner: lanes per row (at most 32: several rows per block; else the
+  // block), vector groups per thread per chunk, and whether the row stays
+  // in registers.
+  int threads_per_row = 32;
+  int groups_per_thread = 1;
+  bool persistent = true;
+  // Outer: threads along the columns (block_x) and down the rows.
+  int block_x = 32;
+  int block_y = 1;
+  // The reduced axis is split over gridDim.y blocks.
+  bool split = false;
+  bool index_32bit = true;
+  // One per kernel tensor (inputs, then outputs): its access along the
+  // vectorized axis.
+  std::vector<InnerAccess> access;
+
+  std::string to_string() const;
+  bool operator==(const ReductionParams& other) const;
+};
+
+struct ReductionSpace {
+  int64_t rows = 1;
+  int64_t width = 1;
+  std::vector<int64_t> row_extents;               // outermost first
+  std::vector<std::vector<int64_t>> row_strides;  // per kernel tensor
+  std::vector<int64_t> col_strides;               // per kernel tensor
+};
+
+struct ReductionSchedule {
+  ReductionSpace space;
+  ReductionParams params;
+  int64_t grid_x = 0;  // 0 when there is nothing to do
+  int64_t grid_y = 1;
+  // Bytes of partial results for a split reduction (0 without a split).
+  int64_t workspace_bytes = 0;
+};
+
+// Bytes one reduction's partial result takes in the split workspace.
+int64_t partial_slot_bytes(const Expr& reduction);
+
+// `reference_sizes`: the extents of the analysis's reference tensor. nullopt
+// when the reduced axes cannot be walked as one strided axis in every
+// tensor (the executor then falls back to the reference evaluator).
+std::optional<ReductionSchedule> schedule_reduction(
+    const ReductionAnalysis& analysis,
+    const std::vector<int64_t>& reference_sizes,
+    const std::vector<TensorArg>& inputs,
+    const std::vector<TensorArg>& outputs,
+    const DeviceInfo& device);
+
+}  // namespace nvfuse
