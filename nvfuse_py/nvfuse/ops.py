@@ -126,6 +126,22 @@ class Operators:
             lambda s: s.var_mean(tensor, _dims_list(dims), correction, bool(keepdim))
         )
 
+    def mean(self, arg, dims=None, keepdim=False, dtype=DataType.Null):
+        """Mean over `dims` (all when None): sum / number of values, for
+        floating-point inputs (or a floating-point `dtype`), as torch.mean."""
+        fd = self._fd
+        tensor = fd._operand(arg, "fd.ops.mean")
+        return fd._record(
+            lambda s: s.mean(tensor, _dims_list(dims), bool(keepdim), _dtype(dtype))
+        )
+
+    def welford(self, arg, dims=None):
+        """(avg, var_sum, n) over `dims`, as nvFuser's welford: var_sum is the
+        sum of squared deviations from avg, n (Int) the count reduced."""
+        fd = self._fd
+        tensor = fd._operand(arg, "fd.ops.welford")
+        return fd._record(lambda s: tuple(s.welford(tensor, _dims_list(dims))))
+
     def var(self, arg, dims=None, correction=None, keepdim=False, *,
             unbiased=None):
         """Variance over `dims`, dividing by N - correction (default 1)."""

@@ -72,6 +72,8 @@ void init_recording(py::module_& m) {
           })
       .def("var_mean", &RecordingState::var_mean)
       .def("var", &RecordingState::var)
+      .def("mean", &RecordingState::mean)
+      .def("welford", &RecordingState::welford)
       .def("add_output", &RecordingState::add_output)
       .def("rank_of", &RecordingState::rank_of)
       .def("dtype_of", &RecordingState::dtype_of)

@@ -124,6 +124,10 @@ std::string Record::method() const {
       return "fd.ops.var_mean";
     case RecordKind::Var:
       return "fd.ops.var";
+    case RecordKind::Mean:
+      return "fd.ops.mean";
+    case RecordKind::Welford:
+      return "fd.ops.welford";
     case RecordKind::AddOutput:
       return "fd.add_output";
   }

@@ -63,6 +63,8 @@ struct RecordArg {
   X(Reduction)                 \
   X(VarMean)                   \
   X(Var)                       \
+  X(Mean)                      \
+  X(Welford)                   \
   X(AddOutput)
 
 enum class RecordKind {

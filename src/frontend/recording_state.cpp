@@ -206,6 +206,28 @@ std::pair<StateRef, StateRef> RecordingState::var_mean(
   return {outputs.at(0), outputs.at(1)};
 }
 
+StateRef RecordingState::mean(
+    StateRef operand,
+    std::vector<int64_t> dims,
+    bool keepdim,
+    DataType dtype) {
+  Record record{RecordKind::Mean};
+  record.args = {
+      {"", operand}, {"dims", std::move(dims)}, {"keepdim", keepdim}};
+  if (dtype != DataType::Null) {
+    record.args.push_back({"dtype", dtype});
+  }
+  return commit(std::move(record)).front();
+}
+
+std::vector<StateRef> RecordingState::welford(
+    StateRef operand,
+    std::vector<int64_t> dims) {
+  Record record{RecordKind::Welford};
+  record.args = {{"", operand}, {"dims", std::move(dims)}};
+  return commit(std::move(record));
+}
+
 StateRef RecordingState::var(
     StateRef operand,
     std::vector<int64_t> dims,

@@ -67,6 +67,13 @@ class RecordingState {
       std::vector<int64_t> dims,
       int64_t correction,
       bool keepdim);
+  StateRef mean(
+      StateRef operand,
+      std::vector<int64_t> dims,
+      bool keepdim,
+      DataType dtype);
+  // (avg, var_sum, n)
+  std::vector<StateRef> welford(StateRef operand, std::vector<int64_t> dims);
   void add_output(
       StateRef output,
       std::optional<StateRef> alias_input,

@@ -285,6 +285,19 @@ std::vector<StateValue> Replayer::run() {
       }
       return {var, mean};
     }
+    case RecordKind::Mean: {
+      const ArgValue* dtype = record_.find("dtype");
+      return {mean(
+          tensor(record_.positional(0), "mean: the operand"),
+          record_.get<std::vector<int64_t>>("dims"), record_.get<bool>("keepdim"),
+          dtype == nullptr ? DataType::Null : std::get<DataType>(*dtype))};
+    }
+    case RecordKind::Welford: {
+      auto [avg, var_sum, n] = welford(
+          tensor(record_.positional(0), "welford: the operand"),
+          record_.get<std::vector<int64_t>>("dims"));
+      return {avg, var_sum, n};
+    }
     case RecordKind::AddOutput:
       return add_output();
   }

@@ -54,6 +54,20 @@ bool Fusion::is_output(const Val* v) const {
   return std::find(outputs_.begin(), outputs_.end(), v) != outputs_.end();
 }
 
+void Fusion::retain_outputs(const std::vector<size_t>& positions) {
+  std::vector<Val*> kept;
+  for (size_t position : positions) {
+    NVFUSE_ASSERT(position < outputs_.size(), "no output ", position);
+    kept.push_back(outputs_[position]);
+  }
+  for (auto it = output_aliases_.begin(); it != output_aliases_.end();) {
+    const bool still_output =
+        std::find(kept.begin(), kept.end(), it->first) != kept.end();
+    it = still_output ? std::next(it) : output_aliases_.erase(it);
+  }
+  outputs_ = std::move(kept);
+}
+
 TensorView* Fusion::aliased_input(const Val* output) const {
   auto it = output_aliases_.find(output);
   return it == output_aliases_.end() ? nullptr : it->second;

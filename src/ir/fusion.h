@@ -84,6 +84,9 @@ class Fusion {
   // Points every use of `old_val` (and its place among the outputs) at
   // `replacement`.
   void replace_all_uses(Val* old_val, Val* replacement);
+  // Keeps only the outputs at `positions` (in that order), so exprs() then
+  // visits just what they need (segmentation: a clone per segment).
+  void retain_outputs(const std::vector<size_t>& positions);
 
   // A deep copy; `map` (optional) receives old -> new for every Val.
   std::unique_ptr<Fusion> clone(CloneMap* map = nullptr) const;

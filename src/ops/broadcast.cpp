@@ -150,7 +150,7 @@ TensorView* broadcast_in_dim(
         !shape[d]->is_constant_int(1) && !is_keep_marker(shape[d])) {
       needs_expand = true;
     }
-    if (!id->is_broadcast() && shape[d]->constant_int()) {
+    if (!id->is_broadcast() && shape[d]->constant_int() && !is_keep_marker(shape[d])) {
       check_shape_entry(shape[d], "broadcast_in_dim", d);
     }
   }

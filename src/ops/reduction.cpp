@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "ir/axes.h"
+#include "ir/extent_arith.h"
 #include "ir/fusion.h"
 #include "ops/broadcast.h"
 #include "ops/pointwise.h"
@@ -107,6 +108,48 @@ std::pair<TensorView*, TensorView*> var_mean(
         restore_reduced_axes(mean, in->rank(), axes)};
   }
   return {var, mean};
+}
+
+namespace {
+
+// The number of values reduced over `axes`, as a host scalar.
+Scalar* reduced_count(TensorView* in, const std::vector<int64_t>& axes) {
+  Scalar* count = in->fusion()->index_constant(1);
+  for (int64_t axis : axes) {
+    count = extent_mul(count, in->logical()[axis]->logical_extent());
+  }
+  return count;
+}
+
+}  // namespace
+
+TensorView* mean(
+    TensorView* in,
+    const std::vector<int64_t>& axes_in,
+    bool keepdim,
+    DataType dtype) {
+  const DataType result = dtype == DataType::Null ? in->dtype() : dtype;
+  NVFUSE_TYPE_CHECK(
+      is_floating(result) || is_complex(result),
+      "mean: the input must be a floating-point or complex tensor (or dtype "
+      "must name one), got ", result);
+  const std::vector<int64_t> axes = reduction_axes(in, axes_in, "mean");
+  TensorView* sum = reduce(OpType::add, in, axes, keepdim, dtype);
+  return cast(pointwise(OpType::div, {sum, reduced_count(in, axes)}), result)
+      ->as<TensorView>();
+}
+
+WelfordResult welford(TensorView* in, const std::vector<int64_t>& axes_in) {
+  const std::vector<int64_t> axes = reduction_axes(in, axes_in, "welford");
+  auto [var, avg] = var_mean(in, axes, /*correction=*/0, /*keepdim=*/false);
+  Scalar* count = reduced_count(in, axes);
+  auto* var_sum = pointwise(OpType::mul, {var, count})->as<TensorView>();
+  // n as a tensor of avg's shape: where() with a condition of that shape
+  // and the count on both sides (nvfuse has no full() yet).
+  Val* shape_of_avg = pointwise(OpType::isnan, {avg});
+  auto* n = pointwise(OpType::where, {shape_of_avg, count, count})->as<TensorView>();
+  return {avg, cast(var_sum, var->dtype())->as<TensorView>(),
+          cast(n, DataType::Int)->as<TensorView>()};
 }
 
 }  // namespace nvfuse

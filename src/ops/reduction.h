@@ -27,4 +27,21 @@ std::pair<TensorView*, TensorView*> var_mean(
     int64_t correction,
     bool keepdim);
 
+// sum / N over `axes` (N: the product of their extents), for floating-point
+// (or complex) inputs, as torch.mean.
+TensorView* mean(
+    TensorView* in,
+    const std::vector<int64_t>& axes,
+    bool keepdim,
+    DataType dtype);
+
+// nvFuser's welford: (avg, var_sum, n) over `axes`, var_sum = the sum of
+// squared deviations, n (Int) = the number of values reduced; no keepdim.
+struct WelfordResult {
+  TensorView* avg;
+  TensorView* var_sum;
+  TensorView* n;
+};
+WelfordResult welford(TensorView* in, const std::vector<int64_t>& axes);
+
 }  // namespace nvfuse

@@ -1,15 +1,35 @@
 #include "runtime/fusion_executor.h"
 
+#include <sstream>
+
 #include "ir/dump.h"
 #include "passes/pass_list.h"
 #include "runtime/input_binding.h"
 #include "runtime/output_allocation.h"
 #include "runtime/pointwise_executor.h"
 #include "runtime/reduction_executor.h"
-#include "schedule/reduction_analysis.h"
 #include "runtime/reference_evaluator.h"
+#include "schedule/reduction_analysis.h"
+#include "segment/reduction_segmenter.h"
 
 namespace nvfuse {
+
+namespace {
+
+// The generated-kernel executor for `fusion`, or nullptr with the reason.
+std::unique_ptr<KernelExecutor> kernel_executor_for(
+    const Fusion& fusion,
+    std::string* kind,
+    std::string* why_not) {
+  if (has_reduction(fusion)) {
+    *kind = "reduction";
+    return ReductionExecutor::try_create(fusion, why_not);
+  }
+  *kind = "pointwise";
+  return PointwiseExecutor::try_create(fusion, why_not);
+}
+
+}  // namespace
 
 FusionExecutor::FusionExecutor(const Fusion& definition)
     : fusion_(definition.clone()) {
@@ -17,65 +37,123 @@ FusionExecutor::FusionExecutor(const Fusion& definition)
     dump("fusion_ir", definition.to_string());
   }
   run_presegmentation_passes(*fusion_);
-  std::string kind;
-  if (has_reduction(*fusion_)) {
-    kernel_ = ReductionExecutor::try_create(*fusion_, &why_no_kernel_);
-    kind = "reduction";
-  } else {
-    kernel_ = PointwiseExecutor::try_create(*fusion_, &why_no_kernel_);
-    kind = "pointwise";
+
+  Segment whole;
+  whole.kernel = kernel_executor_for(*fusion_, &whole.kind, &whole.why_no_kernel);
+  for (size_t i = 0; i < fusion_->outputs().size(); ++i) {
+    whole.outputs.push_back(i);
   }
+  std::string why_not_split;
+  auto groups = whole.kernel == nullptr && has_reduction(*fusion_)
+      ? group_outputs_by_reduction_axes(*fusion_, &why_not_split)
+      : std::nullopt;
+  if (groups.has_value() && groups->size() > 1) {
+    for (const std::vector<size_t>& positions : *groups) {
+      Segment segment;
+      segment.fusion = fusion_->clone();
+      segment.fusion->retain_outputs(positions);
+      segment.kernel = kernel_executor_for(
+          *segment.fusion, &segment.kind, &segment.why_no_kernel);
+      segment.outputs = positions;
+      segments_.push_back(std::move(segment));
+    }
+  } else {
+    if (!why_not_split.empty()) {
+      whole.why_no_kernel += "; not split into segments: " + why_not_split;
+    }
+    segments_.push_back(std::move(whole));
+  }
+
   if (dump_enabled(DumpOption::segments)) {
-    dump("segments",
-         kernel_ != nullptr
-             ? "1 segment: a generated " + kind + " kernel (on CUDA inputs)\n"
-             : "1 segment: the ATen reference evaluator (the " + kind +
-                 " scheduler rejects the fusion: " + why_no_kernel_ + ")\n");
+    std::ostringstream ss;
+    ss << segments_.size() << " segment(s):\n";
+    for (const Segment& s : segments_) {
+      ss << "  outputs";
+      for (size_t i : s.outputs) {
+        ss << " " << i;
+      }
+      ss << ": " << (s.kernel != nullptr
+                         ? "a generated " + s.kind + " kernel (on CUDA inputs)"
+                         : "the ATen reference evaluator (the " + s.kind +
+                             " scheduler rejects it: " + s.why_no_kernel + ")")
+         << "\n";
+    }
+    dump("segments", ss.str());
   }
 }
 
 std::string FusionExecutor::cuda_code_for(const std::vector<Argument>& args) {
-  BoundInputs bound = bind_inputs(*fusion_, args);
-  NVFUSE_CHECK_AS(
-      ErrorKind::kUnsupported, kernel_ != nullptr,
-      "this fusion runs on the ATen reference evaluator, not a generated "
-      "kernel: the schedulers reject it (", why_no_kernel_, ")");
-  return kernel_->cuda_code_for(args, bound);
+  std::string code;
+  for (Segment& s : segments_) {
+    const Fusion& fusion = s.fusion != nullptr ? *s.fusion : *fusion_;
+    BoundInputs bound = bind_inputs(fusion, args);
+    NVFUSE_CHECK_AS(
+        ErrorKind::kUnsupported, s.kernel != nullptr,
+        "this fusion runs on the ATen reference evaluator, not a generated "
+        "kernel: the schedulers reject it (", s.why_no_kernel, ")");
+    code += s.kernel->cuda_code_for(args, bound);
+  }
+  return code;
 }
 
 std::string FusionExecutor::last_cuda_code() const {
-  return kernel_ != nullptr ? kernel_->last_cuda_code() : std::string();
+  std::string code;
+  for (const Segment& s : segments_) {
+    if (s.kernel != nullptr) {
+      code += s.kernel->last_cuda_code();
+    }
+  }
+  return code;
 }
 
 cuda_driver::FunctionResources FusionExecutor::last_resources() const {
-  return kernel_ != nullptr ? kernel_->last_resources()
-                            : cuda_driver::FunctionResources{};
+  // The largest over the segments' kernels.
+  cuda_driver::FunctionResources most;
+  for (const Segment& s : segments_) {
+    if (s.kernel != nullptr) {
+      const auto r = s.kernel->last_resources();
+      most.registers = std::max(most.registers, r.registers);
+      most.local_bytes = std::max(most.local_bytes, r.local_bytes);
+    }
+  }
+  return most;
 }
 
 std::vector<at::Tensor> FusionExecutor::execute(
     const std::vector<Argument>& args) {
   BoundInputs bound = bind_inputs(*fusion_, args);
-  std::optional<std::vector<at::Tensor>> kernel_values;
-  if (bound.device.is_cuda() && kernel_ != nullptr) {
-    kernel_values = kernel_->run(args, bound);
-  }
+  const auto& fusion_outputs = fusion_->outputs();
+  std::vector<at::Tensor> values(fusion_outputs.size());
   // A kernel wrote fresh tensors laid out by their allocation domains; the
   // reference evaluator's values may be views of inputs or laid out by ATen.
-  const bool from_kernel = kernel_values.has_value();
-  std::vector<at::Tensor> values = from_kernel
-      ? std::move(*kernel_values)
-      : ReferenceEvaluator(*fusion_).run(args);
-  std::vector<at::Tensor> input_tensors;
-  if (!from_kernel) {
-    for (const Argument& arg : args) {
-      if (const auto* t = std::get_if<at::Tensor>(&arg)) {
-        input_tensors.push_back(*t);
+  std::vector<bool> from_kernel(fusion_outputs.size(), false);
+  for (Segment& s : segments_) {
+    const Fusion& fusion = s.fusion != nullptr ? *s.fusion : *fusion_;
+    std::optional<std::vector<at::Tensor>> kernel_values;
+    if (bound.device.is_cuda() && s.kernel != nullptr) {
+      if (s.fusion == nullptr) {
+        kernel_values = s.kernel->run(args, bound);
+      } else {
+        BoundInputs segment_bound = bind_inputs(fusion, args);
+        kernel_values = s.kernel->run(args, segment_bound);
       }
+    }
+    const bool kernel = kernel_values.has_value();
+    std::vector<at::Tensor> segment_values =
+        kernel ? std::move(*kernel_values) : ReferenceEvaluator(fusion).run(args);
+    for (size_t j = 0; j < s.outputs.size(); ++j) {
+      values[s.outputs[j]] = std::move(segment_values[j]);
+      from_kernel[s.outputs[j]] = kernel;
+    }
+  }
+  std::vector<at::Tensor> input_tensors;
+  for (const Argument& arg : args) {
+    if (const auto* t = std::get_if<at::Tensor>(&arg)) {
+      input_tensors.push_back(*t);
     }
   }
 
   std::vector<at::Tensor> outputs;
-  const auto& fusion_outputs = fusion_->outputs();
   for (size_t i = 0; i < fusion_outputs.size(); ++i) {
     const auto& tv = *fusion_outputs[i]->as<TensorView>();
     if (TensorView* target = fusion_->aliased_input(&tv)) {
@@ -90,7 +168,7 @@ std::vector<at::Tensor> FusionExecutor::execute(
       destination.copy_(values[i]);
       continue;
     }
-    if (fusion_->is_input(&tv) || from_kernel) {
+    if (fusion_->is_input(&tv) || from_kernel[i]) {
       outputs.push_back(values[i]);  // an input returned as is, or final
       continue;
     }

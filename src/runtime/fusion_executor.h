@@ -20,8 +20,9 @@ class FusionExecutor : public RuntimeState {
   explicit FusionExecutor(const Fusion& definition);
 
   // The outputs that are not written in place, in definition order. CUDA
-  // inputs run as a generated kernel when the pointwise or the reduction
-  // scheduler accepts the fusion; everything else runs on the ATen
+  // inputs run as generated kernels when the pointwise or the reduction
+  // scheduler accepts the fusion (or each of its segments, when its
+  // reductions reduce different axes); everything else runs on the ATen
   // reference evaluator.
   std::vector<at::Tensor> execute(const std::vector<Argument>& args);
   const Fusion& prepared_fusion() const { return *fusion_; }
@@ -34,11 +35,18 @@ class FusionExecutor : public RuntimeState {
   cuda_driver::FunctionResources last_resources() const;
 
  private:
+  // A part of the fusion run as one kernel (or on the reference evaluator):
+  // the whole fusion, or a clone keeping only some outputs.
+  struct Segment {
+    std::unique_ptr<Fusion> fusion;  // nullptr: the whole prepared fusion
+    std::unique_ptr<KernelExecutor> kernel;  // nullptr: reference evaluator
+    std::string kind;                // "pointwise" or "reduction"
+    std::string why_no_kernel;
+    std::vector<size_t> outputs;     // positions among the fusion's outputs
+  };
+
   std::unique_ptr<Fusion> fusion_;
-  // The generated-kernel executor (pointwise or reduction), or nullptr with
-  // the reason the schedulers declined.
-  std::unique_ptr<KernelExecutor> kernel_;
-  std::string why_no_kernel_;
+  std::vector<Segment> segments_;
 };
 
 // The executor of a cached fusion, created on first use.

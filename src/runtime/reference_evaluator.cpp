@@ -56,7 +56,16 @@ void ReferenceEvaluator::bind(const std::vector<Argument>& args) {
   NVFUSE_ASSERT_EQ(args.size(), inputs.size(), "unvalidated arguments");
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i]->is<TensorView>()) {
-      tensors_[inputs[i]] = std::get<at::Tensor>(args[i]);
+      const at::Tensor& t = std::get<at::Tensor>(args[i]);
+      tensors_[inputs[i]] = t;
+      // Extents, for host scalars computed from them (mean's count).
+      const auto& axes = inputs[i]->as<TensorView>()->logical();
+      for (size_t axis = 0; axis < axes.size() && axis < t.sizes().size(); ++axis) {
+        const Scalar* extent = axes[axis]->logical_extent();
+        if (!extent->is_constant() && extent->definition() == nullptr) {
+          scalars_.emplace(extent, ScalarValue(static_cast<int64_t>(t.size(axis))));
+        }
+      }
     } else {
       scalars_[inputs[i]] =
           std::get<ScalarValue>(args[i]).cast_to(inputs[i]->dtype());

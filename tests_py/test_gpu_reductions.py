@@ -1,0 +1,189 @@
+"""Reductions and normalizations on the GPU against torch on the GPU.
+
+- Every case of norm_definitions (sums, var_mean, softmax, log-softmax,
+  layer norm and RMS norm forward/backward, bias + residual + layer norm),
+  fp32 and bf16, at widths 1 to 262144, with a large and an odd row count.
+- Every reduction op x dtype x axis pattern of a 3-D tensor, keepdim or not.
+- No register spills in the normalization kernels (once kernel info exists).
+
+Each run also checks that a generated kernel computed it (assert_kernel_ran),
+not the ATen reference evaluator. Outputs are poisoned before each launch
+(conftest), so an element a kernel skips fails the comparison.
+"""
+
+import math
+
+import pytest
+import torch
+
+import nvfuse
+from nvfuse.ops import Operators
+from fusion_helpers import make_input, run_fusion
+from norm_definitions import CASES, assert_case_close, run_case
+
+pytestmark = pytest.mark.gpu
+
+
+def assert_kernel_ran(fd):
+    """The last execute of `fd` launched a generated kernel. Generated
+    kernels are named nvfuse_* (nvfuse_pointwise, ...); change this one
+    check if the naming changes."""
+    code = fd.last_cuda_code()
+    assert "nvfuse_" in code, (
+        "no generated kernel ran: the fusion went to the reference evaluator"
+    )
+
+
+# --- the normalization cases -----------------------------------------------
+
+WIDTHS = [1, 7, 127, 1600, 4096, 65536, 262144]
+DTYPES = [torch.float32, torch.bfloat16]
+
+
+def rows_for(width):
+    """Rows keeping a [rows, width] tensor at most 8M elements (32 MB fp32)."""
+    return max(1, min(512, (8 << 20) // width))
+
+
+SHAPES = sorted({(rows_for(w), w) for w in WIDTHS} | {(3, w) for w in WIDTHS},
+                key=lambda s: (s[1], s[0]))
+
+
+@pytest.mark.parametrize("rows,width", SHAPES, ids=lambda s: str(s))
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name", list(CASES))
+def test_case_matches_torch_on_gpu(name, dtype, rows, width):
+    torch.manual_seed(rows * 100003 + width)
+    case = CASES[name]
+    inputs = case.make_inputs(rows, width, dtype, "cuda")
+    outs, fd = run_case(name, inputs)
+    expected = case.torch_reference(*inputs)
+    assert_case_close(name, outs, expected, rows, width)
+    assert_kernel_ran(fd)
+
+
+@pytest.mark.parametrize("width", [7, 1600, 65536])
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name", ["softmax_fwd", "log_softmax_fwd", "layer_norm_fwd"])
+def test_nan_and_inf_rows_match_torch_on_gpu(name, dtype, width):
+    torch.manual_seed(width)
+    rows = 5
+    inputs = CASES[name].make_inputs(rows, width, dtype, "cuda")
+    x = inputs[0].clone()
+    x[1, 3] = float("nan")
+    x[3, 0] = float("inf")
+    inputs[0] = x
+    outs, fd = run_case(name, inputs)
+    expected = CASES[name].torch_reference(*inputs)
+    assert_case_close(name, outs, expected, rows, width, equal_nan=True)
+    assert torch.isfinite(outs[0][[0, 2, 4]].float()).all()
+    assert_kernel_ran(fd)
+
+
+@pytest.mark.parametrize("width", [1600, 4096, 65536])
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name", ["layer_norm_fwd", "layer_norm_bwd", "softmax_fwd"])
+def test_no_register_spills(name, dtype, width):
+    """The kernels of the common normalizations keep everything in
+    registers (and shared memory): no local-memory spills."""
+    torch.manual_seed(width)
+    rows = rows_for(width)
+    inputs = CASES[name].make_inputs(rows, width, dtype, "cuda")
+    _, fd = run_case(name, inputs)
+    if not hasattr(fd, "last_kernel_info"):
+        pytest.skip("fd.last_kernel_info() does not exist yet")
+    assert_kernel_ran(fd)
+    info = fd.last_kernel_info()
+    assert info["local_bytes"] == 0, info
+
+
+# --- every reduction op x dtype x axis pattern -------------------------------
+
+RED_DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.float64,
+              torch.int32, torch.int64]
+RED_OPS = ["sum", "prod", "max", "min", "var", "var_mean", "mean"]
+AXES = [[2], [1], [0], [0, 2], [1, 2], [0, 1, 2]]
+SHAPE_3D = (37, 129, 257)  # ~1.2M elements, no axis a power of two
+# A product of 1.2M factors over- or underflows whatever its order; a
+# smaller tensor keeps float products finite and comparable.
+PROD_SHAPE_3D = (9, 17, 33)
+
+
+def _prod(x, dims, keepdim):
+    for d in sorted(dims, reverse=True):
+        x = torch.prod(x, d, keepdim=keepdim)
+    return x
+
+
+TORCH_OPS = {
+    "sum": lambda x, dims, keepdim: [torch.sum(x, dims, keepdim=keepdim)],
+    "prod": lambda x, dims, keepdim: [_prod(x, dims, keepdim)],
+    "max": lambda x, dims, keepdim: [torch.amax(x, dims, keepdim=keepdim)],
+    "min": lambda x, dims, keepdim: [torch.amin(x, dims, keepdim=keepdim)],
+    "var": lambda x, dims, keepdim: [torch.var(x, dims, keepdim=keepdim)],
+    "var_mean": lambda x, dims, keepdim: list(torch.var_mean(x, dims, keepdim=keepdim)),
+    "mean": lambda x, dims, keepdim: [torch.mean(x, dims, keepdim=keepdim)],
+}
+
+
+def _nvfuse_op(fd, op, t, dims, keepdim):
+    outs = getattr(fd.ops, op)(t, dims=dims, keepdim=keepdim)
+    return list(outs) if isinstance(outs, tuple) else [outs]
+
+
+def _reduction_input(op, shape, dtype):
+    if op == "prod":
+        if dtype.is_floating_point:
+            return make_input(shape, dtype, 0.9, 1.1, device="cuda")
+        # Odd factors: the product wraps modulo 2^64 (torch multiplies
+        # integers in int64) but never becomes 0, and wrapping products are
+        # the same in any order.
+        return make_input(shape, dtype, -2, 2, device="cuda") * 2 + 1
+    return make_input(shape, dtype, device="cuda")
+
+
+def _assert_reduction_close(actual, expected, reduced_numel):
+    assert actual.dtype == expected.dtype, (actual.dtype, expected.dtype)
+    assert actual.shape == expected.shape, (actual.shape, expected.shape)
+    if expected.dtype in (torch.bfloat16, torch.float16):
+        torch.testing.assert_close(actual.float(), expected.float(),
+                                   rtol=1.6e-2, atol=1e-2)
+    elif expected.dtype == torch.float32:
+        # Sums in another order: the rounding error of a sum of n terms of
+        # size ~1 grows like sqrt(n) and matters where the sum cancels.
+        torch.testing.assert_close(actual, expected, rtol=1e-4,
+                                   atol=1e-5 * math.sqrt(reduced_numel))
+    else:  # float64 at torch's default tolerance; integers exactly
+        torch.testing.assert_close(actual, expected)
+
+
+@pytest.mark.parametrize("keepdim", [False, True])
+@pytest.mark.parametrize("dims", AXES, ids=str)
+@pytest.mark.parametrize("dtype", RED_DTYPES, ids=str)
+@pytest.mark.parametrize("op", RED_OPS)
+def test_reduction_matches_torch_on_gpu(op, dtype, dims, keepdim):
+    if not hasattr(Operators, op):
+        pytest.skip(f"fd.ops.{op} does not exist")
+    torch.manual_seed(len(dims) * 7 + dims[0])
+    shape = PROD_SHAPE_3D if op == "prod" else SHAPE_3D
+    x = _reduction_input(op, shape, dtype)
+    is_integer = not dtype.is_floating_point
+    if is_integer and op in ("var", "var_mean", "mean"):
+        # torch rejects these for integers; so must nvfuse, when defining.
+        with pytest.raises(RuntimeError):
+            TORCH_OPS[op](x, dims, keepdim)
+        with pytest.raises(nvfuse.DefinitionTypeError):
+            run_fusion(lambda fd, t: _nvfuse_op(fd, op, t, dims, keepdim), [x])
+        return
+    outs, fd = run_fusion(lambda fd, t: _nvfuse_op(fd, op, t, dims, keepdim), [x])
+    if dtype in (torch.bfloat16, torch.float16):
+        # nvfuse reduces half precision in float and rounds once, as torch's
+        # CUDA kernels do; compare against that.
+        expected = [e.to(dtype) for e in TORCH_OPS[op](x.float(), dims, keepdim)]
+    else:
+        expected = TORCH_OPS[op](x, dims, keepdim)
+    reduced_numel = math.prod(shape[d] for d in dims)
+    assert len(outs) == len(expected)
+    for out, ref in zip(outs, expected):
+        _assert_reduction_close(out, ref, reduced_numel)
+    assert_kernel_ran(fd)
