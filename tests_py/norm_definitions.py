@@ -58,12 +58,8 @@ def _down(fd, t, dtype):
 
 
 def _row_mean(fd, t):
-    """The mean over the last axis of a [N, W] tensor, kept as [N, 1].
-
-    The API has no mean nor a size op to divide a sum by W, so the mean
-    comes from var_mean (its variance is unused)."""
-    _, mean = fd.ops.var_mean(t, dims=[1], correction=0, keepdim=True)
-    return mean
+    """The mean over the last axis of a [N, W] tensor, kept as [N, 1]."""
+    return fd.ops.mean(t, dims=[1], keepdim=True)
 
 
 # --- input helpers ----------------------------------------------------------

@@ -134,7 +134,7 @@ class ReductionGenerator {
     return "acc_" + name_of_value(r->output(0));
   }
   int input_phase(const Expr* r) const {
-    return a_.phase.at(r->input(0)->as<TensorView>());
+    return a_.phase_of(r->input(0)->as<TensorView>());
   }
   std::vector<const Expr*> reductions_of_phase(int phase) const {
     std::vector<const Expr*> result;
@@ -213,7 +213,7 @@ class ReductionGenerator {
   std::vector<const TensorView*> element_outputs(int phase) const {
     std::vector<const TensorView*> result;
     for (const TensorView* tv : a_.outputs) {
-      if (!per_row(tv) && a_.phase.at(tv) == phase) {
+      if (!per_row(tv) && a_.phase_of(tv) == phase) {
         result.push_back(tv);
       }
     }
@@ -233,7 +233,7 @@ class ReductionGenerator {
     std::vector<const Expr*> result;
     for (const Expr* expr : a_.exprs) {
       const auto* out = expr->output(0)->as<TensorView>();
-      if (!is_reduction(expr) && per_row(out) && a_.phase.at(out) == phase) {
+      if (!is_reduction(expr) && per_row(out) && a_.phase_of(out) == phase) {
         result.push_back(expr);
       }
     }

@@ -31,6 +31,17 @@ std::unique_ptr<KernelExecutor> kernel_executor_for(
 
 }  // namespace
 
+std::string FusionExecutor::segment_header(const Segment& segment) const {
+  if (segments_.size() == 1) {
+    return "";
+  }
+  std::string header = "// ==== nvfuse segment: outputs";
+  for (size_t i : segment.outputs) {
+    header += " " + std::to_string(i);
+  }
+  return header + " ====\n";
+}
+
 FusionExecutor::FusionExecutor(const Fusion& definition)
     : fusion_(definition.clone()) {
   if (dump_enabled(DumpOption::fusion_ir)) {
@@ -91,7 +102,7 @@ std::string FusionExecutor::cuda_code_for(const std::vector<Argument>& args) {
         ErrorKind::kUnsupported, s.kernel != nullptr,
         "this fusion runs on the ATen reference evaluator, not a generated "
         "kernel: the schedulers reject it (", s.why_no_kernel, ")");
-    code += s.kernel->cuda_code_for(args, bound);
+    code += segment_header(s) + s.kernel->cuda_code_for(args, bound);
   }
   return code;
 }
@@ -100,7 +111,8 @@ std::string FusionExecutor::last_cuda_code() const {
   std::string code;
   for (const Segment& s : segments_) {
     if (s.kernel != nullptr) {
-      code += s.kernel->last_cuda_code();
+      const std::string last = s.kernel->last_cuda_code();
+      code += last.empty() ? last : segment_header(s) + last;
     }
   }
   return code;

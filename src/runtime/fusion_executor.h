@@ -45,6 +45,10 @@ class FusionExecutor : public RuntimeState {
     std::vector<size_t> outputs;     // positions among the fusion's outputs
   };
 
+  // Separates the segments' kernels in cuda_code_for and last_cuda_code
+  // ("" for a single segment).
+  std::string segment_header(const Segment& segment) const;
+
   std::unique_ptr<Fusion> fusion_;
   std::vector<Segment> segments_;
 };

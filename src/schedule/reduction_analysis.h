@@ -37,8 +37,8 @@ struct ReductionAnalysis {
   std::unordered_map<const TensorView*, std::vector<int>> axis_map;
   // Per tensor: true when it holds one value per row.
   std::unordered_map<const TensorView*, bool> per_row;
-  // Per tensor: its phase (per-row values: the phase from which they are
-  // available).
+  // Per computed tensor: its phase (per-row values: the phase from which
+  // they are available).
   std::unordered_map<const TensorView*, int> phase;
   // ReductionOp and VarMeanOp exprs, producers first.
   std::vector<const Expr*> reductions;
@@ -50,6 +50,11 @@ struct ReductionAnalysis {
   const TensorView* reference = nullptr;
 
   bool is_per_row(const TensorView* tv) const { return per_row.at(tv); }
+  // Fusion inputs are phase 0.
+  int phase_of(const TensorView* tv) const {
+    auto it = phase.find(tv);
+    return it == phase.end() ? 0 : it->second;
+  }
 };
 
 // The analysis, or nullopt with the reason in `why_not`.

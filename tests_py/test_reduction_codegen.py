@@ -1,0 +1,100 @@
+"""Generated reduction and normalization kernels without a GPU: every case
+of norm_definitions at short, odd, long and very long rows, in fp32 and
+bf16, gets a reduction kernel per segment that NVRTC compiles for sm_90; the
+schedule picks what the row needs (vector width, persistent or chunked,
+split); segmentation splits the backward fusions by reduction axes."""
+
+import re
+
+import pytest
+import torch
+
+from nvfuse import _C, DataType, FusionDefinition
+from norm_definitions import CASES, define_case
+
+SEGMENT = re.compile(r"^// ==== nvfuse segment: outputs[ 0-9]+ ====$", re.M)
+
+
+def kernels_of(code):
+    parts = [p for p in SEGMENT.split(code) if p.strip()]
+    return parts
+
+
+def cpu_inputs(name, rows, width, dtype):
+    return CASES[name].make_inputs(rows, width, dtype, "cpu")
+
+
+@pytest.mark.parametrize("width", [1, 7, 1600, 65536])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_every_case_compiles_as_reduction_kernels(name, dtype, width):
+    fd = define_case(name, dtype)
+    code = fd.cuda_code_for(cpu_inputs(name, 4, width, dtype))
+    kernels = kernels_of(code)
+    expected = 2 if name in ("layer_norm_bwd", "rms_norm_bwd") else 1
+    assert len(kernels) == expected
+    for kernel in kernels:
+        assert "nvfuse_reduction" in kernel
+        compiled = _C.nvrtc_compile(kernel, "nvfuse_reduction", 90)
+        assert not compiled["is_ptx"] and compiled["bytes"] > 0
+
+
+def params_of(code):
+    return re.search(r"// ReductionParams\((.*)\)", code).group(1)
+
+
+def test_seed_layer_norm_is_one_vectorized_persistent_kernel():
+    from test_seed_layer_norm import nvfuser_fusion_id0
+    with FusionDefinition() as fd:
+        nvfuser_fusion_id0(fd)
+    inputs = [torch.randn(16, 128, 1600, dtype=torch.bfloat16),
+              torch.randn(1600, dtype=torch.bfloat16), torch.randn(1600, dtype=torch.bfloat16)]
+    code = fd.cuda_code_for(inputs)
+    assert len(kernels_of(code)) == 1
+    params = params_of(code)
+    assert "inner" in params and "persistent" in params
+    assert "vector_width=8" in params  # 16-byte bf16 loads: the seed's regression
+    assert "row_rank=1" in params  # [16, 128] rows merge into one axis
+
+
+def test_long_rows_are_chunked_and_few_rows_split():
+    fd = define_case("sum_inner", torch.float32)
+    assert "chunked" in params_of(fd.cuda_code_for([torch.randn(256, 65536)]))
+    assert "split" in params_of(fd.cuda_code_for([torch.randn(1, 1 << 20)]))
+    fd = define_case("layer_norm_fwd", torch.float32)
+    # A normalization needs its whole row: never split over blocks.
+    assert "split" not in params_of(fd.cuda_code_for(cpu_inputs("layer_norm_fwd", 1, 1 << 20, torch.float32)))
+
+
+def test_outer_reduction_walks_down_contiguous_columns():
+    fd = define_case("sum_outer", torch.bfloat16)
+    params = params_of(fd.cuda_code_for([torch.randn(4096, 1024, dtype=torch.bfloat16)]))
+    assert params.startswith("outer") and "vector_width=8" in params
+
+
+def test_unaligned_width_steps_the_vector_down():
+    fd = define_case("softmax_fwd", torch.bfloat16)
+    assert "vector_width=1" in params_of(fd.cuda_code_for([torch.randn(8, 1601, dtype=torch.bfloat16)]))
+    assert "vector_width=2" in params_of(fd.cuda_code_for([torch.randn(8, 1602, dtype=torch.bfloat16)]))
+
+
+def test_reduction_over_a_middle_axis_of_a_permuted_input():
+    x = torch.randn(6, 5, 8).permute(0, 2, 1)  # reduce dim 1 (stride 1)
+    with FusionDefinition() as fd:
+        t = fd.from_pytorch(x)
+        fd.add_output(fd.ops.sum(t, [1]))
+    code = fd.cuda_code_for([x])
+    assert "inner" in params_of(code)
+    _C.nvrtc_compile(code, "nvfuse_reduction", 90)
+
+
+def test_mixed_reduction_axes_in_one_output_fall_back_with_a_reason():
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1, -1], contiguity=True, dtype=DataType.Float)
+        rows = fd.ops.sum(t, [1], keepdim=True)
+        fd.add_output(fd.ops.sum(t - rows, [0]))
+    with pytest.raises(Exception, match="different axes"):
+        fd.cuda_code_for([torch.randn(4, 8)])
+    x = torch.randn(4, 8)
+    out, = fd.execute([x])  # still runs (reference evaluator)
+    torch.testing.assert_close(out, (x - x.sum(1, keepdim=True)).sum(0))
