@@ -48,12 +48,16 @@ struct MinOp {
   __device__ T operator()(T a, T b) const { return minimum(a, b); }
 };
 
-// Mean, sum of squared deviations and count of a set of values.
+// Sum, sum of squared deviations from the mean, and count of a set of
+// values. The sum (not the running mean) is kept so that a set holding an
+// infinity has an infinite mean, as torch's, instead of inf - inf = NaN when
+// sets merge.
 template <typename T>
 struct Welford {
-  T mean;
+  T sum;
   T m2;
   T count;
+  __device__ T mean() const { return sum / count; }
 };
 
 // Chan et al.'s parallel combination of two sets.
@@ -61,13 +65,15 @@ template <typename T>
 struct WelfordOp {
   __device__ static Welford<T> identity() { return {T(0), T(0), T(0)}; }
   __device__ Welford<T> operator()(Welford<T> a, Welford<T> b) const {
-    const T count = a.count + b.count;
-    if (count == T(0)) {
+    if (a.count == T(0)) {
+      return b;
+    }
+    if (b.count == T(0)) {
       return a;
     }
-    const T b_share = b.count / count;
-    const T delta = b.mean - a.mean;
-    return {a.mean + delta * b_share, a.m2 + b.m2 + delta * delta * a.count * b_share,
+    const T count = a.count + b.count;
+    const T delta = b.mean() - a.mean();
+    return {a.sum + b.sum, a.m2 + b.m2 + delta * delta * (a.count * b.count / count),
             count};
   }
 };
@@ -75,10 +81,10 @@ struct WelfordOp {
 // One more value into a running state (outer reductions walk value by value).
 template <typename T>
 __device__ __forceinline__ Welford<T> welford_add(Welford<T> s, T x) {
+  const T old_mean = s.count > T(0) ? s.sum / s.count : T(0);
   s.count += T(1);
-  const T delta = x - s.mean;
-  s.mean += delta / s.count;
-  s.m2 += delta * (x - s.mean);
+  s.sum += x;
+  s.m2 += (x - old_mean) * (x - s.sum / s.count);
   return s;
 }
 
@@ -88,7 +94,7 @@ __device__ __forceinline__ T shfl_xor(T v, int mask) {
 }
 template <typename T>
 __device__ __forceinline__ Welford<T> shfl_xor(Welford<T> v, int mask) {
-  return {shfl_xor(v.mean, mask), shfl_xor(v.m2, mask), shfl_xor(v.count, mask)};
+  return {shfl_xor(v.sum, mask), shfl_xor(v.m2, mask), shfl_xor(v.count, mask)};
 }
 
 // Combines `v` across groups of kLanes adjacent lanes (kLanes <= 32, a power
@@ -165,7 +171,7 @@ __device__ __forceinline__ T load_partial(const char* cell) {
 }
 template <typename T>
 __device__ __forceinline__ void store_partial(char* cell, Welford<T> v) {
-  store_partial(cell, v.mean);
+  store_partial(cell, v.sum);
   store_partial(cell + 8, v.m2);
   store_partial(cell + 16, v.count);
 }

@@ -159,7 +159,7 @@ class ReductionGenerator {
          << vm->correction() << "), " << e << "(0)));  // " << print_expr(*r) << "\n"
          << indent << "const " << cuda_type_of(vm->output(1)->dtype()) << " "
          << name_of_value(vm->output(1)) << " = nvfuse::cast<"
-         << cuda_type_of(vm->output(1)->dtype()) << ">(" << acc << ".mean);\n";
+         << cuda_type_of(vm->output(1)->dtype()) << ">(" << acc << ".mean());\n";
     } else {
       const Val* out = r->output(0);
       ss << indent << "const " << cuda_type_of(out->dtype()) << " "
@@ -474,7 +474,7 @@ class ReductionGenerator {
          << indent << "      }\n"
          << indent << "    }\n"
          << indent << "    " << acc << " = " << op_type(r) << "()(" << acc
-         << ", nvfuse::Welford<" << e << ">{mean, m2, count});\n"
+         << ", nvfuse::Welford<" << e << ">{sum_" << acc << ", m2, count});\n"
          << indent << "  }\n"
          << indent << "}\n";
     }

@@ -12,7 +12,7 @@ namespace nvfuse {
 namespace {
 
 constexpr int kVectorBytes = 16;       // the widest global load/store
-constexpr int kElementsPerThread = 16; // inner: per thread per chunk
+constexpr int kBytesPerThread = 64;    // inner: per tensor, per thread per chunk
 constexpr int kMaxThreadsPerRow = 1024;
 constexpr int kChunkedThreadsPerRow = 512;
 constexpr int kShortRowBlock = 128;    // inner, several rows per block
@@ -75,11 +75,14 @@ InnerAccess access_of(int64_t stride) {
 }
 
 // The widest vector every tensor in `vectorized` takes: 16 bytes of the
-// widest contiguous one, stepped down until extents, addresses and the
-// other strides are multiples of it.
+// widest contiguous tensor in `drives` (the traffic that matters: a bf16
+// input read per element outweighs a float result written per row, which
+// then takes two 16-byte stores), stepped down until extents, addresses and
+// the other strides are multiples of it.
 int vector_width_for(
     const std::vector<TensorArg>& tensors,
     const std::vector<bool>& vectorized,
+    const std::vector<bool>& drives,
     const std::vector<InnerAccess>& access,
     int64_t extent,
     const std::vector<std::vector<int64_t>>& other_strides) {
@@ -91,8 +94,16 @@ int vector_width_for(
     if (access[t] == InnerAccess::kStrided) {
       return 1;
     }
-    if (access[t] == InnerAccess::kContiguous) {
-      widest = std::max(widest, size_in_bytes(tensors[t].dtype));
+  }
+  for (bool only_drivers : {true, false}) {
+    for (size_t t = 0; t < tensors.size(); ++t) {
+      if (vectorized[t] && access[t] == InnerAccess::kContiguous &&
+          (drives[t] || !only_drivers)) {
+        widest = std::max(widest, size_in_bytes(tensors[t].dtype));
+      }
+    }
+    if (widest > 1) {
+      break;  // else no driver is contiguous: size by every tensor
     }
   }
   for (int width = static_cast<int>(kVectorBytes / widest); width > 1; width /= 2) {
@@ -280,8 +291,12 @@ std::optional<ReductionSchedule> schedule_reduction(
       other[t].assign(space.row_strides[t].begin(), space.row_strides[t].end() - 1);
       other[t].push_back(space.col_strides[t]);
     }
+    std::vector<bool> drives = per_element;
+    for (size_t t = inputs.size(); t < tensors.size(); ++t) {
+      drives[t] = false;
+    }
     p.vector_width = vector_width_for(
-        tensors, std::vector<bool>(tensors.size(), true), p.access,
+        tensors, std::vector<bool>(tensors.size(), true), drives, p.access,
         space.row_extents.back(), other);
     const int64_t groups = space.rows / p.vector_width;
     p.block_x = static_cast<int>(std::min<int64_t>(32, next_pow2(groups)));
@@ -298,9 +313,16 @@ std::optional<ReductionSchedule> schedule_reduction(
           per_element[t] ? access_of(space.col_strides[t]) : InnerAccess::kBroadcast);
     }
     p.vector_width = vector_width_for(
-        tensors, per_element, p.access, space.width, space.row_strides);
+        tensors, per_element, per_element, p.access, space.width, space.row_strides);
     const int64_t groups = std::max<int64_t>(1, ceil_div(space.width, p.vector_width));
-    const int64_t max_groups = std::max(1, kElementsPerThread / p.vector_width);
+    int64_t widest = 1;
+    for (size_t t = 0; t < tensors.size(); ++t) {
+      if (per_element[t]) {
+        widest = std::max(widest, size_in_bytes(tensors[t].dtype));
+      }
+    }
+    const int64_t max_groups =
+        std::max<int64_t>(1, kBytesPerThread / (p.vector_width * widest));
     int64_t lanes = next_pow2(ceil_div(groups, max_groups));
     p.persistent = lanes <= kMaxThreadsPerRow;
     if (!p.persistent) {
