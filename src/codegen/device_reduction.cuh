@@ -112,17 +112,25 @@ __device__ __forceinline__ T lane_reduce(T v, Op op) {
 // thread gets the result. The whole block calls it.
 template <int kThreads, typename T, typename Op>
 __device__ __forceinline__ T block_reduce(T v, Op op) {
-  __shared__ T shared[kThreads / 32];
+  constexpr int kWarps = kThreads / 32;
+  __shared__ T shared[kWarps + 1];
   v = lane_reduce<32>(v, op);
-  if (threadIdx.x % 32 == 0) {
-    shared[threadIdx.x / 32] = v;
+  const int lane = threadIdx.x % 32;
+  const int warp = threadIdx.x / 32;
+  if (lane == 0) {
+    shared[warp] = v;
   }
   __syncthreads();
-  T result = shared[0];
-#pragma unroll
-  for (int w = 1; w < kThreads / 32; ++w) {
-    result = op(result, shared[w]);
+  // The first warp combines the warps' values in log steps, not a chain.
+  if (warp == 0) {
+    T w = lane < kWarps ? shared[lane] : Op::identity();
+    w = lane_reduce<32>(w, op);
+    if (lane == 0) {
+      shared[kWarps] = w;
+    }
   }
+  __syncthreads();
+  const T result = shared[kWarps];
   __syncthreads();
   return result;
 }

@@ -303,8 +303,10 @@ std::optional<ReductionSchedule> schedule_reduction(
     p.block_y = kOuterBlock / p.block_x;
     p.block_size = p.block_x * p.block_y;
     schedule.grid_x = ceil_div(groups, p.block_x);
+    // Outer walks keep one 16-byte load per thread in flight per row step:
+    // twice the blocks of the inner kernels.
     schedule.grid_y = std::clamp<int64_t>(
-        ceil_div(wanted_blocks, schedule.grid_x), 1,
+        ceil_div(2 * wanted_blocks, schedule.grid_x), 1,
         std::max<int64_t>(1, space.width / (p.block_y * kOuterRowsPerThread)));
     schedule.grid_y = std::min<int64_t>(schedule.grid_y, 65535);
   } else {
