@@ -25,7 +25,7 @@ def parse(path):
         if executor is None:
             continue
         key = (bench["name"].split("[")[0], params.get("case", ""),
-               params.get("dtype", ""), params.get("size", ""))
+               params.get("dtype", ""), params.get("size", params.get("shape", "")))
         rows[key][executor] = {
             "median_us": bench["stats"]["median"] * 1e6,
             **bench.get("extra_info", {}),
@@ -53,7 +53,7 @@ def summarize(rows):
 
 
 def print_table(summary):
-    header = (f"{'case':<20}{'dtype':<6}{'size':>7}{'nvfuse %':>10}{'eager %':>9}"
+    header = (f"{'case':<29}{'dtype':<6}{'size':>11}{'nvfuse %':>10}{'eager %':>9}"
               f"{'compile %':>11}{'vs compile':>12}{'nvfuse us':>11}")
     print(header)
     print("-" * len(header))
@@ -62,7 +62,7 @@ def print_table(summary):
             value = row.get(f"{name}_pct_copy")
             return f"{value:.1f}" if value is not None else "-"
         speedup = row.get("speedup_vs_compile")
-        print(f"{row['case']:<20}{row['dtype']:<6}{row['size']:>7}{pct('nvfuse'):>10}"
+        print(f"{row['case']:<29}{row['dtype']:<6}{row['size']:>11}{pct('nvfuse'):>10}"
               f"{pct('eager'):>9}{pct('compile'):>11}"
               f"{(f'{speedup:.2f}x' if speedup else '-'):>12}"
               f"{row.get('nvfuse_us', float('nan')):>11.1f}")

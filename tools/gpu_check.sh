@@ -3,7 +3,8 @@
 # command. Builds nvfuse there, runs the GPU tests and the rest of the pytest
 # suite, the quickstart on the GPU, and a benchmark smoke run (sizes from
 # NVFUSE_BENCH_SIZES, default 1MB,64MB,1GB; NVFUSE_BENCH_SIZES=none skips
-# it), and prints a short summary last. Logs and the benchmark JSON/PNG go to
+# it) plus the normalization benchmarks (shapes from NVFUSE_BENCH_SHAPES,
+# default 2048x1600,32768x8192,4096x65536), and prints a short summary last. Logs and the benchmark JSON/PNG go to
 # $OUT when it is set (the device tool), else to build/gpu.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -50,6 +51,20 @@ if [ "$BENCH_SIZES" != "none" ]; then
   else
     tail -30 "$LOG_DIR/bench.log"
     record benchmarks FAILED
+  fi
+fi
+
+NORM_SHAPES="${NVFUSE_BENCH_SHAPES:-2048x1600,32768x8192,4096x65536}"
+if [ "$BENCH_SIZES" != "none" ]; then
+  if NVFUSE_BENCH_SHAPES="$NORM_SHAPES" python3 -m pytest benchmarks/test_normalization.py \
+      -q -p no:cacheprovider --benchmark-json="$LOG_DIR/normalization.json" \
+      --benchmark-columns=median >"$LOG_DIR/norm_bench.log" 2>&1; then
+    python3 benchmarks/report.py "$LOG_DIR/normalization.json" --out-prefix "$LOG_DIR/normalization" \
+      | tee "$LOG_DIR/norm_table.txt"
+    record "norm bench" "$(grep geometric "$LOG_DIR/norm_table.txt" || echo ok)"
+  else
+    tail -30 "$LOG_DIR/norm_bench.log"
+    record "norm bench" FAILED
   fi
 fi
 
