@@ -403,6 +403,25 @@ def run_case(name, inputs):
     return fd.execute(inputs), fd
 
 
+def check_case(name, dtype, rows, width, device):
+    """Runs case `name` on fresh inputs (seeded by the shape) and checks its
+    outputs against the torch reference; returns the FusionDefinition."""
+    torch.manual_seed(rows * 100003 + width)
+    case = CASES[name]
+    inputs = case.make_inputs(rows, width, dtype, device)
+    outs, fd = run_case(name, inputs)
+    assert_case_close(name, outs, case.torch_reference(*inputs), rows, width)
+    return fd
+
+
+def with_nan_and_inf(x):
+    """x with a NaN in row 1 and +inf in row 3 (rows 0, 2 and 4 clean)."""
+    x = x.clone()
+    x[1, 3] = float("nan")
+    x[3, 0] = float("inf")
+    return x
+
+
 def output_tolerances(name, index, rows, width, dtype):
     """(rtol, atol) for output `index` of case `name`.
 

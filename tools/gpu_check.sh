@@ -41,31 +41,25 @@ else
   record quickstart FAILED
 fi
 
-if [ "$BENCH_SIZES" != "none" ]; then
-  if NVFUSE_BENCH_SIZES="$BENCH_SIZES" python3 -m pytest benchmarks/test_pointwise.py \
-      -q -p no:cacheprovider --benchmark-json="$LOG_DIR/pointwise.json" \
-      --benchmark-columns=median >"$LOG_DIR/bench.log" 2>&1; then
-    python3 benchmarks/report.py "$LOG_DIR/pointwise.json" --out-prefix "$LOG_DIR/pointwise" \
-      | tee "$LOG_DIR/bench_table.txt"
-    record benchmarks "$(grep geometric "$LOG_DIR/bench_table.txt" || echo ok)"
+# bench NAME LABEL: runs benchmarks/test_NAME.py, writes NAME.json/.png and
+# NAME_table.txt, and records the geometric mean under LABEL.
+bench() {
+  if python3 -m pytest "benchmarks/test_$1.py" -q -p no:cacheprovider \
+      --benchmark-json="$LOG_DIR/$1.json" --benchmark-columns=median \
+      >"$LOG_DIR/$1_bench.log" 2>&1; then
+    python3 benchmarks/report.py "$LOG_DIR/$1.json" --out-prefix "$LOG_DIR/$1" \
+      | tee "$LOG_DIR/$1_table.txt"
+    record "$2" "$(grep geometric "$LOG_DIR/$1_table.txt" || echo ok)"
   else
-    tail -30 "$LOG_DIR/bench.log"
-    record benchmarks FAILED
+    tail -30 "$LOG_DIR/$1_bench.log"
+    record "$2" FAILED
   fi
-fi
+}
 
-NORM_SHAPES="${NVFUSE_BENCH_SHAPES:-2048x1600,32768x8192,4096x65536}"
 if [ "$BENCH_SIZES" != "none" ]; then
-  if NVFUSE_BENCH_SHAPES="$NORM_SHAPES" python3 -m pytest benchmarks/test_normalization.py \
-      -q -p no:cacheprovider --benchmark-json="$LOG_DIR/normalization.json" \
-      --benchmark-columns=median >"$LOG_DIR/norm_bench.log" 2>&1; then
-    python3 benchmarks/report.py "$LOG_DIR/normalization.json" --out-prefix "$LOG_DIR/normalization" \
-      | tee "$LOG_DIR/norm_table.txt"
-    record "norm bench" "$(grep geometric "$LOG_DIR/norm_table.txt" || echo ok)"
-  else
-    tail -30 "$LOG_DIR/norm_bench.log"
-    record "norm bench" FAILED
-  fi
+  NVFUSE_BENCH_SIZES="$BENCH_SIZES" bench pointwise benchmarks
+  NVFUSE_BENCH_SHAPES="${NVFUSE_BENCH_SHAPES:-2048x1600,32768x8192,4096x65536}" \
+    bench normalization "norm bench"
 fi
 
 echo

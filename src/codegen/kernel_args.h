@@ -46,6 +46,13 @@ struct KernelArgLayout {
   std::string to_cuda() const;
 };
 
+// A generated kernel: what a code generator returns.
+struct KernelSource {
+  std::string name;  // the extern "C" kernel
+  std::string code;  // complete: device runtime included
+  KernelArgLayout layout;
+};
+
 // The C type of a value of `dtype` in generated code.
 std::string cuda_type_of(DataType dtype);
 // The type it is computed in (float for the half types).

@@ -11,12 +11,6 @@
 
 namespace nvfuse {
 
-struct KernelSource {
-  std::string name;  // the extern "C" kernel
-  std::string code;  // complete: device runtime included
-  KernelArgLayout layout;
-};
-
 KernelSource generate_pointwise_kernel(
     const Fusion& fusion,
     const PointwiseAnalysis& analysis,

@@ -14,17 +14,10 @@ namespace nvfuse {
 
 namespace {
 
-bool is_reduction(const Expr* expr) {
-  return expr->is<ReductionOp>() || expr->is<VarMeanOp>();
-}
-
 class ReductionGenerator {
  public:
-  ReductionGenerator(
-      const Fusion& fusion,
-      const ReductionAnalysis& analysis,
-      const ReductionParams& params)
-      : fusion_(fusion), a_(analysis), p_(params) {
+  ReductionGenerator(const ReductionAnalysis& analysis, const ReductionParams& params)
+      : a_(analysis), p_(params) {
     tensors_.insert(tensors_.end(), a_.inputs.begin(), a_.inputs.end());
     tensors_.insert(tensors_.end(), a_.outputs.begin(), a_.outputs.end());
     int cell = 0;
@@ -666,7 +659,6 @@ class ReductionGenerator {
     return ss.str();
   }
 
-  const Fusion& fusion_;
   const ReductionAnalysis& a_;
   const ReductionParams& p_;
   std::vector<const TensorView*> tensors_;
@@ -678,10 +670,9 @@ class ReductionGenerator {
 }  // namespace
 
 KernelSource generate_reduction_kernel(
-    const Fusion& fusion,
     const ReductionAnalysis& analysis,
     const ReductionParams& params) {
-  return ReductionGenerator(fusion, analysis, params).generate();
+  return ReductionGenerator(analysis, params).generate();
 }
 
 }  // namespace nvfuse

@@ -4,14 +4,13 @@
 // statement each.
 #pragma once
 
-#include "codegen/pointwise_codegen.h"
+#include "codegen/kernel_args.h"
 #include "schedule/reduction_analysis.h"
 #include "schedule/reduction_params.h"
 
 namespace nvfuse {
 
 KernelSource generate_reduction_kernel(
-    const Fusion& fusion,
     const ReductionAnalysis& analysis,
     const ReductionParams& params);
 

@@ -176,19 +176,36 @@ StateRef RecordingState::expand(StateRef operand, ShapeArg shape) {
   return commit(std::move(record)).front();
 }
 
+namespace {
+
+// sum/prod/max/min and mean: (operand, dims, keepdim[, dtype]).
+Record reduction_record(
+    RecordKind kind,
+    OpType op,
+    StateRef operand,
+    std::vector<int64_t> dims,
+    bool keepdim,
+    DataType dtype) {
+  Record record{kind, op};
+  record.args = {
+      {"", operand}, {"dims", std::move(dims)}, {"keepdim", keepdim}};
+  if (dtype != DataType::Null) {
+    record.args.push_back({"dtype", dtype});
+  }
+  return record;
+}
+
+}  // namespace
+
 StateRef RecordingState::reduction(
     OpType op,
     StateRef operand,
     std::vector<int64_t> dims,
     bool keepdim,
     DataType dtype) {
-  Record record{RecordKind::Reduction, op};
-  record.args = {
-      {"", operand}, {"dims", std::move(dims)}, {"keepdim", keepdim}};
-  if (dtype != DataType::Null) {
-    record.args.push_back({"dtype", dtype});
-  }
-  return commit(std::move(record)).front();
+  return commit(reduction_record(
+                    RecordKind::Reduction, op, operand, std::move(dims), keepdim, dtype))
+      .front();
 }
 
 std::pair<StateRef, StateRef> RecordingState::var_mean(
@@ -211,13 +228,9 @@ StateRef RecordingState::mean(
     std::vector<int64_t> dims,
     bool keepdim,
     DataType dtype) {
-  Record record{RecordKind::Mean};
-  record.args = {
-      {"", operand}, {"dims", std::move(dims)}, {"keepdim", keepdim}};
-  if (dtype != DataType::Null) {
-    record.args.push_back({"dtype", dtype});
-  }
-  return commit(std::move(record)).front();
+  return commit(reduction_record(
+                    RecordKind::Mean, OpType::set, operand, std::move(dims), keepdim, dtype))
+      .front();
 }
 
 std::vector<StateRef> RecordingState::welford(

@@ -30,6 +30,11 @@ class Replayer {
         ref.name(), " is not defined in this FusionDefinition");
     return states_[ref.index];
   }
+  // The record's optional "dtype" keyword (Null when absent).
+  DataType optional_dtype() const {
+    const ArgValue* dtype = record_.find("dtype");
+    return dtype == nullptr ? DataType::Null : std::get<DataType>(*dtype);
+  }
   TensorView* tensor(const ArgValue& arg, const char* what) const {
     const StateRef& ref = std::get<StateRef>(arg);
     const auto* tv = std::get_if<TensorView*>(&state(ref));
@@ -265,15 +270,12 @@ std::vector<StateValue> Replayer::run() {
       return {expand(
           tensor(record_.positional(0), "expand: the operand"),
           shape(*record_.find("shape")))};
-    case RecordKind::Reduction: {
-      const ArgValue* dtype = record_.find("dtype");
+    case RecordKind::Reduction:
       return {reduce(
           record_.op,
           tensor(record_.positional(0), "the reduction operand"),
           record_.get<std::vector<int64_t>>("dims"),
-          record_.get<bool>("keepdim"),
-          dtype == nullptr ? DataType::Null : std::get<DataType>(*dtype))};
-    }
+          record_.get<bool>("keepdim"), optional_dtype())};
     case RecordKind::VarMean:
     case RecordKind::Var: {
       auto [var, mean] = var_mean(
@@ -285,13 +287,11 @@ std::vector<StateValue> Replayer::run() {
       }
       return {var, mean};
     }
-    case RecordKind::Mean: {
-      const ArgValue* dtype = record_.find("dtype");
+    case RecordKind::Mean:
       return {mean(
           tensor(record_.positional(0), "mean: the operand"),
           record_.get<std::vector<int64_t>>("dims"), record_.get<bool>("keepdim"),
-          dtype == nullptr ? DataType::Null : std::get<DataType>(*dtype))};
-    }
+          optional_dtype())};
     case RecordKind::Welford: {
       auto [avg, var_sum, n] = welford(
           tensor(record_.positional(0), "welford: the operand"),

@@ -85,4 +85,14 @@ Merge* Merge::make(IterDomain* out, IterDomain* outer, IterDomain* inner) {
   return out->fusion()->create<Merge>(ExprFields{{outer, inner}, {out}, {}});
 }
 
+bool is_reduction(const Expr* expr) {
+  return expr->is<ReductionOp>() || expr->is<VarMeanOp>();
+}
+
+const std::vector<int64_t>& reduced_axes_of(const Expr& reduction) {
+  NVFUSE_ASSERT(is_reduction(&reduction), "not a reduction");
+  return reduction.is<ReductionOp>() ? reduction.as<ReductionOp>()->axes()
+                                     : reduction.as<VarMeanOp>()->axes();
+}
+
 }  // namespace nvfuse

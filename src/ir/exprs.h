@@ -90,6 +90,10 @@ class VarMeanOp : public Expr {
   int64_t correction() const { return attribute<int64_t>(1); }
 };
 
+// A ReductionOp or a VarMeanOp, and the axes it reduces.
+bool is_reduction(const Expr* expr);
+const std::vector<int64_t>& reduced_axes_of(const Expr& reduction);
+
 // in -> (outer, inner). Inner split: inner has extent `factor`; outer
 // split: outer has extent `factor`.
 class Split : public Expr {

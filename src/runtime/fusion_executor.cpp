@@ -50,6 +50,7 @@ FusionExecutor::FusionExecutor(const Fusion& definition)
   run_presegmentation_passes(*fusion_);
 
   Segment whole;
+  whole.fusion = fusion_.get();
   whole.kernel = kernel_executor_for(*fusion_, &whole.kind, &whole.why_no_kernel);
   for (size_t i = 0; i < fusion_->outputs().size(); ++i) {
     whole.outputs.push_back(i);
@@ -61,8 +62,9 @@ FusionExecutor::FusionExecutor(const Fusion& definition)
   if (groups.has_value() && groups->size() > 1) {
     for (const std::vector<size_t>& positions : *groups) {
       Segment segment;
-      segment.fusion = fusion_->clone();
-      segment.fusion->retain_outputs(positions);
+      segment.owned = fusion_->clone();
+      segment.owned->retain_outputs(positions);
+      segment.fusion = segment.owned.get();
       segment.kernel = kernel_executor_for(
           *segment.fusion, &segment.kind, &segment.why_no_kernel);
       segment.outputs = positions;
@@ -96,8 +98,7 @@ FusionExecutor::FusionExecutor(const Fusion& definition)
 std::string FusionExecutor::cuda_code_for(const std::vector<Argument>& args) {
   std::string code;
   for (Segment& s : segments_) {
-    const Fusion& fusion = s.fusion != nullptr ? *s.fusion : *fusion_;
-    BoundInputs bound = bind_inputs(fusion, args);
+    BoundInputs bound = bind_inputs(*s.fusion, args);
     NVFUSE_CHECK_AS(
         ErrorKind::kUnsupported, s.kernel != nullptr,
         "this fusion runs on the ATen reference evaluator, not a generated "
@@ -133,37 +134,39 @@ cuda_driver::FunctionResources FusionExecutor::last_resources() const {
 
 std::vector<at::Tensor> FusionExecutor::execute(
     const std::vector<Argument>& args) {
-  BoundInputs bound = bind_inputs(*fusion_, args);
   const auto& fusion_outputs = fusion_->outputs();
   std::vector<at::Tensor> values(fusion_outputs.size());
   // A kernel wrote fresh tensors laid out by their allocation domains; the
   // reference evaluator's values may be views of inputs or laid out by ATen.
   std::vector<bool> from_kernel(fusion_outputs.size(), false);
+  c10::Device device(c10::kCPU);
   for (Segment& s : segments_) {
-    const Fusion& fusion = s.fusion != nullptr ? *s.fusion : *fusion_;
+    // Every segment keeps all the fusion's inputs: binding validates them.
+    BoundInputs bound = bind_inputs(*s.fusion, args);
+    device = bound.device;
     std::optional<std::vector<at::Tensor>> kernel_values;
     if (bound.device.is_cuda() && s.kernel != nullptr) {
-      if (s.fusion == nullptr) {
-        kernel_values = s.kernel->run(args, bound);
-      } else {
-        BoundInputs segment_bound = bind_inputs(fusion, args);
-        kernel_values = s.kernel->run(args, segment_bound);
-      }
+      kernel_values = s.kernel->run(args, bound);
     }
     const bool kernel = kernel_values.has_value();
     std::vector<at::Tensor> segment_values =
-        kernel ? std::move(*kernel_values) : ReferenceEvaluator(fusion).run(args);
+        kernel ? std::move(*kernel_values) : ReferenceEvaluator(*s.fusion).run(args);
     for (size_t j = 0; j < s.outputs.size(); ++j) {
       values[s.outputs[j]] = std::move(segment_values[j]);
       from_kernel[s.outputs[j]] = kernel;
     }
   }
-  std::vector<at::Tensor> input_tensors;
-  for (const Argument& arg : args) {
-    if (const auto* t = std::get_if<at::Tensor>(&arg)) {
-      input_tensors.push_back(*t);
+  std::vector<at::Tensor> input_tensors;  // for materialize_output, on demand
+  auto inputs_of_args = [&]() -> const std::vector<at::Tensor>& {
+    if (input_tensors.empty()) {
+      for (const Argument& arg : args) {
+        if (const auto* t = std::get_if<at::Tensor>(&arg)) {
+          input_tensors.push_back(*t);
+        }
+      }
     }
-  }
+    return input_tensors;
+  };
 
   std::vector<at::Tensor> outputs;
   for (size_t i = 0; i < fusion_outputs.size(); ++i) {
@@ -185,7 +188,7 @@ std::vector<at::Tensor> FusionExecutor::execute(
       continue;
     }
     outputs.push_back(
-        materialize_output(tv, values[i], input_tensors, bound.device));
+        materialize_output(tv, values[i], inputs_of_args(), device));
   }
   return outputs;
 }

@@ -38,7 +38,8 @@ class FusionExecutor : public RuntimeState {
   // A part of the fusion run as one kernel (or on the reference evaluator):
   // the whole fusion, or a clone keeping only some outputs.
   struct Segment {
-    std::unique_ptr<Fusion> fusion;  // nullptr: the whole prepared fusion
+    const Fusion* fusion = nullptr;  // the prepared fusion, or `owned`
+    std::unique_ptr<Fusion> owned;   // a clone keeping some outputs
     std::unique_ptr<KernelExecutor> kernel;  // nullptr: reference evaluator
     std::string kind;                // "pointwise" or "reduction"
     std::string why_no_kernel;

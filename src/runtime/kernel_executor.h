@@ -36,10 +36,4 @@ class KernelExecutor {
   virtual cuda_driver::FunctionResources last_resources() const = 0;
 };
 
-// Logical sizes of `outputs` from the bound extents; nullopt when one is
-// not known before running.
-std::optional<std::vector<std::vector<int64_t>>> output_sizes_of(
-    const std::vector<const TensorView*>& outputs,
-    BoundInputs& bound);
-
 }  // namespace nvfuse

@@ -12,7 +12,6 @@
 #include <optional>
 
 #include "ir/dump.h"
-#include "runtime/kernel_executor.h"
 #include "runtime/reference_evaluator.h"
 
 namespace nvfuse {
@@ -56,6 +55,24 @@ void write_index(char* dst, int64_t value, size_t size) {
 }
 
 }  // namespace
+
+std::optional<std::vector<std::vector<int64_t>>> output_sizes_of(
+    const std::vector<const TensorView*>& outputs,
+    BoundInputs& bound) {
+  std::vector<std::vector<int64_t>> sizes;
+  for (const TensorView* tv : outputs) {
+    std::vector<int64_t> shape;
+    for (const IterDomain* id : tv->logical()) {
+      auto size = bound.extents.evaluate(id->logical_extent());
+      if (!size.has_value()) {
+        return std::nullopt;
+      }
+      shape.push_back(size->as_int());
+    }
+    sizes.push_back(std::move(shape));
+  }
+  return sizes;
+}
 
 TensorArg tensor_arg_of(const at::Tensor& t) {
   return {from_aten(t.scalar_type()), t.sizes().vec(), t.strides().vec(),
@@ -168,28 +185,6 @@ void launch_on_current_stream(
   }
   void* params[] = {args.data()};
   cuda_driver::launch(kernel.function, grid, block, 0, stream.native_handle(), params);
-}
-
-}  // namespace nvfuse
-
-namespace nvfuse {
-
-std::optional<std::vector<std::vector<int64_t>>> output_sizes_of(
-    const std::vector<const TensorView*>& outputs,
-    BoundInputs& bound) {
-  std::vector<std::vector<int64_t>> sizes;
-  for (const TensorView* tv : outputs) {
-    std::vector<int64_t> shape;
-    for (const IterDomain* id : tv->logical()) {
-      auto size = bound.extents.evaluate(id->logical_extent());
-      if (!size.has_value()) {
-        return std::nullopt;
-      }
-      shape.push_back(size->as_int());
-    }
-    sizes.push_back(std::move(shape));
-  }
-  return sizes;
 }
 
 }  // namespace nvfuse

@@ -8,15 +8,23 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "codegen/kernel_args.h"
 #include "ir/fusion.h"
 #include "runtime/aten_types.h"
+#include "runtime/input_binding.h"
 #include "runtime/cuda/kernel_cache.h"
 #include "schedule/tensor_arg.h"
 
 namespace nvfuse {
+
+// Logical sizes of `outputs` from the bound extents; nullopt when one is
+// not known before running.
+std::optional<std::vector<std::vector<int64_t>>> output_sizes_of(
+    const std::vector<const TensorView*>& outputs,
+    BoundInputs& bound);
 
 TensorArg tensor_arg_of(const at::Tensor& t);
 DeviceInfo device_info_of(c10::Device device);

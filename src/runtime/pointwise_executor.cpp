@@ -3,10 +3,7 @@
 #include <ATen/ATen.h>
 #include <c10/core/DeviceGuard.h>
 
-#include "ir/allocation_strides.h"
-#include "ir/dump.h"
 #include "runtime/kernel_launch.h"
-#include "runtime/output_allocation.h"
 
 namespace nvfuse {
 
@@ -51,151 +48,62 @@ std::unique_ptr<PointwiseExecutor> PointwiseExecutor::try_create(
 PointwiseExecutor::PointwiseExecutor(
     const Fusion& fusion,
     PointwiseAnalysis analysis)
-    : fusion_(fusion), analysis_(std::move(analysis)) {
-  for (size_t i = 0; i < fusion_.inputs().size(); ++i) {
-    input_positions_.emplace(fusion_.inputs()[i], i);
-  }
-  const auto& written = analysis_.outputs;
-  for (const Val* out : fusion_.outputs()) {
-    auto it = std::find(written.begin(), written.end(), out);
-    output_slots_.push_back(
-        it == written.end()
-            ? -1  // a fusion input, returned as is
-            : static_cast<int>(analysis_.inputs.size() + (it - written.begin())));
-  }
-}
-
-std::vector<TensorArg> PointwiseExecutor::input_args(
-    const std::vector<Argument>& args) const {
-  std::vector<TensorArg> inputs;
-  for (const TensorView* tv : analysis_.inputs) {
-    inputs.push_back(tensor_arg_of(std::get<at::Tensor>(argument_of(args, tv))));
-  }
-  return inputs;
-}
-
-PointwiseExecutor::Variant& PointwiseExecutor::variant_for(
-    const PointwiseParams& params) {
-  for (const auto& variant : variants_) {
-    if (variant->params == params) {
-      return *variant;
-    }
-  }
-  auto variant = std::make_unique<Variant>(
-      Variant{params, generate_pointwise_kernel(fusion_, analysis_, params)});
-  if (dump_enabled(DumpOption::params)) {
-    dump("params", params.to_string() + "\n");
-  }
-  if (dump_enabled(DumpOption::cuda_kernel)) {
-    dump("cuda_kernel", variant->source.code);
-  }
-  variants_.push_back(std::move(variant));
-  return *variants_.back();
-}
+    : fusion_(fusion),
+      analysis_(std::move(analysis)),
+      io_(fusion, analysis_.inputs, analysis_.outputs),
+      variants_([this](const PointwiseParams& params) {
+        return generate_pointwise_kernel(fusion_, analysis_, params);
+      }) {}
 
 std::string PointwiseExecutor::cuda_code_for(
     const std::vector<Argument>& args,
     BoundInputs& bound) {
-  auto sizes = output_sizes_of(analysis_.outputs, bound);
-  NVFUSE_CHECK_AS(
-      ErrorKind::kUnsupported, sizes.has_value(),
-      "the output sizes of this fusion are not known before running it");
-  std::vector<TensorArg> outputs;
-  for (size_t i = 0; i < analysis_.outputs.size(); ++i) {
-    const TensorView* tv = analysis_.outputs[i];
-    // The caching allocator returns blocks aligned far beyond 16 bytes.
-    outputs.push_back({tv->dtype(), (*sizes)[i],
-                       strides_for_allocation(*tv, (*sizes)[i]), 0});
-  }
   const PointwiseSchedule schedule = schedule_pointwise(
-      analysis_, input_args(args), outputs, device_info_of(bound.device),
-      pointwise_tuning());
-  std::lock_guard<std::mutex> lock(mutex_);
-  return variant_for(schedule.params).source.code;
-}
-
-cuda_driver::FunctionResources PointwiseExecutor::last_resources() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return last_kernel_ == nullptr ? cuda_driver::FunctionResources{}
-                                 : last_kernel_->resources;
+      analysis_, io_.input_args(args), io_.planned_output_args(bound),
+      device_info_of(bound.device), pointwise_tuning());
+  return variants_.code_for(schedule.params);
 }
 
 std::string PointwiseExecutor::last_cuda_code() const {
-  std::lock_guard<std::mutex> lock(mutex_);
-  return last_ == nullptr ? std::string() : last_->source.code;
+  return variants_.last_code();
+}
+
+cuda_driver::FunctionResources PointwiseExecutor::last_resources() const {
+  return variants_.last_resources();
 }
 
 std::optional<std::vector<at::Tensor>> PointwiseExecutor::run(
     const std::vector<Argument>& args,
     BoundInputs& bound) {
-  auto sizes = output_sizes_of(analysis_.outputs, bound);
-  if (!sizes.has_value()) {
-    return std::nullopt;
-  }
   const c10::Device device = bound.device;
   const c10::DeviceGuard guard(device);
-  std::vector<at::Tensor> tensors;
-  for (const TensorView* tv : analysis_.inputs) {
-    tensors.push_back(std::get<at::Tensor>(argument_of(args, tv)));
+  auto tensors = io_.launch_tensors(args, bound);
+  if (!tensors.has_value()) {
+    return std::nullopt;
   }
-  std::vector<TensorArg> outputs;
-  for (size_t i = 0; i < analysis_.outputs.size(); ++i) {
-    at::Tensor out = allocate_output(
-        *analysis_.outputs[i], (*sizes)[i], at::TensorOptions().device(device));
-    if (poison_outputs()) {
-      poison(out);
-    }
-    tensors.push_back(out);
-    outputs.push_back(tensor_arg_of(out));
-  }
-
   const PointwiseSchedule schedule = schedule_pointwise(
-      analysis_, input_args(args), outputs, device_info_of(device),
-      pointwise_tuning());
-  Variant* variant = nullptr;
-  const LoadedKernel* kernel = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    variant = &variant_for(schedule.params);
-    last_ = variant;
-    if (schedule.grid_size > 0) {
-      const LoadedKernel*& loaded = variant->loaded[device.index()];
-      if (loaded == nullptr) {
-        loaded = &load_kernel(
-            variant->source.code, variant->source.name, device.index());
-      }
-      kernel = loaded;
-      last_kernel_ = loaded;
+      analysis_, io_.input_args(args), io_.output_args(*tensors),
+      device_info_of(device), pointwise_tuning());
+  const bool launch = schedule.grid_size > 0;
+  auto [source, kernel] =
+      variants_.for_launch(schedule.params, launch ? device.index() : -1);
+  if (launch) {
+    LaunchValues values;
+    for (const at::Tensor& t : *tensors) {
+      values.pointers.push_back(t.data_ptr());
     }
-  }
-
-  if (schedule.grid_size > 0) {
-    LaunchValues launch;
-    for (const at::Tensor& t : tensors) {
-      launch.pointers.push_back(t.data_ptr());
-    }
-    launch.values = value_input_values(
-        fusion_, analysis_.value_inputs, args,
-        [&](const Val* v) -> const Argument& { return argument_of(args, v); });
-    launch.numel = schedule.space.numel;
-    launch.extents = schedule.space.extents;
-    launch.strides = schedule.space.strides;
-    std::vector<uint64_t> packed = pack_args(variant->source.layout, launch);
+    values.values = io_.values_of(analysis_.value_inputs, args);
+    values.numel = schedule.space.numel;
+    values.extents = schedule.space.extents;
+    values.strides = schedule.space.strides;
+    std::vector<uint64_t> packed = pack_args(source->layout, values);
     launch_on_current_stream(
         *kernel, device, {static_cast<unsigned>(schedule.grid_size)},
-        {static_cast<unsigned>(variant->params.block_size)}, packed,
+        {static_cast<unsigned>(schedule.params.block_size)}, packed,
         "numel=" + std::to_string(schedule.space.numel) + " " +
-            variant->params.to_string());
+            schedule.params.to_string());
   }
-
-  std::vector<at::Tensor> values;
-  for (size_t i = 0; i < fusion_.outputs().size(); ++i) {
-    const int slot = output_slots_[i];
-    values.push_back(
-        slot >= 0 ? tensors[slot]
-                  : std::get<at::Tensor>(argument_of(args, fusion_.outputs()[i])));
-  }
-  return values;
+  return io_.fusion_outputs(args, *tensors);
 }
 
 }  // namespace nvfuse

@@ -3,14 +3,15 @@
 // workspace for split reductions -> launch on torch's current stream.
 #pragma once
 
-#include <map>
 #include <memory>
-#include <mutex>
-#include <unordered_map>
+#include <optional>
+#include <string>
+#include <vector>
 
 #include "codegen/reduction_codegen.h"
 #include "runtime/kernel_executor.h"
-#include "runtime/cuda/kernel_cache.h"
+#include "runtime/kernel_io.h"
+#include "runtime/kernel_variants.h"
 #include "schedule/reduction_analysis.h"
 #include "schedule/reduction_params.h"
 
@@ -33,19 +34,8 @@ class ReductionExecutor : public KernelExecutor {
   cuda_driver::FunctionResources last_resources() const override;
 
  private:
-  ReductionExecutor(const Fusion& fusion, ReductionAnalysis analysis);
+  explicit ReductionExecutor(ReductionAnalysis analysis, const Fusion& fusion);
 
-  struct Variant {
-    ReductionParams params;
-    KernelSource source;
-    std::map<int, const LoadedKernel*> loaded;  // per device
-  };
-  Variant& variant_for(const ReductionParams& params);
-  const Argument& argument_of(
-      const std::vector<Argument>& args,
-      const Val* input) const {
-    return args.at(input_positions_.at(input));
-  }
   // The schedule for these inputs and (laid out) outputs; nullopt when the
   // scheduler declines them.
   std::optional<ReductionSchedule> schedule(
@@ -53,14 +43,9 @@ class ReductionExecutor : public KernelExecutor {
       BoundInputs& bound,
       const std::vector<TensorArg>& outputs) const;
 
-  const Fusion& fusion_;
   ReductionAnalysis analysis_;
-  std::unordered_map<const Val*, size_t> input_positions_;
-  std::vector<int> output_slots_;  // as PointwiseExecutor's
-  mutable std::mutex mutex_;
-  std::vector<std::unique_ptr<Variant>> variants_;
-  const Variant* last_ = nullptr;
-  const LoadedKernel* last_kernel_ = nullptr;
+  KernelIo io_;
+  KernelVariants<ReductionParams> variants_;
 };
 
 }  // namespace nvfuse

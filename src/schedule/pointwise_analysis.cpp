@@ -31,31 +31,40 @@ bool reject(std::string* why_not, const std::string& reason) {
   return false;
 }
 
-// Records `map` for `tv`; false when `tv` was reached before with another.
-bool assign_map(
-    PointwiseAnalysis& analysis,
-    const TensorView* tv,
-    std::vector<int> map) {
-  auto [it, inserted] = analysis.axis_map.emplace(tv, map);
-  return inserted || it->second == map;
+}  // namespace
+
+std::optional<std::vector<int>> operand_axis_map(
+    const Expr& expr,
+    const TensorView& operand,
+    const std::vector<int>& result_map) {
+  std::vector<int> map;
+  if (expr.is<BroadcastOp>()) {
+    const auto& is_new = expr.as<BroadcastOp>()->is_broadcast_dim();
+    for (size_t i = 0; i < is_new.size(); ++i) {
+      if (!is_new[i]) {
+        map.push_back(result_map[i]);
+      }
+    }
+  } else if (operand.rank() == static_cast<int64_t>(result_map.size())) {
+    map = result_map;
+  } else if (operand.rank() != 0) {
+    return std::nullopt;
+  }
+  return map;
 }
 
-// Walks producers of the outputs, last expr first, giving each tensor operand
-// the iteration axes of its consumer: pointwise ops, casts and expands keep
-// positions; a broadcast drops the axes it inserted; 0-d operands map nothing.
-bool map_axes(
-    const Fusion& fusion,
-    PointwiseAnalysis& analysis,
+bool propagate_axis_maps(
+    const std::vector<Expr*>& exprs,
+    AxisMaps& maps,
     std::string* why_not) {
-  const std::vector<Expr*> exprs = fusion.exprs();
   for (auto it = exprs.rbegin(); it != exprs.rend(); ++it) {
     const Expr* expr = *it;
     const Val* out = expr->output(0);
-    if (!out->is<TensorView>()) {
+    if (!out->is<TensorView>() || is_reduction(expr)) {
       continue;  // scalar arithmetic runs on the host
     }
-    auto found = analysis.axis_map.find(out->as<TensorView>());
-    if (found == analysis.axis_map.end()) {
+    auto found = maps.find(out->as<TensorView>());
+    if (found == maps.end()) {
       continue;  // feeds nothing the kernel writes
     }
     const std::vector<int> out_map = found->second;
@@ -64,20 +73,11 @@ bool map_axes(
         continue;
       }
       const auto* tv = in->as<TensorView>();
-      std::vector<int> in_map;
-      if (expr->is<BroadcastOp>()) {
-        const auto& is_new = expr->as<BroadcastOp>()->is_broadcast_dim();
-        for (size_t i = 0; i < is_new.size(); ++i) {
-          if (!is_new[i]) {
-            in_map.push_back(out_map[i]);
-          }
-        }
-      } else if (tv->rank() == static_cast<int64_t>(out_map.size())) {
-        in_map = out_map;
-      } else if (tv->rank() != 0) {
+      const auto in_map = operand_axis_map(*expr, *tv, out_map);
+      if (!in_map.has_value()) {
         return reject(why_not, "an operand's rank differs from its result's");
       }
-      if (!assign_map(analysis, tv, in_map)) {
+      if (!assign_axis_map(maps, tv, *in_map)) {
         return reject(
             why_not, tv->name() + " is reached with two different axis maps");
       }
@@ -86,7 +86,10 @@ bool map_axes(
   return true;
 }
 
-}  // namespace
+bool assign_axis_map(AxisMaps& maps, const TensorView* tv, const std::vector<int>& map) {
+  auto [it, inserted] = maps.emplace(tv, map);
+  return inserted || it->second == map;
+}
 
 std::optional<PointwiseAnalysis> analyze_pointwise(
     const Fusion& fusion,
@@ -148,7 +151,7 @@ std::optional<PointwiseAnalysis> analyze_pointwise(
     reject(why_not, "it writes no new tensor");
     return std::nullopt;
   }
-  if (!map_axes(fusion, analysis, why_not)) {
+  if (!propagate_axis_maps(fusion.exprs(), analysis.axis_map, why_not)) {
     return std::nullopt;
   }
 

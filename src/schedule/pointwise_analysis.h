@@ -13,6 +13,10 @@
 
 namespace nvfuse {
 
+// Per tensor, the iteration (or reference) axis of each of its logical
+// axes, -1 for none.
+using AxisMaps = std::unordered_map<const TensorView*, std::vector<int>>;
+
 struct PointwiseAnalysis {
   // Tensors the kernel loads through a pointer (device tensors, 0-d too).
   std::vector<const TensorView*> inputs;
@@ -24,7 +28,7 @@ struct PointwiseAnalysis {
   std::vector<const TensorView*> outputs;
   // For each tensor on the way from the inputs to the outputs: the
   // iteration axis of each of its logical axes (-1 for none).
-  std::unordered_map<const TensorView*, std::vector<int>> axis_map;
+  AxisMaps axis_map;
   // The rank of the iteration space.
   int rank = 0;
 };
@@ -35,6 +39,27 @@ struct PointwiseAnalysis {
 std::optional<PointwiseAnalysis> analyze_pointwise(
     const Fusion& fusion,
     std::string* why_not);
+
+// Records `map` for `tv`; false when `tv` has another one already.
+bool assign_axis_map(AxisMaps& maps, const TensorView* tv, const std::vector<int>& map);
+
+// Walks `exprs` (producers first) from the last, giving each tensor operand
+// of an expr whose result has a map the axes it maps to (operand_axis_map);
+// reductions are skipped (the reduction analysis anchors them). False, with
+// the reason, when ranks do not line up or a tensor gets two maps.
+bool propagate_axis_maps(
+    const std::vector<Expr*>& exprs,
+    AxisMaps& maps,
+    std::string* why_not);
+
+// Walking from a result to its operands: the axes `operand` of `expr`
+// (pointwise, cast, broadcast, expand) maps to, given its result's map —
+// the same positions, minus the axes a broadcast inserts; none for a 0-d
+// operand. nullopt when the ranks do not line up.
+std::optional<std::vector<int>> operand_axis_map(
+    const Expr& expr,
+    const TensorView& operand,
+    const std::vector<int>& result_map);
 
 // The element types the generated code handles.
 bool is_codegen_dtype(DataType dtype);

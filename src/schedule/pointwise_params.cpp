@@ -86,12 +86,6 @@ IterationSpace build_space(
   return space;
 }
 
-InnerAccess inner_access_of(int64_t inner_stride) {
-  if (inner_stride == 1) {
-    return InnerAccess::kContiguous;
-  }
-  return inner_stride == 0 ? InnerAccess::kBroadcast : InnerAccess::kStrided;
-}
 
 // The widest vector (in elements) every tensor can take: contiguous tensors
 // need aligned addresses and rows that start aligned; a row of the inner
@@ -156,6 +150,13 @@ bool fits_32bit_indexing(
 }
 
 }  // namespace
+
+InnerAccess inner_access_of(int64_t inner_stride) {
+  if (inner_stride == 1) {
+    return InnerAccess::kContiguous;
+  }
+  return inner_stride == 0 ? InnerAccess::kBroadcast : InnerAccess::kStrided;
+}
 
 PointwiseSchedule schedule_pointwise(
     const PointwiseAnalysis& analysis,

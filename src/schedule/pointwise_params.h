@@ -19,6 +19,9 @@ enum class InnerAccess {
   kStrided,     // anything else: element by element (vector width 1)
 };
 
+// The access pattern of a tensor whose stride along the axis is `stride`.
+InnerAccess inner_access_of(int64_t stride);
+
 // What changes the generated code. Sizes and strides are not here: they are
 // kernel arguments, so one kernel serves every size with the same pattern.
 struct PointwiseParams {

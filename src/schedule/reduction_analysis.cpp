@@ -10,15 +10,6 @@ namespace nvfuse {
 
 namespace {
 
-bool is_reduction(const Expr* expr) {
-  return expr->is<ReductionOp>() || expr->is<VarMeanOp>();
-}
-
-const std::vector<int64_t>& reduction_axes(const Expr* expr) {
-  return expr->is<ReductionOp>() ? expr->as<ReductionOp>()->axes()
-                                 : expr->as<VarMeanOp>()->axes();
-}
-
 class Analyzer {
  public:
   Analyzer(const Fusion& fusion, std::string* why_not)
@@ -81,17 +72,19 @@ class Analyzer {
     a_.reference = first->input(0)->as<TensorView>();
     a_.rank = static_cast<int>(a_.reference->rank());
     a_.reduced.assign(a_.rank, false);
-    for (int64_t axis : reduction_axes(first)) {
+    for (int64_t axis : reduced_axes_of(*first)) {
       a_.reduced[axis] = true;
     }
     for (const Expr* expr : reductions_) {
       if (expr->input(0)->as<TensorView>()->rank() != a_.rank ||
-          reduction_axes(expr) != reduction_axes(first)) {
+          reduced_axes_of(*expr) != reduced_axes_of(*first)) {
         return reject("its reductions reduce different axes");
       }
     }
     for (int axis = 0; axis < a_.rank; ++axis) {
-      (a_.reduced[axis] ? reduced_axes_ : kept_axes_).push_back(axis);
+      if (!a_.reduced[axis]) {
+        kept_axes_.push_back(axis);
+      }
     }
     return true;
   }
@@ -103,8 +96,7 @@ class Analyzer {
   }
 
   bool assign(const TensorView* tv, const std::vector<int>& map) {
-    auto [it, inserted] = a_.axis_map.emplace(tv, map);
-    if (!inserted && it->second != map) {
+    if (!assign_axis_map(a_.axis_map, tv, map)) {
       return reject(tv->name() + " is reached with two different axis maps");
     }
     return true;
@@ -150,42 +142,11 @@ class Analyzer {
     return true;
   }
 
-  // Consumers to producers, as the pointwise analysis: operands take their
-  // result's map; a broadcast drops the axes it inserts.
+  // Consumers to producers, as the pointwise analysis.
   bool propagate() {
     const std::vector<Expr*> exprs = fusion_.exprs();
-    for (auto it = exprs.rbegin(); it != exprs.rend(); ++it) {
-      const Expr* expr = *it;
-      if (!expr->output(0)->is<TensorView>() || is_reduction(expr)) {
-        continue;
-      }
-      auto found = a_.axis_map.find(expr->output(0)->as<TensorView>());
-      if (found == a_.axis_map.end()) {
-        continue;  // feeds nothing the kernel writes
-      }
-      const std::vector<int> out_map = found->second;
-      for (const Val* in : expr->inputs()) {
-        if (!in->is<TensorView>()) {
-          continue;
-        }
-        const auto* tv = in->as<TensorView>();
-        std::vector<int> in_map;
-        if (expr->is<BroadcastOp>()) {
-          const auto& is_new = expr->as<BroadcastOp>()->is_broadcast_dim();
-          for (size_t i = 0; i < is_new.size(); ++i) {
-            if (!is_new[i]) {
-              in_map.push_back(out_map[i]);
-            }
-          }
-        } else if (tv->rank() == static_cast<int64_t>(out_map.size())) {
-          in_map = out_map;
-        } else if (tv->rank() != 0) {
-          return reject("an operand's rank differs from its result's");
-        }
-        if (!assign(tv, in_map)) {
-          return false;
-        }
-      }
+    if (!propagate_axis_maps(exprs, a_.axis_map, why_not_)) {
+      return false;
     }
     for (const Expr* expr : exprs) {
       const Val* out = expr->output(0);
@@ -274,7 +235,6 @@ class Analyzer {
   ReductionAnalysis a_;
   std::vector<const Expr*> reductions_;
   std::vector<int> kept_axes_;
-  std::vector<int> reduced_axes_;
 };
 
 }  // namespace

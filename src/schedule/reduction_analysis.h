@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "ir/fusion.h"
+#include "schedule/pointwise_analysis.h"
 
 namespace nvfuse {
 
@@ -34,7 +35,7 @@ struct ReductionAnalysis {
   std::vector<const TensorView*> outputs;
   // For each tensor the kernel touches: the reference axis of each of its
   // logical axes (-1 for none).
-  std::unordered_map<const TensorView*, std::vector<int>> axis_map;
+  AxisMaps axis_map;
   // Per tensor: true when it holds one value per row.
   std::unordered_map<const TensorView*, bool> per_row;
   // Per computed tensor: its phase (per-row values: the phase from which

@@ -67,13 +67,6 @@ MergedAxes merge(
   return merged;
 }
 
-InnerAccess access_of(int64_t stride) {
-  if (stride == 1) {
-    return InnerAccess::kContiguous;
-  }
-  return stride == 0 ? InnerAccess::kBroadcast : InnerAccess::kStrided;
-}
-
 // The widest vector every tensor in `vectorized` takes: 16 bytes of the
 // widest contiguous tensor in `drives` (the traffic that matters: a bf16
 // input read per element outweighs a float result written per row, which
@@ -287,7 +280,7 @@ std::optional<ReductionSchedule> schedule_reduction(
   if (p.outer) {
     std::vector<std::vector<int64_t>> other(tensors.size());
     for (size_t t = 0; t < tensors.size(); ++t) {
-      p.access.push_back(access_of(space.row_strides[t].back()));
+      p.access.push_back(inner_access_of(space.row_strides[t].back()));
       other[t].assign(space.row_strides[t].begin(), space.row_strides[t].end() - 1);
       other[t].push_back(space.col_strides[t]);
     }
@@ -312,7 +305,7 @@ std::optional<ReductionSchedule> schedule_reduction(
   } else {
     for (size_t t = 0; t < tensors.size(); ++t) {
       p.access.push_back(
-          per_element[t] ? access_of(space.col_strides[t]) : InnerAccess::kBroadcast);
+          per_element[t] ? inner_access_of(space.col_strides[t]) : InnerAccess::kBroadcast);
     }
     p.vector_width = vector_width_for(
         tensors, per_element, per_element, p.access, space.width, space.row_strides);

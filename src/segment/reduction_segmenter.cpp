@@ -11,15 +11,11 @@ namespace {
 using ReductionClass = std::pair<int64_t, std::vector<int64_t>>;
 
 std::optional<ReductionClass> class_of(const Expr* expr) {
-  if (expr->is<ReductionOp>()) {
-    return ReductionClass{
-        expr->input(0)->as<TensorView>()->rank(), expr->as<ReductionOp>()->axes()};
+  if (!is_reduction(expr)) {
+    return std::nullopt;
   }
-  if (expr->is<VarMeanOp>()) {
-    return ReductionClass{
-        expr->input(0)->as<TensorView>()->rank(), expr->as<VarMeanOp>()->axes()};
-  }
-  return std::nullopt;
+  return ReductionClass{
+      expr->input(0)->as<TensorView>()->rank(), reduced_axes_of(*expr)};
 }
 
 // The reduction classes `out` depends on.

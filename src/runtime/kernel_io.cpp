@@ -1,0 +1,104 @@
+#include "runtime/kernel_io.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+
+#include "ir/allocation_strides.h"
+#include "runtime/kernel_launch.h"
+#include "runtime/output_allocation.h"
+
+namespace nvfuse {
+
+KernelIo::KernelIo(
+    const Fusion& fusion,
+    std::vector<const TensorView*> inputs,
+    std::vector<const TensorView*> outputs)
+    : fusion_(fusion), inputs_(std::move(inputs)), outputs_(std::move(outputs)) {
+  for (size_t i = 0; i < fusion_.inputs().size(); ++i) {
+    input_positions_.emplace(fusion_.inputs()[i], i);
+  }
+  for (const Val* out : fusion_.outputs()) {
+    auto it = std::find(outputs_.begin(), outputs_.end(), out);
+    output_slots_.push_back(
+        it == outputs_.end()
+            ? -1  // a fusion input, returned as is
+            : static_cast<int>(inputs_.size() + (it - outputs_.begin())));
+  }
+}
+
+std::vector<TensorArg> KernelIo::input_args(const std::vector<Argument>& args) const {
+  std::vector<TensorArg> result;
+  for (const TensorView* tv : inputs_) {
+    result.push_back(tensor_arg_of(std::get<at::Tensor>(argument_of(args, tv))));
+  }
+  return result;
+}
+
+std::vector<TensorArg> KernelIo::planned_output_args(BoundInputs& bound) const {
+  auto sizes = output_sizes_of(outputs_, bound);
+  NVFUSE_CHECK_AS(
+      ErrorKind::kUnsupported, sizes.has_value(),
+      "the output sizes of this fusion are not known before running it");
+  std::vector<TensorArg> result;
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    // The caching allocator returns blocks aligned far beyond 16 bytes.
+    result.push_back({outputs_[i]->dtype(), (*sizes)[i],
+                      strides_for_allocation(*outputs_[i], (*sizes)[i]), 0});
+  }
+  return result;
+}
+
+std::optional<std::vector<at::Tensor>> KernelIo::launch_tensors(
+    const std::vector<Argument>& args,
+    BoundInputs& bound) const {
+  auto sizes = output_sizes_of(outputs_, bound);
+  if (!sizes.has_value()) {
+    return std::nullopt;
+  }
+  std::vector<at::Tensor> tensors;
+  for (const TensorView* tv : inputs_) {
+    tensors.push_back(std::get<at::Tensor>(argument_of(args, tv)));
+  }
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    at::Tensor out = allocate_output(
+        *outputs_[i], (*sizes)[i], at::TensorOptions().device(bound.device));
+    if (poison_outputs()) {
+      poison(out);
+    }
+    tensors.push_back(std::move(out));
+  }
+  return tensors;
+}
+
+std::vector<TensorArg> KernelIo::output_args(
+    const std::vector<at::Tensor>& tensors) const {
+  std::vector<TensorArg> result;
+  for (size_t t = inputs_.size(); t < tensors.size(); ++t) {
+    result.push_back(tensor_arg_of(tensors[t]));
+  }
+  return result;
+}
+
+std::vector<ScalarValue> KernelIo::values_of(
+    const std::vector<const Val*>& value_inputs,
+    const std::vector<Argument>& args) const {
+  return value_input_values(
+      fusion_, value_inputs, args,
+      [&](const Val* v) -> const Argument& { return argument_of(args, v); });
+}
+
+std::vector<at::Tensor> KernelIo::fusion_outputs(
+    const std::vector<Argument>& args,
+    const std::vector<at::Tensor>& tensors) const {
+  std::vector<at::Tensor> values;
+  for (size_t i = 0; i < output_slots_.size(); ++i) {
+    const int slot = output_slots_[i];
+    values.push_back(
+        slot >= 0 ? tensors[slot]
+                  : std::get<at::Tensor>(argument_of(args, fusion_.outputs()[i])));
+  }
+  return values;
+}
+
+}  // namespace nvfuse

@@ -1,0 +1,68 @@
+// How a generated kernel's tensors relate to execute()'s arguments, shared
+// by the pointwise and reduction executors: where each fusion input sits
+// among the arguments, which kernel tensor (inputs, then outputs) each
+// fusion output is, and the outputs' sizes and fresh allocations.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "ir/fusion.h"
+#include "runtime/aten_types.h"
+#include "runtime/input_binding.h"
+#include "schedule/tensor_arg.h"
+
+namespace nvfuse {
+
+class KernelIo {
+ public:
+  // `inputs`: the tensors the kernel loads; `outputs`: the ones it writes.
+  KernelIo(
+      const Fusion& fusion,
+      std::vector<const TensorView*> inputs,
+      std::vector<const TensorView*> outputs);
+
+  // The execute() argument bound to the fusion input `input`.
+  const Argument& argument_of(
+      const std::vector<Argument>& args,
+      const Val* input) const {
+    return args.at(input_positions_.at(input));
+  }
+  // What the heuristics see of the tensors the kernel reads.
+  std::vector<TensorArg> input_args(const std::vector<Argument>& args) const;
+  // What they see of the outputs before any is allocated (cuda_code_for);
+  // throws UnsupportedError when a size is not known before running.
+  std::vector<TensorArg> planned_output_args(BoundInputs& bound) const;
+
+  // The kernel's tensors for one launch: its inputs, then fresh outputs from
+  // the caching allocator laid out by their allocation domains (poisoned
+  // under NVFUSE_POISON_OUTPUTS=1); nullopt when an output size is unknown.
+  std::optional<std::vector<at::Tensor>> launch_tensors(
+      const std::vector<Argument>& args,
+      BoundInputs& bound) const;
+  // The outputs among `tensors`, described for the heuristics.
+  std::vector<TensorArg> output_args(const std::vector<at::Tensor>& tensors) const;
+  // The values of a kernel's by-value inputs for this call.
+  std::vector<ScalarValue> values_of(
+      const std::vector<const Val*>& value_inputs,
+      const std::vector<Argument>& args) const;
+  // The value of each fusion output (outputs that are inputs are returned
+  // as given).
+  std::vector<at::Tensor> fusion_outputs(
+      const std::vector<Argument>& args,
+      const std::vector<at::Tensor>& tensors) const;
+
+ private:
+  const Fusion& fusion_;
+  std::vector<const TensorView*> inputs_;
+  std::vector<const TensorView*> outputs_;
+  std::unordered_map<const Val*, size_t> input_positions_;
+  // Per fusion output: its index among the kernel's tensors, or -1 when it
+  // is a fusion input returned as is.
+  std::vector<int> output_slots_;
+};
+
+}  // namespace nvfuse

@@ -1,0 +1,93 @@
+// The kernels one executor generated: one per distinct params value (a
+// schedule's printable data), each compiled through the kernel cache and
+// loaded once per device, so later launches skip the cache's key
+// computation (it hashes the source). Remembers the last launched one.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "codegen/kernel_args.h"
+#include "ir/dump.h"
+#include "runtime/cuda/kernel_cache.h"
+
+namespace nvfuse {
+
+template <typename Params>
+class KernelVariants {
+ public:
+  using Generate = std::function<KernelSource(const Params&)>;
+  explicit KernelVariants(Generate generate) : generate_(std::move(generate)) {}
+
+  // The source for `params`, generated on first use.
+  std::string code_for(const Params& params) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return variant_for(params).source.code;
+  }
+
+  // For a launch on `device`: the source and its loaded kernel (nullptr
+  // with `device` < 0: nothing to launch), remembered as the last.
+  std::pair<const KernelSource*, const LoadedKernel*> for_launch(
+      const Params& params,
+      int device) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    Variant& variant = variant_for(params);
+    last_ = &variant;
+    if (device < 0) {
+      return {&variant.source, nullptr};
+    }
+    const LoadedKernel*& loaded = variant.loaded[device];
+    if (loaded == nullptr) {
+      loaded = &load_kernel(variant.source.code, variant.source.name, device);
+    }
+    last_kernel_ = loaded;
+    return {&variant.source, loaded};
+  }
+
+  std::string last_code() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return last_ == nullptr ? std::string() : last_->source.code;
+  }
+  cuda_driver::FunctionResources last_resources() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return last_kernel_ == nullptr ? cuda_driver::FunctionResources{}
+                                   : last_kernel_->resources;
+  }
+
+ private:
+  struct Variant {
+    Params params;
+    KernelSource source;
+    std::map<int, const LoadedKernel*> loaded;  // per device
+  };
+
+  Variant& variant_for(const Params& params) {
+    for (const auto& variant : variants_) {
+      if (variant->params == params) {
+        return *variant;
+      }
+    }
+    variants_.push_back(
+        std::make_unique<Variant>(Variant{params, generate_(params), {}}));
+    if (dump_enabled(DumpOption::params)) {
+      dump("params", params.to_string() + "\n");
+    }
+    if (dump_enabled(DumpOption::cuda_kernel)) {
+      dump("cuda_kernel", variants_.back()->source.code);
+    }
+    return *variants_.back();
+  }
+
+  Generate generate_;
+  mutable std::mutex mutex_;
+  std::vector<std::unique_ptr<Variant>> variants_;
+  const Variant* last_ = nullptr;
+  const LoadedKernel* last_kernel_ = nullptr;
+};
+
+}  // namespace nvfuse
