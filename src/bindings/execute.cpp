@@ -6,6 +6,7 @@
 #include "runtime/cuda/dynamic_library.h"
 #include "runtime/fusion_executor.h"
 #include "runtime/pointwise_executor.h"
+#include "runtime/reduction_executor.h"
 #include "runtime/cuda/nvrtc.h"
 
 namespace py = pybind11;
@@ -54,6 +55,18 @@ void init_execute(py::module_& m) {
   m.def("pointwise_tuning", [] {
     const PointwiseTuning t = pointwise_tuning();
     return py::make_tuple(t.block_size, t.max_unroll, t.elements_per_thread);
+  });
+  m.def(
+      "set_reduction_tuning",
+      [](int bytes_per_thread, int max_persistent_threads, int chunked_threads) {
+        set_reduction_tuning({bytes_per_thread, max_persistent_threads, chunked_threads});
+      },
+      py::arg("bytes_per_thread"), py::arg("max_persistent_threads") = 1024,
+      py::arg("chunked_threads") = 512,
+      "Launch-shape defaults of the inner reduction scheduler (for tuning runs)");
+  m.def("reduction_tuning", [] {
+    const ReductionTuning t = reduction_tuning();
+    return py::make_tuple(t.bytes_per_thread, t.max_persistent_threads, t.chunked_threads);
   });
   m.def(
       "nvrtc_compile",

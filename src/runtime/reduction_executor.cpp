@@ -3,9 +3,43 @@
 #include <ATen/ATen.h>
 #include <c10/core/DeviceGuard.h>
 
+#include <mutex>
+
 #include "runtime/kernel_launch.h"
 
 namespace nvfuse {
+
+namespace {
+
+std::mutex tuning_mutex;
+ReductionTuning& tuning_storage() {
+  static ReductionTuning tuning;
+  return tuning;
+}
+
+bool is_pow2_threads(int threads) {
+  return threads >= 32 && threads <= 1024 && (threads & (threads - 1)) == 0;
+}
+
+}  // namespace
+
+void set_reduction_tuning(const ReductionTuning& tuning) {
+  NVFUSE_CHECK(
+      tuning.bytes_per_thread >= 1,
+      "bytes_per_thread must be at least 1");
+  NVFUSE_CHECK(
+      is_pow2_threads(tuning.max_persistent_threads) &&
+          is_pow2_threads(tuning.chunked_threads),
+      "max_persistent_threads and chunked_threads must be powers of two from 32 "
+      "to 1024");
+  std::lock_guard<std::mutex> lock(tuning_mutex);
+  tuning_storage() = tuning;
+}
+
+ReductionTuning reduction_tuning() {
+  std::lock_guard<std::mutex> lock(tuning_mutex);
+  return tuning_storage();
+}
 
 std::unique_ptr<ReductionExecutor> ReductionExecutor::try_create(
     const Fusion& fusion,
@@ -35,7 +69,7 @@ std::optional<ReductionSchedule> ReductionExecutor::schedule(
   }
   return schedule_reduction(
       analysis_, reference->front(), io_.input_args(args), outputs,
-      device_info_of(bound.device));
+      device_info_of(bound.device), reduction_tuning());
 }
 
 std::string ReductionExecutor::cuda_code_for(

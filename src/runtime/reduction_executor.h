@@ -17,6 +17,10 @@
 
 namespace nvfuse {
 
+// The process's launch-shape tuning (for experiments; see ReductionTuning).
+void set_reduction_tuning(const ReductionTuning& tuning);
+ReductionTuning reduction_tuning();
+
 class ReductionExecutor : public KernelExecutor {
  public:
   // nullptr (with the reason) when the reduction scheduler rejects `fusion`.

@@ -12,9 +12,6 @@ namespace nvfuse {
 namespace {
 
 constexpr int kVectorBytes = 16;       // the widest global load/store
-constexpr int kBytesPerThread = 64;    // inner: per tensor, per thread per chunk
-constexpr int kMaxThreadsPerRow = 1024;
-constexpr int kChunkedThreadsPerRow = 512;
 constexpr int kShortRowBlock = 128;    // inner, several rows per block
 constexpr int kOuterBlock = 256;
 constexpr int kOuterRowsPerThread = 8; // least rows a thread walks before a split
@@ -175,7 +172,8 @@ std::optional<ReductionSchedule> schedule_reduction(
     const std::vector<int64_t>& reference_sizes,
     const std::vector<TensorArg>& inputs,
     const std::vector<TensorArg>& outputs,
-    const DeviceInfo& device) {
+    const DeviceInfo& device,
+    const ReductionTuning& tuning) {
   std::vector<TensorArg> tensors = inputs;
   tensors.insert(tensors.end(), outputs.begin(), outputs.end());
   std::vector<const TensorView*> views(analysis.inputs.begin(), analysis.inputs.end());
@@ -317,11 +315,11 @@ std::optional<ReductionSchedule> schedule_reduction(
       }
     }
     const int64_t max_groups =
-        std::max<int64_t>(1, kBytesPerThread / (p.vector_width * widest));
+        std::max<int64_t>(1, tuning.bytes_per_thread / (p.vector_width * widest));
     int64_t lanes = next_pow2(ceil_div(groups, max_groups));
-    p.persistent = lanes <= kMaxThreadsPerRow;
+    p.persistent = lanes <= tuning.max_persistent_threads;
     if (!p.persistent) {
-      lanes = kChunkedThreadsPerRow;
+      lanes = tuning.chunked_threads;
     }
     const int64_t rows_per_block = lanes >= 32 ? 1 : kShortRowBlock / lanes;
     schedule.grid_x = ceil_div(space.rows, rows_per_block);
@@ -331,7 +329,7 @@ std::optional<ReductionSchedule> schedule_reduction(
     if (analysis.last_element_phase == 0 && schedule.grid_x < device.sm_count &&
         groups >= 2 * chunk_groups && lanes >= 32) {
       p.persistent = false;
-      lanes = std::min<int64_t>(kChunkedThreadsPerRow, lanes);
+      lanes = std::min<int64_t>(tuning.chunked_threads, lanes);
       const int64_t chunks = ceil_div(groups, lanes * max_groups);
       schedule.grid_y = std::min<int64_t>(
           {chunks, ceil_div(wanted_blocks, schedule.grid_x), 65535});

@@ -58,6 +58,18 @@ struct ReductionSpace {
   std::vector<int64_t> col_strides;               // per kernel tensor
 };
 
+// The launch-shape choices the inner heuristics start from; exposed so that
+// tuning runs can sweep them (nvfuse._C.set_reduction_tuning,
+// tools/tune_reduction.py).
+struct ReductionTuning {
+  // Bytes of the widest per-element tensor each thread holds per chunk.
+  int bytes_per_thread = 64;
+  // Longest row (in threads) kept in registers; longer rows are chunked.
+  int max_persistent_threads = 1024;
+  // Threads per row of a chunked (or split) row.
+  int chunked_threads = 512;
+};
+
 struct ReductionSchedule {
   ReductionSpace space;
   ReductionParams params;
@@ -78,6 +90,7 @@ std::optional<ReductionSchedule> schedule_reduction(
     const std::vector<int64_t>& reference_sizes,
     const std::vector<TensorArg>& inputs,
     const std::vector<TensorArg>& outputs,
-    const DeviceInfo& device);
+    const DeviceInfo& device,
+    const ReductionTuning& tuning = {});
 
 }  // namespace nvfuse

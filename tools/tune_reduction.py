@@ -1,0 +1,81 @@
+"""Sweeps the inner reduction scheduler's launch shape (bytes per thread,
+longest persistent row, threads of a chunked row) over normalization cases
+on the GPU and prints % of copy bandwidth per setting, each measured twice
+(median of 20 CUDA-event timings, L2 flushed before each) and the last
+kernel's registers per thread, with
+torch.compile's number for reference.
+
+    python3 tools/tune_reduction.py [case:dtype:ROWSxWIDTH ...]
+"""
+
+import os
+import sys
+
+import torch
+
+ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
+sys.path.insert(0, os.path.join(ROOT, "tests_py"))
+from gpu_timing import median_event_time_ms  # noqa: E402
+from norm_definitions import CASES, define_case  # noqa: E402
+import test_normalization as bench  # noqa: E402
+
+import nvfuse  # noqa: E402
+
+# (bytes_per_thread, max_persistent_threads, chunked_threads)
+SETTINGS = [(64, 1024, 512), (32, 1024, 512), (16, 1024, 512),
+            (32, 512, 512), (64, 1024, 1024), (32, 1024, 1024), (64, 1024, 256)]
+DEFAULT_TARGETS = [
+    "layer_norm_fwd:bf16:32768x8192", "var_mean_inner:bf16:32768x8192",
+    "bias_residual_layer_norm_fwd:bf16:32768x8192", "softmax_fwd:bf16:32768x8192",
+    "layer_norm_fwd:fp32:32768x8192", "softmax_fwd:fp32:4096x65536",
+    "softmax_fwd:bf16:4096x65536", "layer_norm_fwd:bf16:4096x65536",
+]
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
+
+
+def main():
+    targets = sys.argv[1:] or DEFAULT_TARGETS
+    flush_buffer = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
+    flush = flush_buffer.zero_
+
+    def median_ms(fn):
+        return median_event_time_ms(fn, flush, rounds=20, warmup=3)
+
+    src = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    copy = 2 * src.numel() / (median_ms(lambda: dst.copy_(src)) * 1e-3) / 1e9
+    del src, dst
+    print(f"copy: {copy:.0f} GB/s")
+    header = "".join(f"{f'{b}/{p}/{c}':>18}" for b, p, c in SETTINGS)
+    print(f"{'case':<48}{'compile':>9}{header}")
+    default = nvfuse._C.reduction_tuning()
+    for target in targets:
+        case, dtype, shape = target.split(":")
+        rows, width = (int(v) for v in shape.split("x"))
+        torch.manual_seed(0)
+        inputs = CASES[case].make_inputs(rows, width, DTYPES[dtype], "cuda")
+        outputs = CASES[case].torch_reference(*inputs)
+        moved = sum(t.numel() * t.element_size() for t in inputs + list(outputs))
+        del outputs
+
+        def pct(fn):
+            return 100 * moved / (median_ms(fn) * 1e-3) / 1e9 / copy
+
+        torch._dynamo.reset()
+        compiled = torch.compile(bench.EAGER[case], dynamic=False)
+        compile_pct = pct(lambda: compiled(*inputs))
+        cells = []
+        for setting in SETTINGS:
+            nvfuse._C.set_reduction_tuning(*setting)
+            fd = define_case(case, DTYPES[dtype])
+            fn = lambda: fd.execute(inputs)  # noqa: E731
+            runs = "/".join(f"{pct(fn):.0f}" for _ in range(2))
+            cells.append(f"{runs} r{fd.last_kernel_info()['registers']}")
+        print(f"{target:<48}{compile_pct:>9.0f}" + "".join(f"{c:>18}" for c in cells),
+              flush=True)
+    nvfuse._C.set_reduction_tuning(*default)
+
+
+if __name__ == "__main__":
+    main()
