@@ -71,10 +71,12 @@ struct WelfordOp {
     if (b.count == T(0)) {
       return a;
     }
+    // delta^2 * na * nb / n with delta = sb / nb - sa / na = t / (na * nb):
+    // one division instead of three (merges run in every reduction step).
     const T count = a.count + b.count;
-    const T delta = b.mean() - a.mean();
-    return {a.sum + b.sum, a.m2 + b.m2 + delta * delta * (a.count * b.count / count),
-            count};
+    const T t = b.sum * a.count - a.sum * b.count;
+    const T scale = T(1) / (a.count * b.count * count);
+    return {a.sum + b.sum, a.m2 + b.m2 + (t * scale) * t, count};
   }
 };
 

@@ -53,6 +53,22 @@ class ReductionGenerator {
   }
   bool is_output_slot(size_t t) const { return t >= a_.inputs.size(); }
   bool per_row(const TensorView* tv) const { return a_.is_per_row(tv); }
+  // The same values in every row (a weight, a bias): reloaded by each phase
+  // that reads them (from L1/L2) instead of held in registers across the
+  // reductions of a persistent row.
+  bool per_column(const TensorView* tv) const {
+    const std::vector<int>& map = a_.axis_map.at(tv);
+    for (size_t i = 0; i < map.size(); ++i) {
+      if (map[i] >= 0 && !a_.reduced[map[i]] && !tv->logical()[i]->is_broadcast()) {
+        return false;
+      }
+    }
+    return true;
+  }
+  // Loaded once per row and held in registers by every phase.
+  bool held(const TensorView* tv) const {
+    return p_.persistent && !per_row(tv) && !per_column(tv);
+  }
   InnerAccess access(size_t t) const { return p_.access[t]; }
   int width_of(size_t t) const {
     return access(t) == InnerAccess::kBroadcast ? 1 : p_.vector_width;
@@ -336,7 +352,7 @@ class ReductionGenerator {
     if (p_.persistent) {
       ss << "  // The row stays in registers: loaded once, read by every phase.\n";
       for (size_t t = 0; t < a_.inputs.size(); ++t) {
-        if (!per_row(tensors_[t])) {
+        if (held(tensors_[t])) {
           ss << "  " << array_type(t) << " in_" << name_of_value(tensors_[t])
              << "[kGroups];\n";
         }
@@ -378,18 +394,17 @@ class ReductionGenerator {
       ss << indent << "for (Index chunk = blockIdx.y; chunk * (kGroups * kLanes * kVec) "
                       "< args.width; chunk += gridDim.y) {\n";
       indent += "  ";
-      for (const TensorView* tv : loads) {
-        if (!per_row(tv)) {
-          ss << indent << array_type(slot_of(tv)) << " in_" << name_of_value(tv)
-             << "[kGroups];\n";
-        }
+    }
+    for (const TensorView* tv : loads) {
+      if (!per_row(tv) && !held(tv)) {
+        ss << indent << array_type(slot_of(tv)) << " in_" << name_of_value(tv)
+           << "[kGroups];\n";
       }
     }
     for (const Expr* r : reductions) {
       if (r->is<VarMeanOp>()) {
         const std::string e = acc_element(r);
-        ss << indent << e << " values_" << acc_name(r) << "[kGroups][kVec];\n"
-           << indent << e << " sum_" << acc_name(r) << " = 0;\n";
+        ss << indent << e << " sum_" << acc_name(r) << " = 0;\n";
       }
     }
     ss << indent << "bool valid[kGroups];\n"
@@ -400,7 +415,7 @@ class ReductionGenerator {
        << indent << "  if (valid[k]) {\n";
     const std::string in = indent + "    ";
     for (const TensorView* tv : loads) {
-      if (per_row(tv) || (p_.persistent && loaded.count(tv))) {
+      if (per_row(tv) || (held(tv) && loaded.count(tv))) {
         continue;
       }
       const size_t t = slot_of(tv);
@@ -426,8 +441,7 @@ class ReductionGenerator {
       const std::string value = "nvfuse::cast<" + acc_element(r) + ">(" +
           name_of_value(r->input(0)) + ")";
       if (r->is<VarMeanOp>()) {
-        ss << body << "values_" << acc_name(r) << "[k][v] = " << value << ";\n"
-           << body << "sum_" << acc_name(r) << " += values_" << acc_name(r) << "[k][v];\n";
+        ss << body << "sum_" << acc_name(r) << " += " << value << ";\n";
       } else {
         ss << body << acc_name(r) << " = " << op_type(r) << "()(" << acc_name(r)
            << ", " << value << ");\n";
@@ -442,14 +456,19 @@ class ReductionGenerator {
       ss << store(slot_of(tv), "out_" + name_of_value(tv), column_offset(slot_of(tv)), in);
     }
     ss << indent << "  }\n" << indent << "}\n";
-    // Variance: this chunk's own mean and squared deviations (exact, from
-    // registers), merged into the running state.
+    // Variance: this chunk's own mean, then its squared deviations from it
+    // (exact), the values recomputed from the loaded registers rather than
+    // kept as floats (which would cost a register per element and with it
+    // occupancy), merged into the running state.
     for (const Expr* r : reductions) {
       if (!r->is<VarMeanOp>()) {
         continue;
       }
       const std::string e = acc_element(r);
       const std::string acc = acc_name(r);
+      const TensorView* value_tv = r->input(0)->as<TensorView>();
+      std::set<const TensorView*> value_loads;
+      const std::vector<const Expr*> value_exprs = cone({value_tv}, false, &value_loads);
       ss << indent << "{\n"
          << indent << "  " << e << " count = 0;\n"
          << "#pragma unroll\n"
@@ -461,9 +480,20 @@ class ReductionGenerator {
          << "#pragma unroll\n"
          << indent << "    for (int k = 0; k < kGroups; ++k) {\n"
          << "#pragma unroll\n"
-         << indent << "      for (int v = 0; v < kVec; ++v) {\n"
-         << indent << "        const " << e << " d = values_" << acc << "[k][v] - mean;\n"
-         << indent << "        m2 += valid[k] ? d * d : " << e << "(0);\n"
+         << indent << "      for (int v = 0; v < kVec; ++v) {\n";
+      const std::string body = indent + "        ";
+      for (const TensorView* tv : value_loads) {
+        if (!per_row(tv)) {
+          ss << body << "const " << cuda_type_of(tv->dtype()) << " " << name_of_value(tv)
+             << " = in_" << name_of_value(tv) << "[k].val[" << lane(slot_of(tv)) << "];\n";
+        }
+      }
+      for (const Expr* expr : value_exprs) {
+        ss << body << statement(expr);
+      }
+      ss << body << "const " << e << " d = nvfuse::cast<" << e << ">("
+         << name_of_value(value_tv) << ") - mean;\n"
+         << body << "m2 += valid[k] ? d * d : " << e << "(0);\n"
          << indent << "      }\n"
          << indent << "    }\n"
          << indent << "    " << acc << " = " << op_type(r) << "()(" << acc
