@@ -17,6 +17,7 @@ import pytest
 import torch
 
 import nvfuse
+from nvfuse import DataType, FusionDefinition
 from nvfuse.ops import Operators
 from fusion_helpers import make_input, run_fusion
 from norm_definitions import (
@@ -191,3 +192,37 @@ def test_reduction_matches_torch_on_gpu(op, dtype, dims, keepdim):
         assert fd.last_cuda_code() == ""
     else:
         assert_kernel_ran(fd)
+
+
+# --- inner-outer: row and column reductions in one kernel ---------------------
+
+
+@pytest.mark.parametrize("rows,width", [(1, 8), (3, 1600), (20000, 256), (4099, 4096)])
+def test_inner_outer_row_and_column_sums_match_torch(rows, width):
+    """Blocks walk the rows grid-stride (several rows per block when rows
+    outnumber one wave) and a second kernel combines their column partials."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        row_sums = fd.ops.sum(x, dims=[1], keepdim=True)
+        fd.add_output(fd.ops.sub(x, row_sums))
+        fd.add_output(fd.ops.mul(fd.ops.sum(fd.ops.sub(x, row_sums), dims=[0]), 0.5))
+        fd.add_output(fd.ops.max(x, dims=[0]))
+    torch.manual_seed(rows)
+    x = torch.randn(rows, width, device="cuda")
+    centered, column_half_sums, column_max = fd.execute([x])
+    expected = x - x.sum(1, keepdim=True)
+    torch.testing.assert_close(centered, expected)
+    torch.testing.assert_close(column_half_sums, expected.sum(0) * 0.5,
+                               rtol=1e-4, atol=1e-3 * rows ** 0.5)
+    torch.testing.assert_close(column_max, x.amax(0))
+    assert "inner_outer" in fd.last_cuda_code()
+    assert "nvfuse_reduction_finish" in fd.last_cuda_code()
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_layer_norm_backward_is_one_inner_outer_kernel_on_gpu(dtype):
+    fd = check_case("layer_norm_bwd", dtype, 8192, 4096, "cuda")
+    code = fd.last_cuda_code()
+    assert "inner_outer" in code and "nvfuse segment" not in code
+    fd = check_case("layer_norm_bwd", dtype, 64, 65536, "cuda")  # the fallback
+    assert "nvfuse segment" in fd.last_cuda_code()

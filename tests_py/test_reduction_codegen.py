@@ -31,10 +31,14 @@ def test_every_case_compiles_as_reduction_kernels(name, dtype, width):
     fd = define_case(name, dtype)
     code = fd.cuda_code_for(cpu_inputs(name, 4, width, dtype))
     kernels = kernels_of(code)
-    expected = 2 if name in ("layer_norm_bwd", "rms_norm_bwd") else 1
+    backward = name in ("layer_norm_bwd", "rms_norm_bwd")
+    # Backward: one inner-outer kernel while the row fits in registers, else
+    # one kernel per reduction class.
+    expected = 2 if backward and width == 65536 else 1
     assert len(kernels) == expected
     for kernel in kernels:
         assert "nvfuse_reduction" in kernel
+        assert ("nvfuse_reduction_finish" in kernel) == (backward and expected == 1)
         compiled = _C.nvrtc_compile(kernel, "nvfuse_reduction", 90)
         assert not compiled["is_ptx"] and compiled["bytes"] > 0
 
@@ -88,13 +92,64 @@ def test_reduction_over_a_middle_axis_of_a_permuted_input():
     _C.nvrtc_compile(code, "nvfuse_reduction", 90)
 
 
-def test_mixed_reduction_axes_in_one_output_fall_back_with_a_reason():
+def test_column_sums_of_normalized_rows_are_one_inner_outer_kernel():
+    # The outer reduction reads a phase-1 value (after the row sums).
     with FusionDefinition() as fd:
         t = fd.define_tensor(shape=[-1, -1], contiguity=True, dtype=DataType.Float)
         rows = fd.ops.sum(t, [1], keepdim=True)
         fd.add_output(fd.ops.sum(t - rows, [0]))
+    code = fd.cuda_code_for([torch.randn(4, 8)])
+    assert "inner_outer" in params_of(code)
+    assert _C.nvrtc_compile(code, "nvfuse_reduction", 90)["bytes"] > 0
+    x = torch.randn(4, 8)
+    out, = fd.execute([x])  # the CPU reference path
+    torch.testing.assert_close(out, (x - x.sum(1, keepdim=True)).sum(0))
+
+
+def test_reducing_a_reduced_value_falls_back_with_a_reason():
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1, -1], contiguity=True, dtype=DataType.Float)
+        fd.add_output(fd.ops.sum(fd.ops.sum(t, [0]), [0]))
     with pytest.raises(Exception, match="different axes"):
         fd.cuda_code_for([torch.randn(4, 8)])
     x = torch.randn(4, 8)
     out, = fd.execute([x])  # still runs (reference evaluator)
-    torch.testing.assert_close(out, (x - x.sum(1, keepdim=True)).sum(0))
+    torch.testing.assert_close(out, x.sum())
+
+
+def _two_class_fusion(body):
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        for out in body(fd, x):
+            fd.add_output(out)
+    return fd
+
+
+def test_backward_is_one_inner_outer_kernel_with_a_finishing_kernel():
+    fd = define_case("layer_norm_bwd", torch.bfloat16)
+    code = fd.cuda_code_for(cpu_inputs("layer_norm_bwd", 4096, 4096, torch.bfloat16))
+    assert len(kernels_of(code)) == 1
+    assert "inner_outer" in params_of(code) and "vector_width=8" in params_of(code)
+    assert "nvfuse_reduction_finish" in code
+
+
+def test_row_and_column_sums_of_one_input_share_a_kernel():
+    # Both classes feed only outputs: the one reducing the last axis is inner.
+    fd = _two_class_fusion(lambda fd, x: [
+        fd.ops.sum(x, dims=[1]), fd.ops.mul(fd.ops.sum(x, dims=[0]), 0.5)])
+    code = fd.cuda_code_for([torch.randn(64, 256)])
+    assert len(kernels_of(code)) == 1 and "inner_outer" in params_of(code)
+    assert _C.nvrtc_compile(code, "nvfuse_reduction", 90)["bytes"] > 0
+
+
+def test_column_result_feeding_elements_falls_back_to_segments():
+    # x - sum(x, 0) needs the column result per element: the row sums are
+    # then the "outer" class, over the contiguous axis, which inner-outer
+    # declines; the fusion runs as one segment per reduction class.
+    def body(fd, x):
+        columns = fd.ops.broadcast_in_dim(fd.ops.sum(x, dims=[0]), shape=[64, 256],
+                                          broadcast_dims=[1])
+        return [fd.ops.sum(x, dims=[1]), fd.ops.sub(x, columns)]
+    fd = _two_class_fusion(body)
+    code = fd.cuda_code_for([torch.randn(64, 256)])
+    assert len(kernels_of(code)) == 2 and "inner_outer" not in code

@@ -30,6 +30,8 @@ DEFAULT_TARGETS = [
     "bias_residual_layer_norm_fwd:bf16:32768x8192", "softmax_fwd:bf16:32768x8192",
     "layer_norm_fwd:fp32:32768x8192", "softmax_fwd:fp32:4096x65536",
     "softmax_fwd:bf16:4096x65536", "layer_norm_fwd:bf16:4096x65536",
+    "layer_norm_bwd:bf16:32768x8192", "layer_norm_bwd:fp32:32768x8192",
+    "rms_norm_bwd:bf16:32768x8192", "layer_norm_bwd:bf16:2048x1600",
 ]
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 

@@ -75,6 +75,7 @@ std::string KernelArgLayout::to_cuda() const {
       case ArgField::kNumel:
       case ArgField::kWidth:
       case ArgField::kColStride:
+      case ArgField::kPartialRows:
         ss << index << " " << arg.name << ";";
         break;
       case ArgField::kExtents:

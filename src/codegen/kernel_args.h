@@ -21,6 +21,7 @@ enum class ArgField {
   kColStride,      // reductions: kernel tensor `index`'s reduced-axis stride
   kWorkspace,      // reductions: the split reduction's partial results
   kSemaphores,     // reductions: the split reduction's arrival counters
+  kPartialRows,    // inner-outer reductions: partial rows in the workspace
 };
 
 struct KernelArg {

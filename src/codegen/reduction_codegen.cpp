@@ -19,7 +19,8 @@ class ReductionGenerator {
   ReductionGenerator(const ReductionAnalysis& analysis, const ReductionParams& params)
       : a_(analysis), p_(params) {
     tensors_.insert(tensors_.end(), a_.inputs.begin(), a_.inputs.end());
-    tensors_.insert(tensors_.end(), a_.outputs.begin(), a_.outputs.end());
+    const std::vector<const TensorView*> outputs = a_.kernel_outputs();
+    tensors_.insert(tensors_.end(), outputs.begin(), outputs.end());
     int cell = 0;
     for (const Expr* r : a_.reductions) {
       first_cell_[r] = cell;
@@ -39,6 +40,9 @@ class ReductionGenerator {
        << " Index;\n\n"
        << layout_.to_cuda() << "\n"
        << (p_.outer ? outer_kernel() : inner_kernel());
+    if (p_.inner_outer) {
+      ss << "\n" << column_finish_kernel();
+    }
     return {"nvfuse_reduction", ss.str(), layout_};
   }
 
@@ -102,6 +106,9 @@ class ReductionGenerator {
     layout_.add({ArgField::kSemaphores, 0, 1, DataType::Null, "semaphores"});
     layout_.add({ArgField::kNumel, 0, 1, DataType::Null, "rows"});
     layout_.add({ArgField::kWidth, 0, 1, DataType::Null, "width"});
+    if (p_.inner_outer) {
+      layout_.add({ArgField::kPartialRows, 0, 1, DataType::Null, "partial_rows"});
+    }
     layout_.add({ArgField::kExtents, 0, p_.row_rank, DataType::Null, "row_extent"});
     for (size_t t = 0; t < tensors_.size(); ++t) {
       const std::string name = name_of_value(tensors_[t]);
@@ -154,6 +161,36 @@ class ReductionGenerator {
     }
     return result;
   }
+  std::vector<const Expr*> outer_reductions_of_phase(int phase) const {
+    std::vector<const Expr*> result;
+    for (const Expr* r : a_.outer_reductions) {
+      if (input_phase(r) == phase) {
+        result.push_back(r);
+      }
+    }
+    return result;
+  }
+  // Each outer reduction's partial rows: `column_` in shared memory (the
+  // block's), `partial_` in the workspace (every block's).
+  std::string column_name(const Expr* r, const std::string& prefix = "column_") const {
+    return prefix + name_of_value(r->output(0));
+  }
+  // Pointers `prefix`<result> to each outer reduction's partial rows (`rows`
+  // rows of width columns) in `base`: the regions of column_partial_offsets.
+  std::string column_regions(const std::string& base, const std::string& rows,
+                             const std::string& prefix, const std::string& indent) const {
+    std::ostringstream ss;
+    ss << indent << "Index " << prefix << "offset = 0;\n";
+    for (const Expr* r : a_.outer_reductions) {
+      const std::string acc = acc_type(r);
+      ss << indent << acc << "* " << column_name(r, prefix) << " = reinterpret_cast<"
+         << acc << "*>(" << base << " + " << prefix << "offset);\n"
+         << indent << prefix << "offset += (Index(" << rows
+         << ") * args.width * Index(sizeof(" << acc << ")) + 63) / 64 * 64;\n";
+    }
+    return ss.str();
+  }
+
   // The results of `r` from its final accumulator `acc`.
   std::string finalize(const Expr* r, const std::string& acc,
                        const std::string& indent) const {
@@ -232,6 +269,9 @@ class ReductionGenerator {
   std::vector<const TensorView*> element_roots(int phase) const {
     std::vector<const TensorView*> roots = element_outputs(phase);
     for (const Expr* r : reductions_of_phase(phase)) {
+      roots.push_back(r->input(0)->as<TensorView>());
+    }
+    for (const Expr* r : outer_reductions_of_phase(phase)) {
       roots.push_back(r->input(0)->as<TensorView>());
     }
     return roots;
@@ -327,10 +367,70 @@ class ReductionGenerator {
        << "  constexpr int kGroups = " << p_.groups_per_thread << ";\n"
        << "  constexpr int kLanes = " << p_.threads_per_row << ";\n"
        << "  constexpr int kBlock = " << p_.block_size << ";\n"
-       << "  const int lane = threadIdx.x % kLanes;\n"
-       << "  const Index row = Index(blockIdx.x) * (kBlock / kLanes) + "
-          "Index(threadIdx.x / kLanes);\n"
-       << "  const bool row_valid = row < args.rows;\n"
+       << "  const int lane = threadIdx.x % kLanes;\n";
+    if (!p_.inner_outer) {
+      ss << "  const Index row = Index(blockIdx.x) * (kBlock / kLanes) + "
+            "Index(threadIdx.x / kLanes);\n"
+         << row_body() << "}\n";
+      return ss.str();
+    }
+    ss << "  // Inner-outer: the block walks rows grid-stride; each thread owns the\n"
+       << "  // same columns in every row and accumulates their outer reductions\n"
+       << "  // in shared memory (its own slots: no synchronization).\n"
+       << "  constexpr int kRows = kBlock / kLanes;\n"
+       << "  const int slot = threadIdx.x / kLanes;\n"
+       << "  extern __shared__ __align__(64) char column_shared[];\n"
+       << column_regions("column_shared", "kRows", "column_", "  ")
+       << "#pragma unroll\n"
+       << "  for (int k = 0; k < kGroups; ++k) {\n"
+       << "    const Index col = (Index(k) * kLanes + lane) * kVec;\n"
+       << "    if (col < args.width) {\n"
+       << "#pragma unroll\n"
+       << "      for (int v = 0; v < kVec; ++v) {\n";
+    for (const Expr* r : a_.outer_reductions) {
+      ss << "        " << column_name(r) << "[Index(slot) * args.width + col + v] = "
+         << op_type(r) << "::identity();\n";
+    }
+    ss << "      }\n    }\n  }\n"
+       << "  for (Index group = blockIdx.x; group * kRows < args.rows; group += gridDim.x) {\n"
+       << "    const Index row = group * kRows + slot;\n"
+       << indented(row_body(), "  ") << "  }\n"
+       << "  // This block's partial rows, one per slot, for the finishing kernel.\n"
+       << "  {\n"
+       << column_regions("args.workspace", "args.partial_rows", "partial_", "    ")
+       << "    const Index partial_row = Index(blockIdx.x) * kRows + slot;\n"
+       << "#pragma unroll\n"
+       << "    for (int k = 0; k < kGroups; ++k) {\n"
+       << "      const Index col = (Index(k) * kLanes + lane) * kVec;\n"
+       << "      if (col < args.width) {\n"
+       << "#pragma unroll\n"
+       << "        for (int v = 0; v < kVec; ++v) {\n";
+    for (const Expr* r : a_.outer_reductions) {
+      ss << "          " << column_name(r, "partial_") << "[partial_row * args.width + col + v] = "
+         << column_name(r) << "[Index(slot) * args.width + col + v];\n";
+    }
+    ss << "        }\n      }\n    }\n  }\n}\n";
+    return ss.str();
+  }
+
+  static std::string indented(const std::string& text, const std::string& indent) {
+    std::string result;
+    size_t start = 0;
+    while (start < text.size()) {
+      size_t end = text.find('\n', start);
+      end = end == std::string::npos ? text.size() : end + 1;
+      const std::string line = text.substr(start, end - start);
+      result += (line == "\n" || line.rfind("#pragma", 0) == 0 ? "" : indent) + line;
+      start = end;
+    }
+    return result;
+  }
+
+  // One row of the inner kernel (or one per slot of a block), from `row`
+  // on: per-row inputs, the phases, the per-row outputs.
+  std::string row_body() const {
+    std::ostringstream ss;
+    ss << "  const bool row_valid = row < args.rows;\n"
        << row_offsets("row_valid ? row : Index(0)");
     // Per-row inputs, once per row.
     for (size_t t = 0; t < a_.inputs.size(); ++t) {
@@ -368,14 +468,16 @@ class ReductionGenerator {
         ss << "  " << statement(expr);
       }
     }
-    ss << "  if (row_valid && lane == 0) {\n";
+    std::ostringstream stores;
     for (size_t t = a_.inputs.size(); t < tensors_.size(); ++t) {
       if (per_row(tensors_[t])) {
         const std::string name = name_of_value(tensors_[t]);
-        ss << "    args." << name << "[row_" << name << "] = " << name << ";\n";
+        stores << "    args." << name << "[row_" << name << "] = " << name << ";\n";
       }
     }
-    ss << "  }\n}\n";
+    if (!stores.str().empty()) {
+      ss << "  if (row_valid && lane == 0) {\n" << stores.str() << "  }\n";
+    }
     return ss.str();
   }
 
@@ -425,6 +527,14 @@ class ReductionGenerator {
     for (const TensorView* tv : outputs) {
       ss << in << array_type(slot_of(tv)) << " out_" << name_of_value(tv) << ";\n";
     }
+    const std::vector<const Expr*> outer = outer_reductions_of_phase(phase);
+    for (const Expr* r : outer) {
+      const std::string array = "nvfuse::Array<" + acc_type(r) + ", kVec>";
+      ss << in << array << "& shared_" << column_name(r) << " = *reinterpret_cast<"
+         << array << "*>(" << column_name(r) << " + Index(slot) * args.width + col);\n"
+         << in << array << " " << column_name(r, "sums_") << " = shared_"
+         << column_name(r) << ";\n";
+    }
     ss << "#pragma unroll\n"
        << in << "for (int v = 0; v < kVec; ++v) {\n";
     const std::string body = in + "  ";
@@ -451,7 +561,15 @@ class ReductionGenerator {
       ss << body << "out_" << name_of_value(tv) << ".val[v] = " << name_of_value(tv)
          << ";\n";
     }
+    for (const Expr* r : outer) {
+      const std::string sums = column_name(r, "sums_") + ".val[v]";
+      ss << body << sums << " = " << op_type(r) << "()(" << sums << ", nvfuse::cast<"
+         << acc_element(r) << ">(" << name_of_value(r->input(0)) << "));\n";
+    }
     ss << in << "}\n";
+    for (const Expr* r : outer) {
+      ss << in << "shared_" << column_name(r) << " = " << column_name(r, "sums_") << ";\n";
+    }
     for (const TensorView* tv : outputs) {
       ss << store(slot_of(tv), "out_" + name_of_value(tv), column_offset(slot_of(tv)), in);
     }
@@ -686,6 +804,49 @@ class ReductionGenerator {
       ss << store(slot_of(tv), "out_" + name, "row_" + name, "    ");
     }
     ss << "  }\n}\n";
+    return ss.str();
+  }
+
+  // ---- inner-outer: the finishing kernel ---------------------------------------
+
+  // Combines the partial rows of every block column by column (kY threads
+  // down the partial rows, then a tree over them: a fixed order, so results
+  // are deterministic), finalizes the outer reductions and computes the
+  // column outputs.
+  std::string column_finish_kernel() const {
+    std::ostringstream ss;
+    ss << "extern \"C\" __global__ void __launch_bounds__(" << kFinishThreads
+       << ") nvfuse_reduction_finish(const Args args) {\n"
+       << "  constexpr int kX = " << kFinishColumns << ";\n"
+       << "  constexpr int kY = " << kFinishPartialLanes << ";\n"
+       << "  const int ty = threadIdx.x / kX;\n"
+       << "  const Index col = Index(blockIdx.x) * kX + threadIdx.x % kX;\n"
+       << "  const bool col_valid = col < args.width;\n"
+       << column_regions("args.workspace", "args.partial_rows", "partial_", "  ");
+    for (const Expr* r : a_.outer_reductions) {
+      const std::string acc = acc_name(r);
+      ss << "  " << acc_type(r) << " " << acc << " = " << op_type(r) << "::identity();\n"
+         << "#pragma unroll 4\n"
+         << "  for (Index p = ty; col_valid && p < args.partial_rows; p += kY) {\n"
+         << "    " << acc << " = " << op_type(r) << "()(" << acc << ", "
+         << column_name(r, "partial_") << "[p * args.width + col]);\n"
+         << "  }\n"
+         << "  " << acc << " = nvfuse::column_reduce<kX, kY>(" << acc << ", "
+         << op_type(r) << "());\n";
+    }
+    ss << "  if (ty != 0 || !col_valid) return;\n";
+    for (const Expr* r : a_.outer_reductions) {
+      ss << finalize(r, acc_name(r), "  ");
+    }
+    for (const Expr* expr : a_.column_exprs) {
+      ss << "  " << statement(expr);
+    }
+    for (const TensorView* tv : a_.column_outputs) {
+      const std::string name = name_of_value(tv);
+      ss << "  args." << name << "[col * args.col_stride_" << name << "] = " << name
+         << ";\n";
+    }
+    ss << "}\n";
     return ss.str();
   }
 

@@ -10,6 +10,13 @@
 
 namespace nvfuse {
 
+// Inner-outer kernels come with a second kernel, nvfuse_reduction_finish,
+// over the same Args: kFinishColumns columns per block, kFinishThreads
+// threads (kFinishColumns x kFinishPartialLanes), one block per column group.
+constexpr int kFinishColumns = 32;
+constexpr int kFinishPartialLanes = 16;
+constexpr int kFinishThreads = kFinishColumns * kFinishPartialLanes;
+
 KernelSource generate_reduction_kernel(
     const ReductionAnalysis& analysis,
     const ReductionParams& params);

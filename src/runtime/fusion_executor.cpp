@@ -31,8 +31,10 @@ std::unique_ptr<KernelExecutor> kernel_executor_for(
 
 }  // namespace
 
-std::string FusionExecutor::segment_header(const Segment& segment) const {
-  if (segments_.size() == 1) {
+std::string FusionExecutor::segment_header(
+    const Segment& segment,
+    size_t segment_count) const {
+  if (segment_count == 1) {
     return "";
   }
   std::string header = "// ==== nvfuse segment: outputs";
@@ -56,9 +58,10 @@ FusionExecutor::FusionExecutor(const Fusion& definition)
     whole.outputs.push_back(i);
   }
   std::string why_not_split;
-  auto groups = whole.kernel == nullptr && has_reduction(*fusion_)
+  auto groups = has_reduction(*fusion_)
       ? group_outputs_by_reduction_axes(*fusion_, &why_not_split)
       : std::nullopt;
+  std::vector<Segment> split;
   if (groups.has_value() && groups->size() > 1) {
     for (const std::vector<size_t>& positions : *groups) {
       Segment segment;
@@ -68,8 +71,16 @@ FusionExecutor::FusionExecutor(const Fusion& definition)
       segment.kernel = kernel_executor_for(
           *segment.fusion, &segment.kind, &segment.why_no_kernel);
       segment.outputs = positions;
-      segments_.push_back(std::move(segment));
+      split.push_back(std::move(segment));
     }
+  }
+  if (whole.kernel != nullptr) {
+    // One kernel for everything (an inner-outer reduction); the split is
+    // its fallback.
+    segments_.push_back(std::move(whole));
+    fallback_ = std::move(split);
+  } else if (!split.empty()) {
+    segments_ = std::move(split);
   } else {
     if (!why_not_split.empty()) {
       whole.why_no_kernel += "; not split into segments: " + why_not_split;
@@ -91,29 +102,47 @@ FusionExecutor::FusionExecutor(const Fusion& definition)
                              " scheduler rejects it: " + s.why_no_kernel + ")")
          << "\n";
     }
+    if (!fallback_.empty()) {
+      ss << "  (inputs the kernel declines run as " << fallback_.size()
+         << " segments, one per reduction class)\n";
+    }
     dump("segments", ss.str());
   }
 }
 
 std::string FusionExecutor::cuda_code_for(const std::vector<Argument>& args) {
-  std::string code;
-  for (Segment& s : segments_) {
-    BoundInputs bound = bind_inputs(*s.fusion, args);
-    NVFUSE_CHECK_AS(
-        ErrorKind::kUnsupported, s.kernel != nullptr,
-        "this fusion runs on the ATen reference evaluator, not a generated "
-        "kernel: the schedulers reject it (", s.why_no_kernel, ")");
-    code += segment_header(s) + s.kernel->cuda_code_for(args, bound);
+  const auto code_of = [&](std::vector<Segment>& segments) {
+    std::string code;
+    for (Segment& s : segments) {
+      BoundInputs bound = bind_inputs(*s.fusion, args);
+      NVFUSE_CHECK_AS(
+          ErrorKind::kUnsupported, s.kernel != nullptr,
+          "this fusion runs on the ATen reference evaluator, not a generated "
+          "kernel: the schedulers reject it (", s.why_no_kernel, ")");
+      code += segment_header(s, segments.size()) + s.kernel->cuda_code_for(args, bound);
+    }
+    return code;
+  };
+  if (fallback_.empty()) {
+    return code_of(segments_);
   }
-  return code;
+  try {
+    return code_of(segments_);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kUnsupported) {
+      throw;
+    }
+    return code_of(fallback_);  // the one kernel declines these inputs
+  }
 }
 
 std::string FusionExecutor::last_cuda_code() const {
+  const std::vector<Segment>& segments = last_ran_fallback_ ? fallback_ : segments_;
   std::string code;
-  for (const Segment& s : segments_) {
+  for (const Segment& s : segments) {
     if (s.kernel != nullptr) {
       const std::string last = s.kernel->last_cuda_code();
-      code += last.empty() ? last : segment_header(s) + last;
+      code += last.empty() ? last : segment_header(s, segments.size()) + last;
     }
   }
   return code;
@@ -122,7 +151,7 @@ std::string FusionExecutor::last_cuda_code() const {
 cuda_driver::FunctionResources FusionExecutor::last_resources() const {
   // The largest over the segments' kernels.
   cuda_driver::FunctionResources most;
-  for (const Segment& s : segments_) {
+  for (const Segment& s : last_ran_fallback_ ? fallback_ : segments_) {
     if (s.kernel != nullptr) {
       const auto r = s.kernel->last_resources();
       most.registers = std::max(most.registers, r.registers);
@@ -140,20 +169,13 @@ std::vector<at::Tensor> FusionExecutor::execute(
   // reference evaluator's values may be views of inputs or laid out by ATen.
   std::vector<bool> from_kernel(fusion_outputs.size(), false);
   c10::Device device(c10::kCPU);
+  last_ran_fallback_ = false;
   for (Segment& s : segments_) {
-    // Every segment keeps all the fusion's inputs: binding validates them.
-    BoundInputs bound = bind_inputs(*s.fusion, args);
-    device = bound.device;
-    std::optional<std::vector<at::Tensor>> kernel_values;
-    if (bound.device.is_cuda() && s.kernel != nullptr) {
-      kernel_values = s.kernel->run(args, bound);
-    }
-    const bool kernel = kernel_values.has_value();
-    std::vector<at::Tensor> segment_values =
-        kernel ? std::move(*kernel_values) : ReferenceEvaluator(*s.fusion).run(args);
-    for (size_t j = 0; j < s.outputs.size(); ++j) {
-      values[s.outputs[j]] = std::move(segment_values[j]);
-      from_kernel[s.outputs[j]] = kernel;
+    if (!run_segment(s, args, !fallback_.empty(), values, from_kernel, device)) {
+      last_ran_fallback_ = true;
+      for (Segment& part : fallback_) {
+        run_segment(part, args, false, values, from_kernel, device);
+      }
     }
   }
   std::vector<at::Tensor> input_tensors;  // for materialize_output, on demand
@@ -191,6 +213,33 @@ std::vector<at::Tensor> FusionExecutor::execute(
         materialize_output(tv, values[i], inputs_of_args(), device));
   }
   return outputs;
+}
+
+bool FusionExecutor::run_segment(
+    Segment& s,
+    const std::vector<Argument>& args,
+    bool may_decline,
+    std::vector<at::Tensor>& values,
+    std::vector<bool>& from_kernel,
+    c10::Device& device) {
+  // Every segment keeps all the fusion's inputs: binding validates them.
+  BoundInputs bound = bind_inputs(*s.fusion, args);
+  device = bound.device;
+  std::optional<std::vector<at::Tensor>> kernel_values;
+  if (bound.device.is_cuda() && s.kernel != nullptr) {
+    kernel_values = s.kernel->run(args, bound);
+    if (!kernel_values.has_value() && may_decline) {
+      return false;
+    }
+  }
+  const bool kernel = kernel_values.has_value();
+  std::vector<at::Tensor> segment_values =
+      kernel ? std::move(*kernel_values) : ReferenceEvaluator(*s.fusion).run(args);
+  for (size_t j = 0; j < s.outputs.size(); ++j) {
+    values[s.outputs[j]] = std::move(segment_values[j]);
+    from_kernel[s.outputs[j]] = kernel;
+  }
+  return true;
 }
 
 FusionExecutor& executor_for(CachedFusion& entry) {

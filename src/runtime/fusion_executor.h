@@ -48,10 +48,24 @@ class FusionExecutor : public RuntimeState {
 
   // Separates the segments' kernels in cuda_code_for and last_cuda_code
   // ("" for a single segment).
-  std::string segment_header(const Segment& segment) const;
+  std::string segment_header(const Segment& segment, size_t segment_count) const;
+  // Runs `segment` (its kernel, else the reference evaluator) into `values`.
+  // False when its kernel declined these inputs and `fallback_` should run.
+  bool run_segment(
+      Segment& segment,
+      const std::vector<Argument>& args,
+      bool may_decline,
+      std::vector<at::Tensor>& values,
+      std::vector<bool>& from_kernel,
+      c10::Device& device);
 
   std::unique_ptr<Fusion> fusion_;
   std::vector<Segment> segments_;
+  // One segment per reduction class, for calls the whole fusion's kernel
+  // declines (an inner-outer reduction whose rows do not fit its one
+  // kernel); empty when there is no such split.
+  std::vector<Segment> fallback_;
+  bool last_ran_fallback_ = false;
 };
 
 // The executor of a cached fusion, created on first use.

@@ -144,6 +144,9 @@ std::vector<uint64_t> pack_args(const KernelArgLayout& layout, const LaunchValue
       case ArgField::kWidth:
         write_index(dst, values.width, arg.element_size);
         break;
+      case ArgField::kPartialRows:
+        write_index(dst, values.partial_rows, arg.element_size);
+        break;
       case ArgField::kExtents:
         for (int k = 0; k < arg.count; ++k) {
           write_index(dst + k * arg.element_size, values.extents[k], arg.element_size);
@@ -175,16 +178,19 @@ void launch_on_current_stream(
     cuda_driver::Dim3 grid,
     cuda_driver::Dim3 block,
     std::vector<uint64_t>& args,
-    const std::string& description) {
+    const std::string& description,
+    unsigned shared_bytes) {
   cuda_driver::make_context_current(device.index());
   const c10::Stream stream =
       c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->getStream(device);
   if (dump_enabled(DumpOption::launch)) {
     std::cerr << "nvfuse launch: grid=" << grid.x << "x" << grid.y
-              << " block=" << block.x << " " << description << std::endl;
+              << " block=" << block.x << " shared=" << shared_bytes << " " << description
+              << std::endl;
   }
   void* params[] = {args.data()};
-  cuda_driver::launch(kernel.function, grid, block, 0, stream.native_handle(), params);
+  cuda_driver::launch(
+      kernel.function, grid, block, shared_bytes, stream.native_handle(), params);
 }
 
 }  // namespace nvfuse

@@ -53,6 +53,7 @@ struct LaunchValues {
   std::vector<int64_t> col_strides;   // per kernel tensor
   void* workspace = nullptr;
   void* semaphores = nullptr;
+  int64_t partial_rows = 0;
 };
 
 // The Args block, 8-byte aligned.
@@ -66,6 +67,7 @@ void launch_on_current_stream(
     cuda_driver::Dim3 grid,
     cuda_driver::Dim3 block,
     std::vector<uint64_t>& args,
-    const std::string& description);
+    const std::string& description,
+    unsigned shared_bytes = 0);
 
 }  // namespace nvfuse

@@ -14,6 +14,7 @@
 
 #include "codegen/kernel_args.h"
 #include "ir/dump.h"
+#include "ir/errors.h"
 #include "runtime/cuda/kernel_cache.h"
 
 namespace nvfuse {
@@ -49,6 +50,24 @@ class KernelVariants {
     return {&variant.source, loaded};
   }
 
+  // Another kernel `name` of the source for_launch returned, loaded once
+  // per device.
+  const LoadedKernel& companion(const KernelSource* source, const std::string& name,
+                                int device) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    for (auto& variant : variants_) {
+      if (&variant->source == source) {
+        const LoadedKernel*& loaded = variant->companions[{name, device}];
+        if (loaded == nullptr) {
+          loaded = &load_kernel(source->code, name, device);
+        }
+        return *loaded;
+      }
+    }
+    NVFUSE_CHECK(false, "no kernel variant has this source");
+    throw;  // unreachable
+  }
+
   std::string last_code() const {
     std::lock_guard<std::mutex> lock(mutex_);
     return last_ == nullptr ? std::string() : last_->source.code;
@@ -64,6 +83,7 @@ class KernelVariants {
     Params params;
     KernelSource source;
     std::map<int, const LoadedKernel*> loaded;  // per device
+    std::map<std::pair<std::string, int>, const LoadedKernel*> companions;
   };
 
   Variant& variant_for(const Params& params) {

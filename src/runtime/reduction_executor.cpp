@@ -54,7 +54,7 @@ std::unique_ptr<ReductionExecutor> ReductionExecutor::try_create(
 
 ReductionExecutor::ReductionExecutor(ReductionAnalysis analysis, const Fusion& fusion)
     : analysis_(std::move(analysis)),
-      io_(fusion, analysis_.inputs, analysis_.outputs),
+      io_(fusion, analysis_.inputs, analysis_.kernel_outputs()),
       variants_([this](const ReductionParams& params) {
         return generate_reduction_kernel(analysis_, params);
       }) {}
@@ -104,7 +104,11 @@ std::optional<std::vector<at::Tensor>> ReductionExecutor::run(
   if (!planned.has_value()) {
     return std::nullopt;
   }
-  if (planned->grid_x > 0) {
+  if (planned->params.inner_outer) {
+    if (!run_inner_outer(*planned, args, *tensors, device)) {
+      return std::nullopt;
+    }
+  } else if (planned->grid_x > 0) {
     auto [source, kernel] = variants_.for_launch(planned->params, device.index());
     LaunchValues values;
     for (const at::Tensor& t : *tensors) {
@@ -135,6 +139,73 @@ std::optional<std::vector<at::Tensor>> ReductionExecutor::run(
             planned->params.to_string());
   }
   return io_.fusion_outputs(args, *tensors);
+}
+
+int ReductionExecutor::blocks_per_sm(const LoadedKernel& kernel, int block_size,
+                                     int64_t shared_bytes) {
+  std::lock_guard<std::mutex> lock(occupancy_mutex_);
+  const auto key = std::make_pair(kernel.function, shared_bytes);
+  auto it = occupancy_.find(key);
+  if (it == occupancy_.end()) {
+    if (shared_bytes > 48 * 1024) {
+      cuda_driver::allow_dynamic_shared_bytes(
+          kernel.function, static_cast<int>(shared_bytes));
+    }
+    it = occupancy_
+             .emplace(key, cuda_driver::max_active_blocks_per_sm(
+                               kernel.function, block_size,
+                               static_cast<size_t>(shared_bytes)))
+             .first;
+  }
+  return it->second;
+}
+
+bool ReductionExecutor::run_inner_outer(
+    const ReductionSchedule& planned,
+    const std::vector<Argument>& args,
+    const std::vector<at::Tensor>& tensors,
+    c10::Device device) {
+  auto [source, kernel] = variants_.for_launch(planned.params, device.index());
+  const LoadedKernel& finish =
+      variants_.companion(source, "nvfuse_reduction_finish", device.index());
+  const int resident =
+      blocks_per_sm(*kernel, planned.params.block_size, planned.shared_bytes);
+  if (resident == 0) {
+    return false;  // the block does not fit on an SM: the segments take it
+  }
+  // One wave of blocks walking the rows: each block's partial rows cost a
+  // write and a read of width values, so no more blocks than fit at once.
+  const int64_t grid_x = std::min<int64_t>(
+      planned.grid_x, int64_t{resident} * device_info_of(device).sm_count);
+  LaunchValues values;
+  for (const at::Tensor& t : tensors) {
+    values.pointers.push_back(t.data_ptr());
+  }
+  values.values = io_.values_of(analysis_.value_inputs, args);
+  values.numel = planned.space.rows;
+  values.width = planned.space.width;
+  values.extents = planned.space.row_extents;
+  values.strides = planned.space.row_strides;
+  values.col_strides = planned.space.col_strides;
+  values.partial_rows = grid_x * planned.rows_per_block;
+  const at::Tensor workspace = at::empty(
+      {column_partial_offsets(analysis_, values.partial_rows, values.width).back()},
+      at::TensorOptions().device(device).dtype(at::kByte));
+  values.workspace = workspace.data_ptr();
+  std::vector<uint64_t> packed = pack_args(source->layout, values);
+  const std::string description = "rows=" + std::to_string(planned.space.rows) +
+      " width=" + std::to_string(planned.space.width) + " " +
+      planned.params.to_string();
+  launch_on_current_stream(
+      *kernel, device, {static_cast<unsigned>(grid_x)},
+      {static_cast<unsigned>(planned.params.block_size)}, packed, description,
+      static_cast<unsigned>(planned.shared_bytes));
+  launch_on_current_stream(
+      finish, device,
+      {static_cast<unsigned>((planned.space.width + kFinishColumns - 1) / kFinishColumns)},
+      {static_cast<unsigned>(kFinishThreads)}, packed,
+      "finishing the column partials, " + description);
+  return true;
 }
 
 }  // namespace nvfuse

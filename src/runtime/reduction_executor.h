@@ -3,7 +3,9 @@
 // workspace for split reductions -> launch on torch's current stream.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,9 +49,21 @@ class ReductionExecutor : public KernelExecutor {
       BoundInputs& bound,
       const std::vector<TensorArg>& outputs) const;
 
+  // Inner-outer: the row kernel on one wave of blocks, then the kernel that
+  // combines their partial rows. False when the block does not fit.
+  bool run_inner_outer(
+      const ReductionSchedule& planned,
+      const std::vector<Argument>& args,
+      const std::vector<at::Tensor>& tensors,
+      c10::Device device);
+  // Blocks of `kernel` resident per SM (cached; allows the shared memory).
+  int blocks_per_sm(const LoadedKernel& kernel, int block_size, int64_t shared_bytes);
+
   ReductionAnalysis analysis_;
   KernelIo io_;
   KernelVariants<ReductionParams> variants_;
+  std::mutex occupancy_mutex_;
+  std::map<std::pair<void*, int64_t>, int> occupancy_;
 };
 
 }  // namespace nvfuse

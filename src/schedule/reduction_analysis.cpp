@@ -16,7 +16,8 @@ class Analyzer {
       : fusion_(fusion), why_not_(why_not) {}
 
   std::optional<ReductionAnalysis> run() {
-    if (!check_exprs() || !find_reference() || !anchor() || !propagate()) {
+    if (!check_exprs() || !split_outer_reductions() || !find_reference() ||
+        !anchor() || !propagate()) {
       return std::nullopt;
     }
     classify();
@@ -63,6 +64,119 @@ class Analyzer {
     }
     if (reductions_.empty()) {
       return reject("it has no reduction");
+    }
+    return true;
+  }
+
+  // Reductions over two complementary axis sets: the class whose results
+  // feed only per-column math and outputs is the outer one (when both could
+  // be, the one that keeps the last axis). One class: nothing to do.
+  bool split_outer_reductions() {
+    std::vector<std::vector<const Expr*>> classes;
+    for (const Expr* expr : reductions_) {
+      auto same = std::find_if(classes.begin(), classes.end(), [&](const std::vector<const Expr*>& c) {
+        return reduced_axes_of(*c.front()) == reduced_axes_of(*expr) &&
+            c.front()->input(0)->as<TensorView>()->rank() ==
+            expr->input(0)->as<TensorView>()->rank();
+      });
+      if (same == classes.end()) {
+        classes.push_back({expr});
+      } else {
+        same->push_back(expr);
+      }
+    }
+    if (classes.size() == 1) {
+      return true;
+    }
+    if (classes.size() != 2 || !complementary(classes[0].front(), classes[1].front())) {
+      return reject("its reductions reduce different axes");
+    }
+    const int rank = static_cast<int>(classes[0].front()->input(0)->as<TensorView>()->rank());
+    std::vector<int> candidates;
+    for (int c = 0; c < 2; ++c) {
+      if (feeds_only_columns(classes[c], nullptr, nullptr)) {
+        candidates.push_back(c);
+      }
+    }
+    if (candidates.empty()) {
+      return reject(
+          "its reductions reduce different axes, and neither set's results feed "
+          "only outputs");
+    }
+    int outer = candidates.front();
+    if (candidates.size() == 2) {
+      const auto& axes = reduced_axes_of(*classes[0].front());
+      const bool first_reduces_last =
+          std::find(axes.begin(), axes.end(), rank - 1) != axes.end();
+      outer = first_reduces_last ? 1 : 0;
+    }
+    feeds_only_columns(classes[outer], &a_.column_exprs, &a_.column_outputs);
+    a_.outer_reductions = classes[outer];
+    reductions_ = classes[1 - outer];
+    return true;
+  }
+
+  static bool complementary(const Expr* a, const Expr* b) {
+    const int64_t rank = a->input(0)->as<TensorView>()->rank();
+    std::vector<int> count(rank, 0);
+    for (const Expr* e : {a, b}) {
+      for (int64_t axis : reduced_axes_of(*e)) {
+        ++count[axis];
+      }
+    }
+    return std::all_of(count.begin(), count.end(), [](int c) { return c == 1; });
+  }
+
+  // True when the results of `reductions` (ReductionOps) reach only casts
+  // and single-tensor pointwise math with constant operands, and from them
+  // fusion outputs. Collects those exprs and outputs when asked.
+  bool feeds_only_columns(
+      const std::vector<const Expr*>& reductions,
+      std::vector<const Expr*>* exprs,
+      std::vector<const TensorView*>* outputs) const {
+    std::unordered_set<const Val*> column;
+    for (const Expr* r : reductions) {
+      if (!r->is<ReductionOp>()) {
+        return false;
+      }
+      column.insert(r->output(0));
+    }
+    for (const Expr* expr : fusion_.exprs()) {
+      if (is_reduction(expr) &&
+          std::find(reductions.begin(), reductions.end(), expr) != reductions.end()) {
+        continue;
+      }
+      bool reads_column = false;
+      bool other_tensor = false;
+      bool non_constant = false;
+      for (const Val* in : expr->inputs()) {
+        if (column.count(in)) {
+          reads_column = true;
+        } else if (in->is<TensorView>()) {
+          other_tensor = true;
+        } else if (!in->as<Scalar>()->is_constant()) {
+          non_constant = true;
+        }
+      }
+      if (!reads_column) {
+        continue;
+      }
+      if (other_tensor || non_constant ||
+          !(expr->is<CastOp>() || expr->is<PointwiseOp>())) {
+        return false;
+      }
+      column.insert(expr->output(0));
+      if (exprs != nullptr) {
+        exprs->push_back(expr);
+      }
+    }
+    if (outputs != nullptr) {
+      std::unordered_set<const Val*> seen;
+      for (const Val* out : fusion_.outputs()) {
+        if (column.count(out) && seen.insert(out).second) {
+          outputs->push_back(out->as<TensorView>());
+        }
+      }
     }
     return true;
   }
@@ -115,7 +229,32 @@ class Analyzer {
         }
       }
     }
+    std::vector<int> reduced_axes;
+    for (int axis = 0; axis < a_.rank; ++axis) {
+      if (a_.reduced[axis]) {
+        reduced_axes.push_back(axis);
+      }
+    }
+    for (const Expr* expr : a_.outer_reductions) {
+      if (!assign(expr->input(0)->as<TensorView>(), identity())) {
+        return false;
+      }
+    }
     std::unordered_set<const TensorView*> seen;
+    for (const TensorView* tv : a_.column_outputs) {
+      seen.insert(tv);
+      if (tv->rank() != static_cast<int64_t>(reduced_axes.size())) {
+        return reject(tv->name() + " has a rank the outer reduction does not explain");
+      }
+      for (const IterDomain* id : tv->logical()) {
+        if (id->is_expanded()) {
+          return reject(tv->name() + " is an expanded (stride-0) output");
+        }
+      }
+      if (!assign(tv, reduced_axes)) {
+        return false;
+      }
+    }
     for (const Val* out : fusion_.outputs()) {
       const auto* tv = out->as<TensorView>();
       if (fusion_.is_input(tv) || !seen.insert(tv).second) {
@@ -148,9 +287,13 @@ class Analyzer {
     if (!propagate_axis_maps(exprs, a_.axis_map, why_not_)) {
       return false;
     }
+    std::unordered_set<const Expr*> columns(
+        a_.column_exprs.begin(), a_.column_exprs.end());
+    columns.insert(a_.outer_reductions.begin(), a_.outer_reductions.end());
     for (const Expr* expr : exprs) {
       const Val* out = expr->output(0);
-      if (out->is<TensorView>() && a_.axis_map.count(out->as<TensorView>())) {
+      if (out->is<TensorView>() && a_.axis_map.count(out->as<TensorView>()) &&
+          !columns.count(expr)) {
         a_.exprs.push_back(expr);
       }
     }
@@ -177,6 +320,11 @@ class Analyzer {
     for (const Expr* expr : reductions_) {
       if (a_.is_per_row(expr->input(0)->as<TensorView>())) {
         return reject("a reduction reduces only broadcast axes");
+      }
+    }
+    for (const Expr* expr : a_.outer_reductions) {
+      if (a_.is_per_row(expr->input(0)->as<TensorView>())) {
+        return reject("an outer reduction reduces a per-row value");
       }
     }
     return true;

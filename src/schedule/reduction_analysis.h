@@ -11,6 +11,11 @@
 // per-element values that use it (x - mean) belong to phase p + 1. A
 // normalization (layer norm: mean and variance, then the normalized output)
 // has phases 0 and 1; softmax (max, sum of exp, divide) has 0, 1 and 2.
+//
+// A second class of reductions, over exactly the kept axes and feeding only
+// outputs (dgamma, dbeta next to dx), is accepted too: the kernel then
+// accumulates per-column partial results while it walks the rows (see
+// ReductionAnalysis::outer_reductions).
 #pragma once
 
 #include <optional>
@@ -49,6 +54,24 @@ struct ReductionAnalysis {
   int last_element_phase = 0;
   // The reference tensor: the first reduction's input.
   const TensorView* reference = nullptr;
+
+  // Inner-outer fusions (layer-norm backward): reductions over exactly the
+  // kept axes ("outer": one value per column, dgamma and dbeta) next to the
+  // per-row ones. Their inputs are per-element values of some phase; their
+  // results feed only `column_exprs` (casts and unary math, producers
+  // first) and the fusion outputs in `column_outputs`, never the rows.
+  // None of these are in `exprs`, `reductions` or `outputs`.
+  std::vector<const Expr*> outer_reductions;
+  std::vector<const Expr*> column_exprs;
+  std::vector<const TensorView*> column_outputs;
+
+  bool has_outer_reductions() const { return !outer_reductions.empty(); }
+  // The tensors the kernel writes: `outputs`, then `column_outputs`.
+  std::vector<const TensorView*> kernel_outputs() const {
+    std::vector<const TensorView*> all = outputs;
+    all.insert(all.end(), column_outputs.begin(), column_outputs.end());
+    return all;
+  }
 
   bool is_per_row(const TensorView* tv) const { return per_row.at(tv); }
   // Fusion inputs are phase 0.

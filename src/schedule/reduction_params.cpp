@@ -137,6 +137,20 @@ int64_t partial_slot_bytes(const Expr& reduction) {
   return reduction.is<VarMeanOp>() ? 24 : 8;  // Welford: mean, m2, count
 }
 
+std::vector<int64_t> column_partial_offsets(
+    const ReductionAnalysis& analysis,
+    int64_t partial_rows,
+    int64_t width) {
+  std::vector<int64_t> offsets{0};
+  for (const Expr* r : analysis.outer_reductions) {
+    // The accumulator: float for the half types, else the result's type.
+    const int64_t element = std::max<int64_t>(4, size_in_bytes(r->output(0)->dtype()));
+    const int64_t bytes = partial_rows * width * element;
+    offsets.push_back(offsets.back() + ceil_div(bytes, 64) * 64);
+  }
+  return offsets;
+}
+
 std::string ReductionParams::to_string() const {
   std::ostringstream ss;
   ss << "ReductionParams(" << (outer ? "outer" : "inner")
@@ -149,7 +163,7 @@ std::string ReductionParams::to_string() const {
        << ", groups_per_thread=" << groups_per_thread
        << (persistent ? ", persistent" : ", chunked");
   }
-  ss << (split ? ", split" : "") << ", index=" << (index_32bit ? "int32" : "int64")
+  ss << (split ? ", split" : "") << (inner_outer ? ", inner_outer" : "") << ", index=" << (index_32bit ? "int32" : "int64")
      << ", access=";
   for (InnerAccess a : access) {
     ss << (a == InnerAccess::kContiguous ? "c" : a == InnerAccess::kBroadcast ? "b" : "s");
@@ -164,6 +178,7 @@ bool ReductionParams::operator==(const ReductionParams& o) const {
       threads_per_row == o.threads_per_row &&
       groups_per_thread == o.groups_per_thread && persistent == o.persistent &&
       block_x == o.block_x && block_y == o.block_y && split == o.split &&
+      inner_outer == o.inner_outer &&
       index_32bit == o.index_32bit && access == o.access;
 }
 
@@ -177,7 +192,11 @@ std::optional<ReductionSchedule> schedule_reduction(
   std::vector<TensorArg> tensors = inputs;
   tensors.insert(tensors.end(), outputs.begin(), outputs.end());
   std::vector<const TensorView*> views(analysis.inputs.begin(), analysis.inputs.end());
-  views.insert(views.end(), analysis.outputs.begin(), analysis.outputs.end());
+  const std::vector<const TensorView*> kernel_outputs = analysis.kernel_outputs();
+  views.insert(views.end(), kernel_outputs.begin(), kernel_outputs.end());
+  const auto is_column_output = [&](size_t t) {
+    return t >= inputs.size() + analysis.outputs.size();
+  };
   const int rank = analysis.rank;
 
   // Per tensor, its stride along each reference axis (0 where it has none).
@@ -190,7 +209,8 @@ std::optional<ReductionSchedule> schedule_reduction(
         strides[t][map[i]] = tensors[t].strides[i];
       }
     }
-    per_element[t] = !analysis.is_per_row(views[t]);
+    // Column outputs are written by the finishing kernel only.
+    per_element[t] = !analysis.is_per_row(views[t]) && !is_column_output(t);
   }
   // The main tensor sets the walking order: the largest per-element input,
   // or the first per-element output when no input varies along the reduced
@@ -265,7 +285,10 @@ std::optional<ReductionSchedule> schedule_reduction(
   const bool main_outer_contiguous =
       main_tensor >= 0 && space.row_strides[main_tensor].back() == 1;
   p.outer = !main_inner && main_outer_contiguous && analysis.last_element_phase == 0;
-  if (space.rows == 0) {
+  if (analysis.has_outer_reductions() && (p.outer || !main_inner)) {
+    return std::nullopt;  // inner-outer walks rows; the segments take it
+  }
+  if (space.rows == 0 && !analysis.has_outer_reductions()) {
     return schedule;  // grid_x = 0: nothing to do
   }
 
@@ -327,7 +350,7 @@ std::optional<ReductionSchedule> schedule_reduction(
     // over several blocks.
     const int64_t chunk_groups = lanes * max_groups;
     if (analysis.last_element_phase == 0 && schedule.grid_x < device.sm_count &&
-        groups >= 2 * chunk_groups && lanes >= 32) {
+        groups >= 2 * chunk_groups && lanes >= 32 && !analysis.has_outer_reductions()) {
       p.persistent = false;
       lanes = std::min<int64_t>(tuning.chunked_threads, lanes);
       const int64_t chunks = ceil_div(groups, lanes * max_groups);
@@ -338,6 +361,18 @@ std::optional<ReductionSchedule> schedule_reduction(
     p.groups_per_thread = static_cast<int>(
         p.persistent ? ceil_div(groups, lanes) : max_groups);
     p.block_size = static_cast<int>(lanes >= 32 ? lanes : kShortRowBlock);
+    schedule.rows_per_block = rows_per_block;
+    if (analysis.has_outer_reductions()) {
+      // The row must stay in registers (each thread owns the same columns
+      // in every row) and the block's column partials fit in shared memory.
+      p.inner_outer = true;
+      schedule.shared_bytes =
+          column_partial_offsets(analysis, rows_per_block, space.width).back();
+      if (!p.persistent || schedule.shared_bytes > kMaxInnerOuterSharedBytes ||
+          space.rows == 0) {
+        return std::nullopt;
+      }
+    }
   }
   p.split = schedule.grid_y > 1;
   if (p.split) {

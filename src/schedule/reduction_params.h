@@ -41,6 +41,10 @@ struct ReductionParams {
   int block_y = 1;
   // The reduced axis is split over gridDim.y blocks.
   bool split = false;
+  // Inner-outer (ReductionAnalysis::outer_reductions): blocks walk rows
+  // grid-stride, each thread accumulating its columns' outer reductions in
+  // shared memory; a second kernel combines the blocks' partial rows.
+  bool inner_outer = false;
   bool index_32bit = true;
   // One per kernel tensor (inputs, then outputs): its access along the
   // vectorized axis.
@@ -77,7 +81,23 @@ struct ReductionSchedule {
   int64_t grid_y = 1;
   // Bytes of partial results for a split reduction (0 without a split).
   int64_t workspace_bytes = 0;
+  // Inner-outer: dynamic shared memory per block, and rows each block
+  // holds partial column results for.
+  int64_t shared_bytes = 0;
+  int64_t rows_per_block = 1;
 };
+
+// Inner-outer: where each outer reduction's partial rows start, for
+// `partial_rows` rows of `width` columns (regions of the workspace and of
+// shared memory, each 64-byte aligned); the last entry is the total.
+std::vector<int64_t> column_partial_offsets(
+    const ReductionAnalysis& analysis,
+    int64_t partial_rows,
+    int64_t width);
+
+// The largest dynamic shared memory an inner-outer block asks for; wider
+// rows fall back to one kernel per reduction class.
+constexpr int64_t kMaxInnerOuterSharedBytes = 160 * 1024;
 
 // Bytes one reduction's partial result takes in the split workspace.
 int64_t partial_slot_bytes(const Expr& reduction);

@@ -27,6 +27,7 @@ constexpr int kAttrMajor = 75;
 constexpr int kAttrMinor = 76;
 constexpr int kFuncAttrLocalBytes = 3;
 constexpr int kFuncAttrRegisters = 4;
+constexpr int kFuncAttrMaxDynamicSharedBytes = 8;
 
 struct DriverApi {
   DynamicLibrary library{
@@ -57,6 +58,11 @@ struct DriverApi {
   CUresult (*ModuleGetFunction)(CUfunction*, CUmodule, const char*) =
       load<CUresult (*)(CUfunction*, CUmodule, const char*)>(
           "cuModuleGetFunction");
+  CUresult (*FuncSetAttribute)(CUfunction, int, int) =
+      load<CUresult (*)(CUfunction, int, int)>("cuFuncSetAttribute");
+  CUresult (*OccupancyMaxActiveBlocksPerMultiprocessor)(int*, CUfunction, int, size_t) =
+      load<CUresult (*)(int*, CUfunction, int, size_t)>(
+          "cuOccupancyMaxActiveBlocksPerMultiprocessor");
   CUresult (*FuncGetAttribute)(int*, int, CUfunction) =
       load<CUresult (*)(int*, int, CUfunction)>("cuFuncGetAttribute");
   CUresult (*LaunchKernel)(
@@ -170,6 +176,24 @@ FunctionResources resources_of(void* function) {
       api.FuncGetAttribute(&resources.local_bytes, kFuncAttrLocalBytes, f),
       "cuFuncGetAttribute");
   return resources;
+}
+
+void allow_dynamic_shared_bytes(void* function, int bytes) {
+  const DriverApi& api = driver();
+  api.check(
+      api.FuncSetAttribute(
+          static_cast<CUfunction>(function), kFuncAttrMaxDynamicSharedBytes, bytes),
+      "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
+}
+
+int max_active_blocks_per_sm(void* function, int block_size, size_t shared_bytes) {
+  const DriverApi& api = driver();
+  int blocks = 0;
+  api.check(
+      api.OccupancyMaxActiveBlocksPerMultiprocessor(
+          &blocks, static_cast<CUfunction>(function), block_size, shared_bytes),
+      "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  return blocks;
 }
 
 void launch(

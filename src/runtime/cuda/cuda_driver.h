@@ -31,6 +31,13 @@ struct FunctionResources {
 };
 FunctionResources resources_of(void* function);
 
+// Lets `function` take up to `bytes` of dynamic shared memory (beyond the
+// default 48 KB).
+void allow_dynamic_shared_bytes(void* function, int bytes);
+// Blocks of `block_size` threads with `shared_bytes` of dynamic shared
+// memory that fit on one SM at once.
+int max_active_blocks_per_sm(void* function, int block_size, size_t shared_bytes);
+
 struct Dim3 {
   unsigned x = 1, y = 1, z = 1;
 };

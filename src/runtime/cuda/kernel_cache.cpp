@@ -160,7 +160,9 @@ const LoadedKernel& load_kernel(
   const std::string key = cache_key(source, arch);
   std::lock_guard<std::mutex> lock(cache_mutex);
   auto& loaded = loaded_kernels();
-  if (auto it = loaded.find({key, device}); it != loaded.end()) {
+  // One binary per source; each of its kernels is loaded by name.
+  const std::pair<std::string, int> loaded_key{key + "/" + name, device};
+  if (auto it = loaded.find(loaded_key); it != loaded.end()) {
     return it->second;
   }
   const Binary& binary = binary_for(key, source, name, arch);
@@ -170,7 +172,7 @@ const LoadedKernel& load_kernel(
   kernel.resources = cuda_driver::resources_of(kernel.function);
   kernel.compile_ms = binary.compile_ms;
   kernel.from_disk_cache = binary.from_disk;
-  return loaded.emplace(std::make_pair(key, device), kernel).first->second;
+  return loaded.emplace(loaded_key, kernel).first->second;
 }
 
 }  // namespace nvfuse
