@@ -1,4 +1,4 @@
-"""Sweeps the inner reduction scheduler's launch shape (bytes per thread,
+"""Sweeps the inner reduction scheduler's launch shape (elements per thread,
 longest persistent row, threads of a chunked row) over normalization cases
 on the GPU and prints % of copy bandwidth per setting, each measured twice
 (median of 20 CUDA-event timings, L2 flushed before each) and the last
@@ -22,9 +22,9 @@ import test_normalization as bench  # noqa: E402
 
 import nvfuse  # noqa: E402
 
-# (bytes_per_thread, max_persistent_threads, chunked_threads)
-SETTINGS = [(64, 1024, 512), (32, 1024, 512), (16, 1024, 512),
-            (32, 512, 512), (64, 1024, 1024), (32, 1024, 1024), (64, 1024, 256)]
+# (elements_per_thread, max_persistent_threads, chunked_threads)
+SETTINGS = [(16, 1024, 1024), (32, 1024, 1024), (8, 1024, 1024),
+            (16, 512, 1024), (16, 1024, 512)]
 DEFAULT_TARGETS = [
     "layer_norm_fwd:bf16:32768x8192", "var_mean_inner:bf16:32768x8192",
     "bias_residual_layer_norm_fwd:bf16:32768x8192", "softmax_fwd:bf16:32768x8192",

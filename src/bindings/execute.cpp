@@ -58,15 +58,15 @@ void init_execute(py::module_& m) {
   });
   m.def(
       "set_reduction_tuning",
-      [](int bytes_per_thread, int max_persistent_threads, int chunked_threads) {
-        set_reduction_tuning({bytes_per_thread, max_persistent_threads, chunked_threads});
+      [](int elements_per_thread, int max_persistent_threads, int chunked_threads) {
+        set_reduction_tuning({elements_per_thread, max_persistent_threads, chunked_threads});
       },
-      py::arg("bytes_per_thread"), py::arg("max_persistent_threads") = 1024,
-      py::arg("chunked_threads") = 512,
+      py::arg("elements_per_thread"), py::arg("max_persistent_threads") = 1024,
+      py::arg("chunked_threads") = 1024,
       "Launch-shape defaults of the inner reduction scheduler (for tuning runs)");
   m.def("reduction_tuning", [] {
     const ReductionTuning t = reduction_tuning();
-    return py::make_tuple(t.bytes_per_thread, t.max_persistent_threads, t.chunked_threads);
+    return py::make_tuple(t.elements_per_thread, t.max_persistent_threads, t.chunked_threads);
   });
   m.def(
       "nvrtc_compile",

@@ -25,8 +25,8 @@ bool is_pow2_threads(int threads) {
 
 void set_reduction_tuning(const ReductionTuning& tuning) {
   NVFUSE_CHECK(
-      tuning.bytes_per_thread >= 1,
-      "bytes_per_thread must be at least 1");
+      tuning.elements_per_thread >= 1,
+      "elements_per_thread must be at least 1");
   NVFUSE_CHECK(
       is_pow2_threads(tuning.max_persistent_threads) &&
           is_pow2_threads(tuning.chunked_threads),

@@ -331,14 +331,8 @@ std::optional<ReductionSchedule> schedule_reduction(
     p.vector_width = vector_width_for(
         tensors, per_element, per_element, p.access, space.width, space.row_strides);
     const int64_t groups = std::max<int64_t>(1, ceil_div(space.width, p.vector_width));
-    int64_t widest = 1;
-    for (size_t t = 0; t < tensors.size(); ++t) {
-      if (per_element[t]) {
-        widest = std::max(widest, size_in_bytes(tensors[t].dtype));
-      }
-    }
     const int64_t max_groups =
-        std::max<int64_t>(1, tuning.bytes_per_thread / (p.vector_width * widest));
+        std::max<int64_t>(1, tuning.elements_per_thread / p.vector_width);
     int64_t lanes = next_pow2(ceil_div(groups, max_groups));
     p.persistent = lanes <= tuning.max_persistent_threads;
     if (!p.persistent) {

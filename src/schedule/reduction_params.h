@@ -64,14 +64,19 @@ struct ReductionSpace {
 
 // The launch-shape choices the inner heuristics start from; exposed so that
 // tuning runs can sweep them (nvfuse._C.set_reduction_tuning,
-// tools/tune_reduction.py).
+// tools/tune_reduction.py). From a sweep on an H100 (docs/gpu.md): 16
+// elements per thread (fp32: 4 x 4, bf16: 2 x 8; registers grow with the
+// elements, which are computed in float, not with their bytes: 32 bf16
+// elements cost the occupancy that bf16 rows need), and 1024-thread chunks
+// for rows too long for registers.
 struct ReductionTuning {
-  // Bytes of the widest per-element tensor each thread holds per chunk.
-  int bytes_per_thread = 64;
+  // Elements of the widest per-element tensor each thread holds per chunk
+  // (at least one vector).
+  int elements_per_thread = 16;
   // Longest row (in threads) kept in registers; longer rows are chunked.
   int max_persistent_threads = 1024;
   // Threads per row of a chunked (or split) row.
-  int chunked_threads = 512;
+  int chunked_threads = 1024;
 };
 
 struct ReductionSchedule {
