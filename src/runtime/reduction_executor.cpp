@@ -11,6 +11,8 @@ namespace nvfuse {
 
 namespace {
 
+constexpr int64_t kInnerOuterRowsPerBlock = 8;
+
 std::mutex tuning_mutex;
 ReductionTuning& tuning_storage() {
   static ReductionTuning tuning;
@@ -173,10 +175,16 @@ bool ReductionExecutor::run_inner_outer(
   if (resident == 0) {
     return false;  // the block does not fit on an SM: the segments take it
   }
-  // One wave of blocks walking the rows: each block's partial rows cost a
-  // write and a read of width values, so no more blocks than fit at once.
+  // At most one wave of blocks walking the rows, and at least
+  // kInnerOuterRowsPerBlock rows per block where that still fills the SMs:
+  // each block's partial rows cost a write and a read of `width` values,
+  // and the finishing kernel walks them (2048 x 1600 layer-norm backward:
+  // 71 us with a partial row per row).
+  const int64_t sm_count = device_info_of(device).sm_count;
   const int64_t grid_x = std::min<int64_t>(
-      planned.grid_x, int64_t{resident} * device_info_of(device).sm_count);
+      {planned.grid_x, int64_t{resident} * sm_count,
+       std::max<int64_t>(sm_count, (planned.grid_x + kInnerOuterRowsPerBlock - 1) /
+                                       kInnerOuterRowsPerBlock)});
   LaunchValues values;
   for (const at::Tensor& t : tensors) {
     values.pointers.push_back(t.data_ptr());

@@ -331,8 +331,17 @@ std::optional<ReductionSchedule> schedule_reduction(
     p.vector_width = vector_width_for(
         tensors, per_element, per_element, p.access, space.width, space.row_strides);
     const int64_t groups = std::max<int64_t>(1, ceil_div(space.width, p.vector_width));
-    const int64_t max_groups =
-        std::max<int64_t>(1, tuning.elements_per_thread / p.vector_width);
+    // A pure reduction (nothing per element written, nothing recomputed)
+    // holds no row across phases: twice the elements per thread keep more
+    // loads in flight at the same occupancy (var_mean bf16: 71% -> 78% of
+    // copy bandwidth on an H100).
+    bool writes_elements = false;
+    for (size_t t = inputs.size(); t < tensors.size(); ++t) {
+      writes_elements = writes_elements || per_element[t];
+    }
+    const int64_t elements = tuning.elements_per_thread *
+        (analysis.last_element_phase == 0 && !writes_elements ? 2 : 1);
+    const int64_t max_groups = std::max<int64_t>(1, elements / p.vector_width);
     int64_t lanes = next_pow2(ceil_div(groups, max_groups));
     p.persistent = lanes <= tuning.max_persistent_threads;
     if (!p.persistent) {
