@@ -538,15 +538,7 @@ class ReductionGenerator {
     ss << "#pragma unroll\n"
        << in << "for (int v = 0; v < kVec; ++v) {\n";
     const std::string body = in + "  ";
-    for (const TensorView* tv : loads) {
-      if (!per_row(tv)) {
-        ss << body << "const " << cuda_type_of(tv->dtype()) << " " << name_of_value(tv)
-           << " = in_" << name_of_value(tv) << "[k].val[" << lane(slot_of(tv)) << "];\n";
-      }
-    }
-    for (const Expr* expr : exprs) {
-      ss << body << statement(expr);
-    }
+    ss << element_values(loads, exprs, body);
     for (const Expr* r : reductions) {
       const std::string value = "nvfuse::cast<" + acc_element(r) + ">(" +
           name_of_value(r->input(0)) + ")";
@@ -600,15 +592,7 @@ class ReductionGenerator {
          << "#pragma unroll\n"
          << indent << "      for (int v = 0; v < kVec; ++v) {\n";
       const std::string body = indent + "        ";
-      for (const TensorView* tv : value_loads) {
-        if (!per_row(tv)) {
-          ss << body << "const " << cuda_type_of(tv->dtype()) << " " << name_of_value(tv)
-             << " = in_" << name_of_value(tv) << "[k].val[" << lane(slot_of(tv)) << "];\n";
-        }
-      }
-      for (const Expr* expr : value_exprs) {
-        ss << body << statement(expr);
-      }
+      ss << element_values(value_loads, value_exprs, body);
       ss << body << "const " << e << " d = nvfuse::cast<" << e << ">("
          << name_of_value(value_tv) << ") - mean;\n"
          << body << "m2 += valid[k] ? d * d : " << e << "(0);\n"
@@ -623,6 +607,24 @@ class ReductionGenerator {
       ss << "    }\n";
     }
     ss << "  }\n";
+    return ss.str();
+  }
+
+  // Element (k, v) of the loaded per-element tensors in `loads` and the
+  // values `exprs` compute from them, one statement each.
+  std::string element_values(const std::set<const TensorView*>& loads,
+                             const std::vector<const Expr*>& exprs,
+                             const std::string& indent) const {
+    std::ostringstream ss;
+    for (const TensorView* tv : loads) {
+      if (!per_row(tv)) {
+        ss << indent << "const " << cuda_type_of(tv->dtype()) << " " << name_of_value(tv)
+           << " = in_" << name_of_value(tv) << "[k].val[" << lane(slot_of(tv)) << "];\n";
+      }
+    }
+    for (const Expr* expr : exprs) {
+      ss << indent << statement(expr);
+    }
     return ss.str();
   }
 

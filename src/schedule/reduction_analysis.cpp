@@ -74,11 +74,12 @@ class Analyzer {
   bool split_outer_reductions() {
     std::vector<std::vector<const Expr*>> classes;
     for (const Expr* expr : reductions_) {
-      auto same = std::find_if(classes.begin(), classes.end(), [&](const std::vector<const Expr*>& c) {
+      const auto same_class = [&](const std::vector<const Expr*>& c) {
         return reduced_axes_of(*c.front()) == reduced_axes_of(*expr) &&
             c.front()->input(0)->as<TensorView>()->rank() ==
             expr->input(0)->as<TensorView>()->rank();
-      });
+      };
+      auto same = std::find_if(classes.begin(), classes.end(), same_class);
       if (same == classes.end()) {
         classes.push_back({expr});
       } else {

@@ -163,7 +163,8 @@ std::string ReductionParams::to_string() const {
        << ", groups_per_thread=" << groups_per_thread
        << (persistent ? ", persistent" : ", chunked");
   }
-  ss << (split ? ", split" : "") << (inner_outer ? ", inner_outer" : "") << ", index=" << (index_32bit ? "int32" : "int64")
+  ss << (split ? ", split" : "") << (inner_outer ? ", inner_outer" : "")
+     << ", index=" << (index_32bit ? "int32" : "int64")
      << ", access=";
   for (InnerAccess a : access) {
     ss << (a == InnerAccess::kContiguous ? "c" : a == InnerAccess::kBroadcast ? "b" : "s");
@@ -281,7 +282,8 @@ std::optional<ReductionSchedule> schedule_reduction(
   ReductionParams& p = schedule.params;
   p.row_rank = static_cast<int>(space.row_extents.size());
   p.index_32bit = fits_32bit(space);
-  const bool main_inner = main_tensor < 0 || space.col_strides[main_tensor] == 1 || space.width <= 1;
+  const bool main_inner =
+      main_tensor < 0 || space.col_strides[main_tensor] == 1 || space.width <= 1;
   const bool main_outer_contiguous =
       main_tensor >= 0 && space.row_strides[main_tensor].back() == 1;
   p.outer = !main_inner && main_outer_contiguous && analysis.last_element_phase == 0;
