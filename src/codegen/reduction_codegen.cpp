@@ -152,23 +152,22 @@ class ReductionGenerator {
   int input_phase(const Expr* r) const {
     return a_.phase_of(r->input(0)->as<TensorView>());
   }
-  std::vector<const Expr*> reductions_of_phase(int phase) const {
+  // The reductions of `reductions` whose input is of phase `phase`.
+  std::vector<const Expr*> of_phase(const std::vector<const Expr*>& reductions,
+                                    int phase) const {
     std::vector<const Expr*> result;
-    for (const Expr* r : a_.reductions) {
+    for (const Expr* r : reductions) {
       if (input_phase(r) == phase) {
         result.push_back(r);
       }
     }
     return result;
   }
+  std::vector<const Expr*> reductions_of_phase(int phase) const {
+    return of_phase(a_.reductions, phase);
+  }
   std::vector<const Expr*> outer_reductions_of_phase(int phase) const {
-    std::vector<const Expr*> result;
-    for (const Expr* r : a_.outer_reductions) {
-      if (input_phase(r) == phase) {
-        result.push_back(r);
-      }
-    }
-    return result;
+    return of_phase(a_.outer_reductions, phase);
   }
   // Each outer reduction's partial rows: `column_` in shared memory (the
   // block's), `partial_` in the workspace (every block's).

@@ -4,15 +4,15 @@
 #include <c10/core/DeviceGuard.h>
 
 #include "runtime/kernel_launch.h"
+#include "runtime/process_setting.h"
 
 namespace nvfuse {
 
 namespace {
 
-std::mutex tuning_mutex;
-PointwiseTuning& tuning_storage() {
-  static PointwiseTuning tuning;
-  return tuning;
+ProcessSetting<PointwiseTuning>& tuning_setting() {
+  static ProcessSetting<PointwiseTuning> setting;
+  return setting;
 }
 
 }  // namespace
@@ -25,13 +25,11 @@ void set_pointwise_tuning(const PointwiseTuning& tuning) {
   NVFUSE_CHECK(
       tuning.max_unroll >= 1 && tuning.elements_per_thread >= 1,
       "max_unroll and elements_per_thread must be at least 1");
-  std::lock_guard<std::mutex> lock(tuning_mutex);
-  tuning_storage() = tuning;
+  tuning_setting().set(tuning);
 }
 
 PointwiseTuning pointwise_tuning() {
-  std::lock_guard<std::mutex> lock(tuning_mutex);
-  return tuning_storage();
+  return tuning_setting().get();
 }
 
 std::unique_ptr<PointwiseExecutor> PointwiseExecutor::try_create(

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "runtime/kernel_launch.h"
+#include "runtime/process_setting.h"
 
 namespace nvfuse {
 
@@ -13,10 +14,9 @@ namespace {
 
 constexpr int64_t kInnerOuterRowsPerBlock = 8;
 
-std::mutex tuning_mutex;
-ReductionTuning& tuning_storage() {
-  static ReductionTuning tuning;
-  return tuning;
+ProcessSetting<ReductionTuning>& tuning_setting() {
+  static ProcessSetting<ReductionTuning> setting;
+  return setting;
 }
 
 bool is_pow2_threads(int threads) {
@@ -34,13 +34,11 @@ void set_reduction_tuning(const ReductionTuning& tuning) {
           is_pow2_threads(tuning.chunked_threads),
       "max_persistent_threads and chunked_threads must be powers of two from 32 "
       "to 1024");
-  std::lock_guard<std::mutex> lock(tuning_mutex);
-  tuning_storage() = tuning;
+  tuning_setting().set(tuning);
 }
 
 ReductionTuning reduction_tuning() {
-  std::lock_guard<std::mutex> lock(tuning_mutex);
-  return tuning_storage();
+  return tuning_setting().get();
 }
 
 std::unique_ptr<ReductionExecutor> ReductionExecutor::try_create(
@@ -112,16 +110,7 @@ std::optional<std::vector<at::Tensor>> ReductionExecutor::run(
     }
   } else if (planned->grid_x > 0) {
     auto [source, kernel] = variants_.for_launch(planned->params, device.index());
-    LaunchValues values;
-    for (const at::Tensor& t : *tensors) {
-      values.pointers.push_back(t.data_ptr());
-    }
-    values.values = io_.values_of(analysis_.value_inputs, args);
-    values.numel = planned->space.rows;
-    values.width = planned->space.width;
-    values.extents = planned->space.row_extents;
-    values.strides = planned->space.row_strides;
-    values.col_strides = planned->space.col_strides;
+    LaunchValues values = launch_values(*planned, args, *tensors);
     at::Tensor workspace;
     at::Tensor semaphores;
     if (planned->params.split) {
@@ -136,11 +125,32 @@ std::optional<std::vector<at::Tensor>> ReductionExecutor::run(
         *kernel, device,
         {static_cast<unsigned>(planned->grid_x), static_cast<unsigned>(planned->grid_y)},
         {static_cast<unsigned>(planned->params.block_size)}, packed,
-        "rows=" + std::to_string(planned->space.rows) +
-            " width=" + std::to_string(planned->space.width) + " " +
-            planned->params.to_string());
+        description_of(*planned));
   }
   return io_.fusion_outputs(args, *tensors);
+}
+
+LaunchValues ReductionExecutor::launch_values(
+    const ReductionSchedule& planned,
+    const std::vector<Argument>& args,
+    const std::vector<at::Tensor>& tensors) const {
+  LaunchValues values;
+  for (const at::Tensor& t : tensors) {
+    values.pointers.push_back(t.data_ptr());
+  }
+  values.values = io_.values_of(analysis_.value_inputs, args);
+  values.numel = planned.space.rows;
+  values.width = planned.space.width;
+  values.extents = planned.space.row_extents;
+  values.strides = planned.space.row_strides;
+  values.col_strides = planned.space.col_strides;
+  return values;
+}
+
+std::string ReductionExecutor::description_of(const ReductionSchedule& planned) {
+  return "rows=" + std::to_string(planned.space.rows) +
+      " width=" + std::to_string(planned.space.width) + " " +
+      planned.params.to_string();
 }
 
 int ReductionExecutor::blocks_per_sm(const LoadedKernel& kernel, int block_size,
@@ -185,25 +195,14 @@ bool ReductionExecutor::run_inner_outer(
       {planned.grid_x, int64_t{resident} * sm_count,
        std::max<int64_t>(sm_count, (planned.grid_x + kInnerOuterRowsPerBlock - 1) /
                                        kInnerOuterRowsPerBlock)});
-  LaunchValues values;
-  for (const at::Tensor& t : tensors) {
-    values.pointers.push_back(t.data_ptr());
-  }
-  values.values = io_.values_of(analysis_.value_inputs, args);
-  values.numel = planned.space.rows;
-  values.width = planned.space.width;
-  values.extents = planned.space.row_extents;
-  values.strides = planned.space.row_strides;
-  values.col_strides = planned.space.col_strides;
+  LaunchValues values = launch_values(planned, args, tensors);
   values.partial_rows = grid_x * planned.rows_per_block;
   const at::Tensor workspace = at::empty(
       {column_partial_offsets(analysis_, values.partial_rows, values.width).back()},
       at::TensorOptions().device(device).dtype(at::kByte));
   values.workspace = workspace.data_ptr();
   std::vector<uint64_t> packed = pack_args(source->layout, values);
-  const std::string description = "rows=" + std::to_string(planned.space.rows) +
-      " width=" + std::to_string(planned.space.width) + " " +
-      planned.params.to_string();
+  const std::string description = description_of(planned);
   launch_on_current_stream(
       *kernel, device, {static_cast<unsigned>(grid_x)},
       {static_cast<unsigned>(planned.params.block_size)}, packed, description,

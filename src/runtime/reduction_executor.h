@@ -13,6 +13,7 @@
 #include "codegen/reduction_codegen.h"
 #include "runtime/kernel_executor.h"
 #include "runtime/kernel_io.h"
+#include "runtime/kernel_launch.h"
 #include "runtime/kernel_variants.h"
 #include "schedule/reduction_analysis.h"
 #include "schedule/reduction_params.h"
@@ -56,6 +57,13 @@ class ReductionExecutor : public KernelExecutor {
       const std::vector<Argument>& args,
       const std::vector<at::Tensor>& tensors,
       c10::Device device);
+  // The launch values every reduction kernel takes (no workspace yet).
+  LaunchValues launch_values(
+      const ReductionSchedule& planned,
+      const std::vector<Argument>& args,
+      const std::vector<at::Tensor>& tensors) const;
+  // For NVFUSE_DUMP=launch.
+  static std::string description_of(const ReductionSchedule& planned);
   // Blocks of `kernel` resident per SM (cached; allows the shared memory).
   int blocks_per_sm(const LoadedKernel& kernel, int block_size, int64_t shared_bytes);
 
