@@ -1,6 +1,7 @@
 """Shared helpers: run a small definition on torch inputs, make inputs, and
 compare with torch at tolerances that fit the dtype."""
 
+import pytest
 import torch
 
 from nvfuse import FusionDefinition
@@ -58,3 +59,7 @@ def assert_close(actual, expected):
         )
     else:
         torch.testing.assert_close(actual, expected, equal_nan=True)
+
+
+# The CPU reference path, and the same test on a GPU where there is one.
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]

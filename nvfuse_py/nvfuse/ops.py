@@ -7,6 +7,7 @@ Python, printing, hashing and evaluation never disagree on what exists.
 from . import _C
 from ._C import DataType
 from .errors import DefinitionTypeError
+from .tensor_ops import TensorOps
 
 
 def _bind_arguments(op_name, parameters, args, kwargs):
@@ -53,7 +54,7 @@ def _dims_list(dims):
     return list(dims)
 
 
-class Operators:
+class Operators(TensorOps):
     """The `fd.ops` namespace of one FusionDefinition."""
 
     def __init__(self, fd):

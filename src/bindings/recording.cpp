@@ -1,5 +1,6 @@
 #include "bindings/bindings.h"
 #include "frontend/recording_state.h"
+#include "codegen/philox.cuh"
 #include "frontend/tensor_descriptor.h"
 
 namespace py = pybind11;
@@ -26,6 +27,37 @@ OpType reduction_op_named(const std::string& name) {
   }
   NVFUSE_CHECK(name == "min", "there is no reduction named '", name, "'");
   return OpType::minimum;
+}
+
+// A Python argument of an fd.ops wrapper as record data: a state, None, a
+// bool, an int, a DataType, or a list of states or of ints.
+ArgValue arg_value_of(const py::handle& value, const std::string& keyword) {
+  if (value.is_none()) {
+    return std::monostate{};
+  }
+  if (py::isinstance<StateRef>(value)) {
+    return value.cast<StateRef>();
+  }
+  if (py::isinstance<py::bool_>(value)) {
+    return value.cast<bool>();
+  }
+  if (py::isinstance<py::int_>(value)) {
+    return value.cast<int64_t>();
+  }
+  if (py::isinstance<DataType>(value)) {
+    return value.cast<DataType>();
+  }
+  if (py::isinstance<py::list>(value) || py::isinstance<py::tuple>(value)) {
+    py::sequence items = value.cast<py::sequence>();
+    if (items.size() > 0 && py::isinstance<StateRef>(items[0])) {
+      return items.cast<std::vector<StateRef>>();
+    }
+    return items.cast<std::vector<int64_t>>();
+  }
+  NVFUSE_ASSERT(
+      false, "argument `", keyword, "` has an unsupported Python type ",
+      std::string(py::str(py::type::of(value))));
+  return std::monostate{};
 }
 
 }  // namespace
@@ -74,6 +106,20 @@ void init_recording(py::module_& m) {
       .def("var", &RecordingState::var)
       .def("mean", &RecordingState::mean)
       .def("welford", &RecordingState::welford)
+      .def(
+          "record_op",
+          [](RecordingState& s, const std::string& method,
+             const std::vector<std::pair<std::string, py::object>>& args) {
+            auto kind = record_kind_of_method(method);
+            NVFUSE_ASSERT(kind.has_value(), "no record kind for ", method);
+            std::vector<RecordArg> record_args;
+            for (const auto& [keyword, value] : args) {
+              record_args.push_back({keyword, arg_value_of(value, keyword)});
+            }
+            return s.record_op(*kind, std::move(record_args));
+          },
+          "Records `method` (e.g. 'fd.ops.reshape') with (keyword, value) "
+          "arguments; returns the states it defines")
       .def("add_output", &RecordingState::add_output)
       .def("rank_of", &RecordingState::rank_of)
       .def("dtype_of", &RecordingState::dtype_of)
@@ -92,6 +138,16 @@ void init_recording(py::module_& m) {
         return repro_script(s.records(), "nvfuse_fusion");
       },
       "The repro script of a definition still being recorded");
+  m.def(
+      "philox4x32_10",
+      [](const std::array<uint32_t, 4>& counter, const std::array<uint32_t, 2>& key) {
+        const nvfuse_philox::Words w = nvfuse_philox::philox(
+            counter[0], counter[1], counter[2], counter[3], key[0], key[1]);
+        return std::vector<uint32_t>(w.w, w.w + 4);
+      },
+      py::arg("counter"), py::arg("key"),
+      "The Philox4x32-10 block that nvfuse's random ops draw from (for "
+      "known-answer tests)");
   m.def(
       "describe_tensor",
       [](const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {

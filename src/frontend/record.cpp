@@ -100,38 +100,39 @@ std::string to_python(const ArgValue& value) {
       value);
 }
 
-std::string Record::method() const {
+namespace {
+
+const char* table_method(RecordKind kind) {
   switch (kind) {
-    case RecordKind::DefineTensor:
-      return "fd.define_tensor";
-    case RecordKind::DefineScalar:
-      return "fd.define_scalar";
-    case RecordKind::DefineVector:
-      return "fd.define_vector";
-    case RecordKind::Pointwise:
-      return std::string("fd.ops.") + name_of(op);
-    case RecordKind::Cast:
-      return "fd.ops.cast";
-    case RecordKind::BroadcastInDim:
-      return "fd.ops.broadcast_in_dim";
-    case RecordKind::Broadcast:
-      return "fd.ops.broadcast";
-    case RecordKind::Expand:
-      return "fd.ops.expand";
-    case RecordKind::Reduction:
-      return std::string("fd.ops.") + reduction_name(op);
-    case RecordKind::VarMean:
-      return "fd.ops.var_mean";
-    case RecordKind::Var:
-      return "fd.ops.var";
-    case RecordKind::Mean:
-      return "fd.ops.mean";
-    case RecordKind::Welford:
-      return "fd.ops.welford";
-    case RecordKind::AddOutput:
-      return "fd.add_output";
+#define NVFUSE_RECORD_METHOD_CASE(kind, method) \
+  case RecordKind::kind:                        \
+    return method;
+    NVFUSE_RECORD_KINDS(NVFUSE_RECORD_METHOD_CASE)
+#undef NVFUSE_RECORD_METHOD_CASE
   }
-  return "<unknown record>";
+  return "";
+}
+
+}  // namespace
+
+std::optional<RecordKind> record_kind_of_method(const std::string& method) {
+#define NVFUSE_RECORD_LOOKUP(kind, name)          \
+  if (*(name) != '\0' && method == (name)) {      \
+    return RecordKind::kind;                      \
+  }
+  NVFUSE_RECORD_KINDS(NVFUSE_RECORD_LOOKUP)
+#undef NVFUSE_RECORD_LOOKUP
+  return std::nullopt;
+}
+
+std::string Record::method() const {
+  if (kind == RecordKind::Pointwise) {
+    return std::string("fd.ops.") + name_of(op);
+  }
+  if (kind == RecordKind::Reduction) {
+    return std::string("fd.ops.") + reduction_name(op);
+  }
+  return table_method(kind);
 }
 
 std::string Record::to_python() const {

@@ -49,29 +49,57 @@ struct RecordArg {
   }
 };
 
-// X(kind): one per definition API call. A kind's Python method is given by
-// method_of(); its IR is built by replay_record().
-#define NVFUSE_RECORD_KINDS(X) \
-  X(DefineTensor)              \
-  X(DefineScalar)              \
-  X(DefineVector)              \
-  X(Pointwise)                 \
-  X(Cast)                      \
-  X(BroadcastInDim)            \
-  X(Broadcast)                 \
-  X(Expand)                    \
-  X(Reduction)                 \
-  X(VarMean)                   \
-  X(Var)                       \
-  X(Mean)                      \
-  X(Welford)                   \
-  X(AddOutput)
+// X(kind, method): one per definition API call and its Python callee
+// (Pointwise and Reduction take theirs from the op). The IR of a record is
+// built by replay_record().
+#define NVFUSE_RECORD_KINDS(X)                                  \
+  X(DefineTensor, "fd.define_tensor")                           \
+  X(DefineScalar, "fd.define_scalar")                           \
+  X(DefineVector, "fd.define_vector")                           \
+  X(Pointwise, "")                                              \
+  X(Cast, "fd.ops.cast")                                        \
+  X(BroadcastInDim, "fd.ops.broadcast_in_dim")                  \
+  X(Broadcast, "fd.ops.broadcast")                              \
+  X(Expand, "fd.ops.expand")                                    \
+  X(Reduction, "")                                              \
+  X(VarMean, "fd.ops.var_mean")                                 \
+  X(Var, "fd.ops.var")                                          \
+  X(Mean, "fd.ops.mean")                                        \
+  X(Welford, "fd.ops.welford")                                  \
+  X(Reshape, "fd.ops.reshape")                                  \
+  X(Permute, "fd.ops.permute")                                  \
+  X(Squeeze, "fd.ops.squeeze")                                  \
+  X(Slice, "fd.ops.slice")                                      \
+  X(Pad, "fd.ops.pad")                                          \
+  X(Cat, "fd.ops.cat")                                          \
+  X(Select, "fd.ops.select")                                    \
+  X(IndexSelect, "fd.ops.index_select")                         \
+  X(Gather, "fd.ops.gather")                                    \
+  X(TakeAlongAxis, "fd.ops.take_along_axis")                    \
+  X(Scatter, "fd.ops.scatter")                                  \
+  X(IndexPutAccumulate, "fd.ops.index_put_accumulate")          \
+  X(EmbeddingFwd, "fd.ops.embedding_fwd")                       \
+  X(Triu, "fd.ops.triu")                                        \
+  X(Cumsum, "fd.ops.cumsum")                                    \
+  X(Full, "fd.ops.full")                                        \
+  X(Iota, "fd.ops.iota")                                        \
+  X(Uniform, "fd.ops.uniform")                                  \
+  X(Normal, "fd.ops.normal")                                    \
+  X(RandLike, "fd.ops.rand_like")                               \
+  X(RandnLike, "fd.ops.randn_like")                             \
+  X(Matmul, "fd.ops.matmul")                                    \
+  X(Linear, "fd.ops.linear")                                    \
+  X(AddOutput, "fd.add_output")
 
 enum class RecordKind {
-#define NVFUSE_RECORD_KIND_ENUM(kind) kind,
+#define NVFUSE_RECORD_KIND_ENUM(kind, method) kind,
   NVFUSE_RECORD_KINDS(NVFUSE_RECORD_KIND_ENUM)
 #undef NVFUSE_RECORD_KIND_ENUM
 };
+
+// The kind whose Python callee is `method` ("fd.ops.reshape"); nullopt for
+// none, and for Pointwise and Reduction (which are named by their op).
+std::optional<RecordKind> record_kind_of_method(const std::string& method);
 
 struct Record {
   RecordKind kind;

@@ -255,6 +255,14 @@ StateRef RecordingState::var(
   return commit(std::move(record)).front();
 }
 
+std::vector<StateRef> RecordingState::record_op(
+    RecordKind kind,
+    std::vector<RecordArg> args) {
+  Record record{kind};
+  record.args = std::move(args);
+  return commit(std::move(record));
+}
+
 void RecordingState::add_output(
     StateRef output,
     std::optional<StateRef> alias_input,

@@ -74,6 +74,9 @@ class RecordingState {
       DataType dtype);
   // (avg, var_sum, n)
   std::vector<StateRef> welford(StateRef operand, std::vector<int64_t> dims);
+  // A record of `kind` with `args` as given (the shape, indexing, creation
+  // and matmul ops, whose Python wrappers spell out their arguments).
+  std::vector<StateRef> record_op(RecordKind kind, std::vector<RecordArg> args);
   void add_output(
       StateRef output,
       std::optional<StateRef> alias_input,

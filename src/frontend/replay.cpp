@@ -3,7 +3,7 @@
 // (permuted) allocation domain.
 #include <numeric>
 
-#include "frontend/recording_state.h"
+#include "frontend/replayer.h"
 #include "ir/axes.h"
 #include "ops/broadcast.h"
 #include "ops/pointwise.h"
@@ -11,69 +11,18 @@
 
 namespace nvfuse {
 
-namespace {
-
-class Replayer {
- public:
-  Replayer(
-      const Record& record,
-      const std::vector<StateValue>& states,
-      Fusion& fusion)
-      : record_(record), states_(states), fusion_(fusion) {}
-
-  std::vector<StateValue> run();
-
- private:
-  const StateValue& state(const StateRef& ref) const {
-    NVFUSE_TYPE_CHECK(
-        ref.index >= 0 && ref.index < static_cast<int64_t>(states_.size()),
-        ref.name(), " is not defined in this FusionDefinition");
-    return states_[ref.index];
-  }
-  // The record's optional "dtype" keyword (Null when absent).
-  DataType optional_dtype() const {
-    const ArgValue* dtype = record_.find("dtype");
-    return dtype == nullptr ? DataType::Null : std::get<DataType>(*dtype);
-  }
-  TensorView* tensor(const ArgValue& arg, const char* what) const {
-    const StateRef& ref = std::get<StateRef>(arg);
-    const auto* tv = std::get_if<TensorView*>(&state(ref));
-    NVFUSE_TYPE_CHECK(tv != nullptr, what, " must be a tensor, got ", ref.name());
-    return *tv;
-  }
-  Val* tensor_or_scalar(const ArgValue& arg) const {
-    const StateRef& ref = std::get<StateRef>(arg);
-    const StateValue& value = state(ref);
-    if (const auto* tv = std::get_if<TensorView*>(&value)) {
-      return *tv;
-    }
-    const auto* s = std::get_if<Scalar*>(&value);
-    NVFUSE_TYPE_CHECK(
-        s != nullptr, "operands must be tensors or scalars, got the vector ",
-        ref.name());
-    return *s;
-  }
-  Scalar* scalar(const StateRef& ref) const {
-    const auto* s = std::get_if<Scalar*>(&state(ref));
-    NVFUSE_TYPE_CHECK(s != nullptr, ref.name(), " must be a scalar");
-    return *s;
-  }
-  std::vector<Scalar*> shape(const ArgValue& arg) const;
-
-  std::vector<StateValue> define_tensor();
-  std::vector<StateValue> define_scalar();
-  std::vector<StateValue> add_output();
-
-  const Record& record_;
-  const std::vector<StateValue>& states_;
-  Fusion& fusion_;
-};
-
 std::vector<Scalar*> Replayer::shape(const ArgValue& arg) const {
   if (const auto* literal = std::get_if<std::vector<int64_t>>(&arg)) {
     std::vector<Scalar*> sizes;
     for (int64_t size : *literal) {
       sizes.push_back(fusion_.index_constant(size));
+    }
+    return sizes;
+  }
+  if (const auto* refs = std::get_if<std::vector<StateRef>>(&arg)) {
+    std::vector<Scalar*> sizes;
+    for (const StateRef& ref : *refs) {
+      sizes.push_back(scalar(ref));
     }
     return sizes;
   }
@@ -298,14 +247,39 @@ std::vector<StateValue> Replayer::run() {
           record_.get<std::vector<int64_t>>("dims"));
       return {avg, var_sum, n};
     }
+    case RecordKind::Reshape:
+    case RecordKind::Permute:
+    case RecordKind::Squeeze:
+    case RecordKind::Slice:
+    case RecordKind::Pad:
+    case RecordKind::Cat:
+      return shape_op();
+    case RecordKind::Select:
+    case RecordKind::IndexSelect:
+    case RecordKind::Gather:
+    case RecordKind::TakeAlongAxis:
+    case RecordKind::Scatter:
+    case RecordKind::IndexPutAccumulate:
+    case RecordKind::EmbeddingFwd:
+    case RecordKind::Triu:
+    case RecordKind::Cumsum:
+      return indexing_op();
+    case RecordKind::Full:
+    case RecordKind::Iota:
+    case RecordKind::Uniform:
+    case RecordKind::Normal:
+    case RecordKind::RandLike:
+    case RecordKind::RandnLike:
+      return creation_op();
+    case RecordKind::Matmul:
+    case RecordKind::Linear:
+      return matmul_op();
     case RecordKind::AddOutput:
       return add_output();
   }
   NVFUSE_ASSERT(false, "unknown record kind");
   return {};
 }
-
-}  // namespace
 
 std::vector<StateValue> replay_record(
     const Record& record,

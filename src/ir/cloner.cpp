@@ -1,5 +1,6 @@
 // Fusion::clone: copies every node in creation order (which is topological),
 // so each node's references are already cloned when it is.
+#include "ir/all_exprs.h"
 #include "ir/fusion.h"
 
 namespace nvfuse {

@@ -4,7 +4,7 @@
 // not handle fails to compile.
 #pragma once
 
-#include "ir/exprs.h"
+#include "ir/all_exprs.h"
 
 namespace nvfuse {
 

@@ -159,6 +159,9 @@ std::optional<ScalarValue> evaluate_scalar_op(
       return ScalarValue(operands.at(0).as_bool() && operands.at(1).as_bool());
     case OpType::logical_or:
       return ScalarValue(operands.at(0).as_bool() || operands.at(1).as_bool());
+    case OpType::where:
+      return (operands.at(0).as_bool() ? operands.at(1) : operands.at(2))
+          .cast_to(out_dtype);
     default:
       break;
   }

@@ -1,5 +1,7 @@
 #include "ir/extent_arith.h"
 
+#include <algorithm>
+
 #include "ir/fusion.h"
 
 namespace nvfuse {
@@ -21,6 +23,63 @@ Scalar* fold_or_build(
 }
 
 }  // namespace
+
+Scalar* extent_add(Scalar* a, Scalar* b) {
+  if (a->is_constant_int(0)) {
+    return b;
+  }
+  if (b->is_constant_int(0)) {
+    return a;
+  }
+  return fold_or_build(
+      OpType::add, a, b, [](int64_t x, int64_t y) { return x + y; });
+}
+
+Scalar* extent_sub(Scalar* a, Scalar* b) {
+  if (b->is_constant_int(0)) {
+    return a;
+  }
+  return fold_or_build(
+      OpType::sub, a, b, [](int64_t x, int64_t y) { return x - y; });
+}
+
+Scalar* extent_div(Scalar* a, Scalar* b) {
+  if (b->is_constant_int(1)) {
+    return a;
+  }
+  return fold_or_build(OpType::div, a, b, [](int64_t x, int64_t y) {
+    NVFUSE_CHECK(y != 0, "division of a size by zero");
+    return x / y;
+  });
+}
+
+Scalar* extent_max(Scalar* a, Scalar* b) {
+  return fold_or_build(OpType::maximum, a, b, [](int64_t x, int64_t y) {
+    return std::max(x, y);
+  });
+}
+
+Scalar* extent_min(Scalar* a, Scalar* b) {
+  return fold_or_build(OpType::minimum, a, b, [](int64_t x, int64_t y) {
+    return std::min(x, y);
+  });
+}
+
+Scalar* normalized_index(Scalar* index, Scalar* extent) {
+  Fusion* fusion = index->fusion();
+  Scalar* zero = fusion->index_constant(0);
+  Scalar* from_end = extent_max(extent_add(index, extent), zero);
+  Scalar* from_start = extent_min(index, extent);
+  if (auto value = index->constant_int()) {
+    return *value < 0 ? from_end : from_start;
+  }
+  // where(index < 0, from_end, from_start), built as scalar exprs.
+  auto* negative = fusion->create<Scalar>(DataType::Bool, std::nullopt);
+  PointwiseOp::make(negative, OpType::lt, {index, zero});
+  auto* out = fusion->create<Scalar>(DataType::Index, std::nullopt);
+  PointwiseOp::make(out, OpType::where, {negative, from_end, from_start});
+  return out;
+}
 
 Scalar* extent_mul(Scalar* a, Scalar* b) {
   if (a->is_constant_int(1)) {

@@ -6,7 +6,15 @@
 
 namespace nvfuse {
 
+Scalar* extent_add(Scalar* a, Scalar* b);
+Scalar* extent_sub(Scalar* a, Scalar* b);
 Scalar* extent_mul(Scalar* a, Scalar* b);
+Scalar* extent_div(Scalar* a, Scalar* b);  // exact division of sizes
 Scalar* extent_ceil_div(Scalar* a, Scalar* b);
+Scalar* extent_max(Scalar* a, Scalar* b);
+Scalar* extent_min(Scalar* a, Scalar* b);
+// Python's index normalization against `extent`: a negative index counts
+// from the end; the result is clamped to [0, extent].
+Scalar* normalized_index(Scalar* index, Scalar* extent);
 
 }  // namespace nvfuse

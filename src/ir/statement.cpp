@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-#include "ir/exprs.h"
+#include "ir/all_exprs.h"
 #include "ir/scalar_value.h"
 
 namespace nvfuse {
@@ -101,6 +101,44 @@ std::string Expr::op_name() const {
       return "expand";
     case ExprKind::VarMeanOp:
       return "var_mean";
+    case ExprKind::ReshapeOp:
+      return "reshape";
+    case ExprKind::PermuteOp:
+      return "permute";
+    case ExprKind::SqueezeOp:
+      return "squeeze";
+    case ExprKind::SliceOp:
+      return "slice";
+    case ExprKind::PadOp:
+      return "pad";
+    case ExprKind::CatOp:
+      return "cat";
+    case ExprKind::SelectOp:
+      return "select";
+    case ExprKind::IndexSelectOp:
+      return "index_select";
+    case ExprKind::GatherOp:
+      return as<GatherOp>()->take_along_axis() ? "take_along_axis" : "gather";
+    case ExprKind::ScatterOp:
+      return "scatter";
+    case ExprKind::IndexPutAccumulateOp:
+      return "index_put_accumulate";
+    case ExprKind::EmbeddingFwdOp:
+      return "embedding_fwd";
+    case ExprKind::TriuOp:
+      return "triu";
+    case ExprKind::CumsumOp:
+      return "cumsum";
+    case ExprKind::FullOp:
+      return "full";
+    case ExprKind::IotaOp:
+      return "iota";
+    case ExprKind::RngOp:
+      return as<RngOp>()->is_normal() ? "normal" : "uniform";
+    case ExprKind::MatmulOp:
+      return "matmul";
+    case ExprKind::LinearOp:
+      return "linear";
     case ExprKind::Split:
       return "split";
     case ExprKind::Merge:

@@ -86,6 +86,25 @@ class Val : public Statement {
   X(ExpandOp)                \
   X(ReductionOp)             \
   X(VarMeanOp)               \
+  X(ReshapeOp)               \
+  X(PermuteOp)               \
+  X(SqueezeOp)               \
+  X(SliceOp)                 \
+  X(PadOp)                   \
+  X(CatOp)                   \
+  X(SelectOp)                \
+  X(IndexSelectOp)           \
+  X(GatherOp)                \
+  X(ScatterOp)               \
+  X(IndexPutAccumulateOp)    \
+  X(EmbeddingFwdOp)          \
+  X(TriuOp)                  \
+  X(CumsumOp)                \
+  X(FullOp)                  \
+  X(IotaOp)                  \
+  X(RngOp)                   \
+  X(MatmulOp)                \
+  X(LinearOp)                \
   X(Split)                   \
   X(Merge)
 

@@ -8,6 +8,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ir/all_exprs.h"
 #include "ir/fusion.h"
 #include "runtime/aten_types.h"
 
@@ -39,14 +40,39 @@ class ReferenceEvaluator {
   void handle(const ExpandOp& e);
   void handle(const ReductionOp& e);
   void handle(const VarMeanOp& e);
+  // Shape, indexing, creation and matmul ops: reference_tensor_ops.cpp.
+  void handle(const ReshapeOp& e);
+  void handle(const PermuteOp& e);
+  void handle(const SqueezeOp& e);
+  void handle(const SliceOp& e);
+  void handle(const PadOp& e);
+  void handle(const CatOp& e);
+  void handle(const SelectOp& e);
+  void handle(const IndexSelectOp& e);
+  void handle(const GatherOp& e);
+  void handle(const ScatterOp& e);
+  void handle(const IndexPutAccumulateOp& e);
+  void handle(const EmbeddingFwdOp& e);
+  void handle(const TriuOp& e);
+  void handle(const CumsumOp& e);
+  void handle(const FullOp& e);
+  void handle(const IotaOp& e);
+  void handle(const RngOp& e);
+  void handle(const MatmulOp& e);
+  void handle(const LinearOp& e);
   void handle(const Split& e);
   void handle(const Merge& e);
   at::Tensor tensor_of(const Val* v) const;
   ScalarValue scalar_of(const Val* v) const;
+  std::vector<int64_t> int_values(const Expr& e, size_t first, size_t count) const;
+  at::TensorOptions options_for(const Val* out) const;
 
   const Fusion& fusion_;
   std::unordered_map<const Val*, at::Tensor> tensors_;
   std::unordered_map<const Val*, ScalarValue> scalars_;
+  // Where tensors created from scalars (full, iota, random) live: the
+  // device of the first tensor input that is not a CPU scalar.
+  c10::Device device_ = c10::Device(c10::kCPU);
 };
 
 }  // namespace nvfuse

@@ -1,0 +1,274 @@
+"""fd.ops for shape, indexing, creation, random and matmul ops.
+
+Each wrapper spells out its arguments as (keyword, value) pairs for one C++
+record (`RecordingState.record_op`), which builds and validates the IR. The
+signatures are the predecessor's, so existing definitions run unchanged.
+"""
+
+from ._C import DataType
+from .errors import DefinitionTypeError
+
+
+def _int(value, what):
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise DefinitionTypeError(f"{what} must be an int, got {value!r}")
+    return int(value)
+
+
+def _ints(values, what):
+    if isinstance(values, int):
+        values = [values]
+    return [_int(v, what) for v in values]
+
+
+def _dtype(dtype, what):
+    if not isinstance(dtype, DataType):
+        raise DefinitionTypeError(
+            f"{what}: dtype must be a nvfuse DataType (e.g. DataType.Float), "
+            f"got {dtype!r}"
+        )
+    return dtype
+
+
+class TensorOps:
+    """Mixed into fd.ops (see ops.Operators)."""
+
+    def _op(self, method, args):
+        """Records fd.ops.<method>; `args` are (keyword, value) pairs whose
+        tensors and scalars are already StateRefs."""
+        fd = self._fd
+        what = f"fd.ops.{method}"
+        fd._require_recording(what)
+
+        def record(state):
+            refs = state.record_op(what, args)
+            return refs[0] if len(refs) == 1 else tuple(refs)
+
+        return fd._record(record, what)
+
+    def _ref(self, value, what):
+        return self._fd._operand(value, what)
+
+    def _optional_ref(self, value, what):
+        return None if value is None else self._ref(value, what)
+
+    def _sizes(self, values, what):
+        return self._fd._shape_operand(values, what)
+
+    # -- shape ------------------------------------------------------------
+
+    def reshape(self, arg, new_shape, *legacy):
+        """`arg` with shape `new_shape` (ints, scalars or a vector; one -1 is
+        inferred). The older reshape(arg, original_shape, new_shape) works."""
+        if legacy:
+            new_shape = legacy[0]
+        return self._op("reshape", [
+            ("", self._ref(arg, "fd.ops.reshape")),
+            ("new_shape", self._sizes(new_shape, "fd.ops.reshape")),
+        ])
+
+    def permute(self, arg, dims):
+        """Output axis i is input axis dims[i]."""
+        return self._op("permute", [
+            ("", self._ref(arg, "fd.ops.permute")),
+            ("dims", _ints(dims, "fd.ops.permute: dims")),
+        ])
+
+    def squeeze(self, arg, dims, *legacy, squeeze_expanded=False):
+        """Removes the size-1 axes `dims`. The older squeeze(arg,
+        original_shape, dims) works."""
+        if legacy:
+            dims = legacy[0]
+        return self._op("squeeze", [
+            ("", self._ref(arg, "fd.ops.squeeze")),
+            ("dims", _ints(dims, "fd.ops.squeeze: dims")),
+        ])
+
+    def slice(self, arg, start_indices, end_indices, strides=None,
+              manual_normalization=False):
+        """arg[start:end:stride] per axis, with Python's index rules
+        (negative counts from the end, out-of-range clamps)."""
+        what = "fd.ops.slice"
+        args = [
+            ("", self._ref(arg, what)),
+            ("start_indices", self._sizes(start_indices, what)),
+            ("end_indices", self._sizes(end_indices, what)),
+        ]
+        if strides is not None:
+            args.append(("strides", self._sizes(strides, what)))
+        return self._op("slice", args)
+
+    def pad(self, arg, pad_widths, value=None):
+        """torch.nn.functional.pad: (before, after) pairs, last axis first;
+        `value` (default 0) fills the new elements."""
+        what = "fd.ops.pad"
+        return self._op("pad", [
+            ("", self._ref(arg, what)),
+            ("pad_widths", self._sizes(pad_widths, what)),
+            ("value", self._optional_ref(value, what)),
+        ])
+
+    def cat(self, tensors, dim, manual_padding=False):
+        """Concatenation along `dim`."""
+        refs = [self._ref(t, "fd.ops.cat") for t in tensors]
+        return self._op("cat", [("", refs), ("dim", _int(dim, "fd.ops.cat: dim"))])
+
+    # -- indexing ---------------------------------------------------------
+
+    def select(self, arg, index, dim):
+        """arg.select(dim, index): the axis is removed."""
+        what = "fd.ops.select"
+        return self._op("select", [
+            ("", self._ref(arg, what)),
+            ("index", self._ref(index, what)),
+            ("dim", _int(dim, f"{what}: dim")),
+        ])
+
+    def _indexed(self, name, arg, index, dim):
+        what = f"fd.ops.{name}"
+        return self._op(name, [
+            ("", self._ref(arg, what)),
+            ("index", self._ref(index, what)),
+            ("dim", _int(dim, f"{what}: dim")),
+        ])
+
+    def index_select(self, arg, index, dim):
+        """torch.index_select: rows `index` (1-D) of axis `dim`."""
+        return self._indexed("index_select", arg, index, dim)
+
+    def gather(self, arg1, index, dim):
+        """torch.gather: the result has index's shape."""
+        return self._indexed("gather", arg1, index, dim)
+
+    def take_along_axis(self, arg1, index, dim):
+        """torch.take_along_dim: index and arg1 broadcast off `dim`."""
+        return self._indexed("take_along_axis", arg1, index, dim)
+
+    def scatter(self, arg1, index, src, dim):
+        """torch.scatter (out of place): arg1 with src written at index."""
+        what = "fd.ops.scatter"
+        return self._op("scatter", [
+            ("", self._ref(arg1, what)),
+            ("index", self._ref(index, what)),
+            ("src", self._ref(src, what)),
+            ("dim", _int(dim, f"{what}: dim")),
+        ])
+
+    def index_put_accumulate(self, acc, index, value):
+        """acc with value[i] added to row index[i] (duplicates accumulate)."""
+        what = "fd.ops.index_put_accumulate"
+        return self._op("index_put_accumulate", [
+            ("", self._ref(acc, what)),
+            ("", self._ref(index, what)),
+            ("", self._ref(value, what)),
+        ])
+
+    def embedding_fwd(self, input, weight, padding_idx=None, max_norm=None,
+                      norm_type=None, scale_grad_by_freq=None, sparse=None):
+        """torch.nn.functional.embedding's forward: weight[input]."""
+        what = "fd.ops.embedding_fwd"
+        return self._op("embedding_fwd", [
+            ("", self._ref(input, what)),
+            ("", self._ref(weight, what)),
+            ("padding_idx", self._optional_ref(padding_idx, what)),
+            ("max_norm", self._optional_ref(max_norm, what)),
+            ("norm_type", self._optional_ref(norm_type, what)),
+            ("scale_grad_by_freq", None if scale_grad_by_freq is None
+             else bool(scale_grad_by_freq)),
+            ("sparse", None if sparse is None else bool(sparse)),
+        ])
+
+    def triu(self, input, diagonal=0):
+        """torch.triu over the last two axes."""
+        what = "fd.ops.triu"
+        return self._op("triu", [
+            ("", self._ref(input, what)),
+            ("diagonal", self._ref(diagonal, what)),
+        ])
+
+    def cumsum(self, arg, dim):
+        """torch.cumsum; integer and Bool inputs sum in Int."""
+        return self._op("cumsum", [
+            ("", self._ref(arg, "fd.ops.cumsum")),
+            ("dim", _int(dim, "fd.ops.cumsum: dim")),
+        ])
+
+    # -- creation and random ------------------------------------------------
+
+    def full(self, shape, fill_value, dtype):
+        """A tensor of `shape` filled with `fill_value`."""
+        what = "fd.ops.full"
+        return self._op("full", [
+            ("shape", self._sizes(shape, what)),
+            ("fill_value", self._ref(fill_value, what)),
+            ("dtype", _dtype(dtype, what)),
+        ])
+
+    def iota(self, length, start=None, step=None, dtype=DataType.Int):
+        """start, start + step, ... (`length` values; defaults 0 and 1)."""
+        what = "fd.ops.iota"
+        return self._op("iota", [
+            ("", self._ref(length, what)),
+            ("start", self._optional_ref(start, what)),
+            ("step", self._optional_ref(step, what)),
+            ("dtype", _dtype(dtype, what)),
+        ])
+
+    def _random(self, name, a, b, shape, rng_seed, rng_offset, dtype):
+        what = f"fd.ops.{name}"
+        return self._op(name, [
+            ("", self._ref(a, what)),
+            ("", self._ref(b, what)),
+            ("shape", self._sizes(shape, what)),
+            ("rng_seed", self._optional_ref(rng_seed, what)),
+            ("rng_offset", self._optional_ref(rng_offset, what)),
+            ("dtype", _dtype(dtype, what)),
+        ])
+
+    def uniform(self, minval, maxval, shape, rng_seed=None, rng_offset=None,
+                dtype=DataType.Float):
+        """Uniform values in [minval, maxval). Without rng_seed/rng_offset
+        each run draws them from torch's generator (torch.manual_seed
+        makes runs reproducible)."""
+        return self._random("uniform", minval, maxval, shape, rng_seed,
+                            rng_offset, dtype)
+
+    def normal(self, mean, std, shape, rng_seed=None, rng_offset=None,
+               dtype=DataType.Float):
+        """Normal values with `mean` and `std` (seeding as uniform)."""
+        return self._random("normal", mean, std, shape, rng_seed, rng_offset,
+                            dtype)
+
+    def _random_like(self, name, arg, rng_seed, rng_offset):
+        what = f"fd.ops.{name}"
+        return self._op(name, [
+            ("", self._ref(arg, what)),
+            ("rng_seed", self._optional_ref(rng_seed, what)),
+            ("rng_offset", self._optional_ref(rng_offset, what)),
+        ])
+
+    def rand_like(self, arg, rng_seed=None, rng_offset=None):
+        """Uniform [0, 1) values with arg's shape and dtype."""
+        return self._random_like("rand_like", arg, rng_seed, rng_offset)
+
+    def randn_like(self, arg, rng_seed=None, rng_offset=None):
+        """Standard normal values with arg's shape and dtype."""
+        return self._random_like("randn_like", arg, rng_seed, rng_offset)
+
+    # -- matmul -------------------------------------------------------------
+
+    def matmul(self, arg1, arg2):
+        """torch.matmul (run through ATen / cuBLAS)."""
+        return self._op("matmul", [
+            ("", self._ref(arg1, "fd.ops.matmul")),
+            ("", self._ref(arg2, "fd.ops.matmul")),
+        ])
+
+    def linear(self, arg1, arg2, bias=None):
+        """torch.nn.functional.linear: arg1 @ arg2.T + bias."""
+        what = "fd.ops.linear"
+        return self._op("linear", [
+            ("", self._ref(arg1, what)),
+            ("", self._ref(arg2, what)),
+            ("bias", self._optional_ref(bias, what)),
+        ])

@@ -1,0 +1,86 @@
+// Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2,
+// 3") and the mapping from (seed, offset, element index) to random values
+// that every nvfuse executor uses, so that a (seed, offset) pair gives the
+// same tensor on the CPU reference path and in generated kernels.
+// Plain C++ that also compiles as device code (no headers, no std::).
+#pragma once
+
+#if defined(__CUDACC__) || defined(__CUDACC_RTC__)
+#define NVFUSE_PHILOX_FN __host__ __device__ inline
+#else
+#define NVFUSE_PHILOX_FN inline
+#endif
+
+namespace nvfuse_philox {
+
+struct Words {
+  unsigned int w[4];
+};
+
+NVFUSE_PHILOX_FN unsigned int mul_hi(unsigned int a, unsigned int b) {
+  return static_cast<unsigned int>(
+      (static_cast<unsigned long long>(a) * b) >> 32);
+}
+
+// Counter (c0..c3) under key (k0, k1), ten rounds.
+NVFUSE_PHILOX_FN Words philox(
+    unsigned int c0, unsigned int c1, unsigned int c2, unsigned int c3,
+    unsigned int k0, unsigned int k1) {
+  for (int round = 0; round < 10; ++round) {
+    if (round > 0) {
+      k0 += 0x9E3779B9u;
+      k1 += 0xBB67AE85u;
+    }
+    const unsigned int hi0 = mul_hi(0xD2511F53u, c0);
+    const unsigned int lo0 = 0xD2511F53u * c0;
+    const unsigned int hi1 = mul_hi(0xCD9E8D57u, c2);
+    const unsigned int lo1 = 0xCD9E8D57u * c2;
+    const unsigned int n0 = hi1 ^ c1 ^ k0;
+    const unsigned int n2 = hi0 ^ c3 ^ k1;
+    c0 = n0;
+    c1 = lo1;
+    c2 = n2;
+    c3 = lo0;
+  }
+  return Words{{c0, c1, c2, c3}};
+}
+
+// The block of four words that holds `group`'s values: the counter is
+// (group, offset), the key the seed.
+NVFUSE_PHILOX_FN Words block(
+    unsigned long long seed, unsigned long long offset,
+    unsigned long long group) {
+  return philox(
+      static_cast<unsigned int>(group), static_cast<unsigned int>(group >> 32),
+      static_cast<unsigned int>(offset), static_cast<unsigned int>(offset >> 32),
+      static_cast<unsigned int>(seed), static_cast<unsigned int>(seed >> 32));
+}
+
+// A float in [0, 1) from 24 random bits.
+NVFUSE_PHILOX_FN float unit_float(unsigned int word) {
+  return static_cast<float>(word >> 8) * (1.0f / 16777216.0f);
+}
+
+// A double in [0, 1) from 53 random bits.
+NVFUSE_PHILOX_FN double unit_double(unsigned int hi, unsigned int lo) {
+  const unsigned long long bits =
+      ((static_cast<unsigned long long>(hi) << 32) | lo) >> 11;
+  return static_cast<double>(bits) * (1.0 / 9007199254740992.0);
+}
+
+// Element i of a uniform float tensor: word i % 4 of block i / 4.
+NVFUSE_PHILOX_FN float uniform_float(
+    unsigned long long seed, unsigned long long offset, unsigned long long i) {
+  return unit_float(block(seed, offset, i / 4).w[i % 4]);
+}
+
+// Element i of a uniform double tensor, and the two uniforms of element i
+// of a normal tensor: words 2(i % 2), 2(i % 2) + 1 of block i / 2.
+NVFUSE_PHILOX_FN double uniform_double(
+    unsigned long long seed, unsigned long long offset, unsigned long long i) {
+  const Words b = block(seed, offset, i / 2);
+  const int w = static_cast<int>(i % 2) * 2;
+  return unit_double(b.w[w], b.w[w + 1]);
+}
+
+}  // namespace nvfuse_philox

@@ -1,0 +1,141 @@
+"""uniform, normal, rand_like, randn_like and dropout: reproducible under
+torch.manual_seed, different between runs, a pure function of an explicit
+(seed, offset), and with the right distribution."""
+
+import math
+
+import pytest
+import torch
+
+from nvfuse import DataType, FusionDefinition
+from nvfuse.errors import DefinitionError, DefinitionTypeError
+from fusion_helpers import DEVICES, assert_close
+
+
+def _rand_like_fusion(dtype=DataType.Float, normal=False):
+    with FusionDefinition() as fd:
+        t = fd.define_tensor([-1, -1], contiguity=True, dtype=dtype)
+        r = fd.ops.randn_like(t) if normal else fd.ops.rand_like(t)
+        fd.add_output(r)
+    return fd
+
+
+def _seed_all(seed):
+    torch.manual_seed(seed)  # seeds the CPU and every CUDA generator
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("normal", [False, True])
+def test_manual_seed_makes_runs_reproducible_and_runs_differ(normal, device):
+    fd = _rand_like_fusion(normal=normal)
+    x = torch.empty(64, 33, device=device)
+    _seed_all(7)
+    (first,) = fd.execute([x])
+    (second,) = fd.execute([x])
+    _seed_all(7)
+    (again,) = fd.execute([x])
+    assert torch.equal(first, again)
+    assert not torch.equal(first, second)
+    assert first.device == x.device and first.shape == x.shape
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [DataType.Float, DataType.Double, DataType.BFloat16])
+def test_uniform_is_within_bounds_with_the_right_moments(dtype, device):
+    anchor = torch.zeros(1, device=device)
+    with FusionDefinition() as fd:
+        fd.from_pytorch(anchor)
+        fd.add_output(fd.ops.uniform(-2.0, 3.0, [256, 512], dtype=dtype))
+    (out,) = fd.execute([anchor])
+    values = out.double()
+    assert values.min() >= -2.0 and values.max() <= 3.0
+    assert abs(values.mean().item() - 0.5) < 0.02
+    assert abs(values.var().item() - 25 / 12) < 0.03
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", [DataType.Float, DataType.Double])
+def test_normal_has_the_right_moments(dtype, device):
+    anchor = torch.zeros(1, device=device)
+    with FusionDefinition() as fd:
+        fd.from_pytorch(anchor)
+        fd.add_output(fd.ops.normal(1.0, 2.0, [512, 512], dtype=dtype))
+    (out,) = fd.execute([anchor])
+    values = out.double()
+    assert values.isfinite().all()
+    assert abs(values.mean().item() - 1.0) < 0.02
+    assert abs(values.std().item() - 2.0) < 0.02
+    # Tails as a Gaussian's: ~4.55% beyond two standard deviations.
+    beyond = ((values - 1.0).abs() > 4.0).double().mean().item()
+    assert abs(beyond - 0.0455) < 0.004
+
+
+def test_explicit_seed_and_offset_fix_the_values():
+    with FusionDefinition() as fd:
+        seed = fd.define_scalar(dtype=DataType.Int)
+        offset = fd.define_scalar(dtype=DataType.Int)
+        fd.add_output(fd.ops.uniform(0.0, 1.0, [4, 5], rng_seed=seed, rng_offset=offset))
+    (a,) = fd.execute([1234, 8])
+    (b,) = fd.execute([1234, 8])
+    (c,) = fd.execute([1234, 12])
+    (d,) = fd.execute([99, 8])
+    assert torch.equal(a, b)
+    assert not torch.equal(a, c) and not torch.equal(a, d)
+
+
+@pytest.mark.gpu
+def test_explicit_seed_gives_the_same_values_on_cpu_and_gpu():
+    results = []
+    for device in ["cpu", "cuda"]:
+        anchor = torch.zeros(1, device=device)
+        with FusionDefinition() as fd:
+            fd.from_pytorch(anchor)
+            fd.add_output(fd.ops.uniform(0.0, 1.0, [300], rng_seed=5, rng_offset=4))
+        (out,) = fd.execute([anchor])
+        results.append(out.cpu())
+    assert torch.equal(results[0], results[1])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_dropout_as_a_fusion_keeps_the_expected_fraction(device):
+    p = 0.25
+    x = torch.randn(128, 256, device=device)
+    with FusionDefinition() as fd:
+        t = fd.from_pytorch(x)
+        keep = fd.ops.lt(fd.ops.rand_like(t), 1.0 - p)
+        out = fd.ops.where(keep, t * (1.0 / (1.0 - p)), 0.0)
+        fd.add_output(out)
+        fd.add_output(keep)
+    _seed_all(0)
+    out, keep = fd.execute([x])
+    assert abs(keep.double().mean().item() - (1 - p)) < 0.01
+    assert_close(out, torch.where(keep, x / (1 - p), torch.zeros_like(x)))
+
+
+def test_rng_seed_without_offset_is_a_definition_error():
+    with pytest.raises(DefinitionError, match="both rng_seed and rng_offset"):
+        with FusionDefinition() as fd:
+            fd.ops.uniform(0.0, 1.0, [2], rng_seed=3)
+
+
+def test_random_integers_are_a_type_error():
+    with pytest.raises(DefinitionTypeError, match="dtype must be Double, Float"):
+        with FusionDefinition() as fd:
+            fd.ops.uniform(0.0, 1.0, [2], dtype=DataType.Int)
+
+
+@pytest.mark.parametrize(
+    "counter, key, expected",
+    [
+        ([0, 0, 0, 0], [0, 0], [0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8]),
+        ([0xFFFFFFFF] * 4, [0xFFFFFFFF] * 2,
+         [0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD]),
+        ([0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344], [0xA4093822, 0x299F31D0],
+         [0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1]),
+    ],
+)
+def test_philox_matches_the_random123_known_answers(counter, key, expected):
+    """Random123's tests/kat_vectors for philox4x32 with 10 rounds."""
+    from nvfuse import _C
+
+    assert _C.philox4x32_10(counter, key) == expected
