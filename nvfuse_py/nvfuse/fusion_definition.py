@@ -349,6 +349,14 @@ class FusionDefinition:
         self._ensure_defined()
         return _C.cached_last_kernel_info(self._id)
 
+    def segment_summary(self) -> list:
+        """How execute() cuts this fusion: one (kind, op names) pair per
+        segment, in run order. kind is "fused" (pointwise/reduction work run
+        as generated kernels on CUDA inputs) or "aten" (one ATen call:
+        matmul, linear, shape and indexing ops, random ops)."""
+        self._ensure_defined()
+        return [(kind, list(ops)) for kind, ops in _C.segment_summary(self._id)]
+
     def cuda_code_for(self, inputs) -> str:
         """The CUDA C++ generated for these inputs, without running it."""
         self._ensure_defined()

@@ -45,6 +45,14 @@ void init_execute(py::module_& m) {
       },
       py::arg("fusion_id"), py::arg("inputs"));
   m.def(
+      "segment_summary",
+      [](int64_t fusion_id) {
+        return executor_for(FusionCache::get().at(fusion_id)).segment_summary();
+      },
+      py::arg("fusion_id"),
+      "[(kind, op names)] per segment: kind 'fused' (generated kernels, or "
+      "the reference evaluator on CPU) or 'aten' (one ATen call)");
+  m.def(
       "set_pointwise_tuning",
       [](int block_size, int max_unroll, int elements_per_thread) {
         set_pointwise_tuning({block_size, max_unroll, elements_per_thread});

@@ -53,6 +53,7 @@ Val* clone_val(Fusion& target, const Val* val, const CloneMap& map) {
       auto* copy = target.create<TensorView>(
           TensorDomain(mapped(map, tv->logical())), tv->dtype(),
           tv->is_cpu_scalar());
+      copy->set_any_strides(tv->any_strides());
       if (tv->device_mesh().has_value()) {
         copy->set_device_mesh(*tv->device_mesh());
       }

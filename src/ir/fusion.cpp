@@ -54,6 +54,14 @@ bool Fusion::is_output(const Val* v) const {
   return std::find(outputs_.begin(), outputs_.end(), v) != outputs_.end();
 }
 
+void Fusion::set_outputs(std::vector<Val*> outputs) {
+  for (const Val* out : outputs) {
+    NVFUSE_ASSERT(out->fusion() == this, "output from another Fusion");
+  }
+  output_aliases_.clear();
+  outputs_ = std::move(outputs);
+}
+
 void Fusion::retain_outputs(const std::vector<size_t>& positions) {
   std::vector<Val*> kept;
   for (size_t position : positions) {

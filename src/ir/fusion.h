@@ -87,6 +87,8 @@ class Fusion {
   // Keeps only the outputs at `positions` (in that order), so exprs() then
   // visits just what they need (segmentation: a clone per segment).
   void retain_outputs(const std::vector<size_t>& positions);
+  // Replaces the outputs (a segment's); in-place aliases are dropped.
+  void set_outputs(std::vector<Val*> outputs);
 
   // A deep copy; `map` (optional) receives old -> new for every Val.
   std::unique_ptr<Fusion> clone(CloneMap* map = nullptr) const;

@@ -33,6 +33,11 @@ class TensorView : public Val {
     return static_cast<int64_t>(domain_.loop().size());
   }
   bool is_cpu_scalar() const { return is_cpu_scalar_; }
+  // A segment input made by another segment: it takes the producer's
+  // layout as it is (kernels read actual strides), so input binding checks
+  // no stride order.
+  bool any_strides() const { return any_strides_; }
+  void set_any_strides(bool any) { any_strides_ = any; }
 
   // Loop transforms. An inner split makes the inner axis `factor` long; an
   // outer split makes the outer axis `factor` long (e.g. the device count).
@@ -61,6 +66,7 @@ class TensorView : public Val {
  private:
   TensorDomain domain_;
   bool is_cpu_scalar_;
+  bool any_strides_ = false;
   std::optional<DeviceMesh> mesh_;
 };
 

@@ -44,12 +44,25 @@ std::string FusionExecutor::segment_header(
   return header + " ====\n";
 }
 
-FusionExecutor::FusionExecutor(const Fusion& definition)
+FusionExecutor::FusionExecutor(const Fusion& definition, bool is_part)
     : fusion_(definition.clone()) {
-  if (dump_enabled(DumpOption::fusion_ir)) {
+  if (dump_enabled(DumpOption::fusion_ir) && !is_part) {
     dump("fusion_ir", definition.to_string());
   }
   run_presegmentation_passes(*fusion_);
+
+  if (!is_part) {
+    for (FusionSegment& plan : segment_at_aten_ops(*fusion_)) {
+      auto executor = std::make_unique<FusionExecutor>(*plan.fusion, true);
+      parts_.push_back({std::move(plan), std::move(executor)});
+    }
+  }
+  if (!parts_.empty()) {
+    if (dump_enabled(DumpOption::segments)) {
+      dump_segments();
+    }
+    return;
+  }
 
   Segment whole;
   whole.fusion = fusion_.get();
@@ -88,8 +101,62 @@ FusionExecutor::FusionExecutor(const Fusion& definition)
     segments_.push_back(std::move(whole));
   }
 
-  if (dump_enabled(DumpOption::segments)) {
-    std::ostringstream ss;
+  if (dump_enabled(DumpOption::segments) && !is_part) {
+    dump_segments();
+  }
+}
+
+namespace {
+
+std::vector<std::string> tensor_op_names(const Fusion& fusion) {
+  std::vector<std::string> names;
+  for (const Expr* expr : fusion.exprs()) {
+    if (expr->output(0)->is<TensorView>()) {
+      names.push_back(expr->op_name());
+    }
+  }
+  return names;
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, std::vector<std::string>>>
+FusionExecutor::segment_summary() const {
+  if (parts_.empty()) {
+    return {{"fused", tensor_op_names(*fusion_)}};
+  }
+  std::vector<std::pair<std::string, std::vector<std::string>>> summary;
+  for (const Part& part : parts_) {
+    summary.emplace_back(
+        part.plan.is_aten ? "aten" : "fused",
+        tensor_op_names(part.executor->prepared_fusion()));
+  }
+  return summary;
+}
+
+void FusionExecutor::dump_segments() const {
+  std::ostringstream ss;
+  if (!parts_.empty()) {
+    ss << parts_.size() << " segment(s), cut at the ATen ops:\n";
+    for (const Part& part : parts_) {
+      const Fusion& piece = part.executor->prepared_fusion();
+      ss << "  " << (part.plan.is_aten ? "ATen: " : "fused: ");
+      for (const std::string& name : tensor_op_names(piece)) {
+        ss << name << " ";
+      }
+      const Segment& inner = part.executor->segments_.front();
+      ss << "-> " << (part.executor->segments_.size() > 1
+                          ? std::to_string(part.executor->segments_.size()) +
+                              " kernels"
+                          : inner.kernel != nullptr
+                          ? "a generated " + inner.kind + " kernel"
+                          : "the ATen reference evaluator")
+         << "\n";
+    }
+    dump("segments", ss.str());
+    return;
+  }
+  {
     ss << segments_.size() << " segment(s):\n";
     for (const Segment& s : segments_) {
       ss << "  outputs";
@@ -111,6 +178,37 @@ FusionExecutor::FusionExecutor(const Fusion& definition)
 }
 
 std::string FusionExecutor::cuda_code_for(const std::vector<Argument>& args) {
+  if (!parts_.empty()) {
+    // Later parts need the boundary values of earlier ones: compute them.
+    std::unordered_map<const Val*, at::Tensor> values;
+    const auto& inputs = fusion_->inputs();
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      if (const auto* t = std::get_if<at::Tensor>(&args[i])) {
+        values[inputs[i]] = *t;
+      }
+    }
+    std::string code;
+    for (Part& part : parts_) {
+      const std::vector<Argument> piece_args = part_args(part, args, values);
+      if (!part.plan.is_aten) {
+        code += "// ==== nvfuse segment: fused ====\n";
+        try {
+          code += part.executor->cuda_code_for(piece_args);
+        } catch (const Error& e) {
+          if (e.kind() != ErrorKind::kUnsupported) {
+            throw;
+          }
+          code += std::string("// (runs on the ATen reference evaluator: ") +
+              e.what() + ")\n";
+        }
+      }
+      std::vector<at::Tensor> produced = part.executor->compute(piece_args);
+      for (size_t j = 0; j < produced.size(); ++j) {
+        values[part.plan.outputs[j]] = std::move(produced[j]);
+      }
+    }
+    return code;
+  }
   const auto code_of = [&](std::vector<Segment>& segments) {
     std::string code;
     for (Segment& s : segments) {
@@ -137,6 +235,14 @@ std::string FusionExecutor::cuda_code_for(const std::vector<Argument>& args) {
 }
 
 std::string FusionExecutor::last_cuda_code() const {
+  if (!parts_.empty()) {
+    std::string code;
+    for (const Part& part : parts_) {
+      const std::string last = part.executor->last_cuda_code();
+      code += last.empty() ? last : "// ==== nvfuse segment: fused ====\n" + last;
+    }
+    return code;
+  }
   const std::vector<Segment>& segments = last_ran_fallback_ ? fallback_ : segments_;
   std::string code;
   for (const Segment& s : segments) {
@@ -151,6 +257,11 @@ std::string FusionExecutor::last_cuda_code() const {
 cuda_driver::FunctionResources FusionExecutor::last_resources() const {
   // The largest over the segments' kernels.
   cuda_driver::FunctionResources most;
+  for (const Part& part : parts_) {
+    const auto r = part.executor->last_resources();
+    most.registers = std::max(most.registers, r.registers);
+    most.local_bytes = std::max(most.local_bytes, r.local_bytes);
+  }
   for (const Segment& s : last_ran_fallback_ ? fallback_ : segments_) {
     if (s.kernel != nullptr) {
       const auto r = s.kernel->last_resources();
@@ -161,14 +272,12 @@ cuda_driver::FunctionResources FusionExecutor::last_resources() const {
   return most;
 }
 
-std::vector<at::Tensor> FusionExecutor::execute(
-    const std::vector<Argument>& args) {
-  const auto& fusion_outputs = fusion_->outputs();
-  std::vector<at::Tensor> values(fusion_outputs.size());
-  // A kernel wrote fresh tensors laid out by their allocation domains; the
-  // reference evaluator's values may be views of inputs or laid out by ATen.
-  std::vector<bool> from_kernel(fusion_outputs.size(), false);
-  c10::Device device(c10::kCPU);
+std::vector<at::Tensor> FusionExecutor::compute_segments(
+    const std::vector<Argument>& args,
+    std::vector<bool>& from_kernel,
+    c10::Device& device) {
+  std::vector<at::Tensor> values(fusion_->outputs().size());
+  from_kernel.assign(values.size(), false);
   last_ran_fallback_ = false;
   for (Segment& s : segments_) {
     if (!run_segment(s, args, !fallback_.empty(), values, from_kernel, device)) {
@@ -178,6 +287,69 @@ std::vector<at::Tensor> FusionExecutor::execute(
       }
     }
   }
+  return values;
+}
+
+std::vector<Argument> FusionExecutor::part_args(
+    const Part& part,
+    const std::vector<Argument>& args,
+    const std::unordered_map<const Val*, at::Tensor>& values) const {
+  std::vector<Argument> result = args;
+  for (const Val* b : part.plan.boundary) {
+    result.emplace_back(values.at(b));
+  }
+  return result;
+}
+
+std::vector<at::Tensor> FusionExecutor::compute_parts(
+    const std::vector<Argument>& args,
+    c10::Device& device) {
+  std::unordered_map<const Val*, at::Tensor> values;
+  const auto& inputs = fusion_->inputs();
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (const auto* t = std::get_if<at::Tensor>(&args[i])) {
+      values[inputs[i]] = *t;
+    }
+  }
+  for (Part& part : parts_) {
+    std::vector<at::Tensor> produced =
+        part.executor->compute(part_args(part, args, values), &device);
+    for (size_t j = 0; j < produced.size(); ++j) {
+      values[part.plan.outputs[j]] = std::move(produced[j]);
+    }
+  }
+  std::vector<at::Tensor> outputs;
+  for (const Val* out : fusion_->outputs()) {
+    outputs.push_back(values.at(out));
+  }
+  return outputs;
+}
+
+std::vector<at::Tensor> FusionExecutor::compute(
+    const std::vector<Argument>& args,
+    c10::Device* device) {
+  c10::Device where(c10::kCPU);
+  std::vector<bool> from_kernel;
+  std::vector<at::Tensor> values = parts_.empty()
+      ? compute_segments(args, from_kernel, where)
+      : compute_parts(args, where);
+  if (device != nullptr) {
+    *device = where;
+  }
+  return values;
+}
+
+std::vector<at::Tensor> FusionExecutor::execute(
+    const std::vector<Argument>& args) {
+  const auto& fusion_outputs = fusion_->outputs();
+  // A kernel wrote fresh tensors laid out by their allocation domains; the
+  // reference evaluator's values may be views of inputs or laid out by ATen.
+  std::vector<bool> from_kernel;
+  c10::Device device(c10::kCPU);
+  std::vector<at::Tensor> values = parts_.empty()
+      ? compute_segments(args, from_kernel, device)
+      : compute_parts(args, device);
+  from_kernel.resize(values.size(), false);
   std::vector<at::Tensor> input_tensors;  // for materialize_output, on demand
   auto inputs_of_args = [&]() -> const std::vector<at::Tensor>& {
     if (input_tensors.empty()) {

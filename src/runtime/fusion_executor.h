@@ -6,18 +6,21 @@
 #include <ATen/core/Tensor.h>
 
 #include <memory>
+#include <unordered_map>
 #include <vector>
 
 #include "frontend/fusion_cache.h"
 #include "runtime/aten_types.h"
 #include "runtime/kernel_executor.h"
+#include "segment/aten_segmenter.h"
 
 namespace nvfuse {
 
 class FusionExecutor : public RuntimeState {
  public:
   // Clones `definition` and runs the pre-segmentation passes on the clone.
-  explicit FusionExecutor(const Fusion& definition);
+  // A part (a piece of a fusion cut at its ATen exprs) is not cut again.
+  explicit FusionExecutor(const Fusion& definition, bool is_part = false);
 
   // The outputs that are not written in place, in definition order. CUDA
   // inputs run as generated kernels when the pointwise or the reduction
@@ -25,7 +28,17 @@ class FusionExecutor : public RuntimeState {
   // reductions reduce different axes); everything else runs on the ATen
   // reference evaluator.
   std::vector<at::Tensor> execute(const std::vector<Argument>& args);
+  // The values of the fusion's outputs as computed, without laying them out
+  // or writing in-place outputs (what a segment hands to the next one).
+  std::vector<at::Tensor> compute(
+      const std::vector<Argument>& args,
+      c10::Device* device = nullptr);
   const Fusion& prepared_fusion() const { return *fusion_; }
+
+  // One entry per segment: ("fused" or "aten", the op names of its tensor
+  // exprs). A fusion that is not cut at ATen ops is one "fused" entry.
+  std::vector<std::pair<std::string, std::vector<std::string>>>
+  segment_summary() const;
 
   // The generated kernel for `args` (without running it), and the last one
   // launched.
@@ -59,7 +72,31 @@ class FusionExecutor : public RuntimeState {
       std::vector<bool>& from_kernel,
       c10::Device& device);
 
+  // A piece of a fusion cut at its ATen exprs, run by its own executor.
+  struct Part {
+    FusionSegment plan;
+    std::unique_ptr<FusionExecutor> executor;
+  };
+  // The arguments of `part`: the fusion's arguments, then its boundary
+  // tensors from `values`.
+  std::vector<Argument> part_args(
+      const Part& part,
+      const std::vector<Argument>& args,
+      const std::unordered_map<const Val*, at::Tensor>& values) const;
+  // Runs the parts in order; the values of the fusion's outputs.
+  std::vector<at::Tensor> compute_parts(
+      const std::vector<Argument>& args,
+      c10::Device& device);
+  // Runs segments_ (and fallback_): the values of the fusion's outputs.
+  std::vector<at::Tensor> compute_segments(
+      const std::vector<Argument>& args,
+      std::vector<bool>& from_kernel,
+      c10::Device& device);
+  void dump_segments() const;
+
   std::unique_ptr<Fusion> fusion_;
+  // Non-empty when the fusion is cut at ATen exprs; segments_ is then empty.
+  std::vector<Part> parts_;
   std::vector<Segment> segments_;
   // One segment per reduction class, for calls the whole fusion's kernel
   // declines (an inner-outer reduction whose rows do not fit its one

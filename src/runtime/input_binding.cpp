@@ -141,7 +141,9 @@ void InputBinder::bind_tensor(
         "mixed in when defined with is_cpu=True)");
   }
   bind_sizes(index, tv, t);
-  check_strides(index, tv, t);
+  if (!tv.any_strides()) {
+    check_strides(index, tv, t);
+  }
 }
 
 void InputBinder::bind_sizes(

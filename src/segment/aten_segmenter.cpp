@@ -1,0 +1,218 @@
+#include "segment/aten_segmenter.h"
+
+#include <algorithm>
+#include <numeric>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "ir/all_exprs.h"
+
+namespace nvfuse {
+
+namespace {
+
+// Union-find over expr positions.
+class Groups {
+ public:
+  explicit Groups(size_t n) : parent_(n) {
+    std::iota(parent_.begin(), parent_.end(), 0);
+  }
+  size_t find(size_t i) {
+    while (parent_[i] != i) {
+      parent_[i] = parent_[parent_[i]];
+      i = parent_[i];
+    }
+    return i;
+  }
+  void join(size_t a, size_t b) { parent_[find(a)] = find(b); }
+
+ private:
+  std::vector<size_t> parent_;
+};
+
+bool is_tensor_expr(const Expr* expr) {
+  return expr->output(0)->is<TensorView>();
+}
+
+// A copy of `tv`'s logical axes (same extents) as a new input tensor of
+// `fusion` that accepts whatever layout its producer segment returns.
+TensorView* boundary_input(Fusion& fusion, const TensorView* tv) {
+  std::vector<IterDomain*> axes;
+  std::vector<std::optional<bool>> contiguity;
+  for (const IterDomain* id : tv->logical()) {
+    axes.push_back(fusion.create<IterDomain>(
+        id->extent(), id->iter_type(), id->expanded_extent()));
+    contiguity.push_back(
+        id->is_broadcast() ? std::nullopt : std::optional<bool>(false));
+  }
+  auto* input = fusion.create<TensorView>(
+      TensorDomain(axes, contiguity), tv->dtype(), tv->is_cpu_scalar());
+  input->set_any_strides(true);
+  fusion.add_input(input);
+  return input;
+}
+
+FusionSegment build_segment(
+    const Fusion& fusion,
+    const std::vector<const Expr*>& members,
+    bool is_aten) {
+  std::unordered_set<const Expr*> in_segment(members.begin(), members.end());
+  FusionSegment segment;
+  segment.is_aten = is_aten;
+  std::unordered_set<const Val*> seen;
+  for (const Expr* expr : members) {
+    for (const Val* in : expr->inputs()) {
+      const Expr* def = in->definition();
+      if (in->is<TensorView>() && def != nullptr && !in_segment.count(def) &&
+          seen.insert(in).second) {
+        segment.boundary.push_back(in);
+      }
+    }
+    for (const Val* out : expr->outputs()) {
+      bool used_outside = fusion.is_output(out);
+      for (const Expr* use : out->uses()) {
+        used_outside = used_outside || !in_segment.count(use);
+      }
+      if (used_outside) {
+        segment.outputs.push_back(out);
+      }
+    }
+  }
+  CloneMap map;
+  segment.fusion = fusion.clone(&map);
+  Fusion& piece = *segment.fusion;
+  for (const Val* b : segment.boundary) {
+    Val* cloned = map.at(b);
+    piece.replace_all_uses(cloned, boundary_input(piece, cloned->as<TensorView>()));
+  }
+  std::vector<Val*> outputs;
+  for (const Val* out : segment.outputs) {
+    outputs.push_back(map.at(out));
+  }
+  piece.set_outputs(std::move(outputs));
+  return segment;
+}
+
+}  // namespace
+
+bool runs_through_aten(const Expr& expr) {
+  switch (expr.kind()) {
+    case ExprKind::PointwiseOp:
+    case ExprKind::CastOp:
+    case ExprKind::BroadcastOp:
+    case ExprKind::ExpandOp:
+    case ExprKind::ReductionOp:
+    case ExprKind::VarMeanOp:
+    case ExprKind::Split:
+    case ExprKind::Merge:
+      return false;
+    default:
+      return true;
+  }
+}
+
+std::vector<FusionSegment> segment_at_aten_ops(const Fusion& fusion) {
+  std::vector<const Expr*> exprs;
+  for (const Expr* expr : fusion.exprs()) {
+    if (is_tensor_expr(expr)) {
+      exprs.push_back(expr);
+    }
+  }
+  const bool any_aten = std::any_of(
+      exprs.begin(), exprs.end(),
+      [](const Expr* e) { return runs_through_aten(*e); });
+  if (!any_aten) {
+    return {};
+  }
+  // Depth of a tensor: ATen exprs on the longest path from the inputs.
+  std::unordered_map<const Val*, int> depth_of;
+  std::unordered_map<const Expr*, size_t> position;
+  std::vector<int> expr_depth(exprs.size());
+  for (size_t i = 0; i < exprs.size(); ++i) {
+    const Expr* expr = exprs[i];
+    position[expr] = i;
+    int depth = 0;
+    for (const Val* in : expr->inputs()) {
+      if (auto it = depth_of.find(in); it != depth_of.end()) {
+        depth = std::max(depth, it->second);
+      }
+    }
+    expr_depth[i] = depth;
+    for (const Val* out : expr->outputs()) {
+      depth_of[out] = runs_through_aten(*expr) ? depth + 1 : depth;
+    }
+  }
+  // A kernel expr runs as late as its consumers allow, so that work on
+  // inputs alone (a bias broadcast) joins the kernel after the ATen op that
+  // uses it rather than making a kernel of its own.
+  for (size_t i = exprs.size(); i-- > 0;) {
+    const Expr* expr = exprs[i];
+    if (runs_through_aten(*expr) || fusion.is_output(expr->output(0))) {
+      continue;
+    }
+    int latest = -1;
+    for (const Val* out : expr->outputs()) {
+      for (const Expr* use : out->uses()) {
+        if (auto it = position.find(use); it != position.end()) {
+          const int d = expr_depth[it->second];
+          latest = latest < 0 ? d : std::min(latest, d);
+        }
+      }
+    }
+    expr_depth[i] = std::max(expr_depth[i], latest);
+  }
+  Groups groups(exprs.size());
+  // The first kernel expr at each depth that reads a tensor: siblings that
+  // read the same tensor share a kernel (it is loaded once).
+  std::unordered_map<const Val*, std::unordered_map<int, size_t>> first_reader;
+  for (size_t i = 0; i < exprs.size(); ++i) {
+    const Expr* expr = exprs[i];
+    if (runs_through_aten(*expr)) {
+      continue;
+    }
+    for (const Val* in : expr->inputs()) {
+      if (!in->is<TensorView>()) {
+        continue;
+      }
+      const Expr* def = in->definition();
+      if (def != nullptr && position.count(def) && !runs_through_aten(*def) &&
+          expr_depth[position[def]] == expr_depth[i]) {
+        groups.join(i, position[def]);
+      }
+      auto [reader, inserted] = first_reader[in].emplace(expr_depth[i], i);
+      if (!inserted) {
+        groups.join(i, reader->second);
+      }
+    }
+  }
+  // Segments ordered by depth; at one depth kernels before ATen exprs
+  // (an ATen expr at depth d reads values of depth <= d only).
+  std::vector<std::pair<std::pair<int, int>, std::vector<const Expr*>>> ordered;
+  std::unordered_map<size_t, size_t> slot_of_group;
+  for (size_t i = 0; i < exprs.size(); ++i) {
+    const bool aten = runs_through_aten(*exprs[i]);
+    if (aten) {
+      ordered.push_back({{expr_depth[i], 1}, {exprs[i]}});
+      continue;
+    }
+    const size_t root = groups.find(i);
+    auto [it, inserted] = slot_of_group.emplace(root, ordered.size());
+    if (inserted) {
+      ordered.push_back({{expr_depth[i], 0}, {}});
+    }
+    ordered[it->second].second.push_back(exprs[i]);
+  }
+  if (ordered.size() < 2) {
+    return {};
+  }
+  std::stable_sort(
+      ordered.begin(), ordered.end(),
+      [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<FusionSegment> segments;
+  for (const auto& [key, members] : ordered) {
+    segments.push_back(build_segment(fusion, members, key.second == 1));
+  }
+  return segments;
+}
+
+}  // namespace nvfuse

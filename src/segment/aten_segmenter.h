@@ -1,0 +1,34 @@
+// Cuts a fusion at the exprs that run as ATen calls (shape, indexing,
+// creation, random and matmul ops), so that the pointwise and reduction
+// work between them still runs as generated kernels. Every pure-kernel
+// fusion stays one piece.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ir/fusion.h"
+
+namespace nvfuse {
+
+// True for exprs that no generated kernel computes yet; they run on the
+// reference evaluator (ATen), one expr per segment.
+bool runs_through_aten(const Expr& expr);
+
+struct FusionSegment {
+  // Inputs: every input of the original fusion, in order, then one tensor
+  // per entry of `boundary`; outputs: one per entry of `outputs`.
+  std::unique_ptr<Fusion> fusion;
+  std::vector<const Val*> boundary;  // original tensors other segments make
+  std::vector<const Val*> outputs;   // original values this segment makes
+  bool is_aten = false;
+};
+
+// The segments in an order that runs producers first: kernel groups are
+// connected pointwise/reduction exprs at one "ATen depth" (the number of
+// ATen exprs on the longest path from the inputs), so no two segments
+// depend on each other. Empty when the fusion is a single segment.
+std::vector<FusionSegment> segment_at_aten_ops(const Fusion& fusion);
+
+}  // namespace nvfuse
