@@ -1,0 +1,196 @@
+// The outer (column) reduction kernel, and the inner-outer finishing kernel
+// nvfuse_reduction_finish that combines the column partials of every block.
+#include <set>
+#include <sstream>
+
+#include "codegen/reduction_generator.h"
+
+namespace nvfuse {
+
+// ---- the outer kernel -------------------------------------------------------
+
+std::string ReductionGenerator::outer_kernel() const {
+  std::set<const TensorView*> loads;
+  const std::vector<const Expr*> exprs = cone(element_roots(0), true, &loads);
+  std::ostringstream ss;
+  ss << "extern \"C\" __global__ void __launch_bounds__(" << p_.block_size
+     << ") nvfuse_reduction(const Args args) {\n"
+     << "  constexpr int kVec = " << p_.vector_width << ";\n"
+     << "  constexpr int kX = " << p_.block_x << ";\n"
+     << "  constexpr int kY = " << p_.block_y << ";\n"
+     << "  const int ty = threadIdx.x / kX;\n"
+     << "  const Index first = (Index(blockIdx.x) * kX + threadIdx.x % kX) * kVec;\n"
+     << "  const bool col_valid = first < args.rows;\n"
+     << row_offsets("col_valid ? first : Index(0)");
+  // Per-row inputs (here: per column of the kept axes).
+  for (size_t t = 0; t < a_.inputs.size(); ++t) {
+    if (per_row(tensors_[t])) {
+      const std::string name = name_of_value(tensors_[t]);
+      ss << "  " << array_type(t) << " in_" << name << ";\n"
+         << "  if (col_valid) {\n"
+         << load(t, "in_" + name, "row_" + name, "    ") << "  }\n";
+    }
+  }
+  for (const Expr* r : a_.reductions) {
+    ss << "  " << acc_type(r) << " " << acc_name(r) << "[kVec];\n"
+       << "#pragma unroll\n"
+       << "  for (int v = 0; v < kVec; ++v) " << acc_name(r) << "[v] = "
+       << op_type(r) << "::identity();\n";
+  }
+  ss << "#pragma unroll 4\n"
+     << "  for (Index r = Index(blockIdx.y) * kY + ty; r < args.width; "
+        "r += Index(gridDim.y) * kY) {\n"
+     << "    if (col_valid) {\n";
+  const std::vector<const TensorView*> outputs = element_outputs(0);
+  for (const TensorView* tv : loads) {
+    if (!per_row(tv)) {
+      const size_t t = slot_of(tv);
+      const std::string name = name_of_value(tv);
+      ss << "      " << array_type(t) << " in_" << name << ";\n"
+         << load(t, "in_" + name, down_offset(tv), "      ");
+    }
+  }
+  for (const TensorView* tv : outputs) {
+    ss << "      " << array_type(slot_of(tv)) << " out_" << name_of_value(tv) << ";\n";
+  }
+  ss << "#pragma unroll\n"
+     << "      for (int v = 0; v < kVec; ++v) {\n";
+  for (const TensorView* tv : loads) {
+    ss << "        const " << cuda_type_of(tv->dtype()) << " " << name_of_value(tv)
+       << " = in_" << name_of_value(tv) << ".val[" << lane(slot_of(tv)) << "];\n";
+  }
+  for (const Expr* expr : exprs) {
+    ss << "        " << statement(expr);
+  }
+  for (const Expr* r : a_.reductions) {
+    const std::string value = "nvfuse::cast<" + acc_element(r) + ">(" +
+        name_of_value(r->input(0)) + ")";
+    if (r->is<VarMeanOp>()) {
+      ss << "        " << acc_name(r) << "[v] = nvfuse::welford_add("
+         << acc_name(r) << "[v], " << value << ");\n";
+    } else {
+      ss << "        " << acc_name(r) << "[v] = " << op_type(r) << "()("
+         << acc_name(r) << "[v], " << value << ");\n";
+    }
+  }
+  for (const TensorView* tv : outputs) {
+    ss << "        out_" << name_of_value(tv) << ".val[v] = " << name_of_value(tv)
+       << ";\n";
+  }
+  ss << "      }\n";
+  for (const TensorView* tv : outputs) {
+    const std::string name = name_of_value(tv);
+    ss << store(slot_of(tv), "out_" + name, down_offset(tv), "      ");
+  }
+  ss << "    }\n  }\n";
+  ss << "#pragma unroll\n"
+     << "  for (int v = 0; v < kVec; ++v) {\n";
+  for (const Expr* r : a_.reductions) {
+    ss << "    " << acc_name(r) << "[v] = nvfuse::column_reduce<kX, kY>("
+       << acc_name(r) << "[v], " << op_type(r) << "());\n";
+  }
+  ss << "  }\n";
+  if (p_.split) {
+    ss << "  // The rows are split over gridDim.y blocks: partials, then the\n"
+       << "  // last block to arrive combines them in block order.\n"
+       << "  if (ty == 0 && col_valid) {\n"
+       << "#pragma unroll\n"
+       << "    for (int v = 0; v < kVec; ++v) {\n";
+    for (const Expr* r : a_.reductions) {
+      ss << "      nvfuse::store_partial(" << cell(r, "blockIdx.y", "first + v")
+         << ", " << acc_name(r) << "[v]);\n";
+    }
+    ss << "    }\n  }\n"
+       << "  if (!nvfuse::arrive_last(args.semaphores + blockIdx.x, gridDim.y)) return;\n"
+       << "#pragma unroll\n"
+       << "  for (int v = 0; v < kVec; ++v) {\n";
+    for (const Expr* r : a_.reductions) {
+      ss << "    " << acc_name(r) << "[v] = " << op_type(r) << "::identity();\n"
+         << "    for (int g = ty; col_valid && g < int(gridDim.y); g += kY) {\n"
+         << "      " << acc_name(r) << "[v] = " << op_type(r) << "()(" << acc_name(r)
+         << "[v], nvfuse::PartialLoader<" << acc_type(r) << ">::load("
+         << cell(r, "g", "first + v") << "));\n"
+         << "    }\n"
+         << "    " << acc_name(r) << "[v] = nvfuse::column_reduce<kX, kY>("
+         << acc_name(r) << "[v], " << op_type(r) << "());\n";
+    }
+    ss << "  }\n";
+  }
+  // The epilogue: per-column values, once per column.
+  ss << "  if (ty == 0 && col_valid) {\n";
+  std::vector<const TensorView*> row_outputs;
+  for (size_t t = a_.inputs.size(); t < tensors_.size(); ++t) {
+    if (per_row(tensors_[t])) {
+      row_outputs.push_back(tensors_[t]);
+      ss << "    " << array_type(t) << " out_" << name_of_value(tensors_[t]) << ";\n";
+    }
+  }
+  ss << "#pragma unroll\n"
+     << "    for (int v = 0; v < kVec; ++v) {\n";
+  for (size_t t = 0; t < a_.inputs.size(); ++t) {
+    if (per_row(tensors_[t])) {
+      const std::string name = name_of_value(tensors_[t]);
+      ss << "      const " << cuda_type_of(tensors_[t]->dtype()) << " " << name
+         << " = in_" << name << ".val[" << lane(t) << "];\n";
+    }
+  }
+  for (const Expr* expr : a_.exprs) {
+    if (is_reduction(expr)) {
+      ss << finalize(expr, acc_name(expr) + "[v]", "      ");
+    } else if (per_row(expr->output(0)->as<TensorView>())) {
+      ss << "      " << statement(expr);
+    }
+  }
+  for (const TensorView* tv : row_outputs) {
+    ss << "      out_" << name_of_value(tv) << ".val[v] = " << name_of_value(tv)
+       << ";\n";
+  }
+  ss << "    }\n";
+  for (const TensorView* tv : row_outputs) {
+    const std::string name = name_of_value(tv);
+    ss << store(slot_of(tv), "out_" + name, "row_" + name, "    ");
+  }
+  ss << "  }\n}\n";
+  return ss.str();
+}
+
+// ---- inner-outer: the finishing kernel --------------------------------------
+
+std::string ReductionGenerator::column_finish_kernel() const {
+  std::ostringstream ss;
+  ss << "extern \"C\" __global__ void __launch_bounds__(" << kFinishThreads
+     << ") nvfuse_reduction_finish(const Args args) {\n"
+     << "  constexpr int kX = " << kFinishColumns << ";\n"
+     << "  constexpr int kY = " << kFinishPartialLanes << ";\n"
+     << "  const int ty = threadIdx.x / kX;\n"
+     << "  const Index col = Index(blockIdx.x) * kX + threadIdx.x % kX;\n"
+     << "  const bool col_valid = col < args.width;\n"
+     << column_regions("args.workspace", "args.partial_rows", "partial_", "  ");
+  for (const Expr* r : a_.outer_reductions) {
+    const std::string acc = acc_name(r);
+    ss << "  " << acc_type(r) << " " << acc << " = " << op_type(r) << "::identity();\n"
+       << "#pragma unroll 4\n"
+       << "  for (Index p = ty; col_valid && p < args.partial_rows; p += kY) {\n"
+       << "    " << acc << " = " << op_type(r) << "()(" << acc << ", "
+       << column_name(r, "partial_") << "[p * args.width + col]);\n"
+       << "  }\n"
+       << "  " << acc << " = nvfuse::column_reduce<kX, kY>(" << acc << ", "
+       << op_type(r) << "());\n";
+  }
+  ss << "  if (ty != 0 || !col_valid) return;\n";
+  for (const Expr* r : a_.outer_reductions) {
+    ss << finalize(r, acc_name(r), "  ");
+  }
+  for (const Expr* expr : a_.column_exprs) {
+    ss << "  " << statement(expr);
+  }
+  for (const TensorView* tv : a_.column_outputs) {
+    const std::string name = name_of_value(tv);
+    ss << "  args." << name << "[col * args.col_stride_" << name << "] = " << name
+       << ";\n";
+  }
+  ss << "}\n";
+  return ss.str();
+}
+
+}  // namespace nvfuse

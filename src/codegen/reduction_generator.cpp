@@ -1,0 +1,270 @@
+// ReductionGenerator's pieces shared by every kernel kind: the Args layout,
+// accumulator types and ops, what each phase computes, load/store text.
+#include "codegen/reduction_generator.h"
+
+#include <sstream>
+
+#include "ir/printer.h"
+
+namespace nvfuse {
+
+ReductionGenerator::ReductionGenerator(
+    const ReductionAnalysis& analysis, const ReductionParams& params)
+    : a_(analysis), p_(params) {
+  tensors_.insert(tensors_.end(), a_.inputs.begin(), a_.inputs.end());
+  const std::vector<const TensorView*> outputs = a_.kernel_outputs();
+  tensors_.insert(tensors_.end(), outputs.begin(), outputs.end());
+  int cell = 0;
+  for (const Expr* r : a_.reductions) {
+    first_cell_[r] = cell;
+    cell += static_cast<int>(partial_slot_bytes(*r) / 8);
+  }
+  cells_ = cell;
+  build_layout();
+}
+
+// ---- tensors and names ------------------------------------------------------
+
+bool ReductionGenerator::per_column(const TensorView* tv) const {
+  const std::vector<int>& map = a_.axis_map.at(tv);
+  for (size_t i = 0; i < map.size(); ++i) {
+    if (map[i] >= 0 && !a_.reduced[map[i]] && !tv->logical()[i]->is_broadcast()) {
+      return false;
+    }
+  }
+  return true;
+}
+
+void ReductionGenerator::build_layout() {
+  layout_.index_32bit = p_.index_32bit;
+  for (size_t t = 0; t < tensors_.size(); ++t) {
+    layout_.add({ArgField::kTensorPointer, static_cast<int>(t), 1,
+                 tensors_[t]->dtype(), name_of_value(tensors_[t])});
+    layout_.args.back().read_only = !is_output_slot(t);
+  }
+  for (size_t i = 0; i < a_.value_inputs.size(); ++i) {
+    const Val* v = a_.value_inputs[i];
+    layout_.add({ArgField::kValue, static_cast<int>(i), 1, v->dtype(),
+                 name_of_value(v)});
+  }
+  layout_.add({ArgField::kWorkspace, 0, 1, DataType::Null, "workspace"});
+  layout_.add({ArgField::kSemaphores, 0, 1, DataType::Null, "semaphores"});
+  layout_.add({ArgField::kNumel, 0, 1, DataType::Null, "rows"});
+  layout_.add({ArgField::kWidth, 0, 1, DataType::Null, "width"});
+  if (p_.inner_outer) {
+    layout_.add({ArgField::kPartialRows, 0, 1, DataType::Null, "partial_rows"});
+  }
+  layout_.add({ArgField::kExtents, 0, p_.row_rank, DataType::Null, "row_extent"});
+  for (size_t t = 0; t < tensors_.size(); ++t) {
+    const std::string name = name_of_value(tensors_[t]);
+    layout_.add({ArgField::kStrides, static_cast<int>(t), p_.row_rank,
+                 DataType::Null, "row_stride_" + name});
+    layout_.add({ArgField::kColStride, static_cast<int>(t), 1,
+                 DataType::Null, "col_stride_" + name});
+  }
+}
+
+// ---- reductions -------------------------------------------------------------
+
+std::string ReductionGenerator::acc_element(const Expr* r) const {
+  const DataType out = r->output(r->is<VarMeanOp>() ? 1 : 0)->dtype();
+  return cuda_type_of(math_dtype_of(out));
+}
+
+std::string ReductionGenerator::op_type(const Expr* r) const {
+  const std::string e = acc_element(r);
+  if (r->is<VarMeanOp>()) {
+    return "nvfuse::WelfordOp<" + e + ">";
+  }
+  switch (r->as<ReductionOp>()->op()) {
+    case OpType::add:
+      return "nvfuse::SumOp<" + e + ">";
+    case OpType::mul:
+      return "nvfuse::ProdOp<" + e + ">";
+    case OpType::maximum:
+      return "nvfuse::MaxOp<" + e + ">";
+    default:
+      return "nvfuse::MinOp<" + e + ">";
+  }
+}
+
+std::vector<const Expr*> ReductionGenerator::of_phase(
+    const std::vector<const Expr*>& reductions, int phase) const {
+  std::vector<const Expr*> result;
+  for (const Expr* r : reductions) {
+    if (input_phase(r) == phase) {
+      result.push_back(r);
+    }
+  }
+  return result;
+}
+
+std::string ReductionGenerator::column_regions(
+    const std::string& base, const std::string& rows,
+    const std::string& prefix, const std::string& indent) const {
+  std::ostringstream ss;
+  ss << indent << "Index " << prefix << "offset = 0;\n";
+  for (const Expr* r : a_.outer_reductions) {
+    const std::string acc = acc_type(r);
+    ss << indent << acc << "* " << column_name(r, prefix) << " = reinterpret_cast<"
+       << acc << "*>(" << base << " + " << prefix << "offset);\n"
+       << indent << prefix << "offset += (Index(" << rows
+       << ") * args.width * Index(sizeof(" << acc << ")) + 63) / 64 * 64;\n";
+  }
+  return ss.str();
+}
+
+std::string ReductionGenerator::finalize(const Expr* r, const std::string& acc,
+                                         const std::string& indent) const {
+  std::ostringstream ss;
+  if (r->is<VarMeanOp>()) {
+    const auto* vm = r->as<VarMeanOp>();
+    const std::string e = acc_element(r);
+    ss << indent << "const " << cuda_type_of(vm->output(0)->dtype()) << " "
+       << name_of_value(vm->output(0)) << " = nvfuse::cast<"
+       << cuda_type_of(vm->output(0)->dtype()) << ">(" << acc
+       << ".m2 / nvfuse::maximum(" << acc << ".count - " << e << "("
+       << vm->correction() << "), " << e << "(0)));  // " << print_expr(*r) << "\n"
+       << indent << "const " << cuda_type_of(vm->output(1)->dtype()) << " "
+       << name_of_value(vm->output(1)) << " = nvfuse::cast<"
+       << cuda_type_of(vm->output(1)->dtype()) << ">(" << acc << ".mean());\n";
+  } else {
+    const Val* out = r->output(0);
+    ss << indent << "const " << cuda_type_of(out->dtype()) << " "
+       << name_of_value(out) << " = nvfuse::cast<" << cuda_type_of(out->dtype())
+       << ">(" << acc << ");  // " << print_expr(*r) << "\n";
+  }
+  return ss.str();
+}
+
+// ---- what each phase computes -----------------------------------------------
+
+std::vector<const Expr*> ReductionGenerator::cone(
+    const std::vector<const TensorView*>& roots,
+    bool through_rows,
+    std::set<const TensorView*>* loads) const {
+  std::set<const Expr*> needed;
+  std::vector<const TensorView*> stack(roots.begin(), roots.end());
+  std::set<const TensorView*> seen;
+  while (!stack.empty()) {
+    const TensorView* tv = stack.back();
+    stack.pop_back();
+    if (!seen.insert(tv).second) {
+      continue;
+    }
+    if (is_kernel_input(tv)) {
+      loads->insert(tv);
+      continue;
+    }
+    if ((per_row(tv) && !through_rows) || tv->definition() == nullptr ||
+        is_reduction(tv->definition())) {
+      continue;
+    }
+    needed.insert(tv->definition());
+    for (const Val* in : tv->definition()->inputs()) {
+      if (in->is<TensorView>()) {
+        stack.push_back(in->as<TensorView>());
+      }
+    }
+  }
+  std::vector<const Expr*> ordered;
+  for (const Expr* expr : a_.exprs) {
+    if (needed.count(expr)) {
+      ordered.push_back(expr);
+    }
+  }
+  return ordered;
+}
+
+std::vector<const TensorView*> ReductionGenerator::element_outputs(
+    int phase) const {
+  std::vector<const TensorView*> result;
+  for (const TensorView* tv : a_.outputs) {
+    if (!per_row(tv) && a_.phase_of(tv) == phase) {
+      result.push_back(tv);
+    }
+  }
+  return result;
+}
+
+std::vector<const TensorView*> ReductionGenerator::element_roots(
+    int phase) const {
+  std::vector<const TensorView*> roots = element_outputs(phase);
+  for (const Expr* r : reductions_of_phase(phase)) {
+    roots.push_back(r->input(0)->as<TensorView>());
+  }
+  for (const Expr* r : outer_reductions_of_phase(phase)) {
+    roots.push_back(r->input(0)->as<TensorView>());
+  }
+  return roots;
+}
+
+std::vector<const Expr*> ReductionGenerator::row_exprs(int phase) const {
+  std::vector<const Expr*> result;
+  for (const Expr* expr : a_.exprs) {
+    const auto* out = expr->output(0)->as<TensorView>();
+    if (!is_reduction(expr) && per_row(out) && a_.phase_of(out) == phase) {
+      result.push_back(expr);
+    }
+  }
+  return result;
+}
+
+// ---- shared text ------------------------------------------------------------
+
+std::string ReductionGenerator::row_offsets(const std::string& index) const {
+  std::ostringstream ss;
+  ss << "  Index rest = " << index << ";\n";
+  for (int axis = p_.row_rank - 1; axis > 0; --axis) {
+    ss << "  const Index c" << axis << " = rest % args.row_extent[" << axis
+       << "];\n  rest /= args.row_extent[" << axis << "];\n";
+  }
+  ss << "  const Index c0 = rest;\n";
+  for (size_t t = 0; t < tensors_.size(); ++t) {
+    const std::string name = name_of_value(tensors_[t]);
+    ss << "  const Index row_" << name << " = ";
+    for (int axis = 0; axis < p_.row_rank; ++axis) {
+      ss << (axis ? " + " : "") << "c" << axis << " * args.row_stride_" << name
+         << "[" << axis << "]";
+    }
+    ss << ";\n";
+  }
+  return ss.str();
+}
+
+std::string ReductionGenerator::load(size_t t, const std::string& target,
+                                     const std::string& offset,
+                                     const std::string& indent) const {
+  const std::string name = name_of_value(tensors_[t]);
+  if (access(t) == InnerAccess::kContiguous) {
+    return indent + target + " = *reinterpret_cast<const " + array_type(t) +
+        "*>(args." + name + " + " + offset + ");\n";
+  }
+  return indent + target + ".val[0] = args." + name + "[" + offset + "];\n";
+}
+
+std::string ReductionGenerator::store(size_t t, const std::string& source,
+                                      const std::string& offset,
+                                      const std::string& indent) const {
+  const std::string name = name_of_value(tensors_[t]);
+  if (access(t) == InnerAccess::kContiguous) {
+    return indent + "*reinterpret_cast<" + array_type(t) + "*>(args." + name +
+        " + " + offset + ") = " + source + ";\n";
+  }
+  return indent + "args." + name + "[" + offset + "] = " + source + ".val[0];\n";
+}
+
+std::string ReductionGenerator::column_offset(size_t t) const {
+  const std::string name = name_of_value(tensors_[t]);
+  switch (access(t)) {
+    case InnerAccess::kContiguous:
+      return "row_" + name + " + col";
+    case InnerAccess::kBroadcast:
+      return "row_" + name;
+    case InnerAccess::kStrided:
+      break;
+  }
+  return "row_" + name + " + col * args.col_stride_" + name;
+}
+
+}  // namespace nvfuse

@@ -1,0 +1,173 @@
+// ReductionGenerator, shared by the reduction code generator's files (not
+// included outside src/codegen): one fusion's kernel text, by kernel kind.
+#pragma once
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "codegen/expr_statement.h"
+#include "codegen/reduction_codegen.h"
+
+namespace nvfuse {
+
+// Kernel tensors are numbered in `tensors_` order (inputs, then outputs):
+// the slot `t` of the Args layout, of params.access and of the helpers.
+// The helpers not defined here are in reduction_generator.cpp; the kernels
+// in reduction_codegen.cpp (inner) and outer_reduction_codegen.cpp (outer,
+// finishing).
+class ReductionGenerator {
+ public:
+  ReductionGenerator(const ReductionAnalysis& analysis, const ReductionParams& params);
+
+  KernelSource generate() const;
+
+ private:
+  // ---- tensors and names ----------------------------------------------------
+
+  size_t slot_of(const TensorView* tv) const {
+    return std::find(tensors_.begin(), tensors_.end(), tv) - tensors_.begin();
+  }
+  bool is_kernel_input(const TensorView* tv) const {
+    return std::find(a_.inputs.begin(), a_.inputs.end(), tv) != a_.inputs.end();
+  }
+  bool is_output_slot(size_t t) const { return t >= a_.inputs.size(); }
+  bool per_row(const TensorView* tv) const { return a_.is_per_row(tv); }
+  // The same values in every row (a weight, a bias): reloaded by each phase
+  // that reads them (from L1/L2) instead of held in registers across the
+  // reductions of a persistent row.
+  bool per_column(const TensorView* tv) const;
+  // Loaded once per row and held in registers by every phase.
+  bool held(const TensorView* tv) const {
+    return p_.persistent && !per_row(tv) && !per_column(tv);
+  }
+  InnerAccess access(size_t t) const { return p_.access[t]; }
+  int width_of(size_t t) const {
+    return access(t) == InnerAccess::kBroadcast ? 1 : p_.vector_width;
+  }
+  std::string array_type(size_t t) const {
+    return "nvfuse::Array<" + cuda_type_of(tensors_[t]->dtype()) + ", " +
+        std::to_string(width_of(t)) + ">";
+  }
+  std::string lane(size_t t) const { return width_of(t) == 1 ? "0" : "v"; }
+  bool is_value_input(const Val* v) const {
+    return std::find(a_.value_inputs.begin(), a_.value_inputs.end(), v) !=
+        a_.value_inputs.end();
+  }
+  std::string statement(const Expr* expr) const {
+    return expr_statement(*expr, [this](const Val* v) { return is_value_input(v); });
+  }
+
+  void build_layout();
+
+  // ---- reductions -----------------------------------------------------------
+
+  // The accumulator's element type: float for half types.
+  std::string acc_element(const Expr* r) const;
+  std::string acc_type(const Expr* r) const {
+    return r->is<VarMeanOp>() ? "nvfuse::Welford<" + acc_element(r) + ">"
+                              : acc_element(r);
+  }
+  std::string op_type(const Expr* r) const;
+  std::string acc_name(const Expr* r) const {
+    return "acc_" + name_of_value(r->output(0));
+  }
+  int input_phase(const Expr* r) const {
+    return a_.phase_of(r->input(0)->as<TensorView>());
+  }
+  // The reductions of `reductions` whose input is of phase `phase`.
+  std::vector<const Expr*> of_phase(const std::vector<const Expr*>& reductions,
+                                    int phase) const;
+  std::vector<const Expr*> reductions_of_phase(int phase) const {
+    return of_phase(a_.reductions, phase);
+  }
+  std::vector<const Expr*> outer_reductions_of_phase(int phase) const {
+    return of_phase(a_.outer_reductions, phase);
+  }
+  // Each outer reduction's partial rows: `column_` in shared memory (the
+  // block's), `partial_` in the workspace (every block's).
+  std::string column_name(const Expr* r, const std::string& prefix = "column_") const {
+    return prefix + name_of_value(r->output(0));
+  }
+  // Pointers `prefix`<result> to each outer reduction's partial rows (`rows`
+  // rows of width columns) in `base`: the regions of column_partial_offsets.
+  std::string column_regions(const std::string& base, const std::string& rows,
+                             const std::string& prefix, const std::string& indent) const;
+
+  // The results of `r` from its final accumulator `acc`.
+  std::string finalize(const Expr* r, const std::string& acc,
+                       const std::string& indent) const;
+
+  // ---- what each phase computes ---------------------------------------------
+
+  // Per-element exprs (and, with `through_rows`, per-row ones too) needed
+  // for `roots`, producers first; `loads` gets the kernel inputs they read.
+  std::vector<const Expr*> cone(
+      const std::vector<const TensorView*>& roots,
+      bool through_rows,
+      std::set<const TensorView*>* loads) const;
+  std::vector<const TensorView*> element_outputs(int phase) const;
+  std::vector<const TensorView*> element_roots(int phase) const;
+  // Per-row exprs (not reductions) whose value is available from `phase`.
+  std::vector<const Expr*> row_exprs(int phase) const;
+
+  // ---- shared text ----------------------------------------------------------
+
+  // Offsets of every kernel tensor at the row coordinates of `index`.
+  std::string row_offsets(const std::string& index) const;
+  // Loads `target` (an Array) from offset `offset`: a vector where the
+  // tensor is contiguous along the vectorized axis, else one element.
+  std::string load(size_t t, const std::string& target, const std::string& offset,
+                   const std::string& indent) const;
+  std::string store(size_t t, const std::string& source, const std::string& offset,
+                    const std::string& indent) const;
+  // Inner kernels: tensor t's offset at column `col` of the row.
+  std::string column_offset(size_t t) const;
+  // Outer kernels: tensor t's offset at reduced index r (the vectorized
+  // axis is in the row offset already).
+  std::string down_offset(const TensorView* tv) const {
+    const std::string name = name_of_value(tv);
+    return "row_" + name + " + r * args.col_stride_" + name;
+  }
+  std::string cell(const Expr* r, const std::string& g, const std::string& row) const {
+    return "args.workspace + ((Index(" + g + ") * args.rows + " + row + ") * " +
+        std::to_string(cells_) + " + " + std::to_string(first_cell_.at(r)) + ") * 8";
+  }
+
+  // ---- the inner kernel -----------------------------------------------------
+
+  std::string inner_kernel() const;
+  static std::string indented(const std::string& text, const std::string& indent);
+  // One row of the inner kernel (or one per slot of a block), from `row`
+  // on: per-row inputs, the phases, the per-row outputs.
+  std::string row_body() const;
+  std::string inner_phase(int phase, std::set<const TensorView*>& loaded) const;
+  // Element (k, v) of the loaded per-element tensors in `loads` and the
+  // values `exprs` compute from them, one statement each.
+  std::string element_values(const std::set<const TensorView*>& loads,
+                             const std::vector<const Expr*>& exprs,
+                             const std::string& indent) const;
+  // Combines each phase-`phase` accumulator over the row's lanes (and, for a
+  // split row, over its blocks).
+  std::string inner_reduce(int phase) const;
+
+  // ---- the outer kernel and the inner-outer finishing kernel ----------------
+
+  std::string outer_kernel() const;
+  // Combines the partial rows of every block column by column (kY threads
+  // down the partial rows, then a tree over them: a fixed order, so results
+  // are deterministic), finalizes the outer reductions and computes the
+  // column outputs.
+  std::string column_finish_kernel() const;
+
+  const ReductionAnalysis& a_;
+  const ReductionParams& p_;
+  std::vector<const TensorView*> tensors_;
+  std::map<const Expr*, int> first_cell_;
+  int cells_ = 0;
+  KernelArgLayout layout_;
+};
+
+}  // namespace nvfuse
