@@ -10,7 +10,7 @@ namespace nvfuse {
 // ---- the outer kernel -------------------------------------------------------
 
 std::string ReductionGenerator::outer_kernel() const {
-  std::set<const TensorView*> loads;
+  TensorSet loads;
   const std::vector<const Expr*> exprs = cone(element_roots(0), true, &loads);
   std::ostringstream ss;
   ss << "extern \"C\" __global__ void __launch_bounds__(" << p_.block_size

@@ -116,7 +116,7 @@ std::string ReductionGenerator::row_body() const {
     ss << "  " << acc_type(r) << " " << acc_name(r) << " = " << op_type(r)
        << "::identity();\n";
   }
-  std::set<const TensorView*> loaded;
+  TensorSet loaded;
   if (p_.persistent) {
     ss << "  // The row stays in registers: loaded once, read by every phase.\n";
     for (size_t t = 0; t < a_.inputs.size(); ++t) {
@@ -150,8 +150,8 @@ std::string ReductionGenerator::row_body() const {
 }
 
 std::string ReductionGenerator::inner_phase(
-    int phase, std::set<const TensorView*>& loaded) const {
-  std::set<const TensorView*> loads;
+    int phase, TensorSet& loaded) const {
+  TensorSet loads;
   const std::vector<const Expr*> exprs =
       cone(element_roots(phase), false, &loads);
   const std::vector<const Expr*> reductions = reductions_of_phase(phase);
@@ -246,7 +246,7 @@ std::string ReductionGenerator::inner_phase(
     const std::string e = acc_element(r);
     const std::string acc = acc_name(r);
     const TensorView* value_tv = r->input(0)->as<TensorView>();
-    std::set<const TensorView*> value_loads;
+    TensorSet value_loads;
     const std::vector<const Expr*> value_exprs = cone({value_tv}, false, &value_loads);
     ss << indent << "{\n"
        << indent << "  " << e << " count = 0;\n"
@@ -280,7 +280,7 @@ std::string ReductionGenerator::inner_phase(
 }
 
 std::string ReductionGenerator::element_values(
-    const std::set<const TensorView*>& loads,
+    const TensorSet& loads,
     const std::vector<const Expr*>& exprs,
     const std::string& indent) const {
   std::ostringstream ss;

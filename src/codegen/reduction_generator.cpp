@@ -142,10 +142,10 @@ std::string ReductionGenerator::finalize(const Expr* r, const std::string& acc,
 std::vector<const Expr*> ReductionGenerator::cone(
     const std::vector<const TensorView*>& roots,
     bool through_rows,
-    std::set<const TensorView*>* loads) const {
-  std::set<const Expr*> needed;
+    TensorSet* loads) const {
+  ExprSet needed;
   std::vector<const TensorView*> stack(roots.begin(), roots.end());
-  std::set<const TensorView*> seen;
+  TensorSet seen;
   while (!stack.empty()) {
     const TensorView* tv = stack.back();
     stack.pop_back();

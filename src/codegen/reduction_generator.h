@@ -13,6 +13,16 @@
 
 namespace nvfuse {
 
+// Statements in creation order, so that the generated text (and the kernel
+// cache key) does not depend on where the IR nodes were allocated.
+struct CreationOrder {
+  bool operator()(const Statement* a, const Statement* b) const {
+    return a->serial() < b->serial();
+  }
+};
+using TensorSet = std::set<const TensorView*, CreationOrder>;
+using ExprSet = std::set<const Expr*, CreationOrder>;
+
 // Kernel tensors are numbered in `tensors_` order (inputs, then outputs):
 // the slot `t` of the Args layout, of params.access and of the helpers.
 // The helpers not defined here are in reduction_generator.cpp; the kernels
@@ -107,7 +117,7 @@ class ReductionGenerator {
   std::vector<const Expr*> cone(
       const std::vector<const TensorView*>& roots,
       bool through_rows,
-      std::set<const TensorView*>* loads) const;
+      TensorSet* loads) const;
   std::vector<const TensorView*> element_outputs(int phase) const;
   std::vector<const TensorView*> element_roots(int phase) const;
   // Per-row exprs (not reductions) whose value is available from `phase`.
@@ -143,10 +153,10 @@ class ReductionGenerator {
   // One row of the inner kernel (or one per slot of a block), from `row`
   // on: per-row inputs, the phases, the per-row outputs.
   std::string row_body() const;
-  std::string inner_phase(int phase, std::set<const TensorView*>& loaded) const;
+  std::string inner_phase(int phase, TensorSet& loaded) const;
   // Element (k, v) of the loaded per-element tensors in `loads` and the
   // values `exprs` compute from them, one statement each.
-  std::string element_values(const std::set<const TensorView*>& loads,
+  std::string element_values(const TensorSet& loads,
                              const std::vector<const Expr*>& exprs,
                              const std::string& indent) const;
   // Combines each phase-`phase` accumulator over the row's lanes (and, for a
