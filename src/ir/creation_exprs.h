@@ -7,21 +7,16 @@
 
 namespace nvfuse {
 
-#define NVFUSE_CREATION_EXPR(Kind)                      \
-  static constexpr ExprKind kExprKind = ExprKind::Kind; \
-  Kind(Fusion* fusion, ExprFields fields)               \
-      : Expr(fusion, ExprKind::Kind, std::move(fields)) {}
-
 // inputs: the fill value, then one Scalar per output axis.
 class FullOp : public Expr {
  public:
-  NVFUSE_CREATION_EXPR(FullOp)
+  NVFUSE_EXPR_BOILERPLATE(FullOp)
 };
 
 // A 1-D tensor start, start + step, ...; inputs: length, start, step.
 class IotaOp : public Expr {
  public:
-  NVFUSE_CREATION_EXPR(IotaOp)
+  NVFUSE_EXPR_BOILERPLATE(IotaOp)
 };
 
 // uniform(low, high) or normal(mean, std) values; inputs: the two
@@ -30,12 +25,10 @@ class IotaOp : public Expr {
 // torch's generator of the output's device.
 class RngOp : public Expr {
  public:
-  NVFUSE_CREATION_EXPR(RngOp)
+  NVFUSE_EXPR_BOILERPLATE(RngOp)
   bool is_normal() const { return attribute<bool>(0); }
   bool has_explicit_seed() const { return attribute<bool>(1); }
   size_t first_size_input() const { return has_explicit_seed() ? 4 : 2; }
 };
-
-#undef NVFUSE_CREATION_EXPR
 
 }  // namespace nvfuse

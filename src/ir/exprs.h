@@ -11,6 +11,8 @@
 
 namespace nvfuse {
 
+// The kind tag and the constructor every Expr kind class has (also used by
+// the sibling headers listed in all_exprs.h).
 #define NVFUSE_EXPR_BOILERPLATE(Kind)                          \
   static constexpr ExprKind kExprKind = ExprKind::Kind;        \
   Kind(Fusion* fusion, ExprFields fields)                      \
@@ -114,7 +116,5 @@ class Merge : public Expr {
   NVFUSE_EXPR_BOILERPLATE(Merge)
   static Merge* make(IterDomain* out, IterDomain* outer, IterDomain* inner);
 };
-
-#undef NVFUSE_EXPR_BOILERPLATE
 
 }  // namespace nvfuse

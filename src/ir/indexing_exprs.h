@@ -7,22 +7,17 @@
 
 namespace nvfuse {
 
-#define NVFUSE_INDEXING_EXPR(Kind)                      \
-  static constexpr ExprKind kExprKind = ExprKind::Kind; \
-  Kind(Fusion* fusion, ExprFields fields)               \
-      : Expr(fusion, ExprKind::Kind, std::move(fields)) {}
-
 // out = in.select(dim, index); inputs: in, index (an integer Scalar).
 class SelectOp : public Expr {
  public:
-  NVFUSE_INDEXING_EXPR(SelectOp)
+  NVFUSE_EXPR_BOILERPLATE(SelectOp)
   int64_t dim() const { return attribute<int64_t>(0); }
 };
 
 // out = in.index_select(dim, index); index is a 1-D integer tensor.
 class IndexSelectOp : public Expr {
  public:
-  NVFUSE_INDEXING_EXPR(IndexSelectOp)
+  NVFUSE_EXPR_BOILERPLATE(IndexSelectOp)
   int64_t dim() const { return attribute<int64_t>(0); }
 };
 
@@ -31,7 +26,7 @@ class IndexSelectOp : public Expr {
 // gather takes index's shape (torch.gather).
 class GatherOp : public Expr {
  public:
-  NVFUSE_INDEXING_EXPR(GatherOp)
+  NVFUSE_EXPR_BOILERPLATE(GatherOp)
   int64_t dim() const { return attribute<int64_t>(0); }
   bool take_along_axis() const { return attribute<bool>(1); }
 };
@@ -39,7 +34,7 @@ class GatherOp : public Expr {
 // out = in.scatter(dim, index, src); inputs: in, index, src.
 class ScatterOp : public Expr {
  public:
-  NVFUSE_INDEXING_EXPR(ScatterOp)
+  NVFUSE_EXPR_BOILERPLATE(ScatterOp)
   int64_t dim() const { return attribute<int64_t>(0); }
 };
 
@@ -47,29 +42,27 @@ class ScatterOp : public Expr {
 // duplicates accumulating: acc.index_put((index,), value, accumulate=True).
 class IndexPutAccumulateOp : public Expr {
  public:
-  NVFUSE_INDEXING_EXPR(IndexPutAccumulateOp)
+  NVFUSE_EXPR_BOILERPLATE(IndexPutAccumulateOp)
 };
 
 // out = weight[indices]: rows of the 2-D weight; inputs: indices, weight.
 class EmbeddingFwdOp : public Expr {
  public:
-  NVFUSE_INDEXING_EXPR(EmbeddingFwdOp)
+  NVFUSE_EXPR_BOILERPLATE(EmbeddingFwdOp)
 };
 
 // The upper triangle of the last two axes (others zero); inputs: in,
 // diagonal (an integer Scalar, as torch.triu's).
 class TriuOp : public Expr {
  public:
-  NVFUSE_INDEXING_EXPR(TriuOp)
+  NVFUSE_EXPR_BOILERPLATE(TriuOp)
 };
 
 // Inclusive prefix sums along dim.
 class CumsumOp : public Expr {
  public:
-  NVFUSE_INDEXING_EXPR(CumsumOp)
+  NVFUSE_EXPR_BOILERPLATE(CumsumOp)
   int64_t dim() const { return attribute<int64_t>(0); }
 };
-
-#undef NVFUSE_INDEXING_EXPR
 
 }  // namespace nvfuse

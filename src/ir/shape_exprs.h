@@ -8,21 +8,16 @@
 
 namespace nvfuse {
 
-#define NVFUSE_SHAPE_EXPR(Kind)                         \
-  static constexpr ExprKind kExprKind = ExprKind::Kind; \
-  Kind(Fusion* fusion, ExprFields fields)               \
-      : Expr(fusion, ExprKind::Kind, std::move(fields)) {}
-
 // out = in.reshape(sizes); inputs: in, then one Scalar per output axis.
 class ReshapeOp : public Expr {
  public:
-  NVFUSE_SHAPE_EXPR(ReshapeOp)
+  NVFUSE_EXPR_BOILERPLATE(ReshapeOp)
 };
 
 // out axis i = in axis dims[i].
 class PermuteOp : public Expr {
  public:
-  NVFUSE_SHAPE_EXPR(PermuteOp)
+  NVFUSE_EXPR_BOILERPLATE(PermuteOp)
   const std::vector<int64_t>& dims() const {
     return attribute<std::vector<int64_t>>(0);
   }
@@ -31,7 +26,7 @@ class PermuteOp : public Expr {
 // Removes the size-1 axes `dims` (sorted).
 class SqueezeOp : public Expr {
  public:
-  NVFUSE_SHAPE_EXPR(SqueezeOp)
+  NVFUSE_EXPR_BOILERPLATE(SqueezeOp)
   const std::vector<int64_t>& dims() const {
     return attribute<std::vector<int64_t>>(0);
   }
@@ -41,23 +36,21 @@ class SqueezeOp : public Expr {
 // negative indices count from the end, out-of-range ones clamp).
 class SliceOp : public Expr {
  public:
-  NVFUSE_SHAPE_EXPR(SliceOp)
+  NVFUSE_EXPR_BOILERPLATE(SliceOp)
 };
 
 // inputs: in, the pad value, then (before, after) per axis in axis order;
 // negative widths crop, as torch.nn.functional.pad.
 class PadOp : public Expr {
  public:
-  NVFUSE_SHAPE_EXPR(PadOp)
+  NVFUSE_EXPR_BOILERPLATE(PadOp)
 };
 
 // Concatenation of the input tensors along `dim`.
 class CatOp : public Expr {
  public:
-  NVFUSE_SHAPE_EXPR(CatOp)
+  NVFUSE_EXPR_BOILERPLATE(CatOp)
   int64_t dim() const { return attribute<int64_t>(0); }
 };
-
-#undef NVFUSE_SHAPE_EXPR
 
 }  // namespace nvfuse

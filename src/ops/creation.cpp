@@ -2,6 +2,7 @@
 
 #include "ir/creation_exprs.h"
 #include "ir/fusion.h"
+#include "ops/new_axes.h"
 #include "ops/pointwise.h"
 
 namespace nvfuse {
@@ -22,10 +23,7 @@ std::vector<IterDomain*> axes_of_shape(
           *size >= 0, op, ": shape[", i, "] is ", *size,
           "; sizes must be >= 0");
     }
-    axes.push_back(
-        shape[i]->is_constant_int(1)
-            ? fusion->create<IterDomain>(fusion->one(), IterType::kBroadcast)
-            : fusion->create<IterDomain>(shape[i], IterType::kIteration));
+    axes.push_back(axis_of_extent(fusion, shape[i]));
   }
   return axes;
 }
@@ -75,6 +73,19 @@ std::vector<Scalar*> shape_of(const TensorView* like) {
     shape.push_back(id->logical_extent());
   }
   return shape;
+}
+
+// uniform [0, 1) or standard normal values with `like`'s shape and dtype.
+TensorView* random_like(
+    bool is_normal,
+    TensorView* like,
+    RngSeed seed,
+    const char* op) {
+  Fusion* fusion = like->fusion();
+  return random(
+      is_normal, fusion->constant(ScalarValue(0.0), DataType::Double),
+      fusion->constant(ScalarValue(1.0), DataType::Double), shape_of(like),
+      seed, like->dtype(), op);
 }
 
 }  // namespace
@@ -135,19 +146,11 @@ TensorView* normal(
 }
 
 TensorView* rand_like(TensorView* like, RngSeed seed) {
-  Fusion* fusion = like->fusion();
-  return random(
-      false, fusion->constant(ScalarValue(0.0), DataType::Double),
-      fusion->constant(ScalarValue(1.0), DataType::Double), shape_of(like),
-      seed, like->dtype(), "rand_like");
+  return random_like(false, like, seed, "rand_like");
 }
 
 TensorView* randn_like(TensorView* like, RngSeed seed) {
-  Fusion* fusion = like->fusion();
-  return random(
-      true, fusion->constant(ScalarValue(0.0), DataType::Double),
-      fusion->constant(ScalarValue(1.0), DataType::Double), shape_of(like),
-      seed, like->dtype(), "randn_like");
+  return random_like(true, like, seed, "randn_like");
 }
 
 }  // namespace nvfuse

@@ -3,36 +3,17 @@
 #include "ir/axes.h"
 #include "ir/fusion.h"
 #include "ir/indexing_exprs.h"
+#include "ops/new_axes.h"
 
 namespace nvfuse {
 
 namespace {
-
-IterDomain* copy_axis(Fusion* fusion, const IterDomain* id) {
-  return fusion->create<IterDomain>(
-      id->extent(), id->iter_type(), id->expanded_extent());
-}
-
-std::vector<IterDomain*> copy_axes(const TensorView* tv) {
-  std::vector<IterDomain*> axes;
-  for (const IterDomain* id : tv->logical()) {
-    axes.push_back(copy_axis(tv->fusion(), id));
-  }
-  return axes;
-}
 
 void check_index_tensor(const TensorView* index, const char* op) {
   NVFUSE_TYPE_CHECK(
       index->dtype() == DataType::Int || index->dtype() == DataType::Int32,
       op, ": the index tensor must have dtype Int or Int32, got ",
       index->dtype());
-}
-
-TensorView* make_output(
-    Fusion* fusion,
-    std::vector<IterDomain*> axes,
-    DataType dtype) {
-  return fusion->create<TensorView>(TensorDomain(std::move(axes)), dtype);
 }
 
 // Requires equal extents of `a` and `b` (checked now when both are
@@ -76,7 +57,7 @@ TensorView* select(TensorView* in, Scalar* index, int64_t dim) {
       axes.push_back(copy_axis(fusion, in->logical()[i]));
     }
   }
-  TensorView* out = make_output(fusion, std::move(axes), in->dtype());
+  TensorView* out = tensor_of_axes(fusion, std::move(axes), in->dtype());
   fusion->create<SelectOp>(ExprFields{{in, index}, {out}, {{"dim", axis}}});
   return out;
 }
@@ -90,7 +71,7 @@ TensorView* index_select(TensorView* in, TensorView* index, int64_t dim) {
   Fusion* fusion = in->fusion();
   std::vector<IterDomain*> axes = copy_axes(in);
   axes[axis] = copy_axis(fusion, index->logical()[0]);
-  TensorView* out = make_output(fusion, std::move(axes), in->dtype());
+  TensorView* out = tensor_of_axes(fusion, std::move(axes), in->dtype());
   fusion->create<IndexSelectOp>(
       ExprFields{{in, index}, {out}, {{"dim", axis}}});
   return out;
@@ -110,7 +91,7 @@ TensorView* gather(TensorView* in, TensorView* index, int64_t dim) {
         i == axis || !(have && bound && *have > *bound), "gather: index has ",
         "size ", *have, " at axis ", i, ", more than the input's ", *bound);
   }
-  TensorView* out = make_output(fusion, copy_axes(index), in->dtype());
+  TensorView* out = tensor_of_axes(fusion, copy_axes(index), in->dtype());
   fusion->create<GatherOp>(ExprFields{
       {in, index}, {out}, {{"dim", axis}, {"take_along_axis", false}}});
   return out;
@@ -135,7 +116,7 @@ TensorView* take_along_axis(TensorView* in, TensorView* index, int64_t dim) {
       axes.push_back(copy_axis(fusion, from_index));
     }
   }
-  TensorView* out = make_output(fusion, std::move(axes), in->dtype());
+  TensorView* out = tensor_of_axes(fusion, std::move(axes), in->dtype());
   for (int64_t i = 0; i < in->rank(); ++i) {
     const IterDomain* a = index->logical()[i];
     const IterDomain* b = in->logical()[i];
@@ -165,7 +146,7 @@ TensorView* scatter(
       src->dtype() == in->dtype(), "scatter: src has dtype ", src->dtype(),
       " but the input has dtype ", in->dtype());
   Fusion* fusion = in->fusion();
-  TensorView* out = make_output(fusion, copy_axes(in), in->dtype());
+  TensorView* out = tensor_of_axes(fusion, copy_axes(in), in->dtype());
   fusion->create<ScatterOp>(
       ExprFields{{in, index, src}, {out}, {{"dim", axis}}});
   return out;
@@ -187,7 +168,7 @@ TensorView* index_put_accumulate(
       value->dtype() == acc->dtype(), "index_put_accumulate: value has dtype ",
       value->dtype(), " but acc has dtype ", acc->dtype());
   Fusion* fusion = acc->fusion();
-  TensorView* out = make_output(fusion, copy_axes(acc), acc->dtype());
+  TensorView* out = tensor_of_axes(fusion, copy_axes(acc), acc->dtype());
   require_equal(
       index->logical()[0]->logical_extent(),
       value->logical()[0]->logical_extent(), out, "index_put_accumulate",
@@ -211,7 +192,7 @@ TensorView* embedding_fwd(TensorView* indices, TensorView* weight) {
   Fusion* fusion = indices->fusion();
   std::vector<IterDomain*> axes = copy_axes(indices);
   axes.push_back(copy_axis(fusion, weight->logical()[1]));
-  TensorView* out = make_output(fusion, std::move(axes), weight->dtype());
+  TensorView* out = tensor_of_axes(fusion, std::move(axes), weight->dtype());
   fusion->create<EmbeddingFwdOp>(ExprFields{{indices, weight}, {out}, {}});
   return out;
 }
@@ -224,7 +205,7 @@ TensorView* triu(TensorView* in, Scalar* diagonal) {
       is_integral(diagonal->dtype()), "triu: diagonal must be an integer, got ",
       diagonal->dtype());
   Fusion* fusion = in->fusion();
-  TensorView* out = make_output(fusion, copy_axes(in), in->dtype());
+  TensorView* out = tensor_of_axes(fusion, copy_axes(in), in->dtype());
   fusion->create<TriuOp>(ExprFields{{in, diagonal}, {out}, {}});
   return out;
 }
@@ -235,7 +216,7 @@ TensorView* cumsum(TensorView* in, int64_t dim) {
       is_integral(in->dtype()) || is_boolean(in->dtype()) ? DataType::Int
                                                           : in->dtype();
   Fusion* fusion = in->fusion();
-  TensorView* out = make_output(fusion, copy_axes(in), dtype);
+  TensorView* out = tensor_of_axes(fusion, copy_axes(in), dtype);
   fusion->create<CumsumOp>(ExprFields{{in}, {out}, {{"dim", axis}}});
   return out;
 }

@@ -4,15 +4,11 @@
 
 #include "ir/fusion.h"
 #include "ir/matmul_exprs.h"
+#include "ops/new_axes.h"
 
 namespace nvfuse {
 
 namespace {
-
-IterDomain* copy_axis(Fusion* fusion, const IterDomain* id) {
-  return fusion->create<IterDomain>(
-      id->extent(), id->iter_type(), id->expanded_extent());
-}
 
 void check_operand(const TensorView* tv, const char* op, const char* what) {
   NVFUSE_TYPE_CHECK(

@@ -6,24 +6,11 @@
 #include "ir/extent_arith.h"
 #include "ir/fusion.h"
 #include "ir/shape_exprs.h"
+#include "ops/new_axes.h"
 
 namespace nvfuse {
 
 namespace {
-
-// An axis of a new tensor with extent `extent`: a broadcast when the extent
-// is the constant 1.
-IterDomain* axis_of_extent(Fusion* fusion, Scalar* extent) {
-  if (extent->is_constant_int(1)) {
-    return fusion->create<IterDomain>(fusion->one(), IterType::kBroadcast);
-  }
-  return fusion->create<IterDomain>(extent, IterType::kIteration);
-}
-
-IterDomain* copy_axis(Fusion* fusion, const IterDomain* id) {
-  return fusion->create<IterDomain>(
-      id->extent(), id->iter_type(), id->expanded_extent());
-}
 
 Scalar* element_count(const std::vector<IterDomain*>& axes, Fusion* fusion) {
   Scalar* count = fusion->one();
@@ -37,13 +24,6 @@ void check_size_operand(const Scalar* size, const char* op, const char* what, si
   NVFUSE_TYPE_CHECK(
       is_integral(size->dtype()), op, ": ", what, "[", i,
       "] must be an integer, got ", size->dtype());
-}
-
-TensorView* make_output(
-    Fusion* fusion,
-    std::vector<IterDomain*> axes,
-    DataType dtype) {
-  return fusion->create<TensorView>(TensorDomain(std::move(axes)), dtype);
 }
 
 }  // namespace
@@ -87,7 +67,7 @@ TensorView* reshape(TensorView* in, const std::vector<Scalar*>& shape) {
   for (Scalar* size : sizes) {
     axes.push_back(axis_of_extent(fusion, size));
   }
-  TensorView* out = make_output(fusion, std::move(axes), in->dtype());
+  TensorView* out = tensor_of_axes(fusion, std::move(axes), in->dtype());
   std::vector<Val*> inputs = {in};
   inputs.insert(inputs.end(), sizes.begin(), sizes.end());
   fusion->create<ReshapeOp>(ExprFields{std::move(inputs), {out}, {}});
@@ -113,7 +93,7 @@ TensorView* permute(TensorView* in, const std::vector<int64_t>& dims) {
   for (int64_t d : normalized) {
     axes.push_back(copy_axis(fusion, in->logical()[d]));
   }
-  TensorView* out = make_output(fusion, std::move(axes), in->dtype());
+  TensorView* out = tensor_of_axes(fusion, std::move(axes), in->dtype());
   fusion->create<PermuteOp>(ExprFields{{in}, {out}, {{"dims", normalized}}});
   return out;
 }
@@ -138,7 +118,7 @@ TensorView* squeeze(TensorView* in, const std::vector<int64_t>& dims) {
       fusion->add_extent_equality(id->logical_extent(), fusion->one(), in);
     }
   }
-  TensorView* out = make_output(fusion, std::move(axes), in->dtype());
+  TensorView* out = tensor_of_axes(fusion, std::move(axes), in->dtype());
   fusion->create<SqueezeOp>(ExprFields{{in}, {out}, {{"dims", axes_to_drop}}});
   return out;
 }
@@ -176,7 +156,7 @@ TensorView* slice(
         whole_axis ? copy_axis(fusion, id) : axis_of_extent(fusion, length));
     inputs.insert(inputs.end(), {starts[i], ends[i], steps[i]});
   }
-  TensorView* out = make_output(fusion, std::move(axes), in->dtype());
+  TensorView* out = tensor_of_axes(fusion, std::move(axes), in->dtype());
   fusion->create<SliceOp>(ExprFields{std::move(inputs), {out}, {}});
   return out;
 }
@@ -220,7 +200,7 @@ TensorView* pad(
     }
     inputs.insert(inputs.end(), {before[i], after[i]});
   }
-  TensorView* out = make_output(fusion, std::move(axes), in->dtype());
+  TensorView* out = tensor_of_axes(fusion, std::move(axes), in->dtype());
   fusion->create<PadOp>(ExprFields{std::move(inputs), {out}, {}});
   return out;
 }
@@ -262,7 +242,7 @@ TensorView* cat(const std::vector<TensorView*>& inputs, int64_t dim) {
         i == axis ? axis_of_extent(fusion, total)
                   : copy_axis(fusion, first->logical()[i]));
   }
-  TensorView* out = make_output(fusion, std::move(axes), first->dtype());
+  TensorView* out = tensor_of_axes(fusion, std::move(axes), first->dtype());
   std::vector<Val*> operands(inputs.begin(), inputs.end());
   fusion->create<CatOp>(ExprFields{std::move(operands), {out}, {{"dim", axis}}});
   return out;

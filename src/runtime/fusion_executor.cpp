@@ -156,25 +156,23 @@ void FusionExecutor::dump_segments() const {
     dump("segments", ss.str());
     return;
   }
-  {
-    ss << segments_.size() << " segment(s):\n";
-    for (const Segment& s : segments_) {
-      ss << "  outputs";
-      for (size_t i : s.outputs) {
-        ss << " " << i;
-      }
-      ss << ": " << (s.kernel != nullptr
-                         ? "a generated " + s.kind + " kernel (on CUDA inputs)"
-                         : "the ATen reference evaluator (the " + s.kind +
-                             " scheduler rejects it: " + s.why_no_kernel + ")")
-         << "\n";
+  ss << segments_.size() << " segment(s):\n";
+  for (const Segment& s : segments_) {
+    ss << "  outputs";
+    for (size_t i : s.outputs) {
+      ss << " " << i;
     }
-    if (!fallback_.empty()) {
-      ss << "  (inputs the kernel declines run as " << fallback_.size()
-         << " segments, one per reduction class)\n";
-    }
-    dump("segments", ss.str());
+    ss << ": " << (s.kernel != nullptr
+                       ? "a generated " + s.kind + " kernel (on CUDA inputs)"
+                       : "the ATen reference evaluator (the " + s.kind +
+                           " scheduler rejects it: " + s.why_no_kernel + ")")
+       << "\n";
   }
+  if (!fallback_.empty()) {
+    ss << "  (inputs the kernel declines run as " << fallback_.size()
+       << " segments, one per reduction class)\n";
+  }
+  dump("segments", ss.str());
 }
 
 std::string FusionExecutor::cuda_code_for(const std::vector<Argument>& args) {
