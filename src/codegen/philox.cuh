@@ -1,8 +1,8 @@
 // Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2,
-// 3") and the mapping from (seed, offset, element index) to random values
-// that every nvfuse executor uses, so that a (seed, offset) pair gives the
-// same tensor on the CPU reference path and in generated kernels.
-// Plain C++ that also compiles as device code (no headers, no std::).
+// 3") and nvfuse's mapping from (seed, offset, element index) to random
+// values. The reference evaluator computes random ops with it today; it is
+// plain C++ that also compiles as device code (no headers, no std::) so
+// that generated kernels can share it and give the same tensors.
 #pragma once
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)

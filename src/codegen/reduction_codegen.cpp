@@ -49,37 +49,37 @@ std::string ReductionGenerator::inner_kernel() const {
      << "  constexpr int kRows = kBlock / kLanes;\n"
      << "  const int slot = threadIdx.x / kLanes;\n"
      << "  extern __shared__ __align__(64) char column_shared[];\n"
-     << column_regions("column_shared", "kRows", "column_", "  ")
-     << "#pragma unroll\n"
-     << "  for (int k = 0; k < kGroups; ++k) {\n"
-     << "    const Index col = (Index(k) * kLanes + lane) * kVec;\n"
-     << "    if (col < args.width) {\n"
-     << "#pragma unroll\n"
-     << "      for (int v = 0; v < kVec; ++v) {\n";
+     << column_regions("column_shared", "kRows", "column_", "  ");
+  std::string clear;
   for (const Expr* r : a_.outer_reductions) {
-    ss << "        " << column_name(r) << "[Index(slot) * args.width + col + v] = "
-       << op_type(r) << "::identity();\n";
+    clear += column_name(r) + "[Index(slot) * args.width + col + v] = " +
+        op_type(r) + "::identity();\n";
   }
-  ss << "      }\n    }\n  }\n"
+  ss << owned_columns(clear)
      << "  for (Index group = blockIdx.x; group * kRows < args.rows; group += gridDim.x) {\n"
      << "    const Index row = group * kRows + slot;\n"
      << indented(row_body(), "  ") << "  }\n"
      << "  // This block's partial rows, one per slot, for the finishing kernel.\n"
      << "  {\n"
      << column_regions("args.workspace", "args.partial_rows", "partial_", "    ")
-     << "    const Index partial_row = Index(blockIdx.x) * kRows + slot;\n"
-     << "#pragma unroll\n"
-     << "    for (int k = 0; k < kGroups; ++k) {\n"
-     << "      const Index col = (Index(k) * kLanes + lane) * kVec;\n"
-     << "      if (col < args.width) {\n"
-     << "#pragma unroll\n"
-     << "        for (int v = 0; v < kVec; ++v) {\n";
+     << "    const Index partial_row = Index(blockIdx.x) * kRows + slot;\n";
+  std::string copy;
   for (const Expr* r : a_.outer_reductions) {
-    ss << "          " << column_name(r, "partial_") << "[partial_row * args.width + col + v] = "
-       << column_name(r) << "[Index(slot) * args.width + col + v];\n";
+    copy += column_name(r, "partial_") + "[partial_row * args.width + col + v] = " +
+        column_name(r) + "[Index(slot) * args.width + col + v];\n";
   }
-  ss << "        }\n      }\n    }\n  }\n}\n";
+  ss << indented(owned_columns(copy), "  ") << "  }\n}\n";
   return ss.str();
+}
+
+std::string ReductionGenerator::owned_columns(const std::string& body) const {
+  return "#pragma unroll\n"
+         "  for (int k = 0; k < kGroups; ++k) {\n"
+         "    const Index col = (Index(k) * kLanes + lane) * kVec;\n"
+         "    if (col < args.width) {\n"
+         "#pragma unroll\n"
+         "      for (int v = 0; v < kVec; ++v) {\n" +
+      indented(body, "        ") + "      }\n    }\n  }\n";
 }
 
 std::string ReductionGenerator::indented(const std::string& text,

@@ -150,6 +150,9 @@ class ReductionGenerator {
 
   std::string inner_kernel() const;
   static std::string indented(const std::string& text, const std::string& indent);
+  // The loop over a thread's columns of an inner-outer row (col, v), with
+  // `body` (one statement per line) inside; at a two-space indent.
+  std::string owned_columns(const std::string& body) const;
   // One row of the inner kernel (or one per slot of a block), from `row`
   // on: per-row inputs, the phases, the per-row outputs.
   std::string row_body() const;

@@ -117,8 +117,12 @@ class Analyzer {
     return true;
   }
 
+  // Between them a and b reduce every axis of one shape exactly once.
   static bool complementary(const Expr* a, const Expr* b) {
     const int64_t rank = a->input(0)->as<TensorView>()->rank();
+    if (b->input(0)->as<TensorView>()->rank() != rank) {
+      return false;
+    }
     std::vector<int> count(rank, 0);
     for (const Expr* e : {a, b}) {
       for (int64_t axis : reduced_axes_of(*e)) {
@@ -191,10 +195,10 @@ class Analyzer {
       a_.reduced[axis] = true;
     }
     for (const Expr* expr : reductions_) {
-      if (expr->input(0)->as<TensorView>()->rank() != a_.rank ||
-          reduced_axes_of(*expr) != reduced_axes_of(*first)) {
-        return reject("its reductions reduce different axes");
-      }
+      NVFUSE_ASSERT(
+          expr->input(0)->as<TensorView>()->rank() == a_.rank &&
+              reduced_axes_of(*expr) == reduced_axes_of(*first),
+          "split_outer_reductions left reductions of different classes");
     }
     for (int axis = 0; axis < a_.rank; ++axis) {
       if (!a_.reduced[axis]) {

@@ -287,7 +287,7 @@ std::optional<ReductionSchedule> schedule_reduction(
   const bool main_outer_contiguous =
       main_tensor >= 0 && space.row_strides[main_tensor].back() == 1;
   p.outer = !main_inner && main_outer_contiguous && analysis.last_element_phase == 0;
-  if (analysis.has_outer_reductions() && (p.outer || !main_inner)) {
+  if (analysis.has_outer_reductions() && !main_inner) {
     return std::nullopt;  // inner-outer walks rows; the segments take it
   }
   if (space.rows == 0 && !analysis.has_outer_reductions()) {
