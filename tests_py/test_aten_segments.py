@@ -110,3 +110,12 @@ def test_epilogue_of_a_linear_runs_as_a_generated_kernel_on_cuda():
     code = fd.last_cuda_code()
     assert code.count("// ==== nvfuse segment: fused ====") == 1
     assert "__global__" in code
+
+
+def test_a_cut_fusion_checks_the_argument_count():
+    from nvfuse.errors import InputError
+
+    x = torch.randn(4, 6)
+    _, fd = run_fusion(lambda fd, t: fd.ops.reshape(fd.ops.relu(t), [2, 12]), [x])
+    with pytest.raises(InputError, match="takes 1 inputs, but 2 were given"):
+        fd.execute([x, x])

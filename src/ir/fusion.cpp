@@ -54,6 +54,15 @@ bool Fusion::is_output(const Val* v) const {
   return std::find(outputs_.begin(), outputs_.end(), v) != outputs_.end();
 }
 
+void Fusion::retain_inputs(const std::vector<size_t>& positions) {
+  std::vector<Val*> kept;
+  for (size_t position : positions) {
+    NVFUSE_ASSERT(position < inputs_.size(), "no input ", position);
+    kept.push_back(inputs_[position]);
+  }
+  inputs_ = std::move(kept);
+}
+
 void Fusion::set_outputs(std::vector<Val*> outputs) {
   for (const Val* out : outputs) {
     NVFUSE_ASSERT(out->fusion() == this, "output from another Fusion");

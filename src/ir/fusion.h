@@ -87,6 +87,8 @@ class Fusion {
   // Keeps only the outputs at `positions` (in that order), so exprs() then
   // visits just what they need (segmentation: a clone per segment).
   void retain_outputs(const std::vector<size_t>& positions);
+  // Keeps the inputs at `positions` (in that order), e.g. a segment's.
+  void retain_inputs(const std::vector<size_t>& positions);
   // Replaces the outputs (a segment's); in-place aliases are dropped.
   void set_outputs(std::vector<Val*> outputs);
 

@@ -44,26 +44,32 @@ std::string FusionExecutor::segment_header(
   return header + " ====\n";
 }
 
-FusionExecutor::FusionExecutor(const Fusion& definition, bool is_part)
+FusionExecutor::FusionExecutor(const Fusion& definition)
     : fusion_(definition.clone()) {
-  if (dump_enabled(DumpOption::fusion_ir) && !is_part) {
+  if (dump_enabled(DumpOption::fusion_ir)) {
     dump("fusion_ir", definition.to_string());
   }
   run_presegmentation_passes(*fusion_);
-
-  if (!is_part) {
-    for (FusionSegment& plan : segment_at_aten_ops(*fusion_)) {
-      auto executor = std::make_unique<FusionExecutor>(*plan.fusion, true);
-      parts_.push_back({std::move(plan), std::move(executor)});
-    }
+  for (FusionSegment& plan : segment_at_aten_ops(*fusion_)) {
+    // The piece went through the passes with the whole fusion.
+    std::unique_ptr<FusionExecutor> executor(
+        new FusionExecutor(std::move(plan.fusion)));
+    parts_.push_back({std::move(plan), std::move(executor)});
   }
-  if (!parts_.empty()) {
-    if (dump_enabled(DumpOption::segments)) {
-      dump_segments();
-    }
-    return;
+  if (parts_.empty()) {
+    plan_segments();
   }
+  if (dump_enabled(DumpOption::segments)) {
+    dump_segments();
+  }
+}
 
+FusionExecutor::FusionExecutor(std::unique_ptr<Fusion> part)
+    : fusion_(std::move(part)) {
+  plan_segments();
+}
+
+void FusionExecutor::plan_segments() {
   Segment whole;
   whole.fusion = fusion_.get();
   whole.kernel = kernel_executor_for(*fusion_, &whole.kind, &whole.why_no_kernel);
@@ -99,10 +105,6 @@ FusionExecutor::FusionExecutor(const Fusion& definition, bool is_part)
       whole.why_no_kernel += "; not split into segments: " + why_not_split;
     }
     segments_.push_back(std::move(whole));
-  }
-
-  if (dump_enabled(DumpOption::segments) && !is_part) {
-    dump_segments();
   }
 }
 
@@ -177,34 +179,11 @@ void FusionExecutor::dump_segments() const {
 
 std::string FusionExecutor::cuda_code_for(const std::vector<Argument>& args) {
   if (!parts_.empty()) {
-    // Later parts need the boundary values of earlier ones: compute them.
-    std::unordered_map<const Val*, at::Tensor> values;
-    const auto& inputs = fusion_->inputs();
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      if (const auto* t = std::get_if<at::Tensor>(&args[i])) {
-        values[inputs[i]] = *t;
-      }
-    }
+    // Later parts need the boundary values of earlier ones: run them.
     std::string code;
-    for (Part& part : parts_) {
-      const std::vector<Argument> piece_args = part_args(part, args, values);
-      if (!part.plan.is_aten) {
-        code += "// ==== nvfuse segment: fused ====\n";
-        try {
-          code += part.executor->cuda_code_for(piece_args);
-        } catch (const Error& e) {
-          if (e.kind() != ErrorKind::kUnsupported) {
-            throw;
-          }
-          code += std::string("// (runs on the ATen reference evaluator: ") +
-              e.what() + ")\n";
-        }
-      }
-      std::vector<at::Tensor> produced = part.executor->compute(piece_args);
-      for (size_t j = 0; j < produced.size(); ++j) {
-        values[part.plan.outputs[j]] = std::move(produced[j]);
-      }
-    }
+    std::vector<bool> from_kernel;
+    c10::Device device(c10::kCPU);
+    compute_parts(args, from_kernel, device, &code);
     return code;
   }
   const auto code_of = [&](std::vector<Segment>& segments) {
@@ -292,49 +271,73 @@ std::vector<Argument> FusionExecutor::part_args(
     const Part& part,
     const std::vector<Argument>& args,
     const std::unordered_map<const Val*, at::Tensor>& values) const {
-  std::vector<Argument> result = args;
+  std::vector<Argument> result;
+  result.reserve(part.plan.inputs.size() + part.plan.boundary.size());
+  for (size_t position : part.plan.inputs) {
+    result.push_back(args[position]);
+  }
   for (const Val* b : part.plan.boundary) {
     result.emplace_back(values.at(b));
   }
   return result;
 }
 
+std::string FusionExecutor::fused_part_code(
+    Part& part,
+    const std::vector<Argument>& args) {
+  std::string code = "// ==== nvfuse segment: fused ====\n";
+  try {
+    return code + part.executor->cuda_code_for(args);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kUnsupported) {
+      throw;
+    }
+    return code + "// (runs on the ATen reference evaluator: " + e.what() + ")\n";
+  }
+}
+
 std::vector<at::Tensor> FusionExecutor::compute_parts(
     const std::vector<Argument>& args,
-    c10::Device& device) {
-  std::unordered_map<const Val*, at::Tensor> values;
-  const auto& inputs = fusion_->inputs();
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (const auto* t = std::get_if<at::Tensor>(&args[i])) {
-      values[inputs[i]] = *t;
+    std::vector<bool>& from_kernel,
+    c10::Device& device,
+    std::string* code) {
+  check_argument_count(*fusion_, args);  // parts bind only what they use
+  std::unordered_map<const Val*, at::Tensor> values;  // boundary tensors
+  std::unordered_map<const Val*, bool> value_from_kernel;
+  for (size_t p = 0; p < parts_.size(); ++p) {
+    Part& part = parts_[p];
+    const std::vector<Argument> piece_args = part_args(part, args, values);
+    if (code != nullptr) {
+      if (!part.plan.is_aten) {
+        *code += fused_part_code(part, piece_args);
+      }
+      if (p + 1 == parts_.size()) {
+        return {};  // nothing after the last part needs its values
+      }
     }
-  }
-  for (Part& part : parts_) {
+    std::vector<bool> part_from_kernel;
     std::vector<at::Tensor> produced =
-        part.executor->compute(part_args(part, args, values), &device);
+        part.executor->compute(piece_args, part_from_kernel, device);
     for (size_t j = 0; j < produced.size(); ++j) {
       values[part.plan.outputs[j]] = std::move(produced[j]);
+      value_from_kernel[part.plan.outputs[j]] = part_from_kernel[j];
     }
   }
   std::vector<at::Tensor> outputs;
+  from_kernel.clear();
   for (const Val* out : fusion_->outputs()) {
     outputs.push_back(values.at(out));
+    from_kernel.push_back(value_from_kernel.at(out));
   }
   return outputs;
 }
 
 std::vector<at::Tensor> FusionExecutor::compute(
     const std::vector<Argument>& args,
-    c10::Device* device) {
-  c10::Device where(c10::kCPU);
-  std::vector<bool> from_kernel;
-  std::vector<at::Tensor> values = parts_.empty()
-      ? compute_segments(args, from_kernel, where)
-      : compute_parts(args, where);
-  if (device != nullptr) {
-    *device = where;
-  }
-  return values;
+    std::vector<bool>& from_kernel,
+    c10::Device& device) {
+  return parts_.empty() ? compute_segments(args, from_kernel, device)
+                        : compute_parts(args, from_kernel, device);
 }
 
 std::vector<at::Tensor> FusionExecutor::execute(
@@ -344,10 +347,7 @@ std::vector<at::Tensor> FusionExecutor::execute(
   // reference evaluator's values may be views of inputs or laid out by ATen.
   std::vector<bool> from_kernel;
   c10::Device device(c10::kCPU);
-  std::vector<at::Tensor> values = parts_.empty()
-      ? compute_segments(args, from_kernel, device)
-      : compute_parts(args, device);
-  from_kernel.resize(values.size(), false);
+  std::vector<at::Tensor> values = compute(args, from_kernel, device);
   std::vector<at::Tensor> input_tensors;  // for materialize_output, on demand
   auto inputs_of_args = [&]() -> const std::vector<at::Tensor>& {
     if (input_tensors.empty()) {

@@ -5,6 +5,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <atomic>
 #include <memory>
 #include <unordered_map>
 #include <vector>
@@ -19,8 +20,7 @@ namespace nvfuse {
 class FusionExecutor : public RuntimeState {
  public:
   // Clones `definition` and runs the pre-segmentation passes on the clone.
-  // A part (a piece of a fusion cut at its ATen exprs) is not cut again.
-  explicit FusionExecutor(const Fusion& definition, bool is_part = false);
+  explicit FusionExecutor(const Fusion& definition);
 
   // The outputs that are not written in place, in definition order. CUDA
   // inputs run as generated kernels when the pointwise or the reduction
@@ -29,10 +29,12 @@ class FusionExecutor : public RuntimeState {
   // reference evaluator.
   std::vector<at::Tensor> execute(const std::vector<Argument>& args);
   // The values of the fusion's outputs as computed, without laying them out
-  // or writing in-place outputs (what a segment hands to the next one).
+  // or writing in-place outputs (what a part hands to the next one);
+  // from_kernel[i]: output i is a fresh kernel output in its final layout.
   std::vector<at::Tensor> compute(
       const std::vector<Argument>& args,
-      c10::Device* device = nullptr);
+      std::vector<bool>& from_kernel,
+      c10::Device& device);
   const Fusion& prepared_fusion() const { return *fusion_; }
 
   // One entry per segment: ("fused" or "aten", the op names of its tensor
@@ -77,16 +79,27 @@ class FusionExecutor : public RuntimeState {
     FusionSegment plan;
     std::unique_ptr<FusionExecutor> executor;
   };
-  // The arguments of `part`: the fusion's arguments, then its boundary
-  // tensors from `values`.
+  // The arguments of `part`: the fusion's arguments it keeps, then its
+  // boundary tensors from `values`.
   std::vector<Argument> part_args(
       const Part& part,
       const std::vector<Argument>& args,
       const std::unordered_map<const Val*, at::Tensor>& values) const;
-  // Runs the parts in order; the values of the fusion's outputs.
+  // A part: a piece of a fusion cut at its ATen exprs, already through the
+  // passes; it is not cut again.
+  explicit FusionExecutor(std::unique_ptr<Fusion> part);
+  // Fills segments_ (and fallback_) for the prepared fusion.
+  void plan_segments();
+  // Runs the parts in order; the values of the fusion's outputs. With
+  // `code`, appends each fused part's generated kernels to it instead (the
+  // last part is not run).
   std::vector<at::Tensor> compute_parts(
       const std::vector<Argument>& args,
-      c10::Device& device);
+      std::vector<bool>& from_kernel,
+      c10::Device& device,
+      std::string* code = nullptr);
+  // A fused part's kernels for `args`, or why it has none.
+  std::string fused_part_code(Part& part, const std::vector<Argument>& args);
   // Runs segments_ (and fallback_): the values of the fusion's outputs.
   std::vector<at::Tensor> compute_segments(
       const std::vector<Argument>& args,
@@ -102,7 +115,8 @@ class FusionExecutor : public RuntimeState {
   // declines (an inner-outer reduction whose rows do not fit its one
   // kernel); empty when there is no such split.
   std::vector<Segment> fallback_;
-  bool last_ran_fallback_ = false;
+  // Written by each execute, which runs without the cache entry's lock.
+  std::atomic<bool> last_ran_fallback_ = false;
 };
 
 // The executor of a cached fusion, created on first use.

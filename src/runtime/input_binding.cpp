@@ -80,16 +80,7 @@ class InputBinder {
 
 BoundInputs InputBinder::bind() {
   const auto& inputs = fusion_.inputs();
-  if (args_.size() != inputs.size()) {
-    std::ostringstream expected;
-    for (size_t i = 0; i < inputs.size(); ++i) {
-      expected << "\n  input " << i << ": " << describe_input(*inputs[i]);
-    }
-    NVFUSE_INPUT_CHECK(
-        false, "execute: the definition takes ", inputs.size(),
-        " inputs, but ", args_.size(), " were given. Expected:",
-        expected.str());
-  }
+  check_argument_count(fusion_, args_);
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Val* input = inputs[i];
     if (input->is<TensorView>()) {
@@ -278,6 +269,20 @@ void InputBinder::check_extent_equalities() {
 }
 
 }  // namespace
+
+void check_argument_count(const Fusion& fusion, const std::vector<Argument>& args) {
+  const auto& inputs = fusion.inputs();
+  if (args.size() == inputs.size()) {
+    return;
+  }
+  std::ostringstream expected;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    expected << "\n  input " << i << ": " << describe_input(*inputs[i]);
+  }
+  NVFUSE_INPUT_CHECK(
+      false, "execute: the definition takes ", inputs.size(), " inputs, but ",
+      args.size(), " were given. Expected:", expected.str());
+}
 
 std::string describe_input(const Val& input) {
   if (input.is<Scalar>()) {

@@ -22,6 +22,10 @@ struct BoundInputs {
 
 BoundInputs bind_inputs(const Fusion& fusion, const std::vector<Argument>& args);
 
+// An InputError listing the expected inputs unless there is one argument
+// per fusion input (bind_inputs checks it too).
+void check_argument_count(const Fusion& fusion, const std::vector<Argument>& args);
+
 // "a Float tensor defined with shape=[-1, 1]" / "an Int scalar".
 std::string describe_input(const Val& input);
 

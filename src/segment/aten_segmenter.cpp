@@ -52,6 +52,92 @@ TensorView* boundary_input(Fusion& fusion, const TensorView* tv) {
   return input;
 }
 
+// The symbolic scalars without a definition that `scalar` is computed
+// from and that `provided` does not bind. (Derived scalars are always
+// recomputed from their roots: the reference evaluator binds roots only.)
+void collect_missing(
+    const Scalar* scalar,
+    const std::unordered_set<const Val*>& provided,
+    std::vector<const Scalar*>& missing) {
+  if (scalar->is_constant()) {
+    return;
+  }
+  const Expr* def = scalar->definition();
+  if (def == nullptr) {
+    if (!provided.count(scalar)) {
+      missing.push_back(scalar);
+    }
+    return;
+  }
+  for (const Val* in : def->inputs()) {
+    collect_missing(in->as<Scalar>(), provided, missing);
+  }
+}
+
+// Positions of the original inputs (the first `original_count` of
+// `piece`'s) that the piece reads, or that bind a size it needs and no
+// kept input binds; then every boundary input. Binding only these keeps a
+// part's per-call validation proportional to what it uses.
+std::vector<size_t> needed_inputs(const Fusion& piece, size_t original_count) {
+  const auto& inputs = piece.inputs();
+  std::vector<bool> keep(inputs.size(), false);
+  std::unordered_set<const Val*> provided;
+  const auto provide = [&](size_t i) {
+    keep[i] = true;
+    provided.insert(inputs[i]);
+    if (inputs[i]->is<TensorView>()) {
+      for (const IterDomain* id : inputs[i]->as<TensorView>()->logical()) {
+        provided.insert(id->logical_extent());
+      }
+    }
+  };
+  std::unordered_set<const Val*> read;
+  for (const Expr* expr : piece.exprs()) {
+    read.insert(expr->inputs().begin(), expr->inputs().end());
+  }
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (i >= original_count || read.count(inputs[i])) {
+      provide(i);
+    }
+  }
+  std::vector<const Scalar*> missing;
+  for (const Expr* expr : piece.exprs()) {
+    for (const Val* in : expr->inputs()) {
+      if (in->is<Scalar>()) {
+        collect_missing(in->as<Scalar>(), provided, missing);
+      }
+    }
+    for (const Val* out : expr->outputs()) {
+      if (out->is<TensorView>()) {
+        for (const IterDomain* id : out->as<TensorView>()->logical()) {
+          collect_missing(id->logical_extent(), provided, missing);
+        }
+      }
+    }
+  }
+  for (const Scalar* root : missing) {
+    for (size_t i = 0; i < original_count && !provided.count(root); ++i) {
+      const Val* in = inputs[i];
+      const bool binds = in == root ||
+          (in->is<TensorView>() &&
+           std::any_of(
+               in->as<TensorView>()->logical().begin(),
+               in->as<TensorView>()->logical().end(),
+               [root](const IterDomain* id) { return id->logical_extent() == root; }));
+      if (binds) {
+        provide(i);
+      }
+    }
+  }
+  std::vector<size_t> positions;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (keep[i]) {
+      positions.push_back(i);
+    }
+  }
+  return positions;
+}
+
 FusionSegment build_segment(
     const Fusion& fusion,
     const std::vector<const Expr*>& members,
@@ -90,6 +176,14 @@ FusionSegment build_segment(
     outputs.push_back(map.at(out));
   }
   piece.set_outputs(std::move(outputs));
+  const size_t original_count = fusion.inputs().size();
+  std::vector<size_t> kept = needed_inputs(piece, original_count);
+  for (size_t position : kept) {
+    if (position < original_count) {
+      segment.inputs.push_back(position);
+    }
+  }
+  piece.retain_inputs(kept);
   return segment;
 }
 

@@ -17,9 +17,10 @@ namespace nvfuse {
 bool runs_through_aten(const Expr& expr);
 
 struct FusionSegment {
-  // Inputs: every input of the original fusion, in order, then one tensor
-  // per entry of `boundary`; outputs: one per entry of `outputs`.
+  // Inputs: the original fusion's inputs at positions `inputs`, then one
+  // tensor per entry of `boundary`; outputs: one per entry of `outputs`.
   std::unique_ptr<Fusion> fusion;
+  std::vector<size_t> inputs;        // positions among the original inputs
   std::vector<const Val*> boundary;  // original tensors other segments make
   std::vector<const Val*> outputs;   // original values this segment makes
   bool is_aten = false;
