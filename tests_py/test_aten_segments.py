@@ -5,7 +5,7 @@ the CPU and (marked) the GPU, and the generated kernels of the fused parts."""
 import pytest
 import torch
 
-from nvfuse import DataType, FusionDefinition
+from nvfuse import DataType
 from fusion_helpers import DEVICES, assert_close, make_input, run_fusion
 
 

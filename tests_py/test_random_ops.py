@@ -2,7 +2,6 @@
 torch.manual_seed, different between runs, a pure function of an explicit
 (seed, offset), and with the right distribution."""
 
-import math
 
 import pytest
 import torch

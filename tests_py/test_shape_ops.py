@@ -196,3 +196,18 @@ def test_shape_ops_print_as_a_runnable_repro():
     (expected,) = fd.execute([x])
     (again,) = namespace["fd"].execute([x])
     assert_close(again, expected)
+
+
+def test_cat_of_constant_shapes_checks_sizes_by_value():
+    a, b = torch.randn(4, 3), torch.randn(4, 2)
+    with FusionDefinition() as fd:
+        x = fd.define_tensor([4, 3], contiguity=True)
+        y = fd.define_tensor([4, 2], contiguity=True)
+        fd.add_output(fd.ops.cat([x, y], 1))
+    (out,) = fd.execute([a, b])
+    assert_close(out, torch.cat([a, b], 1))
+    with pytest.raises(DefinitionError, match="differ in size at axis 0"):
+        with FusionDefinition() as fd:
+            x = fd.define_tensor([4, 3], contiguity=True)
+            y = fd.define_tensor([5, 3], contiguity=True)
+            fd.ops.cat([x, y], 1)

@@ -7,7 +7,7 @@ Python, printing, hashing and evaluation never disagree on what exists.
 from . import _C
 from ._C import DataType
 from .errors import DefinitionTypeError
-from .tensor_ops import TensorOps
+from .tensor_ops import TensorOps, _dtype
 
 
 def _bind_arguments(op_name, parameters, args, kwargs):
@@ -160,14 +160,6 @@ def _correction(correction, unbiased):
             raise DefinitionTypeError("give either correction or unbiased, not both")
         return 1 if unbiased else 0
     return 1 if correction is None else int(correction)
-
-
-def _dtype(dtype):
-    if not isinstance(dtype, DataType):
-        raise DefinitionTypeError(
-            f"dtype must be a nvfuse DataType (e.g. DataType.Float), got {dtype!r}"
-        )
-    return dtype
 
 
 for _name, _arity, _parameters in _C.pointwise_ops():

@@ -21,10 +21,11 @@ def _ints(values, what):
     return [_int(v, what) for v in values]
 
 
-def _dtype(dtype, what):
+def _dtype(dtype, what=None):
     if not isinstance(dtype, DataType):
+        where = f"{what}: " if what else ""
         raise DefinitionTypeError(
-            f"{what}: dtype must be a nvfuse DataType (e.g. DataType.Float), "
+            f"{where}dtype must be a nvfuse DataType (e.g. DataType.Float), "
             f"got {dtype!r}"
         )
     return dtype
@@ -38,7 +39,6 @@ class TensorOps:
         tensors and scalars are already StateRefs."""
         fd = self._fd
         what = f"fd.ops.{method}"
-        fd._require_recording(what)
 
         def record(state):
             refs = state.record_op(what, args)
@@ -116,13 +116,9 @@ class TensorOps:
     # -- indexing ---------------------------------------------------------
 
     def select(self, arg, index, dim):
-        """arg.select(dim, index): the axis is removed."""
-        what = "fd.ops.select"
-        return self._op("select", [
-            ("", self._ref(arg, what)),
-            ("index", self._ref(index, what)),
-            ("dim", _int(dim, f"{what}: dim")),
-        ])
+        """arg.select(dim, index) (index: an int or scalar): the axis is
+        removed."""
+        return self._indexed("select", arg, index, dim)
 
     def _indexed(self, name, arg, index, dim):
         what = f"fd.ops.{name}"

@@ -16,26 +16,6 @@ void check_index_tensor(const TensorView* index, const char* op) {
       index->dtype());
 }
 
-// Requires equal extents of `a` and `b` (checked now when both are
-// constant, else when the fusion runs).
-void require_equal(
-    Scalar* a,
-    Scalar* b,
-    Val* result,
-    const char* op,
-    const std::string& what) {
-  if (a == b) {
-    return;
-  }
-  NVFUSE_CHECK(
-      !(a->constant_int() && b->constant_int() &&
-        *a->constant_int() != *b->constant_int()),
-      op, ": ", what, " (", a->to_string(), " vs ", b->to_string(), ")");
-  if (!(a->constant_int() && b->constant_int())) {
-    result->fusion()->add_extent_equality(a, b, result);
-  }
-}
-
 }  // namespace
 
 TensorView* select(TensorView* in, Scalar* index, int64_t dim) {
@@ -69,9 +49,9 @@ TensorView* index_select(TensorView* in, TensorView* index, int64_t dim) {
       index->rank() == 1, "index_select: index must be 1-D, got rank ",
       index->rank());
   Fusion* fusion = in->fusion();
-  std::vector<IterDomain*> axes = copy_axes(in);
-  axes[axis] = copy_axis(fusion, index->logical()[0]);
-  TensorView* out = tensor_of_axes(fusion, std::move(axes), in->dtype());
+  std::vector<IterDomain*> axes = in->logical();
+  axes[axis] = index->logical()[0];
+  TensorView* out = new_tensor_like_axes(fusion, axes, in->dtype());
   fusion->create<IndexSelectOp>(
       ExprFields{{in, index}, {out}, {{"dim", axis}}});
   return out;
@@ -91,7 +71,7 @@ TensorView* gather(TensorView* in, TensorView* index, int64_t dim) {
         i == axis || !(have && bound && *have > *bound), "gather: index has ",
         "size ", *have, " at axis ", i, ", more than the input's ", *bound);
   }
-  TensorView* out = tensor_of_axes(fusion, copy_axes(index), in->dtype());
+  TensorView* out = new_tensor_like_axes(fusion, index->logical(), in->dtype());
   fusion->create<GatherOp>(ExprFields{
       {in, index}, {out}, {{"dim", axis}, {"take_along_axis", false}}});
   return out;
@@ -104,24 +84,19 @@ TensorView* take_along_axis(TensorView* in, TensorView* index, int64_t dim) {
       index->rank() == in->rank(), "take_along_axis: index has rank ",
       index->rank(), " but the input has rank ", in->rank());
   Fusion* fusion = in->fusion();
-  std::vector<IterDomain*> axes;
+  // Off `dim`, an axis broadcast in index takes the input's size.
+  std::vector<IterDomain*> axes = index->logical();
   for (int64_t i = 0; i < in->rank(); ++i) {
-    IterDomain* from_index = index->logical()[i];
-    IterDomain* from_input = in->logical()[i];
-    if (i == axis || from_input->is_broadcast()) {
-      axes.push_back(copy_axis(fusion, from_index));
-    } else if (from_index->is_broadcast()) {
-      axes.push_back(copy_axis(fusion, from_input));
-    } else {
-      axes.push_back(copy_axis(fusion, from_index));
+    if (i != axis && axes[i]->is_broadcast() && !in->logical()[i]->is_broadcast()) {
+      axes[i] = in->logical()[i];
     }
   }
-  TensorView* out = tensor_of_axes(fusion, std::move(axes), in->dtype());
+  TensorView* out = new_tensor_like_axes(fusion, axes, in->dtype());
   for (int64_t i = 0; i < in->rank(); ++i) {
     const IterDomain* a = index->logical()[i];
     const IterDomain* b = in->logical()[i];
     if (i != axis && !a->is_broadcast() && !b->is_broadcast()) {
-      require_equal(
+      require_same_extent(
           a->logical_extent(), b->logical_extent(), out, "take_along_axis",
           "index and input differ in size at axis " + std::to_string(i));
     }
@@ -146,7 +121,7 @@ TensorView* scatter(
       src->dtype() == in->dtype(), "scatter: src has dtype ", src->dtype(),
       " but the input has dtype ", in->dtype());
   Fusion* fusion = in->fusion();
-  TensorView* out = tensor_of_axes(fusion, copy_axes(in), in->dtype());
+  TensorView* out = new_tensor_like_axes(fusion, in->logical(), in->dtype());
   fusion->create<ScatterOp>(
       ExprFields{{in, index, src}, {out}, {{"dim", axis}}});
   return out;
@@ -168,13 +143,13 @@ TensorView* index_put_accumulate(
       value->dtype() == acc->dtype(), "index_put_accumulate: value has dtype ",
       value->dtype(), " but acc has dtype ", acc->dtype());
   Fusion* fusion = acc->fusion();
-  TensorView* out = tensor_of_axes(fusion, copy_axes(acc), acc->dtype());
-  require_equal(
+  TensorView* out = new_tensor_like_axes(fusion, acc->logical(), acc->dtype());
+  require_same_extent(
       index->logical()[0]->logical_extent(),
       value->logical()[0]->logical_extent(), out, "index_put_accumulate",
       "index and value differ in their number of rows");
   for (int64_t i = 1; i < acc->rank(); ++i) {
-    require_equal(
+    require_same_extent(
         acc->logical()[i]->logical_extent(),
         value->logical()[i]->logical_extent(), out, "index_put_accumulate",
         "value and acc differ in size at axis " + std::to_string(i));
@@ -190,9 +165,9 @@ TensorView* embedding_fwd(TensorView* indices, TensorView* weight) {
       weight->rank() == 2, "embedding_fwd: weight must be 2-D "
       "(num_embeddings, embedding_dim), got rank ", weight->rank());
   Fusion* fusion = indices->fusion();
-  std::vector<IterDomain*> axes = copy_axes(indices);
-  axes.push_back(copy_axis(fusion, weight->logical()[1]));
-  TensorView* out = tensor_of_axes(fusion, std::move(axes), weight->dtype());
+  std::vector<IterDomain*> axes = indices->logical();
+  axes.push_back(weight->logical()[1]);
+  TensorView* out = new_tensor_like_axes(fusion, axes, weight->dtype());
   fusion->create<EmbeddingFwdOp>(ExprFields{{indices, weight}, {out}, {}});
   return out;
 }
@@ -205,7 +180,7 @@ TensorView* triu(TensorView* in, Scalar* diagonal) {
       is_integral(diagonal->dtype()), "triu: diagonal must be an integer, got ",
       diagonal->dtype());
   Fusion* fusion = in->fusion();
-  TensorView* out = tensor_of_axes(fusion, copy_axes(in), in->dtype());
+  TensorView* out = new_tensor_like_axes(fusion, in->logical(), in->dtype());
   fusion->create<TriuOp>(ExprFields{{in, diagonal}, {out}, {}});
   return out;
 }
@@ -216,7 +191,7 @@ TensorView* cumsum(TensorView* in, int64_t dim) {
       is_integral(in->dtype()) || is_boolean(in->dtype()) ? DataType::Int
                                                           : in->dtype();
   Fusion* fusion = in->fusion();
-  TensorView* out = tensor_of_axes(fusion, copy_axes(in), dtype);
+  TensorView* out = new_tensor_like_axes(fusion, in->logical(), dtype);
   fusion->create<CumsumOp>(ExprFields{{in}, {out}, {{"dim", axis}}});
   return out;
 }

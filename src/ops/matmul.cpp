@@ -18,24 +18,6 @@ void check_operand(const TensorView* tv, const char* op, const char* what) {
       tv->dtype());
 }
 
-void require_same_extent(
-    const IterDomain* a,
-    const IterDomain* b,
-    Val* result,
-    const char* op,
-    const char* what) {
-  Scalar* x = a->logical_extent();
-  Scalar* y = b->logical_extent();
-  if (x == y) {
-    return;
-  }
-  NVFUSE_CHECK(
-      !(x->constant_int() && y->constant_int() &&
-        *x->constant_int() != *y->constant_int()),
-      op, ": ", what, " differ (", x->to_string(), " vs ", y->to_string(), ")");
-  result->fusion()->add_extent_equality(x, y, result);
-}
-
 }  // namespace
 
 TensorView* matmul(TensorView* a, TensorView* b) {
@@ -83,9 +65,12 @@ TensorView* matmul(TensorView* a, TensorView* b) {
   }
   auto* out = fusion->create<TensorView>(TensorDomain(axes), a->dtype());
   require_same_extent(
-      a_k, b_k, out, "matmul", "the contracted sizes of the operands");
+      a_k->logical_extent(), b_k->logical_extent(), out, "matmul",
+      "the contracted sizes of the operands differ");
   for (const auto& [x, y] : batch_pairs) {
-    require_same_extent(x, y, out, "matmul", "the batch sizes of the operands");
+    require_same_extent(
+        x->logical_extent(), y->logical_extent(), out, "matmul",
+        "the batch sizes of the operands differ");
   }
   fusion->create<MatmulOp>(ExprFields{{a, b}, {out}, {}});
   return out;
@@ -112,8 +97,9 @@ TensorView* linear(TensorView* in, TensorView* weight, TensorView* bias) {
   }
   auto* out = fusion->create<TensorView>(TensorDomain(axes), in->dtype());
   require_same_extent(
-      in->logical().back(), weight->logical().back(), out, "linear",
-      "the input's last size and the weight's in_features");
+      in->logical().back()->logical_extent(),
+      weight->logical().back()->logical_extent(), out, "linear",
+      "the input's last size and the weight's in_features differ");
   std::vector<Val*> inputs = {in, weight};
   if (bias != nullptr) {
     check_operand(bias, "linear", "the bias");
@@ -126,8 +112,9 @@ TensorView* linear(TensorView* in, TensorView* weight, TensorView* bias) {
     if (bias->rank() == 1 && weight->rank() == 2 &&
         !bias->logical()[0]->is_broadcast()) {
       require_same_extent(
-          bias->logical()[0], weight->logical()[0], out, "linear",
-          "the bias size and the weight's out_features");
+          bias->logical()[0]->logical_extent(),
+          weight->logical()[0]->logical_extent(), out, "linear",
+          "the bias size and the weight's out_features differ");
     }
     inputs.push_back(bias);
   }

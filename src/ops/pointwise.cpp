@@ -1,5 +1,7 @@
 #include "ops/pointwise.h"
 
+#include "ops/new_axes.h"
+
 #include <algorithm>
 
 #include "ir/fusion.h"
@@ -76,19 +78,6 @@ CombinedAxes combine_tensor_axes(
 }
 
 }  // namespace
-
-TensorView* new_tensor_like_axes(
-    Fusion* fusion,
-    const std::vector<IterDomain*>& axes,
-    DataType dtype) {
-  std::vector<IterDomain*> copies;
-  copies.reserve(axes.size());
-  for (IterDomain* id : axes) {
-    copies.push_back(fusion->create<IterDomain>(
-        id->extent(), id->iter_type(), id->expanded_extent()));
-  }
-  return fusion->create<TensorView>(TensorDomain(std::move(copies)), dtype);
-}
 
 Val* pointwise(OpType op, std::vector<Val*> operands) {
   const OpInfo& info = info_of(op);

@@ -18,11 +18,4 @@ Val* pointwise(OpType op, std::vector<Val*> operands);
 // `value` converted to `dtype` (a new Val even when the dtype is unchanged).
 Val* cast(Val* value, DataType dtype);
 
-// A fresh tensor with the given logical axes (copied, sharing extents),
-// contiguous allocation, and dtype.
-TensorView* new_tensor_like_axes(
-    Fusion* fusion,
-    const std::vector<IterDomain*>& axes,
-    DataType dtype);
-
 }  // namespace nvfuse

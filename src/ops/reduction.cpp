@@ -6,6 +6,7 @@
 #include "ir/extent_arith.h"
 #include "ir/fusion.h"
 #include "ops/broadcast.h"
+#include "ops/new_axes.h"
 #include "ops/pointwise.h"
 
 namespace nvfuse {
@@ -145,7 +146,8 @@ WelfordResult welford(TensorView* in, const std::vector<int64_t>& axes_in) {
   Scalar* count = reduced_count(in, axes);
   auto* var_sum = pointwise(OpType::mul, {var, count})->as<TensorView>();
   // n as a tensor of avg's shape: where() with a condition of that shape
-  // and the count on both sides (nvfuse has no full() yet).
+  // and the count on both sides; pointwise, so it stays in the reduction
+  // kernel (full() would be an ATen segment of its own).
   Val* shape_of_avg = pointwise(OpType::isnan, {avg});
   auto* n = pointwise(OpType::where, {shape_of_avg, count, count})->as<TensorView>();
   return {avg, cast(var_sum, var->dtype())->as<TensorView>(),

@@ -224,16 +224,13 @@ TensorView* cat(const std::vector<TensorView*>& inputs, int64_t dim) {
         "; cast them to one dtype first");
     total = extent_add(total, tv->logical()[axis]->logical_extent());
     for (int64_t i = 0; i < rank; ++i) {
-      Scalar* have = tv->logical()[i]->logical_extent();
-      Scalar* want = first->logical()[i]->logical_extent();
-      if (i == axis || have == want) {
-        continue;
+      if (i != axis) {
+        require_same_extent(
+            tv->logical()[i]->logical_extent(),
+            first->logical()[i]->logical_extent(), inputs[t], "cat",
+            "tensor " + std::to_string(t) + " and tensor 0 differ in size at "
+            "axis " + std::to_string(i));
       }
-      NVFUSE_CHECK(
-          !(have->constant_int() && want->constant_int()), "cat: tensor ", t,
-          " has size ", have->to_string(), " at axis ", i,
-          " but tensor 0 has size ", want->to_string());
-      fusion->add_extent_equality(have, want, inputs[t]);
     }
   }
   std::vector<IterDomain*> axes;
