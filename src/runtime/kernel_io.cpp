@@ -7,6 +7,7 @@
 #include "ir/allocation_strides.h"
 #include "runtime/kernel_launch.h"
 #include "runtime/output_allocation.h"
+#include "runtime/reference_evaluator.h"
 
 namespace nvfuse {
 
@@ -82,10 +83,27 @@ std::vector<TensorArg> KernelIo::output_args(
 
 std::vector<ScalarValue> KernelIo::values_of(
     const std::vector<const Val*>& value_inputs,
-    const std::vector<Argument>& args) const {
-  return value_input_values(
-      fusion_, value_inputs, args,
-      [&](const Val* v) -> const Argument& { return argument_of(args, v); });
+    const std::vector<Argument>& args,
+    BoundInputs& bound) const {
+  std::optional<ReferenceEvaluator> host;  // for what binding cannot compute
+  std::vector<ScalarValue> values;
+  for (const Val* v : value_inputs) {
+    if (v->is<TensorView>()) {
+      values.push_back(
+          from_aten_scalar(std::get<at::Tensor>(argument_of(args, v)).item()));
+    } else if (fusion_.is_input(v)) {
+      values.push_back(std::get<ScalarValue>(argument_of(args, v)));
+    } else if (auto value = bound.extents.evaluate(v->as<Scalar>())) {
+      values.push_back(*value);  // shape arithmetic on bound sizes
+    } else {
+      if (!host.has_value()) {
+        host.emplace(fusion_);
+        host->run_scalars(args);
+      }
+      values.push_back(host->scalar_value(v));
+    }
+  }
+  return values;
 }
 
 std::vector<at::Tensor> KernelIo::fusion_outputs(

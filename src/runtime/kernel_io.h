@@ -45,10 +45,14 @@ class KernelIo {
       BoundInputs& bound) const;
   // The outputs among `tensors`, described for the heuristics.
   std::vector<TensorArg> output_args(const std::vector<at::Tensor>& tensors) const;
-  // The values of a kernel's by-value inputs for this call.
+  // The values of a kernel's by-value inputs for this call (CPU scalar
+  // tensors, fusion scalars, and scalars computed on the host: from the
+  // bound sizes where the expression evaluator can, else by the reference
+  // evaluator).
   std::vector<ScalarValue> values_of(
       const std::vector<const Val*>& value_inputs,
-      const std::vector<Argument>& args) const;
+      const std::vector<Argument>& args,
+      BoundInputs& bound) const;
   // The value of each fusion output (outputs that are inputs are returned
   // as given).
   std::vector<at::Tensor> fusion_outputs(

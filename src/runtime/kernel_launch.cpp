@@ -12,7 +12,6 @@
 #include <optional>
 
 #include "ir/dump.h"
-#include "runtime/reference_evaluator.h"
 
 namespace nvfuse {
 
@@ -103,29 +102,6 @@ void poison(at::Tensor& t) {
   }
 }
 
-std::vector<ScalarValue> value_input_values(
-    const Fusion& fusion,
-    const std::vector<const Val*>& value_inputs,
-    const std::vector<Argument>& args,
-    const std::function<const Argument&(const Val*)>& argument_of) {
-  std::optional<ReferenceEvaluator> scalars;
-  std::vector<ScalarValue> values;
-  for (const Val* v : value_inputs) {
-    if (v->is<TensorView>()) {
-      values.push_back(from_aten_scalar(std::get<at::Tensor>(argument_of(v)).item()));
-    } else if (fusion.is_input(v)) {
-      values.push_back(std::get<ScalarValue>(argument_of(v)));
-    } else {
-      if (!scalars.has_value()) {
-        scalars.emplace(fusion);
-        scalars->run_scalars(args);
-      }
-      values.push_back(scalars->scalar_value(v));
-    }
-  }
-  return values;
-}
-
 std::vector<uint64_t> pack_args(const KernelArgLayout& layout, const LaunchValues& values) {
   std::vector<uint64_t> storage((layout.size + 7) / 8 + 1, 0);
   char* base = reinterpret_cast<char*>(storage.data());
@@ -178,14 +154,14 @@ void launch_on_current_stream(
     cuda_driver::Dim3 grid,
     cuda_driver::Dim3 block,
     std::vector<uint64_t>& args,
-    const std::string& description,
+    const std::function<std::string()>& describe,
     unsigned shared_bytes) {
   cuda_driver::make_context_current(device.index());
   const c10::Stream stream =
       c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->getStream(device);
   if (dump_enabled(DumpOption::launch)) {
     std::cerr << "nvfuse launch: grid=" << grid.x << "x" << grid.y
-              << " block=" << block.x << " shared=" << shared_bytes << " " << description
+              << " block=" << block.x << " shared=" << shared_bytes << " " << describe()
               << std::endl;
   }
   void* params[] = {args.data()};

@@ -34,14 +34,6 @@ DeviceInfo device_info_of(c10::Device device);
 bool poison_outputs();
 void poison(at::Tensor& t);
 
-// The values of a kernel's by-value inputs (CPU scalar tensors, fusion
-// scalars, scalars computed on the host) for this call.
-std::vector<ScalarValue> value_input_values(
-    const Fusion& fusion,
-    const std::vector<const Val*>& value_inputs,
-    const std::vector<Argument>& args,
-    const std::function<const Argument&(const Val*)>& argument_of);
-
 // Everything a layout's fields may ask for; fields a kernel lacks are unused.
 struct LaunchValues {
   std::vector<void*> pointers;        // per kernel tensor
@@ -60,14 +52,14 @@ struct LaunchValues {
 std::vector<uint64_t> pack_args(const KernelArgLayout& layout, const LaunchValues& values);
 
 // Launches on torch's current stream of `device`; NVFUSE_DUMP=launch prints
-// `description`.
+// describe() (called only then: launches stay free of string building).
 void launch_on_current_stream(
     const LoadedKernel& kernel,
     c10::Device device,
     cuda_driver::Dim3 grid,
     cuda_driver::Dim3 block,
     std::vector<uint64_t>& args,
-    const std::string& description,
+    const std::function<std::string()>& describe,
     unsigned shared_bytes = 0);
 
 }  // namespace nvfuse

@@ -90,16 +90,17 @@ std::optional<std::vector<at::Tensor>> PointwiseExecutor::run(
     for (const at::Tensor& t : *tensors) {
       values.pointers.push_back(t.data_ptr());
     }
-    values.values = io_.values_of(analysis_.value_inputs, args);
+    values.values = io_.values_of(analysis_.value_inputs, args, bound);
     values.numel = schedule.space.numel;
     values.extents = schedule.space.extents;
     values.strides = schedule.space.strides;
     std::vector<uint64_t> packed = pack_args(source->layout, values);
     launch_on_current_stream(
         *kernel, device, {static_cast<unsigned>(schedule.grid_size)},
-        {static_cast<unsigned>(schedule.params.block_size)}, packed,
-        "numel=" + std::to_string(schedule.space.numel) + " " +
-            schedule.params.to_string());
+        {static_cast<unsigned>(schedule.params.block_size)}, packed, [&] {
+          return "numel=" + std::to_string(schedule.space.numel) + " " +
+              schedule.params.to_string();
+        });
   }
   return io_.fusion_outputs(args, *tensors);
 }

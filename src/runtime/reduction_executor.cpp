@@ -105,12 +105,12 @@ std::optional<std::vector<at::Tensor>> ReductionExecutor::run(
     return std::nullopt;
   }
   if (planned->params.inner_outer) {
-    if (!run_inner_outer(*planned, args, *tensors, device)) {
+    if (!run_inner_outer(*planned, args, *tensors, bound)) {
       return std::nullopt;
     }
   } else if (planned->grid_x > 0) {
     auto [source, kernel] = variants_.for_launch(planned->params, device.index());
-    LaunchValues values = launch_values(*planned, args, *tensors);
+    LaunchValues values = launch_values(*planned, args, *tensors, bound);
     at::Tensor workspace;
     at::Tensor semaphores;
     if (planned->params.split) {
@@ -125,7 +125,7 @@ std::optional<std::vector<at::Tensor>> ReductionExecutor::run(
         *kernel, device,
         {static_cast<unsigned>(planned->grid_x), static_cast<unsigned>(planned->grid_y)},
         {static_cast<unsigned>(planned->params.block_size)}, packed,
-        description_of(*planned));
+        [&] { return description_of(*planned); });
   }
   return io_.fusion_outputs(args, *tensors);
 }
@@ -133,12 +133,13 @@ std::optional<std::vector<at::Tensor>> ReductionExecutor::run(
 LaunchValues ReductionExecutor::launch_values(
     const ReductionSchedule& planned,
     const std::vector<Argument>& args,
-    const std::vector<at::Tensor>& tensors) const {
+    const std::vector<at::Tensor>& tensors,
+    BoundInputs& bound) const {
   LaunchValues values;
   for (const at::Tensor& t : tensors) {
     values.pointers.push_back(t.data_ptr());
   }
-  values.values = io_.values_of(analysis_.value_inputs, args);
+  values.values = io_.values_of(analysis_.value_inputs, args, bound);
   values.numel = planned.space.rows;
   values.width = planned.space.width;
   values.extents = planned.space.row_extents;
@@ -176,7 +177,8 @@ bool ReductionExecutor::run_inner_outer(
     const ReductionSchedule& planned,
     const std::vector<Argument>& args,
     const std::vector<at::Tensor>& tensors,
-    c10::Device device) {
+    BoundInputs& bound) {
+  const c10::Device device = bound.device;
   auto [source, kernel] = variants_.for_launch(planned.params, device.index());
   const LoadedKernel& finish =
       variants_.companion(source, "nvfuse_reduction_finish", device.index());
@@ -195,23 +197,23 @@ bool ReductionExecutor::run_inner_outer(
       {planned.grid_x, int64_t{resident} * sm_count,
        std::max<int64_t>(sm_count, (planned.grid_x + kInnerOuterRowsPerBlock - 1) /
                                        kInnerOuterRowsPerBlock)});
-  LaunchValues values = launch_values(planned, args, tensors);
+  LaunchValues values = launch_values(planned, args, tensors, bound);
   values.partial_rows = grid_x * planned.rows_per_block;
   const at::Tensor workspace = at::empty(
       {column_partial_offsets(analysis_, values.partial_rows, values.width).back()},
       at::TensorOptions().device(device).dtype(at::kByte));
   values.workspace = workspace.data_ptr();
   std::vector<uint64_t> packed = pack_args(source->layout, values);
-  const std::string description = description_of(planned);
   launch_on_current_stream(
       *kernel, device, {static_cast<unsigned>(grid_x)},
-      {static_cast<unsigned>(planned.params.block_size)}, packed, description,
+      {static_cast<unsigned>(planned.params.block_size)}, packed,
+      [&] { return description_of(planned); },
       static_cast<unsigned>(planned.shared_bytes));
   launch_on_current_stream(
       finish, device,
       {static_cast<unsigned>((planned.space.width + kFinishColumns - 1) / kFinishColumns)},
       {static_cast<unsigned>(kFinishThreads)}, packed,
-      "finishing the column partials, " + description);
+      [&] { return "finishing the column partials, " + description_of(planned); });
   return true;
 }
 

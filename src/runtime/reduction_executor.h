@@ -56,12 +56,13 @@ class ReductionExecutor : public KernelExecutor {
       const ReductionSchedule& planned,
       const std::vector<Argument>& args,
       const std::vector<at::Tensor>& tensors,
-      c10::Device device);
+      BoundInputs& bound);
   // The launch values every reduction kernel takes (no workspace yet).
   LaunchValues launch_values(
       const ReductionSchedule& planned,
       const std::vector<Argument>& args,
-      const std::vector<at::Tensor>& tensors) const;
+      const std::vector<at::Tensor>& tensors,
+      BoundInputs& bound) const;
   // For NVFUSE_DUMP=launch.
   static std::string description_of(const ReductionSchedule& planned);
   // Blocks of `kernel` resident per SM (cached; allows the shared memory).

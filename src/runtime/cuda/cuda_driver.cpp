@@ -21,8 +21,6 @@ using CUfunction = struct CUfuncOpaque*;
 using CUstream = struct CUstreamOpaque*;
 constexpr CUresult kSuccess = 0;
 constexpr int kAttrSmCount = 16;
-constexpr int kAttrL2Bytes = 38;
-constexpr int kAttrMaxThreadsPerSm = 39;
 constexpr int kAttrMajor = 75;
 constexpr int kAttrMinor = 76;
 constexpr int kFuncAttrLocalBytes = 3;
@@ -119,8 +117,6 @@ const DeviceProperties& properties(int device) {
   DeviceProperties props;
   props.sm_count = attribute(kAttrSmCount);
   props.arch = attribute(kAttrMajor) * 10 + attribute(kAttrMinor);
-  props.max_threads_per_sm = attribute(kAttrMaxThreadsPerSm);
-  props.l2_bytes = attribute(kAttrL2Bytes);
   return cache.emplace(device, props).first->second;
 }
 

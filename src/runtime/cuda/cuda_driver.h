@@ -10,8 +10,6 @@ namespace nvfuse::cuda_driver {
 struct DeviceProperties {
   int sm_count = 0;
   int arch = 0;  // compute capability as major * 10 + minor, e.g. 90
-  int max_threads_per_sm = 0;
-  int l2_bytes = 0;
 };
 
 // Cached per device after the first query.

@@ -170,8 +170,6 @@ const LoadedKernel& load_kernel(
   kernel.function =
       cuda_driver::get_function(cuda_driver::load_module(binary.image), name);
   kernel.resources = cuda_driver::resources_of(kernel.function);
-  kernel.compile_ms = binary.compile_ms;
-  kernel.from_disk_cache = binary.from_disk;
   return loaded.emplace(loaded_key, kernel).first->second;
 }
 

@@ -14,8 +14,6 @@ namespace nvfuse {
 struct LoadedKernel {
   void* function = nullptr;
   cuda_driver::FunctionResources resources;
-  double compile_ms = 0.0;  // 0 when it came from a cache
-  bool from_disk_cache = false;
 };
 
 // The kernel `name` of `source`, compiled for and loaded on `device` (whose
