@@ -281,30 +281,34 @@ std::vector<FusionSegment> segment_at_aten_ops(const Fusion& fusion) {
   }
   // Segments ordered by depth; at one depth kernels before ATen exprs
   // (an ATen expr at depth d reads values of depth <= d only).
-  std::vector<std::pair<std::pair<int, int>, std::vector<const Expr*>>> ordered;
+  struct Planned {
+    int depth;
+    bool is_aten;
+    std::vector<const Expr*> members;
+  };
+  std::vector<Planned> ordered;
   std::unordered_map<size_t, size_t> slot_of_group;
   for (size_t i = 0; i < exprs.size(); ++i) {
-    const bool aten = runs_through_aten(*exprs[i]);
-    if (aten) {
-      ordered.push_back({{expr_depth[i], 1}, {exprs[i]}});
+    if (runs_through_aten(*exprs[i])) {
+      ordered.push_back({expr_depth[i], true, {exprs[i]}});
       continue;
     }
-    const size_t root = groups.find(i);
-    auto [it, inserted] = slot_of_group.emplace(root, ordered.size());
+    auto [it, inserted] = slot_of_group.emplace(groups.find(i), ordered.size());
     if (inserted) {
-      ordered.push_back({{expr_depth[i], 0}, {}});
+      ordered.push_back({expr_depth[i], false, {}});
     }
-    ordered[it->second].second.push_back(exprs[i]);
+    ordered[it->second].members.push_back(exprs[i]);
   }
   if (ordered.size() < 2) {
     return {};
   }
   std::stable_sort(
-      ordered.begin(), ordered.end(),
-      [](const auto& a, const auto& b) { return a.first < b.first; });
+      ordered.begin(), ordered.end(), [](const Planned& a, const Planned& b) {
+        return std::make_pair(a.depth, a.is_aten) < std::make_pair(b.depth, b.is_aten);
+      });
   std::vector<FusionSegment> segments;
-  for (const auto& [key, members] : ordered) {
-    segments.push_back(build_segment(fusion, members, key.second == 1));
+  for (const Planned& planned : ordered) {
+    segments.push_back(build_segment(fusion, planned.members, planned.is_aten));
   }
   return segments;
 }
