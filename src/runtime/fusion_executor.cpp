@@ -302,6 +302,7 @@ std::vector<at::Tensor> FusionExecutor::compute_parts(
     c10::Device& device,
     std::string* code) {
   check_argument_count(*fusion_, args);  // parts bind only what they use
+  device = device_of_arguments(*fusion_, args);  // parts without tensors too
   std::unordered_map<const Val*, at::Tensor> values;  // boundary tensors
   std::unordered_map<const Val*, bool> value_from_kernel;
   for (size_t p = 0; p < parts_.size(); ++p) {
@@ -393,7 +394,7 @@ bool FusionExecutor::run_segment(
     std::vector<bool>& from_kernel,
     c10::Device& device) {
   // Every segment keeps all the fusion's inputs: binding validates them.
-  BoundInputs bound = bind_inputs(*s.fusion, args);
+  BoundInputs bound = bind_inputs(*s.fusion, args, device);
   device = bound.device;
   std::optional<std::vector<at::Tensor>> kernel_values;
   if (bound.device.is_cuda() && s.kernel != nullptr) {
@@ -404,7 +405,7 @@ bool FusionExecutor::run_segment(
   }
   const bool kernel = kernel_values.has_value();
   std::vector<at::Tensor> segment_values =
-      kernel ? std::move(*kernel_values) : ReferenceEvaluator(*s.fusion).run(args);
+      kernel ? std::move(*kernel_values) : ReferenceEvaluator(*s.fusion, bound.device).run(args);
   for (size_t j = 0; j < s.outputs.size(); ++j) {
     values[s.outputs[j]] = std::move(segment_values[j]);
     from_kernel[s.outputs[j]] = kernel;

@@ -31,6 +31,7 @@ class FusionExecutor : public RuntimeState {
   // The values of the fusion's outputs as computed, without laying them out
   // or writing in-place outputs (what a part hands to the next one);
   // from_kernel[i]: output i is a fresh kernel output in its final layout.
+  // `device`: in, where to run when no tensor input says; out, where it ran.
   std::vector<at::Tensor> compute(
       const std::vector<Argument>& args,
       std::vector<bool>& from_kernel,

@@ -55,8 +55,13 @@ using ExtentOrigins = std::unordered_map<const Scalar*, std::string>;
 
 class InputBinder {
  public:
-  InputBinder(const Fusion& fusion, const std::vector<Argument>& args)
-      : fusion_(fusion), args_(args) {}
+  InputBinder(
+      const Fusion& fusion,
+      const std::vector<Argument>& args,
+      c10::Device device)
+      : fusion_(fusion), args_(args) {
+    bound_.device = device;
+  }
 
   BoundInputs bind();
 
@@ -310,8 +315,25 @@ std::string describe_input(const Val& input) {
   return ss.str();
 }
 
-BoundInputs bind_inputs(const Fusion& fusion, const std::vector<Argument>& args) {
-  return InputBinder(fusion, args).bind();
+BoundInputs bind_inputs(
+    const Fusion& fusion,
+    const std::vector<Argument>& args,
+    c10::Device device) {
+  return InputBinder(fusion, args, device).bind();
+}
+
+c10::Device device_of_arguments(
+    const Fusion& fusion,
+    const std::vector<Argument>& args) {
+  const auto& inputs = fusion.inputs();
+  for (size_t i = 0; i < inputs.size() && i < args.size(); ++i) {
+    const auto* t = std::get_if<at::Tensor>(&args[i]);
+    if (t != nullptr && inputs[i]->is<TensorView>() &&
+        !inputs[i]->as<TensorView>()->is_cpu_scalar()) {
+      return t->device();
+    }
+  }
+  return c10::Device(c10::kCPU);
 }
 
 }  // namespace nvfuse

@@ -52,18 +52,14 @@ ScalarValue ReferenceEvaluator::scalar_of(const Val* v) const {
 void ReferenceEvaluator::bind(const std::vector<Argument>& args) {
   tensors_.clear();
   scalars_.clear();
-  device_ = c10::Device(c10::kCPU);
-  bool device_known = false;
+
   const auto& inputs = fusion_.inputs();
   NVFUSE_ASSERT_EQ(args.size(), inputs.size(), "unvalidated arguments");
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i]->is<TensorView>()) {
       const at::Tensor& t = std::get<at::Tensor>(args[i]);
       tensors_[inputs[i]] = t;
-      if (!device_known && !inputs[i]->as<TensorView>()->is_cpu_scalar()) {
-        device_ = t.device();
-        device_known = true;
-      }
+
       // Extents, for host scalars computed from them (mean's count).
       const auto& axes = inputs[i]->as<TensorView>()->logical();
       for (size_t axis = 0; axis < axes.size() && axis < t.sizes().size(); ++axis) {

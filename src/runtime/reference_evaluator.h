@@ -16,7 +16,12 @@ namespace nvfuse {
 
 class ReferenceEvaluator {
  public:
-  explicit ReferenceEvaluator(const Fusion& fusion) : fusion_(fusion) {}
+  // `device`: where tensors created from scalars (full, iota, random) go:
+  // the device the fusion runs on.
+  explicit ReferenceEvaluator(
+      const Fusion& fusion,
+      c10::Device device = c10::Device(c10::kCPU))
+      : fusion_(fusion), device_(device) {}
 
   // The value of every fusion output, in logical shape, computed from `args`
   // (bound to the fusion inputs in order; already validated). Half, BFloat16
@@ -70,9 +75,7 @@ class ReferenceEvaluator {
   const Fusion& fusion_;
   std::unordered_map<const Val*, at::Tensor> tensors_;
   std::unordered_map<const Val*, ScalarValue> scalars_;
-  // Where tensors created from scalars (full, iota, random) live: the
-  // device of the first tensor input that is not a CPU scalar.
-  c10::Device device_ = c10::Device(c10::kCPU);
+  c10::Device device_;
 };
 
 }  // namespace nvfuse
