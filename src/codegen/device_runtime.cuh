@@ -228,4 +228,20 @@ __device__ __forceinline__ T clamp(T x, T lo, T hi) {
   return minimum(maximum(x, lo), hi);
 }
 
+// A slice bound with Python's rules: negative counts from the end, out of
+// range clamps to [0, extent].
+__device__ __forceinline__ int64 normalized_index(int64 i, int64 extent) {
+  return i < 0 ? (i + extent > 0 ? i + extent : 0) : (i < extent ? i : extent);
+}
+// An index read from a tensor (select, gather, embedding): negative counts
+// from the end; out-of-range ones are clamped into [0, extent) so a bad
+// index reads a wrong element instead of faulting the context (torch
+// raises a device-side assert there; see docs/api.md).
+__device__ __forceinline__ int64 index_in_range(int64 i, int64 extent) {
+  if (i < 0) {
+    i += extent;
+  }
+  return i < 0 ? 0 : (i >= extent ? extent - 1 : i);
+}
+
 }  // namespace nvfuse

@@ -20,12 +20,11 @@ namespace {
 std::string operand(
     const Val* v,
     DataType math,
-    const std::function<bool(const Val*)>& is_value_input) {
+    const std::function<std::string(const Val*)>& text_of) {
   if (v->is<Scalar>() && v->as<Scalar>()->is_constant()) {
     return emit_constant(v->as<Scalar>()->value(), math);
   }
-  std::string text =
-      is_value_input(v) ? "args." + name_of_value(v) : name_of_value(v);
+  const std::string text = text_of(v);
   if (v->dtype() == math) {
     return text;
   }
@@ -34,9 +33,9 @@ std::string operand(
 
 }  // namespace
 
-std::string expr_statement(
+std::string expr_value(
     const Expr& expr,
-    const std::function<bool(const Val*)>& is_value_input) {
+    const std::function<std::string(const Val*)>& text_of) {
   const Val* out = expr.output(0);
   const std::string type = cuda_type_of(out->dtype());
   std::string value;
@@ -47,7 +46,7 @@ std::string expr_statement(
     for (size_t i = 0; i < op.inputs().size(); ++i) {
       const bool condition = op.op() == OpType::where && i == 0;
       operands.push_back(operand(
-          op.input(i), condition ? DataType::Bool : math, is_value_input));
+          op.input(i), condition ? DataType::Bool : math, text_of));
     }
     value = emit_pointwise(op.op(), operands, math);
     if (out->dtype() != math) {
@@ -55,14 +54,24 @@ std::string expr_statement(
     }
   } else if (expr.is<CastOp>()) {
     value = "nvfuse::cast<" + type + ">(" +
-        operand(expr.input(0), expr.input(0)->dtype(), is_value_input) + ")";
+        operand(expr.input(0), expr.input(0)->dtype(), text_of) + ")";
   } else {
     // Broadcasts and expands change indexing, which the loads already did;
     // element by element the value is the same.
-    value = operand(expr.input(0), expr.input(0)->dtype(), is_value_input);
+    value = operand(expr.input(0), expr.input(0)->dtype(), text_of);
   }
-  return "const " + type + " " + name_of_value(out) + " = " + value + ";  // " +
-      print_expr(expr) + "\n";
+  return value;
+}
+
+std::string expr_statement(
+    const Expr& expr,
+    const std::function<bool(const Val*)>& is_value_input) {
+  const Val* out = expr.output(0);
+  const std::string value = expr_value(expr, [&](const Val* v) {
+    return is_value_input(v) ? "args." + name_of_value(v) : name_of_value(v);
+  });
+  return "const " + cuda_type_of(out->dtype()) + " " + name_of_value(out) +
+      " = " + value + ";  // " + print_expr(expr) + "\n";
 }
 
 }  // namespace nvfuse

@@ -15,6 +15,13 @@ namespace nvfuse {
 // (i2, d5) for a symbolic scalar.
 std::string name_of_value(const Val* v);
 
+// The value `expr` (PointwiseOp, CastOp, BroadcastOp or ExpandOp) computes,
+// as a CUDA expression of its output's type; `text_of(v)` is the text of a
+// non-constant operand (constants are printed in the math type).
+std::string expr_value(
+    const Expr& expr,
+    const std::function<std::string(const Val*)>& text_of);
+
 // `is_value_input(v)`: v is read from the kernel's Args (`args.<name>`).
 // Handles PointwiseOp, CastOp, BroadcastOp and ExpandOp.
 std::string expr_statement(

@@ -4,6 +4,7 @@
 
 #include "ir/dump.h"
 #include "passes/pass_list.h"
+#include "runtime/coordinate_executor.h"
 #include "runtime/input_binding.h"
 #include "runtime/output_allocation.h"
 #include "runtime/pointwise_executor.h"
@@ -26,7 +27,20 @@ std::unique_ptr<KernelExecutor> kernel_executor_for(
     return ReductionExecutor::try_create(fusion, why_not);
   }
   *kind = "pointwise";
-  return PointwiseExecutor::try_create(fusion, why_not);
+  std::string why_not_pointwise;
+  if (auto kernel = PointwiseExecutor::try_create(fusion, &why_not_pointwise)) {
+    return kernel;
+  }
+  // Reading operands at other coordinates (slices, gathers...) or making
+  // values from coordinates (random, iota) needs the coordinate kernel.
+  *kind = "coordinate";
+  std::string why_not_coordinate;
+  if (auto kernel = CoordinateExecutor::try_create(fusion, &why_not_coordinate)) {
+    return kernel;
+  }
+  *why_not = "pointwise: " + why_not_pointwise +
+      "; coordinate: " + why_not_coordinate;
+  return nullptr;
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "ir/all_exprs.h"
+#include "schedule/coordinate_analysis.h"
 
 namespace nvfuse {
 
@@ -212,9 +213,16 @@ std::vector<FusionSegment> segment_at_aten_ops(const Fusion& fusion) {
       exprs.push_back(expr);
     }
   }
+  // Without reductions, the coordinate kernel computes slices, gathers,
+  // random values... with the pointwise work around them; with them, those
+  // exprs are cut out (each then runs as its own coordinate kernel).
+  const bool has_reduction = std::any_of(
+      exprs.begin(), exprs.end(), [](const Expr* e) { return is_reduction(e); });
+  auto is_cut = [has_reduction](const Expr& e) {
+    return runs_through_aten(e) && (has_reduction || !is_coordinate_expr(e));
+  };
   const bool any_aten = std::any_of(
-      exprs.begin(), exprs.end(),
-      [](const Expr* e) { return runs_through_aten(*e); });
+      exprs.begin(), exprs.end(), [&](const Expr* e) { return is_cut(*e); });
   if (!any_aten) {
     return {};
   }
@@ -233,7 +241,7 @@ std::vector<FusionSegment> segment_at_aten_ops(const Fusion& fusion) {
     }
     expr_depth[i] = depth;
     for (const Val* out : expr->outputs()) {
-      depth_of[out] = runs_through_aten(*expr) ? depth + 1 : depth;
+      depth_of[out] = is_cut(*expr) ? depth + 1 : depth;
     }
   }
   // A kernel expr runs as late as its consumers allow, so that work on
@@ -241,7 +249,7 @@ std::vector<FusionSegment> segment_at_aten_ops(const Fusion& fusion) {
   // uses it rather than making a kernel of its own.
   for (size_t i = exprs.size(); i-- > 0;) {
     const Expr* expr = exprs[i];
-    if (runs_through_aten(*expr) || fusion.is_output(expr->output(0))) {
+    if (is_cut(*expr) || fusion.is_output(expr->output(0))) {
       continue;
     }
     int latest = -1;
@@ -261,7 +269,7 @@ std::vector<FusionSegment> segment_at_aten_ops(const Fusion& fusion) {
   std::unordered_map<const Val*, std::unordered_map<int, size_t>> first_reader;
   for (size_t i = 0; i < exprs.size(); ++i) {
     const Expr* expr = exprs[i];
-    if (runs_through_aten(*expr)) {
+    if (is_cut(*expr)) {
       continue;
     }
     for (const Val* in : expr->inputs()) {
@@ -269,7 +277,7 @@ std::vector<FusionSegment> segment_at_aten_ops(const Fusion& fusion) {
         continue;
       }
       const Expr* def = in->definition();
-      if (def != nullptr && position.count(def) && !runs_through_aten(*def) &&
+      if (def != nullptr && position.count(def) && !is_cut(*def) &&
           expr_depth[position[def]] == expr_depth[i]) {
         groups.join(i, position[def]);
       }
@@ -289,7 +297,7 @@ std::vector<FusionSegment> segment_at_aten_ops(const Fusion& fusion) {
   std::vector<Planned> ordered;
   std::unordered_map<size_t, size_t> slot_of_group;
   for (size_t i = 0; i < exprs.size(); ++i) {
-    if (runs_through_aten(*exprs[i])) {
+    if (is_cut(*exprs[i])) {
       ordered.push_back({expr_depth[i], true, {exprs[i]}});
       continue;
     }

@@ -12,8 +12,11 @@
 
 namespace nvfuse {
 
-// True for exprs that no generated kernel computes yet; they run on the
-// reference evaluator (ATen), one expr per segment.
+// True for exprs that the pointwise and reduction kernels do not compute;
+// the fusion is cut there, one expr per segment. A cut-out expr runs on
+// the reference evaluator (ATen) unless the coordinate kernel takes it (a
+// slice, a gather, a random op...); in fusions without reductions those
+// coordinate exprs are not cut at all but join the kernel around them.
 bool runs_through_aten(const Expr& expr);
 
 struct FusionSegment {

@@ -1,0 +1,124 @@
+"""Transformer building blocks with shape and random ops, against eager
+PyTorch and torch.compile: Llama-style rotary embedding (slices, neg, cat,
+multiply-add with cos/sin) and dropout + residual add.
+
+Bytes moved are every input read once plus every output written once (the
+random mask is not a tensor anyone reads). NVFUSE_BENCH_TRANSFORMER_SIZES
+picks sizes (default "64MB,256MB": the bytes of the main input).
+
+    python3 -m pytest benchmarks/test_transformer_ops.py --benchmark-json=t.json
+    python3 benchmarks/report.py t.json
+"""
+
+import os
+
+import pytest
+import torch
+
+from nvfuse import DataType, FusionDefinition
+
+SIZES = {"16MB": 16 << 20, "64MB": 64 << 20, "256MB": 256 << 20}
+SELECTED = [s for s in os.environ.get(
+    "NVFUSE_BENCH_TRANSFORMER_SIZES", "64MB,256MB").split(",") if s]
+DTYPES = {"bf16": torch.bfloat16, "fp32": torch.float32}
+TORCH_TO_NVFUSE = {torch.bfloat16: DataType.BFloat16, torch.float32: DataType.Float}
+HEAD_DIM = 128
+SEQ = 4096
+HEADS = 32
+P_DROP = 0.1
+BIG = 1 << 40  # a slice end past any extent
+
+
+# --- rotary embedding --------------------------------------------------------
+def _rope_inputs(size, dtype):
+    batch = max(1, size // (HEADS * SEQ * HEAD_DIM * torch.tensor([], dtype=dtype).element_size()))
+    q = torch.randn(batch, HEADS, SEQ, HEAD_DIM, dtype=dtype, device="cuda")
+    angles = torch.rand(SEQ, HEAD_DIM, device="cuda")
+    return [q, angles.cos().to(dtype), angles.sin().to(dtype)]
+
+
+def _rope_torch(q, cos, sin):
+    half = q.shape[-1] // 2
+    rotated = torch.cat([-q[..., half:], q[..., :half]], -1)
+    return q * cos + rotated * sin
+
+
+def _rope_fd(dtype):
+    with FusionDefinition() as fd:
+        q = fd.define_tensor([-1, -1, -1, -1], contiguity=True, dtype=TORCH_TO_NVFUSE[dtype])
+        cos = fd.define_tensor([-1, -1], contiguity=True, dtype=TORCH_TO_NVFUSE[dtype])
+        sin = fd.define_tensor([-1, -1], contiguity=True, dtype=TORCH_TO_NVFUSE[dtype])
+        half = HEAD_DIM // 2
+        x1 = fd.ops.slice(q, [0, 0, 0, 0], [BIG, BIG, BIG, half])
+        x2 = fd.ops.slice(q, [0, 0, 0, half], [BIG, BIG, BIG, BIG])
+        rotated = fd.ops.cat([fd.ops.neg(x2), x1], -1)
+        out = q * cos + rotated * sin
+        fd.add_output(fd.ops.cast(out, TORCH_TO_NVFUSE[dtype]))
+    return fd
+
+
+# --- dropout + residual --------------------------------------------------------
+def _dropout_inputs(size, dtype):
+    rows = max(1, size // (8192 * torch.tensor([], dtype=dtype).element_size()))
+    x = torch.randn(rows, 8192, dtype=dtype, device="cuda")
+    return [x, torch.randn_like(x)]
+
+
+def _dropout_torch(x, residual):
+    return torch.nn.functional.dropout(x, P_DROP, training=True) + residual
+
+
+def _dropout_fd(dtype):
+    with FusionDefinition() as fd:
+        x = fd.define_tensor([-1, -1], contiguity=True, dtype=TORCH_TO_NVFUSE[dtype])
+        residual = fd.define_tensor([-1, -1], contiguity=True, dtype=TORCH_TO_NVFUSE[dtype])
+        keep = fd.ops.lt(fd.ops.rand_like(x), 1.0 - P_DROP)
+        dropped = fd.ops.where(keep, x * (1.0 / (1.0 - P_DROP)), 0.0)
+        fd.add_output(fd.ops.cast(dropped + residual, TORCH_TO_NVFUSE[dtype]))
+    return fd
+
+
+def _check_dropout(out, x, residual):
+    # Kept elements are x / (1 - p) + residual, dropped ones the residual;
+    # about p of them dropped.
+    dropped = (out.float() - residual.float()).abs() < 1e-6
+    assert abs(dropped.double().mean().item() - P_DROP) < 0.01
+    kept = ~dropped
+    torch.testing.assert_close(
+        out.float()[kept], (x.float() / (1 - P_DROP) + residual.float())[kept],
+        rtol=2e-2, atol=2e-2)
+
+
+CASES = {
+    "rope": (_rope_inputs, _rope_torch, _rope_fd, None),
+    "dropout_residual": (_dropout_inputs, _dropout_torch, _dropout_fd, _check_dropout),
+}
+
+
+@pytest.mark.parametrize("executor", ["nvfuse", "eager", "compile"])
+@pytest.mark.parametrize("size", SELECTED)
+@pytest.mark.parametrize("dtype", list(DTYPES))
+@pytest.mark.parametrize("case", list(CASES))
+def test_transformer_op(gpu_benchmark, case, dtype, size, executor):
+    make_inputs, torch_fn, make_fd, check = CASES[case]
+    torch.manual_seed(0)
+    inputs = make_inputs(SIZES[size], DTYPES[dtype])
+    if executor == "nvfuse":
+        fd = make_fd(DTYPES[dtype])
+        fn = lambda: fd.execute(inputs)[0]  # noqa: E731
+    elif executor == "eager":
+        fn = lambda: torch_fn(*inputs)  # noqa: E731
+    else:
+        torch._dynamo.reset()
+        compiled = torch.compile(torch_fn, dynamic=False)
+        fn = lambda: compiled(*inputs)  # noqa: E731
+    out = fn()
+    if check is None:
+        expected = torch_fn(*[t.double() for t in inputs]).to(out.dtype)
+        torch.testing.assert_close(out.float(), expected.float(), rtol=2e-2, atol=2e-2)
+    else:
+        check(out, *inputs)
+    bytes_moved = sum(t.numel() * t.element_size() for t in inputs)
+    bytes_moved += out.numel() * out.element_size()
+    del out
+    gpu_benchmark(fn, bytes_moved)

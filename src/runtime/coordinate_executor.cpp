@@ -1,0 +1,119 @@
+#include "runtime/coordinate_executor.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/DeviceGuard.h>
+
+#include "runtime/kernel_launch.h"
+#include "runtime/rng_state.h"
+
+namespace nvfuse {
+
+namespace {
+
+// The schedule for tensors (inputs then outputs) described as `tensors`;
+// nullopt when the outputs differ in shape (the iteration space is theirs).
+std::optional<CoordinateSchedule> schedule_for(
+    size_t input_count,
+    const std::vector<TensorArg>& tensors) {
+  const std::vector<int64_t>& extents = tensors[input_count].sizes;
+  for (size_t t = input_count + 1; t < tensors.size(); ++t) {
+    if (tensors[t].sizes != extents) {
+      return std::nullopt;
+    }
+  }
+  return schedule_coordinates(extents, tensors);
+}
+
+}  // namespace
+
+std::unique_ptr<CoordinateExecutor> CoordinateExecutor::try_create(
+    const Fusion& fusion,
+    std::string* why_not) {
+  auto analysis = analyze_coordinates(fusion, why_not);
+  if (!analysis.has_value()) {
+    return nullptr;
+  }
+  return std::unique_ptr<CoordinateExecutor>(
+      new CoordinateExecutor(fusion, std::move(*analysis)));
+}
+
+CoordinateExecutor::CoordinateExecutor(
+    const Fusion& fusion,
+    CoordinateAnalysis analysis)
+    : fusion_(fusion),
+      analysis_(std::move(analysis)),
+      io_(fusion, analysis_.inputs, analysis_.outputs),
+      variants_([this](const CoordinateParams& params) {
+        return generate_coordinate_kernel(fusion_, analysis_, params);
+      }) {}
+
+std::string CoordinateExecutor::cuda_code_for(
+    const std::vector<Argument>& args,
+    BoundInputs& bound) {
+  std::vector<TensorArg> tensors = io_.input_args(args);
+  for (TensorArg& out : io_.planned_output_args(bound)) {
+    tensors.push_back(std::move(out));
+  }
+  auto schedule = schedule_for(analysis_.inputs.size(), tensors);
+  NVFUSE_CHECK_AS(
+      ErrorKind::kUnsupported, schedule.has_value(),
+      "the outputs of this fusion differ in shape for these inputs");
+  return variants_.code_for(schedule->params);
+}
+
+std::string CoordinateExecutor::last_cuda_code() const {
+  return variants_.last_code();
+}
+
+cuda_driver::FunctionResources CoordinateExecutor::last_resources() const {
+  return variants_.last_resources();
+}
+
+std::optional<std::vector<at::Tensor>> CoordinateExecutor::run(
+    const std::vector<Argument>& args,
+    BoundInputs& bound) {
+  const c10::Device device = bound.device;
+  const c10::DeviceGuard guard(device);
+  auto tensors = io_.launch_tensors(args, bound);
+  if (!tensors.has_value()) {
+    return std::nullopt;
+  }
+  std::vector<TensorArg> described;
+  for (const at::Tensor& t : *tensors) {
+    described.push_back(tensor_arg_of(t));
+  }
+  const auto schedule = schedule_for(analysis_.inputs.size(), described);
+  if (!schedule.has_value()) {
+    return std::nullopt;
+  }
+  const bool launch = schedule->grid_size > 0;
+  auto [source, kernel] =
+      variants_.for_launch(schedule->params, launch ? device.index() : -1);
+  if (launch) {
+    LaunchValues values;
+    for (const at::Tensor& t : *tensors) {
+      values.pointers.push_back(t.data_ptr());
+      values.strides.push_back(t.strides().vec());
+    }
+    values.values = io_.values_of(analysis_.value_inputs, args, bound);
+    for (size_t k = 0; k < analysis_.drawn_random_ops.size(); ++k) {
+      const PhiloxState state = next_philox_state(device);
+      values.values.push_back(
+          ScalarValue(static_cast<int64_t>(state.seed)));
+      values.values.push_back(
+          ScalarValue(static_cast<int64_t>(state.offset)));
+    }
+    values.numel = schedule->numel;
+    values.extents = described[analysis_.inputs.size()].sizes;
+    std::vector<uint64_t> packed = pack_args(source->layout, values);
+    launch_on_current_stream(
+        *kernel, device, {static_cast<unsigned>(schedule->grid_size)},
+        {static_cast<unsigned>(schedule->params.block_size)}, packed, [&] {
+          return "numel=" + std::to_string(schedule->numel) + " " +
+              schedule->params.to_string();
+        });
+  }
+  return io_.fusion_outputs(args, *tensors);
+}
+
+}  // namespace nvfuse

@@ -1,0 +1,47 @@
+// Runs a reduction-free fusion that the pointwise scheduler declines
+// (slices, pads, cats, gathers, random ops...) as one coordinate kernel on
+// CUDA tensors: per call, sizes -> schedule -> (cached) kernel -> launch on
+// torch's current stream.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "codegen/coordinate_codegen.h"
+#include "runtime/kernel_executor.h"
+#include "runtime/kernel_io.h"
+#include "runtime/kernel_variants.h"
+#include "schedule/coordinate_analysis.h"
+
+namespace nvfuse {
+
+class CoordinateExecutor : public KernelExecutor {
+ public:
+  // nullptr (with the reason) when the coordinate scheduler rejects `fusion`.
+  static std::unique_ptr<CoordinateExecutor> try_create(
+      const Fusion& fusion,
+      std::string* why_not);
+
+  std::optional<std::vector<at::Tensor>> run(
+      const std::vector<Argument>& args,
+      BoundInputs& bound) override;
+  std::string cuda_code_for(
+      const std::vector<Argument>& args,
+      BoundInputs& bound) override;
+  std::string last_cuda_code() const override;
+  cuda_driver::FunctionResources last_resources() const override;
+
+ private:
+  CoordinateExecutor(const Fusion& fusion, CoordinateAnalysis analysis);
+
+  const Fusion& fusion_;
+  CoordinateAnalysis analysis_;
+  KernelIo io_;
+  KernelVariants<CoordinateParams> variants_;
+};
+
+}  // namespace nvfuse

@@ -1,0 +1,231 @@
+#include "schedule/coordinate_analysis.h"
+
+#include <algorithm>
+#include <unordered_set>
+
+#include "schedule/pointwise_analysis.h"
+
+namespace nvfuse {
+
+namespace {
+
+bool reject(std::string* why_not, const std::string& reason) {
+  if (why_not != nullptr) {
+    *why_not = reason;
+  }
+  return false;
+}
+
+Scalar* extent_of(const Val* tv, int64_t axis) {
+  return tv->as<TensorView>()->logical()[axis]->logical_extent();
+}
+
+bool is_elementwise_expr(const Expr& expr) {
+  return expr.is<PointwiseOp>() || expr.is<CastOp>() ||
+      expr.is<BroadcastOp>() || expr.is<ExpandOp>();
+}
+
+}  // namespace
+
+bool is_coordinate_expr(const Expr& expr) {
+  switch (expr.kind()) {
+    case ExprKind::SliceOp:
+    case ExprKind::PadOp:
+    case ExprKind::CatOp:
+    case ExprKind::SelectOp:
+    case ExprKind::IndexSelectOp:
+    case ExprKind::GatherOp:
+    case ExprKind::EmbeddingFwdOp:
+    case ExprKind::PermuteOp:
+    case ExprKind::SqueezeOp:
+    case ExprKind::TriuOp:
+    case ExprKind::FullOp:
+    case ExprKind::IotaOp:
+    case ExprKind::RngOp:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::vector<const Scalar*> scalars_read_by(const Expr& expr) {
+  std::vector<const Scalar*> scalars;
+  auto input = [&](size_t i) { scalars.push_back(expr.input(i)->as<Scalar>()); };
+  const Val* in = expr.input(0);
+  switch (expr.kind()) {
+    case ExprKind::SliceOp:
+      for (int64_t axis = 0; axis < in->as<TensorView>()->rank(); ++axis) {
+        input(1 + 3 * axis);  // start
+        scalars.push_back(extent_of(in, axis));
+      }
+      break;
+    case ExprKind::PadOp:
+      input(1);  // the pad value
+      for (int64_t axis = 0; axis < in->as<TensorView>()->rank(); ++axis) {
+        input(2 + 2 * axis);  // before
+        scalars.push_back(extent_of(in, axis));
+      }
+      break;
+    case ExprKind::CatOp:
+      for (const Val* part : expr.inputs()) {
+        scalars.push_back(extent_of(part, expr.as<CatOp>()->dim()));
+      }
+      break;
+    case ExprKind::SelectOp:
+      input(1);
+      scalars.push_back(extent_of(in, expr.as<SelectOp>()->dim()));
+      break;
+    case ExprKind::IndexSelectOp:
+      scalars.push_back(extent_of(in, expr.as<IndexSelectOp>()->dim()));
+      break;
+    case ExprKind::GatherOp:
+      scalars.push_back(extent_of(in, expr.as<GatherOp>()->dim()));
+      break;
+    case ExprKind::EmbeddingFwdOp:
+      scalars.push_back(extent_of(expr.input(1), 0));
+      break;
+    case ExprKind::TriuOp:
+      input(1);
+      break;
+    case ExprKind::FullOp:
+      input(0);
+      break;
+    case ExprKind::IotaOp:
+      input(1);
+      input(2);
+      break;
+    case ExprKind::RngOp: {
+      const size_t params = expr.as<RngOp>()->first_size_input();
+      for (size_t i = 0; i < params; ++i) {
+        input(i);  // the two parameters, then an explicit seed and offset
+      }
+      const auto* out = expr.output(0)->as<TensorView>();
+      for (int64_t axis = 0; axis < out->rank(); ++axis) {
+        scalars.push_back(extent_of(out, axis));
+      }
+      break;
+    }
+    default:
+      for (const Val* v : expr.inputs()) {
+        if (v->is<Scalar>()) {
+          scalars.push_back(v->as<Scalar>());
+        }
+      }
+  }
+  return scalars;
+}
+
+std::optional<CoordinateAnalysis> analyze_coordinates(
+    const Fusion& fusion,
+    std::string* why_not) {
+  CoordinateAnalysis analysis;
+  std::unordered_set<const Val*> used;  // tensors the outputs depend on
+  for (const Expr* expr : fusion.exprs()) {
+    if (!expr->output(0)->is<TensorView>()) {
+      continue;  // scalar arithmetic runs on the host
+    }
+    if (!is_elementwise_expr(*expr) && !is_coordinate_expr(*expr)) {
+      reject(why_not, std::string("it has a ") + name_of(expr->kind()));
+      return std::nullopt;
+    }
+    for (const Val* v : expr->outputs()) {
+      if (!is_codegen_dtype(v->dtype())) {
+        reject(why_not, std::string("it has ") + name_of(v->dtype()) + " values");
+        return std::nullopt;
+      }
+    }
+  }
+
+  std::unordered_set<const TensorView*> seen;
+  for (const Val* out : fusion.outputs()) {
+    const auto* tv = out->as<TensorView>();
+    if (fusion.is_input(tv) || !seen.insert(tv).second) {
+      continue;
+    }
+    if (!is_codegen_dtype(tv->dtype())) {
+      reject(why_not, std::string("an output is ") + name_of(tv->dtype()));
+      return std::nullopt;
+    }
+    for (const IterDomain* id : tv->logical()) {
+      if (id->is_expanded()) {
+        reject(why_not, tv->name() + " is an expanded (stride-0) output");
+        return std::nullopt;
+      }
+    }
+    if (!analysis.outputs.empty()) {
+      const TensorView* first = analysis.outputs.front();
+      if (tv->rank() != first->rank()) {
+        reject(why_not, "outputs have different ranks");
+        return std::nullopt;
+      }
+      for (int64_t axis = 0; axis < tv->rank(); ++axis) {
+        if (tv->logical()[axis]->is_broadcast() !=
+            first->logical()[axis]->is_broadcast()) {
+          reject(why_not, "an output is broadcast where another is not");
+          return std::nullopt;
+        }
+      }
+    }
+    analysis.outputs.push_back(tv);
+  }
+  if (analysis.outputs.empty()) {
+    reject(why_not, "it writes no new tensor");
+    return std::nullopt;
+  }
+
+  // What the outputs depend on, walking back from them.
+  std::vector<const Val*> pending(analysis.outputs.begin(), analysis.outputs.end());
+  while (!pending.empty()) {
+    const Val* v = pending.back();
+    pending.pop_back();
+    if (!used.insert(v).second || v->definition() == nullptr ||
+        !v->is<TensorView>()) {
+      continue;
+    }
+    for (const Val* in : v->definition()->inputs()) {
+      pending.push_back(in);
+    }
+  }
+  auto add_value_input = [&](const Val* v) {
+    if (std::find(analysis.value_inputs.begin(), analysis.value_inputs.end(),
+                  v) == analysis.value_inputs.end()) {
+      analysis.value_inputs.push_back(v);
+    }
+  };
+  for (const Val* in : fusion.inputs()) {
+    if (!in->is<TensorView>() || !used.count(in)) {
+      continue;
+    }
+    const auto* tv = in->as<TensorView>();
+    if (!is_codegen_dtype(tv->dtype())) {
+      reject(why_not, std::string("an input is ") + name_of(tv->dtype()));
+      return std::nullopt;
+    }
+    if (tv->is_cpu_scalar()) {
+      add_value_input(tv);
+    } else {
+      analysis.inputs.push_back(tv);
+    }
+  }
+  for (const Expr* expr : fusion.exprs()) {
+    if (!expr->output(0)->is<TensorView>() || !used.count(expr->output(0))) {
+      continue;
+    }
+    if (expr->is<RngOp>() && !expr->as<RngOp>()->has_explicit_seed()) {
+      analysis.drawn_random_ops.push_back(expr->as<RngOp>());
+    }
+    for (const Scalar* s : scalars_read_by(*expr)) {
+      if (s->is_constant()) {
+        continue;
+      }
+      if (!is_codegen_dtype(s->dtype())) {
+        reject(why_not, std::string("a scalar is ") + name_of(s->dtype()));
+        return std::nullopt;
+      }
+      add_value_input(s);
+    }
+  }
+  return analysis;
+}
+
+}  // namespace nvfuse

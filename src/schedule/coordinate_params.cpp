@@ -1,0 +1,60 @@
+#include "schedule/coordinate_params.h"
+
+#include <cstdlib>
+#include <limits>
+#include <sstream>
+
+namespace nvfuse {
+
+std::string CoordinateParams::to_string() const {
+  std::ostringstream ss;
+  ss << "CoordinateParams(rank=" << rank << ", block=" << block_size
+     << ", unroll=" << unroll << ", index=" << (index_32bit ? "int32" : "int64")
+     << ")";
+  return ss.str();
+}
+
+bool CoordinateParams::operator==(const CoordinateParams& other) const {
+  return rank == other.rank && block_size == other.block_size &&
+      unroll == other.unroll && index_32bit == other.index_32bit;
+}
+
+namespace {
+
+// One past the largest element offset of `t` (its span in elements).
+int64_t span_of(const TensorArg& t) {
+  int64_t span = 1;
+  for (size_t axis = 0; axis < t.sizes.size(); ++axis) {
+    if (t.sizes[axis] == 0) {
+      return 0;
+    }
+    span += (t.sizes[axis] - 1) * std::llabs(t.strides[axis]);
+  }
+  return span;
+}
+
+}  // namespace
+
+CoordinateSchedule schedule_coordinates(
+    const std::vector<int64_t>& extents,
+    const std::vector<TensorArg>& tensors) {
+  CoordinateSchedule schedule;
+  schedule.params.rank = static_cast<int>(extents.size());
+  schedule.numel = 1;
+  for (int64_t e : extents) {
+    schedule.numel *= e;
+  }
+  // The last thread's index, u * block past its first, must fit too.
+  constexpr int64_t kInt32 = std::numeric_limits<int32_t>::max();
+  const int64_t per_block =
+      int64_t{schedule.params.block_size} * schedule.params.unroll;
+  bool fits = schedule.numel + per_block < kInt32;
+  for (const TensorArg& t : tensors) {
+    fits = fits && span_of(t) < kInt32;
+  }
+  schedule.params.index_32bit = fits;
+  schedule.grid_size = (schedule.numel + per_block - 1) / per_block;
+  return schedule;
+}
+
+}  // namespace nvfuse

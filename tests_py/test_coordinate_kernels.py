@@ -1,0 +1,141 @@
+"""The coordinate kernel: slices, pads, cats, selects, gathers, embeddings,
+permutes, squeezes, triu, full, iota and random values computed inside one
+generated kernel with the pointwise work around them. Without a GPU the
+generated code is inspected and compiled by NVRTC; on a GPU each case runs
+as that kernel and must give the reference evaluator's values (to
+rounding: device math functions and fused multiply-adds may differ from
+the CPU's in the last place)."""
+
+import pytest
+import torch
+
+from nvfuse import _C, DataType, FusionDefinition
+
+BIG = 1 << 40  # a slice end past any extent: clamps to it
+
+
+def _rope(fd, x, cos, sin):
+    half = 8
+    x1 = fd.ops.slice(x, [0, 0, 0, 0], [BIG, BIG, BIG, half])
+    x2 = fd.ops.slice(x, [0, 0, 0, half], [BIG, BIG, BIG, BIG])
+    rotated = fd.ops.cat([fd.ops.neg(x2), x1], -1)
+    return x * cos + rotated * sin
+
+
+def _inputs(device):
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 3, 5, 16, generator=g)
+    idx = torch.randint(-4, 5, (7,), generator=g)
+    gidx = torch.randint(0, 5, (2, 3, 5, 4), generator=g)
+    weight = torch.randn(10, 6, generator=g)
+    tokens = torch.randint(0, 10, (3, 4), generator=g)
+    cos = torch.randn(5, 16, generator=g)
+    sin = torch.randn(5, 16, generator=g)
+    to = lambda t: t.to(device)
+    return dict(x=to(x), idx=to(idx), gidx=to(gidx), weight=to(weight),
+                tokens=to(tokens), cos=to(cos), sin=to(sin), bf=to(x.bfloat16()))
+
+
+# name -> (input names, build(fd, *handles) -> output)
+CASES = {
+    "slice_step": (["x"], lambda fd, x: fd.ops.slice(x, [0, 1, -4, 1], [2, 3, BIG, 15], [1, 1, 2, 3]) * 2.0),
+    "pad": (["x"], lambda fd, x: fd.ops.pad(fd.ops.exp(x), [2, -3, 1, 1], 0.5)),
+    "cat3": (["x"], lambda fd, x: fd.ops.cat([x, fd.ops.neg(x), fd.ops.slice(x, [0, 0, 0, 0], [2, 3, 5, 3])], 3)),
+    "rope": (["x", "cos", "sin"], _rope),
+    "rope_bf16": (["bf", "cos", "sin"], lambda fd, x, c, s: fd.ops.cast(
+        _rope(fd, x, fd.ops.cast(c, DataType.BFloat16), fd.ops.cast(s, DataType.BFloat16)), DataType.BFloat16)),
+    "select": (["x"], lambda fd, x: fd.ops.select(x, -2, 2) + 1.0),
+    "index_select": (["x", "idx"], lambda fd, x, i: fd.ops.index_select(fd.ops.abs(x), i, 2)),
+    "gather": (["x", "gidx"], lambda fd, x, i: fd.ops.gather(x, i, 3)),
+    "take_along_axis": (["x", "gidx"], lambda fd, x, i: fd.ops.take_along_axis(x, i, 3) * 3.0),
+    "embedding": (["tokens", "weight"], lambda fd, t, w: fd.ops.embedding_fwd(t, w)),
+    "permute_add": (["x"], lambda fd, x: fd.ops.permute(fd.ops.slice(x, [0, 0, 0, 2], [2, 3, 5, 7]), [3, 0, 2, 1]) + 1.0),
+    "squeeze": (["x"], lambda fd, x: fd.ops.squeeze(fd.ops.slice(x, [0, 0, 0, 0], [2, 1, 5, 16]), [1])),
+    "triu": (["x"], lambda fd, x: fd.ops.triu(x * 2.0, 1)),
+    "full_iota": (["x"], lambda fd, x: fd.ops.slice(x, [0, 0, 0, 0], [1, 1, 1, 16]) + fd.ops.broadcast_in_dim(
+        fd.ops.iota(16, 3.0, 0.5, DataType.Float), [1, 1, 1, 16], [3]) * fd.ops.full([1, 1, 1, 16], 2.0, DataType.Float)),
+    "iota_int": (["x"], lambda fd, x: fd.ops.iota(9, 4, -3, DataType.Int)),
+}
+
+
+def _define(name, values):
+    input_names, build = CASES[name]
+    inputs = [values[n] for n in input_names]
+    with FusionDefinition() as fd:
+        handles = [fd.from_pytorch(t) for t in inputs]
+        fd.add_output(build(fd, *handles))
+    return fd, inputs
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_case_is_one_coordinate_kernel_that_nvrtc_compiles(name):
+    fd, inputs = _define(name, _inputs("cpu"))
+    assert [kind for kind, _ in fd.segment_summary()] == ["fused"]
+    code = fd.cuda_code_for(inputs)
+    assert "nvfuse_coordinates" in code
+    compiled = _C.nvrtc_compile(code, "nvfuse_coordinates", 90)
+    assert compiled["bytes"] > 0 and "warning" not in compiled["log"], compiled["log"]
+
+
+def test_cat_reads_each_part_only_in_its_own_range():
+    fd, inputs = _define("rope", _inputs("cpu"))
+    code = fd.cuda_code_for(inputs)
+    body = code[code.index("void element("):]
+    # x is read at three coordinate sets: as is, and shifted for each half,
+    # the halves inside the cat's two branches.
+    assert body.count("// load T0") == 3
+    assert "if (c3 < " in body and "} else {" in body
+
+
+def test_random_ops_carry_philox_and_a_drawn_seed():
+    with FusionDefinition() as fd:
+        t = fd.define_tensor([-1, -1], contiguity=True)
+        keep = fd.ops.lt(fd.ops.rand_like(t), 0.9)
+        fd.add_output(fd.ops.where(keep, t * (1 / 0.9), 0.0))
+    code = fd.cuda_code_for([torch.randn(4, 8)])
+    assert "nvfuse_philox::uniform_float(nvfuse::uint64(args.seed_0)" in code
+    assert "nvfuse::int64 seed_0;" in code and "nvfuse::int64 offset_0;" in code
+    assert _C.nvrtc_compile(code, "nvfuse_coordinates", 90)["bytes"] > 0
+
+
+def test_with_a_reduction_the_gather_is_its_own_segment():
+    """Cross-entropy's gather: the reduction kernel does not read operands at
+    other coordinates, so the take_along_axis is cut out (and runs as its own
+    coordinate kernel on a GPU)."""
+    with FusionDefinition() as fd:
+        logits = fd.define_tensor([-1, -1], contiguity=True)
+        labels = fd.define_tensor([-1, 1], contiguity=True, dtype=DataType.Int)
+        m = fd.ops.max(logits, [1], keepdim=True)
+        shifted = logits - m
+        lse = fd.ops.log(fd.ops.sum(fd.ops.exp(shifted), [1], keepdim=True))
+        picked = fd.ops.take_along_axis(shifted - lse, labels, 1)
+        fd.add_output(fd.ops.neg(picked))
+    kinds = [kind for kind, _ in fd.segment_summary()]
+    assert kinds == ["fused", "aten", "fused"]
+    logits = torch.randn(6, 11)
+    labels = torch.randint(0, 11, (6, 1))
+    (out,) = fd.execute([logits, labels])
+    expected = -torch.log_softmax(logits, 1).gather(1, labels)
+    torch.testing.assert_close(out, expected)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_case_on_gpu_matches_the_reference_evaluator(name):
+    cpu_fd, cpu_inputs = _define(name, _inputs("cpu"))
+    (expected,) = cpu_fd.execute(cpu_inputs)
+    fd, inputs = _define(name, _inputs("cuda"))
+    (out,) = fd.execute(inputs)
+    assert "nvfuse_coordinates" in fd.last_cuda_code()
+    assert out.is_cuda and out.shape == expected.shape and out.dtype == expected.dtype
+    torch.testing.assert_close(out.cpu(), expected)
+
+
+@pytest.mark.gpu
+def test_noncontiguous_inputs_are_read_through_their_strides():
+    values = _inputs("cuda")
+    x = values["x"].transpose(1, 2).contiguous().transpose(1, 2)  # same values, other strides
+    fd, _ = _define("rope", values)
+    (out,) = fd.execute([x, values["cos"], values["sin"]])
+    (expected,) = fd.execute([values["x"], values["cos"], values["sin"]])
+    torch.testing.assert_close(out, expected, rtol=0, atol=0)
