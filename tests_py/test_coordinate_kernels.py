@@ -25,7 +25,7 @@ def _rope(fd, x, cos, sin):
 def _inputs(device):
     g = torch.Generator().manual_seed(0)
     x = torch.randn(2, 3, 5, 16, generator=g)
-    idx = torch.randint(-4, 5, (7,), generator=g)
+    idx = torch.randint(0, 5, (7,), generator=g)  # torch rejects negatives
     gidx = torch.randint(0, 5, (2, 3, 5, 4), generator=g)
     weight = torch.randn(10, 6, generator=g)
     tokens = torch.randint(0, 10, (3, 4), generator=g)
@@ -80,7 +80,7 @@ def test_case_is_one_coordinate_kernel_that_nvrtc_compiles(name):
 def test_cat_reads_each_part_only_in_its_own_range():
     fd, inputs = _define("rope", _inputs("cpu"))
     code = fd.cuda_code_for(inputs)
-    body = code[code.index("void element("):]
+    body = code[code.index("void group("):]
     # x is read at three coordinate sets: as is, and shifted for each half,
     # the halves inside the cat's two branches.
     assert body.count("// load T0") == 3
@@ -132,10 +132,39 @@ def test_case_on_gpu_matches_the_reference_evaluator(name):
 
 
 @pytest.mark.gpu
-def test_noncontiguous_inputs_are_read_through_their_strides():
+@pytest.mark.parametrize("offset", [0, 1])
+def test_strided_and_misaligned_inputs_are_read_lane_by_lane(offset):
+    """Other strides, and a storage offset that breaks 16-byte alignment:
+    the vector loads step down to lane-by-lane loads inside the kernel."""
     values = _inputs("cuda")
-    x = values["x"].transpose(1, 2).contiguous().transpose(1, 2)  # same values, other strides
-    fd, _ = _define("rope", values)
-    (out,) = fd.execute([x, values["cos"], values["sin"]])
-    (expected,) = fd.execute([values["x"], values["cos"], values["sin"]])
-    torch.testing.assert_close(out, expected, rtol=0, atol=0)
+    storage = torch.empty(values["bf"].numel() + offset, dtype=torch.bfloat16, device="cuda")
+    x = storage[offset:].view(2, 5, 3, 16).copy_(values["bf"].transpose(1, 2)).transpose(1, 2)
+    values["bf"] = x
+    fd, inputs = _define("rope_bf16", values)
+    (out,) = fd.execute(inputs)
+    assert "kVec = 8" in fd.last_cuda_code()
+    cpu_fd, cpu_inputs = _define("rope_bf16", {k: v.cpu() for k, v in values.items()})
+    (expected,) = cpu_fd.execute(cpu_inputs)
+    torch.testing.assert_close(out.cpu(), expected)
+
+
+def _code(fd, inputs):
+    return fd.cuda_code_for(inputs)
+
+
+def test_vector_width_follows_dtype_and_boundaries():
+    values = _inputs("cpu")
+    fd, inputs = _define("rope_bf16", values)
+    assert "vector_width=8" in _code(fd, inputs)  # 16-byte bf16 lanes
+    fd, inputs = _define("rope", values)
+    assert "vector_width=4" in _code(fd, inputs)  # 16-byte fp32 lanes
+    # cat boundaries at 16 and 32 along a 35-wide axis: 35 is odd, so 1.
+    fd, inputs = _define("cat3", values)
+    assert "vector_width=1" in _code(fd, inputs)
+    # A pad of 2 before a 16-wide axis: a lane group may share the pad
+    # predicate only if it cannot straddle 2 or 18, so 2 lanes.
+    with FusionDefinition() as fd:
+        t = fd.from_pytorch(values["x"])
+        fd.add_output(fd.ops.pad(t, [2, 2], 0.0))
+    assert "vector_width=2" in _code(fd, [values["x"]])
+

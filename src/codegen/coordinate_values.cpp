@@ -10,14 +10,6 @@ namespace nvfuse {
 
 namespace {
 
-std::string join(const std::vector<std::string>& parts) {
-  std::string text;
-  for (size_t i = 0; i < parts.size(); ++i) {
-    text += (i ? "," : "") + parts[i];
-  }
-  return text;
-}
-
 const TensorView* tensor_input(const Expr& expr, size_t i) {
   return expr.input(i)->as<TensorView>();
 }
@@ -26,13 +18,38 @@ Scalar* extent_of(const Val* tv, int64_t axis) {
   return tv->as<TensorView>()->logical()[axis]->logical_extent();
 }
 
+std::string key_of(const TensorView* tv, const std::vector<LaneCoord>& coords) {
+  std::string key = name_of_value(tv) + "@";
+  for (const LaneCoord& c : coords) {
+    key += c.base + (c.per_lane ? "[]" : "+" + std::to_string(c.lane_step)) + ",";
+  }
+  return key;
+}
+
+LaneCoord uniform(const std::string& base) {
+  return LaneCoord{base, 0, false};
+}
+
 }  // namespace
+
+std::string LaneCoord::lane(const std::string& l) const {
+  if (per_lane) {
+    return base + ".val[" + l + "]";
+  }
+  if (lane_step == 0 || l == "0") {
+    return base;
+  }
+  return "(" + base + " + Index(" + l + ")" +
+      (lane_step == 1 ? "" : " * " + std::to_string(lane_step)) + ")";
+}
 
 CoordinateValues::CoordinateValues(
     const Fusion& fusion,
+    int vector_width,
     std::function<std::string(const Val*)> arg_text,
     std::function<std::pair<std::string, std::string>(const RngOp&)> seed_of)
     : fusion_(fusion),
+      vector_width_(vector_width),
       arg_text_(std::move(arg_text)),
       seed_of_(std::move(seed_of)),
       scopes_(1) {}
@@ -61,6 +78,18 @@ std::string CoordinateValues::declare(
   return name;
 }
 
+std::string CoordinateValues::lanes(
+    const std::string& element_type,
+    const std::function<std::string(const std::string&)>& lane_value,
+    const std::string& comment) {
+  const std::string name = "v" + std::to_string(next_name_++);
+  line(array_type(element_type) + " " + name + ";" +
+       (comment.empty() ? "" : "  // " + comment));
+  line("#pragma unroll");
+  line("for (int l = 0; l < kVec; ++l) " + name + ".val[l] = " + lane_value("l") + ";");
+  return name;
+}
+
 std::string CoordinateValues::scalar_as(const Val* s, DataType dtype) const {
   const DataType math = math_dtype_of(dtype);
   std::string text;
@@ -80,40 +109,48 @@ std::string CoordinateValues::int64_of(const Val* s) const {
   return "nvfuse::int64(" + arg_text_(s) + ")";
 }
 
-std::string CoordinateValues::checked_index(
-    const std::string& value,
-    const Val* extent) {
-  return declare_index(
-      "Index(nvfuse::index_in_range(nvfuse::int64(" + value + "), " +
-      int64_of(extent) + "))");
-}
-
 std::string CoordinateValues::offset_of(
     const TensorView* tv,
-    const std::vector<std::string>& coords) const {
+    const std::vector<LaneCoord>& coords,
+    const std::string& l) const {
   std::string text;
   for (int64_t axis = 0; axis < tv->rank(); ++axis) {
     if (tv->logical()[axis]->is_broadcast()) {
       continue;
     }
-    text += (text.empty() ? "" : " + ") + coords[axis] + " * args.stride_" +
+    text += (text.empty() ? "" : " + ") + coords[axis].lane(l) + " * args.stride_" +
         name_of_value(tv) + "[" + std::to_string(axis) + "]";
   }
   return text.empty() ? "0" : text;
 }
 
+void CoordinateValues::share_predicate(
+    const LaneCoord& coord,
+    std::vector<const Scalar*> boundaries) {
+  if (!coord.varies()) {
+    return;
+  }
+  if (coord.per_lane || coord.lane_step != 1) {
+    lanes_share_predicates_ = false;
+    return;
+  }
+  for (const Scalar* b : boundaries) {
+    lane_multiples_.push_back(b);
+  }
+}
+
 std::string CoordinateValues::value_at(
     const TensorView* tv,
-    std::vector<std::string> coords) {
+    std::vector<LaneCoord> coords) {
   NVFUSE_ASSERT(
       static_cast<int64_t>(coords.size()) == tv->rank(), tv->name(),
       " read with ", coords.size(), " coordinates");
   for (int64_t axis = 0; axis < tv->rank(); ++axis) {
     if (tv->logical()[axis]->is_broadcast()) {
-      coords[axis] = "0";  // every element of a size-1 axis is the one
+      coords[axis] = uniform("0");  // every element of a size-1 axis is the one
     }
   }
-  const std::string key = name_of_value(tv) + "@" + join(coords);
+  const std::string key = key_of(tv, coords);
   for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope) {
     auto found = scope->find(key);
     if (found != scope->end()) {
@@ -125,21 +162,93 @@ std::string CoordinateValues::value_at(
   return name;
 }
 
+std::string CoordinateValues::load(
+    const TensorView* tv,
+    const std::vector<LaneCoord>& coords) {
+  const std::string type = cuda_type_of(tv->dtype());
+  const std::string pointer = "args." + name_of_value(tv);
+  const std::string comment = "load " + tv->name();
+  int varying = -1;
+  bool gathered = false;
+  for (int64_t axis = 0; axis < tv->rank(); ++axis) {
+    if (coords[axis].varies()) {
+      gathered = gathered || varying >= 0 || coords[axis].per_lane;
+      varying = static_cast<int>(axis);
+    }
+  }
+  if (varying < 0) {  // one element for every lane
+    const std::string value =
+        declare(type, pointer + "[" + offset_of(tv, coords, "0") + "]");
+    return lanes(type, [&](const std::string&) { return value; }, comment);
+  }
+  if (gathered || coords[varying].lane_step != 1 || varying + 1 != tv->rank()) {
+    return lanes(
+        type,
+        [&](const std::string& l) {
+          return pointer + "[" + offset_of(tv, coords, l) + "]";
+        },
+        comment);
+  }
+  // Consecutive lanes along the last axis: one vector load where the
+  // stride is 1 and the address aligned, else lane by lane.
+  const std::string at = declare("Index", offset_of(tv, coords, "0"));
+  const std::string stride =
+      "args.stride_" + name_of_value(tv) + "[" + std::to_string(varying) + "]";
+  const std::string name = "v" + std::to_string(next_name_++);
+  line(array_type(type) + " " + name + ";  // " + comment);
+  line("if (nvfuse::vector_ok<kVec>(" + pointer + " + " + at + ", " + stride +
+       ")) {");
+  line("  " + name + " = *reinterpret_cast<const " + array_type(type) + "*>(" +
+       pointer + " + " + at + ");");
+  line("} else {");
+  line("#pragma unroll");
+  line("  for (int l = 0; l < kVec; ++l) " + name + ".val[l] = " + pointer + "[" +
+       at + " + Index(l) * " + stride + "];");
+  line("}");
+  return name;
+}
+
+void CoordinateValues::store(
+    const TensorView* tv,
+    const std::vector<LaneCoord>& coords,
+    const std::string& value) {
+  const std::string pointer = "args." + name_of_value(tv);
+  const int last = static_cast<int>(tv->rank()) - 1;
+  if (last < 0 || coords[last].lane_step != 1) {
+    line("#pragma unroll");
+    line("for (int l = 0; l < kVec; ++l) " + pointer + "[" +
+         offset_of(tv, coords, "l") + "] = " + value + ".val[l];");
+    return;
+  }
+  const std::string at = declare("Index", offset_of(tv, coords, "0"));
+  const std::string stride =
+      "args.stride_" + name_of_value(tv) + "[" + std::to_string(last) + "]";
+  line("if (nvfuse::vector_ok<kVec>(" + pointer + " + " + at + ", " + stride +
+       ")) {");
+  line("  *reinterpret_cast<" + array_type(cuda_type_of(tv->dtype())) + "*>(" +
+       pointer + " + " + at + ") = " + value + ";");
+  line("} else {");
+  line("#pragma unroll");
+  line("  for (int l = 0; l < kVec; ++l) " + pointer + "[" + at +
+       " + Index(l) * " + stride + "] = " + value + ".val[l];");
+  line("}");
+}
+
 std::string CoordinateValues::compute(
     const TensorView* tv,
-    const std::vector<std::string>& coords) {
-  const std::string type = cuda_type_of(tv->dtype());
+    const std::vector<LaneCoord>& coords) {
   if (fusion_.is_input(tv)) {
     if (tv->is_cpu_scalar()) {
-      return arg_text_(tv);
+      const std::string value = arg_text_(tv);
+      return lanes(cuda_type_of(tv->dtype()),
+                   [&](const std::string&) { return value; });
     }
-    return declare(
-        type, "args." + name_of_value(tv) + "[" + offset_of(tv, coords) + "]",
-        "load " + tv->name());
+    return load(tv, coords);
   }
   const Expr& def = *tv->definition();
+  const std::string type = cuda_type_of(tv->dtype());
   const std::string comment = print_expr(def);
-  std::vector<std::string> in = coords;
+  std::vector<LaneCoord> in = coords;
   switch (def.kind()) {
     case ExprKind::PointwiseOp:
     case ExprKind::CastOp:
@@ -161,14 +270,15 @@ std::string CoordinateValues::compute(
     }
     case ExprKind::SqueezeOp:
       for (int64_t d : def.as<SqueezeOp>()->dims()) {
-        in.insert(in.begin() + d, "0");
+        in.insert(in.begin() + d, uniform("0"));
       }
       return value_at(tensor_input(def, 0), in);
     case ExprKind::SelectOp: {
       const int64_t dim = def.as<SelectOp>()->dim();
-      in.insert(
-          in.begin() + dim,
-          checked_index(int64_of(def.input(1)), extent_of(def.input(0), dim)));
+      in.insert(in.begin() + dim,
+                uniform(declare("Index", "Index(nvfuse::index_in_range(" +
+                                int64_of(def.input(1)) + ", " +
+                                int64_of(extent_of(def.input(0), dim)) + "))")));
       return value_at(tensor_input(def, 0), in);
     }
     case ExprKind::IndexSelectOp: {
@@ -180,35 +290,43 @@ std::string CoordinateValues::compute(
                      def.as<GatherOp>()->dim());
     case ExprKind::EmbeddingFwdOp: {
       // out[..., j] = weight[indices[...], j]
-      std::vector<std::string> rows(coords.begin(), coords.end() - 1);
+      std::vector<LaneCoord> rows(coords.begin(), coords.end() - 1);
       const std::string index = value_at(tensor_input(def, 0), rows);
-      const std::string row = checked_index(index, extent_of(def.input(1), 0));
-      return value_at(tensor_input(def, 1), {row, coords.back()});
+      const std::string extent = int64_of(extent_of(def.input(1), 0));
+      const std::string row = lanes("Index", [&](const std::string& l) {
+        return "Index(nvfuse::index_in_range(nvfuse::int64(" + index + ".val[" +
+            l + "]), " + extent + "))";
+      });
+      return value_at(tensor_input(def, 1), {LaneCoord{row, 0, true}, coords.back()});
     }
     case ExprKind::TriuOp: {
       const std::string value = value_at(tensor_input(def, 0), coords);
       const size_t r = coords.size();
-      return declare(
-          type,
-          "(nvfuse::int64(" + coords[r - 1] + ") - nvfuse::int64(" +
-              coords[r - 2] + ") >= " + int64_of(def.input(1)) + ") ? " +
-              value + " : nvfuse::cast<" + type + ">(0)",
-          comment);
+      const std::string diagonal = int64_of(def.input(1));
+      return lanes(type, [&](const std::string& l) {
+        return "(nvfuse::int64(" + coords[r - 1].lane(l) + ") - nvfuse::int64(" +
+            coords[r - 2].lane(l) + ") >= " + diagonal + ") ? " + value +
+            ".val[" + l + "] : nvfuse::cast<" + type + ">(0)";
+      }, comment);
     }
-    case ExprKind::FullOp:
-      return declare(type, scalar_as(def.input(0), tv->dtype()), comment);
+    case ExprKind::FullOp: {
+      const std::string value = scalar_as(def.input(0), tv->dtype());
+      return lanes(type, [&](const std::string&) { return value; }, comment);
+    }
     case ExprKind::IotaOp: {
       // start + i * step in Int64 or Double (as the reference), rounded
       // step by step so the GPU gives the CPU's values.
       const bool integral = is_integral(tv->dtype());
-      const std::string i = coords[0];
-      const std::string value = integral
-          ? int64_of(def.input(1)) + " + nvfuse::int64(" + i + ") * " +
-              int64_of(def.input(2))
-          : "__dadd_rn(__dmul_rn(double(" + i + "), " +
-              scalar_as(def.input(2), DataType::Double) + "), " +
-              scalar_as(def.input(1), DataType::Double) + ")";
-      return declare(type, "nvfuse::cast<" + type + ">(" + value + ")", comment);
+      return lanes(type, [&](const std::string& l) {
+        const std::string i = coords[0].lane(l);
+        const std::string value = integral
+            ? int64_of(def.input(1)) + " + nvfuse::int64(" + i + ") * " +
+                int64_of(def.input(2))
+            : "__dadd_rn(__dmul_rn(double(" + i + "), " +
+                scalar_as(def.input(2), DataType::Double) + "), " +
+                scalar_as(def.input(1), DataType::Double) + ")";
+        return "nvfuse::cast<" + type + ">(" + value + ")";
+      }, comment);
     }
     case ExprKind::RngOp:
       return random(*def.as<RngOp>(), coords);
@@ -220,14 +338,14 @@ std::string CoordinateValues::compute(
 
 std::string CoordinateValues::elementwise(
     const Expr& expr,
-    const std::vector<std::string>& coords) {
+    const std::vector<LaneCoord>& coords) {
   std::unordered_map<const Val*, std::string> names;
   for (const Val* v : expr.inputs()) {
     if (!v->is<TensorView>()) {
       continue;
     }
     const auto* operand = v->as<TensorView>();
-    std::vector<std::string> at;
+    std::vector<LaneCoord> at;
     if (expr.is<BroadcastOp>()) {
       const auto& is_new = expr.as<BroadcastOp>()->is_broadcast_dim();
       for (size_t i = 0; i < is_new.size(); ++i) {
@@ -240,39 +358,52 @@ std::string CoordinateValues::elementwise(
     }
     names[v] = value_at(operand, at);
   }
-  const std::string value = expr_value(expr, [&](const Val* v) {
-    return v->is<TensorView>() ? names.at(v) : arg_text_(v);
-  });
-  return declare(cuda_type_of(expr.output(0)->dtype()), value, print_expr(expr));
+  return lanes(cuda_type_of(expr.output(0)->dtype()), [&](const std::string& l) {
+    return expr_value(expr, [&](const Val* v) {
+      return v->is<TensorView>() ? names.at(v) + ".val[" + l + "]" : arg_text_(v);
+    });
+  }, print_expr(expr));
 }
 
-std::vector<std::string> CoordinateValues::slice_coords(
+std::vector<LaneCoord> CoordinateValues::slice_coords(
     const SliceOp& expr,
-    const std::vector<std::string>& coords) {
-  std::vector<std::string> in;
+    const std::vector<LaneCoord>& coords) {
+  std::vector<LaneCoord> in;
   for (size_t axis = 0; axis < coords.size(); ++axis) {
     const Val* start = expr.input(1 + 3 * axis);
     const int64_t step = *expr.input(3 + 3 * axis)->as<Scalar>()->constant_int();
-    std::string at = coords[axis];
-    if (step != 1) {
-      at = at + " * " + std::to_string(step);
-    }
+    LaneCoord c = coords[axis];
+    std::string first;
     if (!start->as<Scalar>()->is_constant_int(0)) {
-      const std::string first = declare_index(
-          "Index(nvfuse::normalized_index(" + int64_of(start) + ", " +
+      first = declare(
+          "Index", "Index(nvfuse::normalized_index(" + int64_of(start) + ", " +
           int64_of(extent_of(expr.input(0), static_cast<int64_t>(axis))) + "))");
-      at = "(" + first + " + " + at + ")";
     }
-    in.push_back(at);
+    if (c.per_lane) {
+      const std::string source = c.base;
+      c.base = lanes("Index", [&](const std::string& l) {
+        return (first.empty() ? "" : first + " + ") + source + ".val[" + l +
+            "] * " + std::to_string(step);
+      });
+    } else {
+      if (step != 1) {
+        c.base = c.base + " * " + std::to_string(step);
+        c.lane_step *= step;
+      }
+      if (!first.empty()) {
+        c.base = "(" + first + " + " + c.base + ")";
+      }
+    }
+    in.push_back(c);
   }
   return in;
 }
 
 std::string CoordinateValues::pad(
     const PadOp& expr,
-    const std::vector<std::string>& coords) {
+    const std::vector<LaneCoord>& coords) {
   const TensorView* operand = tensor_input(expr, 0);
-  std::vector<std::string> in;
+  std::vector<LaneCoord> in;
   std::string inside;
   for (size_t axis = 0; axis < coords.size(); ++axis) {
     const Val* before = expr.input(2 + 2 * axis);
@@ -282,50 +413,77 @@ std::string CoordinateValues::pad(
       in.push_back(coords[axis]);
       continue;
     }
-    const std::string at =
-        declare_index(coords[axis] + " - Index(" + int64_of(before) + ")");
+    Scalar* extent = extent_of(operand, static_cast<int64_t>(axis));
+    share_predicate(coords[axis], {before->as<Scalar>(), extent});
+    LaneCoord c = coords[axis];
+    const std::string at = declare(
+        "Index", c.lane("0") + " - Index(" + int64_of(before) + ")");
     inside += std::string(inside.empty() ? "" : " && ") + at + " >= 0 && " +
-        at + " < Index(" +
-        int64_of(extent_of(operand, static_cast<int64_t>(axis))) + ")";
-    in.push_back(at);
+        at + " < Index(" + int64_of(extent) + ")";
+    if (c.per_lane) {
+      const std::string source = c.base;
+      c.base = lanes("Index", [&](const std::string& l) {
+        return source + ".val[" + l + "] - Index(" + int64_of(before) + ")";
+      });
+    } else {
+      c.base = at;
+    }
+    in.push_back(c);
   }
   const std::string type = cuda_type_of(expr.output(0)->dtype());
+  const std::string fill = scalar_as(expr.input(1), expr.output(0)->dtype());
   const std::string name = "v" + std::to_string(next_name_++);
-  line(type + " " + name + " = " + scalar_as(expr.input(1), expr.output(0)->dtype()) +
-       ";  // " + print_expr(expr));
+  line(array_type(type) + " " + name + ";  // " + print_expr(expr));
   line("if (" + (inside.empty() ? std::string("true") : inside) + ") {");
   open_scope();
   line(name + " = " + value_at(operand, in) + ";");
   close_scope();
+  line("} else {");
+  line("#pragma unroll");
+  line("  for (int l = 0; l < kVec; ++l) " + name + ".val[l] = " + fill + ";");
   line("}");
   return name;
 }
 
 std::string CoordinateValues::cat(
     const CatOp& expr,
-    const std::vector<std::string>& coords) {
+    const std::vector<LaneCoord>& coords) {
   const int64_t dim = expr.dim();
   const std::string type = cuda_type_of(expr.output(0)->dtype());
   const std::string name = "v" + std::to_string(next_name_++);
-  line(type + " " + name + ";  // " + print_expr(expr));
+  line(array_type(type) + " " + name + ";  // " + print_expr(expr));
   // Where each part starts along `dim`, declared before the branches.
   const size_t count = expr.inputs().size();
+  std::vector<const Scalar*> boundaries;
   std::vector<std::string> starts = {"Index(0)"};
   for (size_t k = 0; k + 1 < count; ++k) {
-    starts.push_back(declare_index(
-        starts.back() + " + Index(" +
+    boundaries.push_back(extent_of(expr.input(k), dim));
+    starts.push_back(declare(
+        "Index", starts.back() + " + Index(" +
         int64_of(extent_of(expr.input(k), dim)) + ")"));
   }
+  share_predicate(coords[dim], boundaries);
+  const std::string at = coords[dim].lane("0");
   for (size_t k = 0; k < count; ++k) {
     if (k + 1 < count) {
-      line(std::string(k == 0 ? "" : "} else ") + "if (" + coords[dim] +
-           " < " + starts[k + 1] + ") {");
+      line(std::string(k == 0 ? "" : "} else ") + "if (" + at + " < " +
+           starts[k + 1] + ") {");
     } else {
       line(count == 1 ? "{" : "} else {");
     }
     open_scope();
-    std::vector<std::string> in = coords;
-    in[dim] = k == 0 ? coords[dim] : "(" + coords[dim] + " - " + starts[k] + ")";
+    std::vector<LaneCoord> in = coords;
+    if (k > 0) {
+      LaneCoord& c = in[dim];
+      if (c.per_lane) {
+        const std::string source = c.base;
+        c.base = lanes("Index", [&](const std::string& l) {
+          return source + ".val[" + l + "] - " + starts[k];
+        });
+      } else {
+        c.base = "(" + c.base + " - " + starts[k] + ")";
+      }
+    }
     line(name + " = " + value_at(tensor_input(expr, k), in) + ";");
     close_scope();
   }
@@ -336,28 +494,35 @@ std::string CoordinateValues::cat(
 std::string CoordinateValues::indexed(
     const Expr& expr,
     const TensorView* index,
-    const std::vector<std::string>& index_coords,
-    const std::vector<std::string>& coords,
+    const std::vector<LaneCoord>& index_coords,
+    const std::vector<LaneCoord>& coords,
     int64_t dim) {
   const std::string value = value_at(index, index_coords);
-  std::vector<std::string> in = coords;
-  in[dim] = checked_index(value, extent_of(expr.input(0), dim));
+  const std::string extent = int64_of(extent_of(expr.input(0), dim));
+  std::vector<LaneCoord> in = coords;
+  in[dim] = LaneCoord{lanes("Index", [&](const std::string& l) {
+    return "Index(nvfuse::index_in_range(nvfuse::int64(" + value + ".val[" + l +
+        "]), " + extent + "))";
+  }), 0, true};
   return value_at(tensor_input(expr, 0), in);
 }
 
 std::string CoordinateValues::random(
     const RngOp& expr,
-    const std::vector<std::string>& coords) {
+    const std::vector<LaneCoord>& coords) {
   const auto* out = expr.output(0)->as<TensorView>();
   // The element's position in the tensor's row-major order: what the
   // reference evaluator numbers it.
-  std::string linear = "nvfuse::uint64(0)";
-  for (size_t axis = 0; axis < coords.size(); ++axis) {
-    linear = "(" + linear + " * nvfuse::uint64(" +
-        int64_of(extent_of(out, static_cast<int64_t>(axis))) +
-        ") + nvfuse::uint64(" + coords[axis] + "))";
-  }
-  const std::string i = declare("nvfuse::uint64", linear);
+  auto linear = [&](const std::string& l) {
+    std::string text = "nvfuse::uint64(0)";
+    for (size_t axis = 0; axis < coords.size(); ++axis) {
+      text = "(" + text + " * nvfuse::uint64(" +
+          int64_of(extent_of(out, static_cast<int64_t>(axis))) +
+          ") + nvfuse::uint64(" + coords[axis].lane(l) + "))";
+    }
+    return text;
+  };
+  const std::string i = lanes("nvfuse::uint64", linear);
   std::string seed;
   std::string offset;
   if (expr.has_explicit_seed()) {
@@ -369,37 +534,56 @@ std::string CoordinateValues::random(
   const std::string a = scalar_as(expr.input(0), DataType::Double);
   const std::string b = scalar_as(expr.input(1), DataType::Double);
   const bool is_double = out->dtype() == DataType::Double;
-  std::string value;
-  if (!expr.is_normal()) {
-    // low + span * u, rounded step by step as on the host.
-    value = is_double
-        ? "__dadd_rn(" + a + ", __dmul_rn(" + b + " - " + a +
-            ", nvfuse_philox::uniform_double(" + seed + ", " + offset + ", " +
-            i + ")))"
-        : "__fadd_rn(float(" + a + "), __fmul_rn(float(" + b + " - " + a +
-            "), nvfuse_philox::uniform_float(" + seed + ", " + offset + ", " +
-            i + ")))";
-  } else if (is_double) {
-    const std::string w = declare(
-        "nvfuse_philox::Words",
-        "nvfuse_philox::block(" + seed + ", " + offset + ", " + i + ")");
-    value = a + " + " + b + " * sqrt(-2.0 * log(1.0 - nvfuse_philox::unit_double(" +
-        w + ".w[0], " + w + ".w[1]))) * cos(6.283185307179586 * "
-        "nvfuse_philox::unit_double(" + w + ".w[2], " + w + ".w[3]))";
-  } else {
-    // Box-Muller on words 2(i % 2), 2(i % 2) + 1 of block i / 2.
-    const std::string w = declare(
-        "nvfuse_philox::Words",
-        "nvfuse_philox::block(" + seed + ", " + offset + ", " + i + " / 2)");
-    const std::string pair = declare("int", "int(" + i + " % 2) * 2");
-    value = "float(" + a + ") + float(" + b +
-        ") * sqrtf(-2.0f * logf(1.0f - nvfuse_philox::unit_float(" + w +
-        ".w[" + pair + "]))) * cosf(float(6.283185307179586) * "
-        "nvfuse_philox::unit_float(" + w + ".w[" + pair + " + 1]))";
-  }
   const std::string type = cuda_type_of(out->dtype());
-  return declare(type, "nvfuse::cast<" + type + ">(" + value + ")",
-                 print_expr(expr));
+  const std::string comment = print_expr(expr);
+  if (!expr.is_normal() && !is_double) {
+    // Float uniforms: word i % 4 of block i / 4. Lanes at consecutive
+    // positions starting at a multiple of 4 share one Philox block per 4.
+    const std::string u = "v" + std::to_string(next_name_++);
+    line(array_type("float") + " " + u + ";");
+    const bool consecutive = !coords.empty() && coords.back().lane_step == 1 &&
+        !coords.back().per_lane && vector_width_ % 4 == 0;
+    if (consecutive) {
+      line("if (" + i + ".val[0] % 4 == 0) {");
+      line("#pragma unroll");
+      line("  for (int q = 0; q < kVec / 4; ++q) {");
+      line("    const nvfuse_philox::Words w = nvfuse_philox::block(" + seed +
+           ", " + offset + ", " + i + ".val[0] / 4 + q);");
+      line("#pragma unroll");
+      line("    for (int k = 0; k < 4; ++k) " + u +
+           ".val[4 * q + k] = nvfuse_philox::unit_float(w.w[k]);");
+      line("  }");
+      line("} else {");
+    }
+    line(std::string(consecutive ? "  " : "") + "#pragma unroll");
+    line(std::string(consecutive ? "  " : "") + "for (int l = 0; l < kVec; ++l) " +
+         u + ".val[l] = nvfuse_philox::uniform_float(" + seed + ", " + offset +
+         ", " + i + ".val[l]);");
+    if (consecutive) {
+      line("}");
+    }
+    // low + span * u, rounded step by step as on the host.
+    return lanes(type, [&](const std::string& l) {
+      return "nvfuse::cast<" + type + ">(__fadd_rn(float(" + a + "), __fmul_rn(float(" +
+          b + " - " + a + "), " + u + ".val[" + l + "])))";
+    }, comment);
+  }
+  return lanes(type, [&](const std::string& l) {
+    const std::string at = i + ".val[" + l + "]";
+    std::string value;
+    if (!expr.is_normal()) {
+      value = "__dadd_rn(" + a + ", __dmul_rn(" + b + " - " + a +
+          ", nvfuse_philox::uniform_double(" + seed + ", " + offset + ", " + at +
+          ")))";
+    } else if (is_double) {
+      value = "nvfuse_philox::normal_double(" + seed + ", " + offset + ", " + at +
+          ", " + a + ", " + b + ")";
+    } else {
+      value = "nvfuse_philox::normal_float(" + seed + ", " + offset + ", " + at +
+          ", float(" + a + "), float(" + b + "))";
+    }
+    return "nvfuse::cast<" + type + ">(" + value + ")";
+  }, comment);
 }
 
 }  // namespace nvfuse

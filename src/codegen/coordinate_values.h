@@ -1,10 +1,18 @@
 // The statements that compute one tensor's value at given coordinates, for
-// the coordinate kernel: walking back from an output, each operand is
-// computed at the coordinates its consumer reads it at (shifted by a slice
-// or pad, chosen by cat, looked up through an index tensor...). A tensor
-// read at two coordinate sets is computed twice; one read at the same set
-// is computed once per scope. Loads under a pad or cat predicate sit inside
-// the branch, so no element outside an operand is read.
+// the coordinate kernel. Each thread handles kVec lanes: consecutive
+// elements along the innermost iteration axis. Walking back from an
+// output, each operand is computed at the coordinates its consumer reads it
+// at (shifted by a slice or pad, chosen by cat, looked up through an index
+// tensor...), as an nvfuse::Array of kVec lane values. A tensor read at two
+// coordinate sets is computed twice; one read at the same set once per
+// scope. Loads under a pad or cat predicate sit inside the branch, so no
+// element outside an operand is read.
+//
+// A predicate is evaluated once for all lanes (at lane 0). That is exact
+// when the boundaries it tests along the lane axis are multiples of kVec:
+// the generator lists those extents and widths (lane_multiples) for the
+// scheduler to check, and says when lanes cannot share predicates at all
+// (lanes_share_predicates false: the kernel must use kVec = 1).
 #pragma once
 
 #include <functional>
@@ -18,57 +26,79 @@
 
 namespace nvfuse {
 
+// One coordinate of a tensor read: lane l's value is
+// `base + l * lane_step`, or `base.val[l]` for a per-lane index array.
+struct LaneCoord {
+  std::string base;
+  int64_t lane_step = 0;
+  bool per_lane = false;
+
+  std::string lane(const std::string& l) const;
+  bool varies() const { return per_lane || lane_step != 0; }
+};
+
 class CoordinateValues {
  public:
   // `arg_text(v)`: how the kernel reads a by-value input (`args.<name>`).
   // `seed_of(rng)`: the (seed, offset) expressions of a drawn random op.
   CoordinateValues(
       const Fusion& fusion,
+      int vector_width,
       std::function<std::string(const Val*)> arg_text,
       std::function<std::pair<std::string, std::string>(const RngOp&)> seed_of);
 
-  // The name of a local holding `tv` at `coords` (one Index expression per
-  // logical axis), after emitting what computes it.
-  std::string value_at(const TensorView* tv, std::vector<std::string> coords);
-  // The offset of `tv`'s element at `coords` through its stride arguments.
-  std::string offset_of(const TensorView* tv, const std::vector<std::string>& coords) const;
-  // Appends a statement at the current indentation.
-  void line(const std::string& text);
+  // The name of a local Array holding `tv` at `coords` (one per logical
+  // axis), after emitting what computes it.
+  std::string value_at(const TensorView* tv, std::vector<LaneCoord> coords);
+  // Stores `value` (an Array) into output `tv` at `coords`.
+  void store(const TensorView* tv, const std::vector<LaneCoord>& coords,
+             const std::string& value);
   std::string code() const { return code_.str(); }
 
+  const std::vector<const Scalar*>& lane_multiples() const { return lane_multiples_; }
+  bool lanes_share_predicates() const { return lanes_share_predicates_; }
+
  private:
-  std::string compute(const TensorView* tv, const std::vector<std::string>& coords);
-  std::string elementwise(const Expr& expr, const std::vector<std::string>& coords);
-  std::string pad(const PadOp& expr, const std::vector<std::string>& coords);
-  std::string cat(const CatOp& expr, const std::vector<std::string>& coords);
+  std::string compute(const TensorView* tv, const std::vector<LaneCoord>& coords);
+  std::string load(const TensorView* tv, const std::vector<LaneCoord>& coords);
+  std::string elementwise(const Expr& expr, const std::vector<LaneCoord>& coords);
+  std::string pad(const PadOp& expr, const std::vector<LaneCoord>& coords);
+  std::string cat(const CatOp& expr, const std::vector<LaneCoord>& coords);
   std::string indexed(
       const Expr& expr,
       const TensorView* index,
-      const std::vector<std::string>& index_coords,
-      const std::vector<std::string>& coords,
+      const std::vector<LaneCoord>& index_coords,
+      const std::vector<LaneCoord>& coords,
       int64_t dim);
-  std::string random(const RngOp& expr, const std::vector<std::string>& coords);
-  std::vector<std::string> slice_coords(
+  std::string random(const RngOp& expr, const std::vector<LaneCoord>& coords);
+  std::vector<LaneCoord> slice_coords(
       const SliceOp& expr,
-      const std::vector<std::string>& coords);
+      const std::vector<LaneCoord>& coords);
+  // A predicate on `coord` evaluated at lane 0 for every lane: notes what
+  // must hold for that (boundaries at multiples of kVec).
+  void share_predicate(const LaneCoord& coord, std::vector<const Scalar*> boundaries);
 
-  // `const <type> <fresh> = <value>;  // <comment>`; the fresh name.
+  // The offset of `tv`'s element for lane `l` (a lane expression).
+  std::string offset_of(const TensorView* tv, const std::vector<LaneCoord>& coords,
+                        const std::string& l) const;
+  // `const <type> <fresh> = <value>;`; the fresh name.
   std::string declare(const std::string& type, const std::string& value,
                       const std::string& comment = "");
-  std::string declare_index(const std::string& value) {
-    return declare("Index", value);
+  // `nvfuse::Array<T, kVec> <fresh>;` with lane l set to lane_value(l).
+  std::string lanes(const std::string& element_type,
+                    const std::function<std::string(const std::string&)>& lane_value,
+                    const std::string& comment = "");
+  std::string array_type(const std::string& element_type) const {
+    return "nvfuse::Array<" + element_type + ", kVec>";
   }
-  // A scalar as a value of `dtype`, and as a 64-bit integer.
   std::string scalar_as(const Val* s, DataType dtype) const;
   std::string int64_of(const Val* s) const;
-  // An index read from an index tensor (any integer type), wrapped and
-  // clamped into [0, extent).
-  std::string checked_index(const std::string& value, const Val* extent);
-
+  void line(const std::string& text);
   void open_scope();
   void close_scope();
 
   const Fusion& fusion_;
+  const int vector_width_;
   std::function<std::string(const Val*)> arg_text_;
   std::function<std::pair<std::string, std::string>(const RngOp&)> seed_of_;
   std::ostringstream code_;
@@ -76,6 +106,8 @@ class CoordinateValues {
   int next_name_ = 0;
   // (tensor, coordinates) -> local, one map per open branch.
   std::vector<std::unordered_map<std::string, std::string>> scopes_;
+  std::vector<const Scalar*> lane_multiples_;
+  bool lanes_share_predicates_ = true;
 };
 
 }  // namespace nvfuse

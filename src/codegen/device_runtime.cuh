@@ -244,4 +244,12 @@ __device__ __forceinline__ int64 index_in_range(int64 i, int64 extent) {
   return i < 0 ? 0 : (i >= extent ? extent - 1 : i);
 }
 
+// Whether kVec lanes at p (stride apart) can move as one aligned vector.
+template <int kVec, typename T, typename Index>
+__device__ __forceinline__ bool vector_ok(const T* p, Index stride) {
+  return kVec == 1 ||
+      (stride == 1 &&
+       reinterpret_cast<unsigned long long>(p) % (sizeof(T) * kVec) == 0);
+}
+
 }  // namespace nvfuse

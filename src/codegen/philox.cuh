@@ -1,14 +1,17 @@
 // Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2,
 // 3") and nvfuse's mapping from (seed, offset, element index) to random
-// values. The reference evaluator computes random ops with it today; it is
-// plain C++ that also compiles as device code (no headers, no std::) so
-// that generated kernels can share it and give the same tensors.
+// values. The reference evaluator (on the host) and the coordinate kernel
+// (on the device, NVRTC) both compute random ops with it, so an explicit
+// (seed, offset) gives the same tensor on either: plain C++ without std::.
 #pragma once
 
 #if defined(__CUDACC__) || defined(__CUDACC_RTC__)
 #define NVFUSE_PHILOX_FN __host__ __device__ inline
 #else
 #define NVFUSE_PHILOX_FN inline
+#endif
+#if !defined(__CUDACC_RTC__)
+#include <math.h>  // sqrtf, logf, cosf on the host (NVRTC has them built in)
 #endif
 
 namespace nvfuse_philox {
@@ -81,6 +84,28 @@ NVFUSE_PHILOX_FN double uniform_double(
   const Words b = block(seed, offset, i / 2);
   const int w = static_cast<int>(i % 2) * 2;
   return unit_double(b.w[w], b.w[w + 1]);
+}
+
+// Element i of a normal float tensor (Box-Muller): words 2(i % 2) and
+// 2(i % 2) + 1 of block i / 2.
+NVFUSE_PHILOX_FN float normal_float(
+    unsigned long long seed, unsigned long long offset, unsigned long long i,
+    float mean, float std) {
+  const Words b = block(seed, offset, i / 2);
+  const int w = static_cast<int>(i % 2) * 2;
+  const float u1 = 1.0f - unit_float(b.w[w]);
+  const float u2 = unit_float(b.w[w + 1]);
+  return mean + std * sqrtf(-2.0f * logf(u1)) * cosf(6.2831853f * u2);
+}
+
+// Element i of a normal double tensor: all four words of block i.
+NVFUSE_PHILOX_FN double normal_double(
+    unsigned long long seed, unsigned long long offset, unsigned long long i,
+    double mean, double std) {
+  const Words b = block(seed, offset, i);
+  const double u1 = 1.0 - unit_double(b.w[0], b.w[1]);
+  const double u2 = unit_double(b.w[2], b.w[3]);
+  return mean + std * sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
 
 }  // namespace nvfuse_philox

@@ -3,6 +3,8 @@
 #include <ATen/ATen.h>
 #include <c10/core/DeviceGuard.h>
 
+#include <numeric>
+
 #include "runtime/kernel_launch.h"
 #include "runtime/rng_state.h"
 
@@ -14,14 +16,15 @@ namespace {
 // nullopt when the outputs differ in shape (the iteration space is theirs).
 std::optional<CoordinateSchedule> schedule_for(
     size_t input_count,
-    const std::vector<TensorArg>& tensors) {
+    const std::vector<TensorArg>& tensors,
+    int64_t lane_alignment) {
   const std::vector<int64_t>& extents = tensors[input_count].sizes;
   for (size_t t = input_count + 1; t < tensors.size(); ++t) {
     if (tensors[t].sizes != extents) {
       return std::nullopt;
     }
   }
-  return schedule_coordinates(extents, tensors);
+  return schedule_coordinates(extents, tensors, lane_alignment);
 }
 
 }  // namespace
@@ -43,9 +46,25 @@ CoordinateExecutor::CoordinateExecutor(
     : fusion_(fusion),
       analysis_(std::move(analysis)),
       io_(fusion, analysis_.inputs, analysis_.outputs),
+      lanes_(lane_requirements(fusion, analysis_)),
       variants_([this](const CoordinateParams& params) {
         return generate_coordinate_kernel(fusion_, analysis_, params);
       }) {}
+
+int64_t CoordinateExecutor::lane_alignment(
+    const std::vector<Argument>& args,
+    BoundInputs& bound) const {
+  if (!lanes_.shareable) {
+    return 1;
+  }
+  const std::vector<const Val*> multiples(
+      lanes_.multiples.begin(), lanes_.multiples.end());
+  int64_t alignment = 0;
+  for (const ScalarValue& v : io_.values_of(multiples, args, bound)) {
+    alignment = std::gcd(alignment, v.as_int());
+  }
+  return alignment;
+}
 
 std::string CoordinateExecutor::cuda_code_for(
     const std::vector<Argument>& args,
@@ -54,7 +73,8 @@ std::string CoordinateExecutor::cuda_code_for(
   for (TensorArg& out : io_.planned_output_args(bound)) {
     tensors.push_back(std::move(out));
   }
-  auto schedule = schedule_for(analysis_.inputs.size(), tensors);
+  auto schedule = schedule_for(
+      analysis_.inputs.size(), tensors, lane_alignment(args, bound));
   NVFUSE_CHECK_AS(
       ErrorKind::kUnsupported, schedule.has_value(),
       "the outputs of this fusion differ in shape for these inputs");
@@ -82,7 +102,8 @@ std::optional<std::vector<at::Tensor>> CoordinateExecutor::run(
   for (const at::Tensor& t : *tensors) {
     described.push_back(tensor_arg_of(t));
   }
-  const auto schedule = schedule_for(analysis_.inputs.size(), described);
+  const auto schedule = schedule_for(
+      analysis_.inputs.size(), described, lane_alignment(args, bound));
   if (!schedule.has_value()) {
     return std::nullopt;
   }

@@ -37,10 +37,14 @@ class CoordinateExecutor : public KernelExecutor {
 
  private:
   CoordinateExecutor(const Fusion& fusion, CoordinateAnalysis analysis);
+  // What the lane-axis boundaries of this call are all multiples of (0:
+  // none is tested; 1: lanes cannot share predicates).
+  int64_t lane_alignment(const std::vector<Argument>& args, BoundInputs& bound) const;
 
   const Fusion& fusion_;
   CoordinateAnalysis analysis_;
   KernelIo io_;
+  LaneRequirements lanes_;
   KernelVariants<CoordinateParams> variants_;
 };
 

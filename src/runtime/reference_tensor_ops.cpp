@@ -167,39 +167,22 @@ void ReferenceEvaluator::handle(const RngOp& e) {
   at::Tensor values = at::empty(
       sizes, at::TensorOptions().dtype(is_double ? at::kDouble : at::kFloat));
   const int64_t count = values.numel();
-  constexpr double kTwoPi = 6.283185307179586;
   if (is_double) {
     double* out = values.data_ptr<double>();
     for (int64_t i = 0; i < count; ++i) {
-      if (!e.is_normal()) {
-        out[i] = a + (b - a) * nvfuse_philox::uniform_double(
-                                   state.seed, state.offset, i);
-        continue;
-      }
-      const nvfuse_philox::Words w =
-          nvfuse_philox::block(state.seed, state.offset, i);
-      const double u1 = 1.0 - nvfuse_philox::unit_double(w.w[0], w.w[1]);
-      const double u2 = nvfuse_philox::unit_double(w.w[2], w.w[3]);
-      out[i] = a + b * std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2);
+      out[i] = e.is_normal()
+          ? nvfuse_philox::normal_double(state.seed, state.offset, i, a, b)
+          : a + (b - a) * nvfuse_philox::uniform_double(state.seed, state.offset, i);
     }
   } else {
     float* out = values.data_ptr<float>();
     const float low = static_cast<float>(a);
     const float span = static_cast<float>(b - a);
     for (int64_t i = 0; i < count; ++i) {
-      if (!e.is_normal()) {
-        out[i] = low + span * nvfuse_philox::uniform_float(
-                                  state.seed, state.offset, i);
-        continue;
-      }
-      const nvfuse_philox::Words w =
-          nvfuse_philox::block(state.seed, state.offset, i / 2);
-      const int pair = static_cast<int>(i % 2) * 2;
-      const float u1 = 1.0f - nvfuse_philox::unit_float(w.w[pair]);
-      const float u2 = nvfuse_philox::unit_float(w.w[pair + 1]);
-      out[i] = static_cast<float>(a) +
-          static_cast<float>(b) * std::sqrt(-2.0f * std::log(u1)) *
-              std::cos(static_cast<float>(kTwoPi) * u2);
+      out[i] = e.is_normal()
+          ? nvfuse_philox::normal_float(state.seed, state.offset, i,
+                                        static_cast<float>(a), static_cast<float>(b))
+          : low + span * nvfuse_philox::uniform_float(state.seed, state.offset, i);
     }
   }
   tensors_[e.output(0)] =

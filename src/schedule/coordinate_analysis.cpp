@@ -211,6 +211,7 @@ std::optional<CoordinateAnalysis> analyze_coordinates(
     if (!expr->output(0)->is<TensorView>() || !used.count(expr->output(0))) {
       continue;
     }
+    analysis.has_random_ops = analysis.has_random_ops || expr->is<RngOp>();
     if (expr->is<RngOp>() && !expr->as<RngOp>()->has_explicit_seed()) {
       analysis.drawn_random_ops.push_back(expr->as<RngOp>());
     }

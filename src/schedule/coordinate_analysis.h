@@ -28,6 +28,7 @@ struct CoordinateAnalysis {
   // Random ops without an explicit seed: each launch passes them a
   // (seed, offset) pair drawn from torch's generator.
   std::vector<const RngOp*> drawn_random_ops;
+  bool has_random_ops = false;
 };
 
 // True for the exprs this scheduler adds over the pointwise one.

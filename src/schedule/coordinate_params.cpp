@@ -1,5 +1,8 @@
 #include "schedule/coordinate_params.h"
 
+#include "ir/data_type.h"
+
+#include <algorithm>
 #include <cstdlib>
 #include <limits>
 #include <sstream>
@@ -8,14 +11,16 @@ namespace nvfuse {
 
 std::string CoordinateParams::to_string() const {
   std::ostringstream ss;
-  ss << "CoordinateParams(rank=" << rank << ", block=" << block_size
+  ss << "CoordinateParams(rank=" << rank << ", vector_width=" << vector_width
+     << ", block=" << block_size
      << ", unroll=" << unroll << ", index=" << (index_32bit ? "int32" : "int64")
      << ")";
   return ss.str();
 }
 
 bool CoordinateParams::operator==(const CoordinateParams& other) const {
-  return rank == other.rank && block_size == other.block_size &&
+  return rank == other.rank && vector_width == other.vector_width &&
+      block_size == other.block_size &&
       unroll == other.unroll && index_32bit == other.index_32bit;
 }
 
@@ -37,13 +42,27 @@ int64_t span_of(const TensorArg& t) {
 
 CoordinateSchedule schedule_coordinates(
     const std::vector<int64_t>& extents,
-    const std::vector<TensorArg>& tensors) {
+    const std::vector<TensorArg>& tensors,
+    int64_t lane_alignment) {
   CoordinateSchedule schedule;
   schedule.params.rank = static_cast<int>(extents.size());
   schedule.numel = 1;
   for (int64_t e : extents) {
     schedule.numel *= e;
   }
+  // 16 bytes of the narrowest tensor per lane group (wider tensors move
+  // theirs as several 16-byte vectors).
+  int width = tensors.empty() ? 4 : 1;
+  for (const TensorArg& t : tensors) {
+    width = std::max(width, static_cast<int>(16 / std::max<int64_t>(1, size_in_bytes(t.dtype))));
+  }
+  width = std::min(width, 8);
+  const int64_t inner = extents.empty() ? 1 : extents.back();
+  while (width > 1 &&
+         (inner % width != 0 || (lane_alignment != 0 && lane_alignment % width != 0))) {
+    width /= 2;
+  }
+  schedule.params.vector_width = std::max(width, 1);
   // The last thread's index, u * block past its first, must fit too.
   constexpr int64_t kInt32 = std::numeric_limits<int32_t>::max();
   const int64_t per_block =
@@ -53,7 +72,8 @@ CoordinateSchedule schedule_coordinates(
     fits = fits && span_of(t) < kInt32;
   }
   schedule.params.index_32bit = fits;
-  schedule.grid_size = (schedule.numel + per_block - 1) / per_block;
+  const int64_t groups = schedule.numel / schedule.params.vector_width;
+  schedule.grid_size = (groups + per_block - 1) / per_block;
   return schedule;
 }
 

@@ -1,7 +1,8 @@
-// The coordinate scheduler's heuristics: one thread per element of the
-// iteration space (the outputs' logical shape), `unroll` elements per
-// thread a block apart, so a warp's loads and stores stay coalesced along
-// the innermost axis whatever an operand's coordinates are shifted by.
+// The coordinate scheduler's heuristics: each thread handles `unroll`
+// groups of `vector_width` consecutive elements along the innermost axis of
+// the iteration space (the outputs' logical shape), the groups a block
+// apart, so a warp's loads and stores stay coalesced (and vectorized where
+// aligned) whatever an operand's coordinates are shifted by.
 #pragma once
 
 #include <cstdint>
@@ -13,7 +14,8 @@
 namespace nvfuse {
 
 struct CoordinateParams {
-  int rank = 0;  // of the iteration space
+  int rank = 0;          // of the iteration space
+  int vector_width = 1;  // lanes per thread along the innermost axis
   int block_size = 256;
   int unroll = 4;
   bool index_32bit = true;
@@ -29,9 +31,14 @@ struct CoordinateSchedule {
 };
 
 // `tensors`: every tensor the kernel reads or writes; `extents`: the
-// iteration space. 32-bit indexing when every offset fits.
+// iteration space; `lane_alignment`: what every lane-axis boundary the
+// kernel tests is a multiple of (0: any), or 1 when lanes cannot share
+// predicates. The vector width is the widest (16 bytes of the narrowest
+// tensor, at most 8 lanes) that divides the innermost extent and
+// lane_alignment. 32-bit indexing when every offset fits.
 CoordinateSchedule schedule_coordinates(
     const std::vector<int64_t>& extents,
-    const std::vector<TensorArg>& tensors);
+    const std::vector<TensorArg>& tensors,
+    int64_t lane_alignment);
 
 }  // namespace nvfuse
