@@ -44,10 +44,13 @@ def _rope_torch(q, cos, sin):
 
 
 def _rope_fd(dtype):
+    # As frameworks write it for nvFuser: inputs cast up to fp32 once, the
+    # math in fp32, one cast down (what torch.compile computes as well).
     with FusionDefinition() as fd:
         q = fd.define_tensor([-1, -1, -1, -1], contiguity=True, dtype=TORCH_TO_NVFUSE[dtype])
         cos = fd.define_tensor([-1, -1], contiguity=True, dtype=TORCH_TO_NVFUSE[dtype])
         sin = fd.define_tensor([-1, -1], contiguity=True, dtype=TORCH_TO_NVFUSE[dtype])
+        q, cos, sin = (fd.ops.cast(t, DataType.Float) for t in (q, cos, sin))
         half = HEAD_DIM // 2
         x1 = fd.ops.slice(q, [0, 0, 0, 0], [BIG, BIG, BIG, half])
         x2 = fd.ops.slice(q, [0, 0, 0, half], [BIG, BIG, BIG, BIG])
@@ -73,6 +76,7 @@ def _dropout_fd(dtype):
         x = fd.define_tensor([-1, -1], contiguity=True, dtype=TORCH_TO_NVFUSE[dtype])
         residual = fd.define_tensor([-1, -1], contiguity=True, dtype=TORCH_TO_NVFUSE[dtype])
         keep = fd.ops.lt(fd.ops.rand_like(x), 1.0 - P_DROP)
+        x, residual = fd.ops.cast(x, DataType.Float), fd.ops.cast(residual, DataType.Float)
         dropped = fd.ops.where(keep, x * (1.0 / (1.0 - P_DROP)), 0.0)
         fd.add_output(fd.ops.cast(dropped + residual, TORCH_TO_NVFUSE[dtype]))
     return fd
