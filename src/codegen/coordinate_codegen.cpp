@@ -96,15 +96,8 @@ class CoordinateGenerator {
           LaneCoord{"c" + std::to_string(axis), axis + 1 == params_.rank ? 1 : 0, false});
     }
     for (const TensorView* out : analysis_.outputs) {
-      const std::string name = name_of_value(out);
-      const std::string value = values.value_at(out, coords);
-      values.line("out_" + name + " = " + value + ";");
-      values.line("at_" + name + " = " + values.output_offset(out, coords) + ";");
+      values.store(out, coords, values.value_at(out, coords));
     }
-  }
-
-  std::string output_array(const TensorView* out) const {
-    return "nvfuse::Array<" + cuda_type_of(out->dtype()) + ", kVec>";
   }
 
   std::string element_function() const {
@@ -115,14 +108,8 @@ class CoordinateGenerator {
     emit_group(values);
     std::ostringstream ss;
     ss << "// Group g of the iteration space: kVec consecutive elements along "
-          "the\n// innermost axis. Computes every output's lanes and where they "
-          "go; the\n// kernel stores them after all its groups have loaded.\n"
-       << "__device__ __forceinline__ void group(const Args& args, Index g";
-    for (const TensorView* out : analysis_.outputs) {
-      ss << ",\n    " << output_array(out) << "& out_" << name_of_value(out)
-         << ", Index& at_" << name_of_value(out);
-    }
-    ss << ") {\n";
+          "the\n// innermost axis, every output at their coordinates.\n"
+       << "__device__ __forceinline__ void group(const Args& args, Index g) {\n";
     if (params_.rank > 0) {
       const int last = params_.rank - 1;
       ss << "  Index rest = g;\n"
@@ -157,46 +144,14 @@ class CoordinateGenerator {
        << "  constexpr int kBlock = " << params_.block_size << ";\n"
        << "  const Index groups = args.numel / kVec;\n"
        << "  const Index first = Index(blockIdx.x) * (kUnroll * kBlock) + "
-          "Index(threadIdx.x);\n";
-    std::string call = "group(args, g";
-    for (const TensorView* out : analysis_.outputs) {
-      const std::string name = name_of_value(out);
-      ss << "  " << output_array(out) << " out_" << name << "[kUnroll];\n"
-         << "  Index at_" << name << "[kUnroll];\n";
-      call += ", out_" + name + "[u], at_" + name + "[u]";
-    }
-    // Every group computes before any stores: a store may alias a later
-    // group's loads as far as the compiler knows, so storing first would
-    // keep it from issuing those loads early.
-    ss << "#pragma unroll\n"
+          "Index(threadIdx.x);\n"
+       << "#pragma unroll\n"
        << "  for (int u = 0; u < kUnroll; ++u) {\n"
        << "    const Index g = first + u * kBlock;\n"
        << "    if (g < groups) {\n"
-       << "      " << call << ");\n"
+       << "      group(args, g);\n"
        << "    }\n"
        << "  }\n"
-       << "#pragma unroll\n"
-       << "  for (int u = 0; u < kUnroll; ++u) {\n"
-       << "    if (first + u * kBlock >= groups) {\n"
-       << "      continue;\n"
-       << "    }\n";
-    for (const TensorView* out : analysis_.outputs) {
-      const std::string name = name_of_value(out);
-      const std::string pointer = "args." + name;
-      const std::string stride = out->rank() == 0
-          ? std::string("Index(1)")
-          : "args.stride_" + name + "[" + std::to_string(out->rank() - 1) + "]";
-      ss << "    if (nvfuse::vector_ok<kVec>(" << pointer << " + at_" << name
-         << "[u], " << stride << ")) {\n"
-         << "      *reinterpret_cast<" << output_array(out) << "*>(" << pointer
-         << " + at_" << name << "[u]) = out_" << name << "[u];\n"
-         << "    } else {\n"
-         << "#pragma unroll\n"
-         << "      for (int l = 0; l < kVec; ++l) " << pointer << "[at_" << name
-         << "[u] + Index(l) * " << stride << "] = out_" << name << "[u].val[l];\n"
-         << "    }\n";
-    }
-    ss << "  }\n"
        << "}\n";
     return ss.str();
   }

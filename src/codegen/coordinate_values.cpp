@@ -208,10 +208,30 @@ std::string CoordinateValues::load(
   return name;
 }
 
-std::string CoordinateValues::output_offset(
+void CoordinateValues::store(
     const TensorView* tv,
-    const std::vector<LaneCoord>& coords) {
-  return declare("Index", offset_of(tv, coords, "0"));
+    const std::vector<LaneCoord>& coords,
+    const std::string& value) {
+  const std::string pointer = "args." + name_of_value(tv);
+  const int last = static_cast<int>(tv->rank()) - 1;
+  if (last < 0 || coords[last].lane_step != 1) {
+    line("#pragma unroll");
+    line("for (int l = 0; l < kVec; ++l) " + pointer + "[" +
+         offset_of(tv, coords, "l") + "] = " + value + ".val[l];");
+    return;
+  }
+  const std::string at = declare("Index", offset_of(tv, coords, "0"));
+  const std::string stride =
+      "args.stride_" + name_of_value(tv) + "[" + std::to_string(last) + "]";
+  line("if (nvfuse::vector_ok<kVec>(" + pointer + " + " + at + ", " + stride +
+       ")) {");
+  line("  *reinterpret_cast<" + array_type(cuda_type_of(tv->dtype())) + "*>(" +
+       pointer + " + " + at + ") = " + value + ";");
+  line("} else {");
+  line("#pragma unroll");
+  line("  for (int l = 0; l < kVec; ++l) " + pointer + "[" + at +
+       " + Index(l) * " + stride + "] = " + value + ".val[l];");
+  line("}");
 }
 
 std::string CoordinateValues::compute(

@@ -50,12 +50,10 @@ class CoordinateValues {
   // The name of a local Array holding `tv` at `coords` (one per logical
   // axis), after emitting what computes it.
   std::string value_at(const TensorView* tv, std::vector<LaneCoord> coords);
-  // The offset of lane 0 of output `tv` at `coords` (its lanes follow
-  // along its last axis), declared as a local.
-  std::string output_offset(const TensorView* tv, const std::vector<LaneCoord>& coords);
+  // Stores `value` (an Array) into output `tv` at `coords`.
+  void store(const TensorView* tv, const std::vector<LaneCoord>& coords,
+             const std::string& value);
   std::string code() const { return code_.str(); }
-  // Appends a statement at the current indentation.
-  void line(const std::string& text);
 
   const std::vector<const Scalar*>& lane_multiples() const { return lane_multiples_; }
   bool lanes_share_predicates() const { return lanes_share_predicates_; }
@@ -95,6 +93,7 @@ class CoordinateValues {
   }
   std::string scalar_as(const Val* s, DataType dtype) const;
   std::string int64_of(const Val* s) const;
+  void line(const std::string& text);
   void open_scope();
   void close_scope();
 
