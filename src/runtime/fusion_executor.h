@@ -23,8 +23,8 @@ class FusionExecutor : public RuntimeState {
   explicit FusionExecutor(const Fusion& definition);
 
   // The outputs that are not written in place, in definition order. CUDA
-  // inputs run as generated kernels when the pointwise or the reduction
-  // scheduler accepts the fusion (or each of its segments, when its
+  // inputs run as generated kernels when the pointwise, reduction or
+  // coordinate scheduler accepts the fusion (or each of its segments, when its
   // reductions reduce different axes); everything else runs on the ATen
   // reference evaluator.
   std::vector<at::Tensor> execute(const std::vector<Argument>& args);
