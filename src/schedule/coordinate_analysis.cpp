@@ -136,42 +136,11 @@ std::optional<CoordinateAnalysis> analyze_coordinates(
     }
   }
 
-  std::unordered_set<const TensorView*> seen;
-  for (const Val* out : fusion.outputs()) {
-    const auto* tv = out->as<TensorView>();
-    if (fusion.is_input(tv) || !seen.insert(tv).second) {
-      continue;
-    }
-    if (!is_codegen_dtype(tv->dtype())) {
-      reject(why_not, std::string("an output is ") + name_of(tv->dtype()));
-      return std::nullopt;
-    }
-    for (const IterDomain* id : tv->logical()) {
-      if (id->is_expanded()) {
-        reject(why_not, tv->name() + " is an expanded (stride-0) output");
-        return std::nullopt;
-      }
-    }
-    if (!analysis.outputs.empty()) {
-      const TensorView* first = analysis.outputs.front();
-      if (tv->rank() != first->rank()) {
-        reject(why_not, "outputs have different ranks");
-        return std::nullopt;
-      }
-      for (int64_t axis = 0; axis < tv->rank(); ++axis) {
-        if (tv->logical()[axis]->is_broadcast() !=
-            first->logical()[axis]->is_broadcast()) {
-          reject(why_not, "an output is broadcast where another is not");
-          return std::nullopt;
-        }
-      }
-    }
-    analysis.outputs.push_back(tv);
-  }
-  if (analysis.outputs.empty()) {
-    reject(why_not, "it writes no new tensor");
+  auto outputs = iteration_outputs(fusion, why_not);
+  if (!outputs.has_value()) {
     return std::nullopt;
   }
+  analysis.outputs = std::move(*outputs);
 
   // What the outputs depend on, walking back from them.
   std::vector<const Val*> pending(analysis.outputs.begin(), analysis.outputs.end());

@@ -86,6 +86,51 @@ bool propagate_axis_maps(
   return true;
 }
 
+std::optional<std::vector<const TensorView*>> iteration_outputs(
+    const Fusion& fusion,
+    std::string* why_not) {
+  // The first output (not a fusion input) defines the iteration space;
+  // every other must iterate over the same axes.
+  std::vector<const TensorView*> outputs;
+  std::unordered_set<const TensorView*> seen;
+  for (const Val* out : fusion.outputs()) {
+    const auto* tv = out->as<TensorView>();
+    if (fusion.is_input(tv) || !seen.insert(tv).second) {
+      continue;
+    }
+    if (!is_codegen_dtype(tv->dtype())) {
+      reject(why_not, std::string("an output is ") + name_of(tv->dtype()));
+      return std::nullopt;
+    }
+    for (const IterDomain* id : tv->logical()) {
+      if (id->is_expanded()) {
+        reject(why_not, tv->name() + " is an expanded (stride-0) output");
+        return std::nullopt;
+      }
+    }
+    if (!outputs.empty()) {
+      const TensorView* first = outputs.front();
+      if (tv->rank() != first->rank()) {
+        reject(why_not, "outputs have different ranks");
+        return std::nullopt;
+      }
+      for (int64_t axis = 0; axis < tv->rank(); ++axis) {
+        if (tv->logical()[axis]->is_broadcast() !=
+            first->logical()[axis]->is_broadcast()) {
+          reject(why_not, "an output is broadcast where another is not");
+          return std::nullopt;
+        }
+      }
+    }
+    outputs.push_back(tv);
+  }
+  if (outputs.empty()) {
+    reject(why_not, "it writes no new tensor");
+    return std::nullopt;
+  }
+  return outputs;
+}
+
 bool assign_axis_map(AxisMaps& maps, const TensorView* tv, const std::vector<int>& map) {
   auto [it, inserted] = maps.emplace(tv, map);
   return inserted || it->second == map;
@@ -109,48 +154,17 @@ std::optional<PointwiseAnalysis> analyze_pointwise(
     }
   }
 
-  // Outputs: the first one (not a fusion input) defines the iteration space;
-  // every other must iterate over the same axes.
-  std::unordered_set<const TensorView*> seen;
-  for (const Val* out : fusion.outputs()) {
-    const auto* tv = out->as<TensorView>();
-    if (fusion.is_input(tv) || !seen.insert(tv).second) {
-      continue;
-    }
-    if (!is_codegen_dtype(tv->dtype())) {
-      reject(why_not, std::string("an output is ") + name_of(tv->dtype()));
-      return std::nullopt;
-    }
-    for (const IterDomain* id : tv->logical()) {
-      if (id->is_expanded()) {
-        reject(why_not, tv->name() + " is an expanded (stride-0) output");
-        return std::nullopt;
-      }
-    }
-    if (analysis.outputs.empty()) {
-      analysis.rank = static_cast<int>(tv->rank());
-    } else if (tv->rank() != analysis.rank) {
-      reject(why_not, "outputs have different ranks");
-      return std::nullopt;
-    } else {
-      const TensorView* first = analysis.outputs.front();
-      for (int64_t axis = 0; axis < tv->rank(); ++axis) {
-        if (tv->logical()[axis]->is_broadcast() !=
-            first->logical()[axis]->is_broadcast()) {
-          reject(why_not, "an output is broadcast where another is not");
-          return std::nullopt;
-        }
-      }
-    }
+  auto outputs = iteration_outputs(fusion, why_not);
+  if (!outputs.has_value()) {
+    return std::nullopt;
+  }
+  for (const TensorView* tv : *outputs) {
     analysis.outputs.push_back(tv);
     std::vector<int> identity(tv->rank());
     std::iota(identity.begin(), identity.end(), 0);
     analysis.axis_map.emplace(tv, identity);
   }
-  if (analysis.outputs.empty()) {
-    reject(why_not, "it writes no new tensor");
-    return std::nullopt;
-  }
+  analysis.rank = static_cast<int>(outputs->front()->rank());
   if (!propagate_axis_maps(fusion.exprs(), analysis.axis_map, why_not)) {
     return std::nullopt;
   }

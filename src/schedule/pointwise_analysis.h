@@ -40,6 +40,13 @@ std::optional<PointwiseAnalysis> analyze_pointwise(
     const Fusion& fusion,
     std::string* why_not);
 
+// The tensors a one-pass kernel writes: the fusion's outputs that are not
+// inputs, each once, all of one rank and broadcast pattern (the first
+// defines the iteration space), none expanded; nullopt with the reason.
+std::optional<std::vector<const TensorView*>> iteration_outputs(
+    const Fusion& fusion,
+    std::string* why_not);
+
 // Records `map` for `tv`; false when `tv` has another one already.
 bool assign_axis_map(AxisMaps& maps, const TensorView* tv, const std::vector<int>& map);
 
