@@ -95,6 +95,8 @@ def test_random_ops_carry_philox_and_a_drawn_seed():
     code = fd.cuda_code_for([torch.randn(4, 8)])
     assert "nvfuse_philox::uniform_float(nvfuse::uint64(args.seed_0)" in code
     assert "nvfuse::int64 seed_0;" in code and "nvfuse::int64 offset_0;" in code
+    # 4 lanes of fp32 share one Philox block.
+    assert "kVec = 4" in code and "nvfuse_philox::block(" in code
     assert _C.nvrtc_compile(code, "nvfuse_coordinates", 90)["bytes"] > 0
 
 
@@ -168,3 +170,31 @@ def test_vector_width_follows_dtype_and_boundaries():
         fd.add_output(fd.ops.pad(t, [2, 2], 0.0))
     assert "vector_width=2" in _code(fd, [values["x"]])
 
+
+
+def _gathered_rows_of_random(device):
+    """Rows of a random tensor picked by an index: lanes along a row read
+    positions that are not consecutive in the random tensor's numbering
+    once the rows are gathered, so they must not share Philox blocks."""
+    with FusionDefinition() as fd:
+        anchor = fd.define_tensor([-1], contiguity=True)
+        idx = fd.define_tensor([-1, -1], contiguity=True, dtype=DataType.Int)
+        r = fd.ops.uniform(0.0, 1.0, [6, 16], rng_seed=3, rng_offset=0)
+        fd.add_output(fd.ops.gather(r, idx, 0))
+    idx = torch.tensor([[(i * 5 + j) % 6 for j in range(16)] for i in range(4)], device=device)
+    return fd, [torch.zeros(1, device=device), idx]
+
+
+def test_gathered_random_rows_do_not_share_philox_blocks():
+    fd, inputs = _gathered_rows_of_random("cpu")
+    code = fd.cuda_code_for(inputs)
+    assert "nvfuse_philox::block(" not in code[code.index("void group("):]
+
+
+@pytest.mark.gpu
+def test_gathered_random_rows_match_the_cpu():
+    fd, inputs = _gathered_rows_of_random("cuda")
+    (out,) = fd.execute(inputs)
+    cpu_fd, cpu_inputs = _gathered_rows_of_random("cpu")
+    (expected,) = cpu_fd.execute(cpu_inputs)
+    assert torch.equal(out.cpu(), expected)

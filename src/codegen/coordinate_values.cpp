@@ -541,8 +541,12 @@ std::string CoordinateValues::random(
     // positions starting at a multiple of 4 share one Philox block per 4.
     const std::string u = "v" + std::to_string(next_name_++);
     line(array_type("float") + " " + u + ";");
-    const bool consecutive = !coords.empty() && coords.back().lane_step == 1 &&
+    // Lanes at consecutive positions: only the last axis moves with them.
+    bool consecutive = !coords.empty() && coords.back().lane_step == 1 &&
         !coords.back().per_lane && vector_width_ % 4 == 0;
+    for (size_t axis = 0; axis + 1 < coords.size(); ++axis) {
+      consecutive = consecutive && !coords[axis].varies();
+    }
     if (consecutive) {
       line("if (" + i + ".val[0] % 4 == 0) {");
       line("#pragma unroll");
