@@ -45,12 +45,9 @@ class CoordinateGenerator {
   }
 
   LaneRequirements lane_requirements() const {
-    CoordinateValues values(
-        fusion_, params_.vector_width,
-        [](const Val* v) { return "args." + name_of_value(v); },
-        [this](const RngOp& rng) { return seed_of(rng); });
-    emit_group(values);
-    return {values.lane_multiples(), values.lanes_share_predicates()};
+    const CoordinateValues values = group_values();
+    const auto& multiples = values.lane_multiples();
+    return {{multiples.begin(), multiples.end()}, values.lanes_share_predicates()};
   }
 
  private:
@@ -67,12 +64,11 @@ class CoordinateGenerator {
                    name_of_value(values[i])});
     }
     // Each drawn random op's (seed, offset) follows the value inputs.
-    for (const RngOp* rng : analysis_.drawn_random_ops) {
-      const int k = static_cast<int>(values.size() + 2 * random_ops_.size());
-      const std::string n = std::to_string(random_ops_.size());
+    for (size_t r = 0; r < analysis_.drawn_random_ops.size(); ++r) {
+      const int k = static_cast<int>(values.size() + 2 * r);
+      const std::string n = std::to_string(r);
       layout_.add({ArgField::kValue, k, 1, DataType::Int, "seed_" + n});
       layout_.add({ArgField::kValue, k + 1, 1, DataType::Int, "offset_" + n});
-      random_ops_.push_back(rng);
     }
     layout_.add({ArgField::kNumel, 0, 1, DataType::Null, "numel"});
     if (params_.rank > 0) {
@@ -87,9 +83,13 @@ class CoordinateGenerator {
     }
   }
 
-  // The statements of one group of kVec lanes; `values` collects what the
-  // lanes need of the sizes.
-  void emit_group(CoordinateValues& values) const {
+  // The statements of one group of kVec lanes, with what the lanes need of
+  // the sizes.
+  CoordinateValues group_values() const {
+    CoordinateValues values(
+        fusion_, params_.vector_width,
+        [](const Val* v) { return "args." + name_of_value(v); },
+        [this](const RngOp& rng) { return seed_of(rng); });
     std::vector<LaneCoord> coords;
     for (int axis = 0; axis < params_.rank; ++axis) {
       coords.push_back(
@@ -98,14 +98,11 @@ class CoordinateGenerator {
     for (const TensorView* out : analysis_.outputs) {
       values.store(out, coords, values.value_at(out, coords));
     }
+    return values;
   }
 
   std::string element_function() const {
-    CoordinateValues values(
-        fusion_, params_.vector_width,
-        [](const Val* v) { return "args." + name_of_value(v); },
-        [this](const RngOp& rng) { return seed_of(rng); });
-    emit_group(values);
+    const CoordinateValues values = group_values();
     std::ostringstream ss;
     ss << "// Group g of the iteration space: kVec consecutive elements along "
           "the\n// innermost axis, every output at their coordinates.\n"
@@ -130,8 +127,8 @@ class CoordinateGenerator {
   }
 
   std::pair<std::string, std::string> seed_of(const RngOp& rng) const {
-    const size_t k = std::find(random_ops_.begin(), random_ops_.end(), &rng) -
-        random_ops_.begin();
+    const auto& drawn = analysis_.drawn_random_ops;
+    const size_t k = std::find(drawn.begin(), drawn.end(), &rng) - drawn.begin();
     return {"nvfuse::uint64(args.seed_" + std::to_string(k) + ")",
             "nvfuse::uint64(args.offset_" + std::to_string(k) + ")"};
   }
@@ -160,7 +157,6 @@ class CoordinateGenerator {
   const CoordinateAnalysis& analysis_;
   const CoordinateParams& params_;
   std::vector<const TensorView*> tensors_;
-  std::vector<const RngOp*> random_ops_;
   KernelArgLayout layout_;
 };
 

@@ -15,7 +15,7 @@ namespace nvfuse {
 // lane axis that pads and cats test) whose values must be multiples of
 // the vector width, or shareable false when lanes cannot share predicates.
 struct LaneRequirements {
-  std::vector<const Scalar*> multiples;
+  std::vector<const Val*> multiples;
   bool shareable = true;
 };
 LaneRequirements lane_requirements(

@@ -196,16 +196,25 @@ std::string CoordinateValues::load(
       "args.stride_" + name_of_value(tv) + "[" + std::to_string(varying) + "]";
   const std::string name = "v" + std::to_string(next_name_++);
   line(array_type(type) + " " + name + ";  // " + comment);
-  line("if (nvfuse::vector_ok<kVec>(" + pointer + " + " + at + ", " + stride +
-       ")) {");
-  line("  " + name + " = *reinterpret_cast<const " + array_type(type) + "*>(" +
-       pointer + " + " + at + ");");
+  vector_or_lanes(
+      pointer + " + " + at, stride,
+      name + " = *reinterpret_cast<const " + array_type(type) + "*>(" + pointer +
+          " + " + at + ");",
+      name + ".val[l] = " + pointer + "[" + at + " + Index(l) * " + stride + "];");
+  return name;
+}
+
+void CoordinateValues::vector_or_lanes(
+    const std::string& address,
+    const std::string& stride,
+    const std::string& vector_statement,
+    const std::string& lane_statement) {
+  line("if (nvfuse::vector_ok<kVec>(" + address + ", " + stride + ")) {");
+  line("  " + vector_statement);
   line("} else {");
   line("#pragma unroll");
-  line("  for (int l = 0; l < kVec; ++l) " + name + ".val[l] = " + pointer + "[" +
-       at + " + Index(l) * " + stride + "];");
+  line("  for (int l = 0; l < kVec; ++l) " + lane_statement);
   line("}");
-  return name;
 }
 
 void CoordinateValues::store(
@@ -223,15 +232,11 @@ void CoordinateValues::store(
   const std::string at = declare("Index", offset_of(tv, coords, "0"));
   const std::string stride =
       "args.stride_" + name_of_value(tv) + "[" + std::to_string(last) + "]";
-  line("if (nvfuse::vector_ok<kVec>(" + pointer + " + " + at + ", " + stride +
-       ")) {");
-  line("  *reinterpret_cast<" + array_type(cuda_type_of(tv->dtype())) + "*>(" +
-       pointer + " + " + at + ") = " + value + ";");
-  line("} else {");
-  line("#pragma unroll");
-  line("  for (int l = 0; l < kVec; ++l) " + pointer + "[" + at +
-       " + Index(l) * " + stride + "] = " + value + ".val[l];");
-  line("}");
+  vector_or_lanes(
+      pointer + " + " + at, stride,
+      "*reinterpret_cast<" + array_type(cuda_type_of(tv->dtype())) + "*>(" +
+          pointer + " + " + at + ") = " + value + ";",
+      pointer + "[" + at + " + Index(l) * " + stride + "] = " + value + ".val[l];");
 }
 
 std::string CoordinateValues::compute(
@@ -292,12 +297,8 @@ std::string CoordinateValues::compute(
       // out[..., j] = weight[indices[...], j]
       std::vector<LaneCoord> rows(coords.begin(), coords.end() - 1);
       const std::string index = value_at(tensor_input(def, 0), rows);
-      const std::string extent = int64_of(extent_of(def.input(1), 0));
-      const std::string row = lanes("Index", [&](const std::string& l) {
-        return "Index(nvfuse::index_in_range(nvfuse::int64(" + index + ".val[" +
-            l + "]), " + extent + "))";
-      });
-      return value_at(tensor_input(def, 1), {LaneCoord{row, 0, true}, coords.back()});
+      return value_at(tensor_input(def, 1),
+                      {index_lanes(index, extent_of(def.input(1), 0)), coords.back()});
     }
     case ExprKind::TriuOp: {
       const std::string value = value_at(tensor_input(def, 0), coords);
@@ -387,7 +388,7 @@ std::vector<LaneCoord> CoordinateValues::slice_coords(
       });
     } else {
       if (step != 1) {
-        c.base = c.base + " * " + std::to_string(step);
+        c.base = "(" + c.base + ") * " + std::to_string(step);
         c.lane_step *= step;
       }
       if (!first.empty()) {
@@ -498,13 +499,17 @@ std::string CoordinateValues::indexed(
     const std::vector<LaneCoord>& coords,
     int64_t dim) {
   const std::string value = value_at(index, index_coords);
-  const std::string extent = int64_of(extent_of(expr.input(0), dim));
   std::vector<LaneCoord> in = coords;
-  in[dim] = LaneCoord{lanes("Index", [&](const std::string& l) {
-    return "Index(nvfuse::index_in_range(nvfuse::int64(" + value + ".val[" + l +
-        "]), " + extent + "))";
-  }), 0, true};
+  in[dim] = index_lanes(value, extent_of(expr.input(0), dim));
   return value_at(tensor_input(expr, 0), in);
+}
+
+LaneCoord CoordinateValues::index_lanes(const std::string& values, const Val* extent) {
+  const std::string bound = int64_of(extent);
+  return LaneCoord{lanes("Index", [&](const std::string& l) {
+    return "Index(nvfuse::index_in_range(nvfuse::int64(" + values + ".val[" + l +
+        "]), " + bound + "))";
+  }), 0, true};
 }
 
 std::string CoordinateValues::random(

@@ -70,6 +70,9 @@ class CoordinateValues {
       const std::vector<LaneCoord>& index_coords,
       const std::vector<LaneCoord>& coords,
       int64_t dim);
+  // Per-lane coordinates from the index Array `values` (any integer type),
+  // wrapped and clamped into [0, extent).
+  LaneCoord index_lanes(const std::string& values, const Val* extent);
   std::string random(const RngOp& expr, const std::vector<LaneCoord>& coords);
   std::vector<LaneCoord> slice_coords(
       const SliceOp& expr,
@@ -78,6 +81,11 @@ class CoordinateValues {
   // must hold for that (boundaries at multiples of kVec).
   void share_predicate(const LaneCoord& coord, std::vector<const Scalar*> boundaries);
 
+  // `if (vector_ok(address, stride)) vector_statement; else` the lane
+  // statement for each lane l.
+  void vector_or_lanes(const std::string& address, const std::string& stride,
+                       const std::string& vector_statement,
+                       const std::string& lane_statement);
   // The offset of `tv`'s element for lane `l` (a lane expression).
   std::string offset_of(const TensorView* tv, const std::vector<LaneCoord>& coords,
                         const std::string& l) const;

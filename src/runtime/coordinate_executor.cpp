@@ -43,13 +43,13 @@ std::unique_ptr<CoordinateExecutor> CoordinateExecutor::try_create(
 CoordinateExecutor::CoordinateExecutor(
     const Fusion& fusion,
     CoordinateAnalysis analysis)
-    : fusion_(fusion),
+    : GeneratedKernelExecutor<CoordinateParams>([this](const CoordinateParams& params) {
+        return generate_coordinate_kernel(fusion_, analysis_, params);
+      }),
+      fusion_(fusion),
       analysis_(std::move(analysis)),
       io_(fusion, analysis_.inputs, analysis_.outputs),
-      lanes_(lane_requirements(fusion, analysis_)),
-      variants_([this](const CoordinateParams& params) {
-        return generate_coordinate_kernel(fusion_, analysis_, params);
-      }) {}
+      lanes_(lane_requirements(fusion, analysis_)) {}
 
 int64_t CoordinateExecutor::lane_alignment(
     const std::vector<Argument>& args,
@@ -57,10 +57,8 @@ int64_t CoordinateExecutor::lane_alignment(
   if (!lanes_.shareable) {
     return 1;
   }
-  const std::vector<const Val*> multiples(
-      lanes_.multiples.begin(), lanes_.multiples.end());
   int64_t alignment = 0;
-  for (const ScalarValue& v : io_.values_of(multiples, args, bound)) {
+  for (const ScalarValue& v : io_.values_of(lanes_.multiples, args, bound)) {
     alignment = std::gcd(alignment, v.as_int());
   }
   return alignment;
@@ -79,14 +77,6 @@ std::string CoordinateExecutor::cuda_code_for(
       ErrorKind::kUnsupported, schedule.has_value(),
       "the outputs of this fusion differ in shape for these inputs");
   return variants_.code_for(schedule->params);
-}
-
-std::string CoordinateExecutor::last_cuda_code() const {
-  return variants_.last_code();
-}
-
-cuda_driver::FunctionResources CoordinateExecutor::last_resources() const {
-  return variants_.last_resources();
 }
 
 std::optional<std::vector<at::Tensor>> CoordinateExecutor::run(

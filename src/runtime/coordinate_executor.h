@@ -12,14 +12,13 @@
 #include <vector>
 
 #include "codegen/coordinate_codegen.h"
-#include "runtime/kernel_executor.h"
+#include "runtime/generated_kernel_executor.h"
 #include "runtime/kernel_io.h"
-#include "runtime/kernel_variants.h"
 #include "schedule/coordinate_analysis.h"
 
 namespace nvfuse {
 
-class CoordinateExecutor : public KernelExecutor {
+class CoordinateExecutor : public GeneratedKernelExecutor<CoordinateParams> {
  public:
   // nullptr (with the reason) when the coordinate scheduler rejects `fusion`.
   static std::unique_ptr<CoordinateExecutor> try_create(
@@ -32,8 +31,6 @@ class CoordinateExecutor : public KernelExecutor {
   std::string cuda_code_for(
       const std::vector<Argument>& args,
       BoundInputs& bound) override;
-  std::string last_cuda_code() const override;
-  cuda_driver::FunctionResources last_resources() const override;
 
  private:
   CoordinateExecutor(const Fusion& fusion, CoordinateAnalysis analysis);
@@ -45,7 +42,6 @@ class CoordinateExecutor : public KernelExecutor {
   CoordinateAnalysis analysis_;
   KernelIo io_;
   LaneRequirements lanes_;
-  KernelVariants<CoordinateParams> variants_;
 };
 
 }  // namespace nvfuse

@@ -46,12 +46,12 @@ std::unique_ptr<PointwiseExecutor> PointwiseExecutor::try_create(
 PointwiseExecutor::PointwiseExecutor(
     const Fusion& fusion,
     PointwiseAnalysis analysis)
-    : fusion_(fusion),
-      analysis_(std::move(analysis)),
-      io_(fusion, analysis_.inputs, analysis_.outputs),
-      variants_([this](const PointwiseParams& params) {
+    : GeneratedKernelExecutor<PointwiseParams>([this](const PointwiseParams& params) {
         return generate_pointwise_kernel(fusion_, analysis_, params);
-      }) {}
+      }),
+      fusion_(fusion),
+      analysis_(std::move(analysis)),
+      io_(fusion, analysis_.inputs, analysis_.outputs) {}
 
 std::string PointwiseExecutor::cuda_code_for(
     const std::vector<Argument>& args,
@@ -60,14 +60,6 @@ std::string PointwiseExecutor::cuda_code_for(
       analysis_, io_.input_args(args), io_.planned_output_args(bound),
       device_info_of(bound.device), pointwise_tuning());
   return variants_.code_for(schedule.params);
-}
-
-std::string PointwiseExecutor::last_cuda_code() const {
-  return variants_.last_code();
-}
-
-cuda_driver::FunctionResources PointwiseExecutor::last_resources() const {
-  return variants_.last_resources();
 }
 
 std::optional<std::vector<at::Tensor>> PointwiseExecutor::run(

@@ -10,9 +10,8 @@
 #include <vector>
 
 #include "codegen/pointwise_codegen.h"
-#include "runtime/kernel_executor.h"
+#include "runtime/generated_kernel_executor.h"
 #include "runtime/kernel_io.h"
-#include "runtime/kernel_variants.h"
 #include "schedule/pointwise_analysis.h"
 
 namespace nvfuse {
@@ -21,7 +20,7 @@ namespace nvfuse {
 void set_pointwise_tuning(const PointwiseTuning& tuning);
 PointwiseTuning pointwise_tuning();
 
-class PointwiseExecutor : public KernelExecutor {
+class PointwiseExecutor : public GeneratedKernelExecutor<PointwiseParams> {
  public:
   // nullptr (with the reason) when the pointwise scheduler rejects `fusion`.
   static std::unique_ptr<PointwiseExecutor> try_create(
@@ -34,8 +33,6 @@ class PointwiseExecutor : public KernelExecutor {
   std::string cuda_code_for(
       const std::vector<Argument>& args,
       BoundInputs& bound) override;
-  std::string last_cuda_code() const override;
-  cuda_driver::FunctionResources last_resources() const override;
 
  private:
   PointwiseExecutor(const Fusion& fusion, PointwiseAnalysis analysis);
@@ -43,7 +40,6 @@ class PointwiseExecutor : public KernelExecutor {
   const Fusion& fusion_;
   PointwiseAnalysis analysis_;
   KernelIo io_;
-  KernelVariants<PointwiseParams> variants_;
 };
 
 }  // namespace nvfuse

@@ -53,11 +53,11 @@ std::unique_ptr<ReductionExecutor> ReductionExecutor::try_create(
 }
 
 ReductionExecutor::ReductionExecutor(ReductionAnalysis analysis, const Fusion& fusion)
-    : analysis_(std::move(analysis)),
-      io_(fusion, analysis_.inputs, analysis_.kernel_outputs()),
-      variants_([this](const ReductionParams& params) {
+    : GeneratedKernelExecutor<ReductionParams>([this](const ReductionParams& params) {
         return generate_reduction_kernel(analysis_, params);
-      }) {}
+      }),
+      analysis_(std::move(analysis)),
+      io_(fusion, analysis_.inputs, analysis_.kernel_outputs()) {}
 
 std::optional<ReductionSchedule> ReductionExecutor::schedule(
     const std::vector<Argument>& args,
@@ -81,14 +81,6 @@ std::string ReductionExecutor::cuda_code_for(
       "these inputs run on the reference evaluator: their reduced axes are not "
       "one strided axis in every tensor");
   return variants_.code_for(planned->params);
-}
-
-std::string ReductionExecutor::last_cuda_code() const {
-  return variants_.last_code();
-}
-
-cuda_driver::FunctionResources ReductionExecutor::last_resources() const {
-  return variants_.last_resources();
 }
 
 std::optional<std::vector<at::Tensor>> ReductionExecutor::run(

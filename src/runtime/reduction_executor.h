@@ -11,10 +11,9 @@
 #include <vector>
 
 #include "codegen/reduction_codegen.h"
-#include "runtime/kernel_executor.h"
+#include "runtime/generated_kernel_executor.h"
 #include "runtime/kernel_io.h"
 #include "runtime/kernel_launch.h"
-#include "runtime/kernel_variants.h"
 #include "schedule/reduction_analysis.h"
 #include "schedule/reduction_params.h"
 
@@ -24,7 +23,7 @@ namespace nvfuse {
 void set_reduction_tuning(const ReductionTuning& tuning);
 ReductionTuning reduction_tuning();
 
-class ReductionExecutor : public KernelExecutor {
+class ReductionExecutor : public GeneratedKernelExecutor<ReductionParams> {
  public:
   // nullptr (with the reason) when the reduction scheduler rejects `fusion`.
   static std::unique_ptr<ReductionExecutor> try_create(
@@ -37,8 +36,6 @@ class ReductionExecutor : public KernelExecutor {
   std::string cuda_code_for(
       const std::vector<Argument>& args,
       BoundInputs& bound) override;
-  std::string last_cuda_code() const override;
-  cuda_driver::FunctionResources last_resources() const override;
 
  private:
   explicit ReductionExecutor(ReductionAnalysis analysis, const Fusion& fusion);
@@ -70,7 +67,6 @@ class ReductionExecutor : public KernelExecutor {
 
   ReductionAnalysis analysis_;
   KernelIo io_;
-  KernelVariants<ReductionParams> variants_;
   std::mutex occupancy_mutex_;
   std::map<std::pair<void*, int64_t>, int> occupancy_;
 };

@@ -20,11 +20,6 @@ Scalar* extent_of(const Val* tv, int64_t axis) {
   return tv->as<TensorView>()->logical()[axis]->logical_extent();
 }
 
-bool is_elementwise_expr(const Expr& expr) {
-  return expr.is<PointwiseOp>() || expr.is<CastOp>() ||
-      expr.is<BroadcastOp>() || expr.is<ExpandOp>();
-}
-
 }  // namespace
 
 bool is_coordinate_expr(const Expr& expr) {
@@ -128,11 +123,8 @@ std::optional<CoordinateAnalysis> analyze_coordinates(
       reject(why_not, std::string("it has a ") + name_of(expr->kind()));
       return std::nullopt;
     }
-    for (const Val* v : expr->outputs()) {
-      if (!is_codegen_dtype(v->dtype())) {
-        reject(why_not, std::string("it has ") + name_of(v->dtype()) + " values");
-        return std::nullopt;
-      }
+    if (!makes_codegen_values(*expr, why_not)) {
+      return std::nullopt;
     }
   }
 

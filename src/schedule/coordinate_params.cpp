@@ -52,7 +52,7 @@ CoordinateSchedule schedule_coordinates(
   }
   // 16 bytes of the narrowest tensor per lane group (wider tensors move
   // theirs as several 16-byte vectors).
-  int width = tensors.empty() ? 4 : 1;
+  int width = 1;
   for (const TensorArg& t : tensors) {
     width = std::max(width, static_cast<int>(16 / std::max<int64_t>(1, size_in_bytes(t.dtype))));
   }
@@ -62,7 +62,7 @@ CoordinateSchedule schedule_coordinates(
          (inner % width != 0 || (lane_alignment != 0 && lane_alignment % width != 0))) {
     width /= 2;
   }
-  schedule.params.vector_width = std::max(width, 1);
+  schedule.params.vector_width = width;
   // The last thread's index, u * block past its first, must fit too.
   constexpr int64_t kInt32 = std::numeric_limits<int32_t>::max();
   const int64_t per_block =

@@ -33,6 +33,20 @@ bool reject(std::string* why_not, const std::string& reason) {
 
 }  // namespace
 
+bool is_elementwise_expr(const Expr& expr) {
+  return expr.is<PointwiseOp>() || expr.is<CastOp>() ||
+      expr.is<BroadcastOp>() || expr.is<ExpandOp>();
+}
+
+bool makes_codegen_values(const Expr& expr, std::string* why_not) {
+  for (const Val* v : expr.outputs()) {
+    if (!is_codegen_dtype(v->dtype())) {
+      return reject(why_not, std::string("it has ") + name_of(v->dtype()) + " values");
+    }
+  }
+  return true;
+}
+
 std::optional<std::vector<int>> operand_axis_map(
     const Expr& expr,
     const TensorView& operand,
@@ -141,16 +155,12 @@ std::optional<PointwiseAnalysis> analyze_pointwise(
     std::string* why_not) {
   PointwiseAnalysis analysis;
   for (const Expr* expr : fusion.exprs()) {
-    if (!(expr->is<PointwiseOp>() || expr->is<CastOp>() ||
-          expr->is<BroadcastOp>() || expr->is<ExpandOp>())) {
+    if (!is_elementwise_expr(*expr)) {
       reject(why_not, std::string("it has a ") + name_of(expr->kind()));
       return std::nullopt;
     }
-    for (const Val* v : expr->outputs()) {
-      if (!is_codegen_dtype(v->dtype())) {
-        reject(why_not, std::string("it has ") + name_of(v->dtype()) + " values");
-        return std::nullopt;
-      }
+    if (!makes_codegen_values(*expr, why_not)) {
+      return std::nullopt;
     }
   }
 

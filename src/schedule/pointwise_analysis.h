@@ -71,4 +71,12 @@ std::optional<std::vector<int>> operand_axis_map(
 // The element types the generated code handles.
 bool is_codegen_dtype(DataType dtype);
 
+// PointwiseOp, CastOp, BroadcastOp and ExpandOp: what the pointwise
+// kernel computes (the other kernels compute them too).
+bool is_elementwise_expr(const Expr& expr);
+
+// False, with the reason, when `expr` makes values of a type the generated
+// code does not handle.
+bool makes_codegen_values(const Expr& expr, std::string* why_not);
+
 }  // namespace nvfuse

@@ -41,15 +41,12 @@ class Analyzer {
       if (!expr->output(0)->is<TensorView>()) {
         continue;  // scalar arithmetic runs on the host
       }
-      if (!(expr->is<PointwiseOp>() || expr->is<CastOp>() ||
-            expr->is<BroadcastOp>() || expr->is<ExpandOp>() ||
-            is_reduction(expr))) {
+      if (!is_elementwise_expr(*expr) && !is_reduction(expr)) {
         return reject(std::string("it has a ") + name_of(expr->kind()));
       }
-      for (const Val* v : expr->outputs()) {
-        if (!is_codegen_dtype(v->dtype())) {
-          return reject(std::string("it has ") + name_of(v->dtype()) + " values");
-        }
+      std::string why_not;
+      if (!makes_codegen_values(*expr, &why_not)) {
+        return reject(why_not);
       }
       if (expr->is<ReductionOp>()) {
         const OpType op = expr->as<ReductionOp>()->op();
