@@ -50,7 +50,7 @@ CASES = {
     "take_along_axis": (["x", "gidx"], lambda fd, x, i: fd.ops.take_along_axis(x, i, 3) * 3.0),
     "embedding": (["tokens", "weight"], lambda fd, t, w: fd.ops.embedding_fwd(t, w)),
     "permute_add": (["x"], lambda fd, x: fd.ops.permute(fd.ops.slice(x, [0, 0, 0, 2], [2, 3, 5, 7]), [3, 0, 2, 1]) + 1.0),
-    "squeeze": (["x"], lambda fd, x: fd.ops.squeeze(fd.ops.slice(x, [0, 0, 0, 0], [2, 1, 5, 16]), [1])),
+    "squeeze": (["x"], lambda fd, x: fd.ops.squeeze(fd.ops.slice(x, [0, 0, 0, 0], [2, 1, 5, 16]), [1]) * 2.0),
     "triu": (["x"], lambda fd, x: fd.ops.triu(x * 2.0, 1)),
     "full_iota": (["x"], lambda fd, x: fd.ops.slice(x, [0, 0, 0, 0], [1, 1, 1, 16]) + fd.ops.broadcast_in_dim(
         fd.ops.iota(16, 3.0, 0.5, DataType.Float), [1, 1, 1, 16], [3]) * fd.ops.full([1, 1, 1, 16], 2.0, DataType.Float)),

@@ -5,8 +5,8 @@
 # NVFUSE_BENCH_SIZES, default 1MB,64MB,1GB; NVFUSE_BENCH_SIZES=none skips
 # it) plus the normalization benchmarks (shapes from NVFUSE_BENCH_SHAPES,
 # default 2048x1600,32768x8192,4096x65536) and the transformer-op
-# benchmarks (NVFUSE_BENCHES picks among pointwise,normalization,
-# transformer_ops), and prints a short summary last. Logs and the benchmark JSON/PNG go to
+# benchmarks and the transformer-block benchmarks (NVFUSE_BENCHES picks
+# among pointwise,normalization,transformer_ops,blocks), and prints a short summary last. Logs and the benchmark JSON/PNG go to
 # $OUT when it is set (the device tool), else to build/gpu.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -58,7 +58,7 @@ bench() {
   fi
 }
 
-BENCHES=",${NVFUSE_BENCHES:-pointwise,normalization,transformer_ops},"
+BENCHES=",${NVFUSE_BENCHES:-pointwise,normalization,transformer_ops,blocks},"
 if [ "$BENCH_SIZES" != "none" ]; then
   [[ $BENCHES == *,pointwise,* ]] && \
     NVFUSE_BENCH_SIZES="$BENCH_SIZES" bench pointwise benchmarks
@@ -66,6 +66,7 @@ if [ "$BENCH_SIZES" != "none" ]; then
     NVFUSE_BENCH_SHAPES="${NVFUSE_BENCH_SHAPES:-2048x1600,32768x8192,4096x65536}" \
     bench normalization "norm bench"
   [[ $BENCHES == *,transformer_ops,* ]] && bench transformer_ops "transformer"
+  [[ $BENCHES == *,blocks,* ]] && bench blocks "blocks"
 fi
 
 echo

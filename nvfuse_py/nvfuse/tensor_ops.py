@@ -268,3 +268,43 @@ class TensorOps:
             ("", self._ref(arg2, what)),
             ("bias", self._optional_ref(bias, what)),
         ])
+
+    # -- attention ----------------------------------------------------------
+
+    def sdpfa_fwd(self, query, key, value, dropout_p=None, is_causal=None,
+                  scale=None):
+        """Flash attention forward (torch's
+        _scaled_dot_product_flash_attention) on [batch, heads, seq, head_dim]
+        Half/BFloat16 tensors; returns (output, log_sumexp, philox_seed,
+        philox_offset). dropout_p defaults to 0, is_causal to False, scale to
+        1/sqrt(head_dim)."""
+        what = "fd.ops.sdpfa_fwd"
+        return self._op("sdpfa_fwd", [
+            ("", self._ref(query, what)),
+            ("", self._ref(key, what)),
+            ("", self._ref(value, what)),
+            ("dropout_p", self._optional_ref(dropout_p, what)),
+            ("is_causal", self._optional_ref(is_causal, what)),
+            ("scale", self._optional_ref(scale, what)),
+        ])
+
+    def sdpfa_bwd(self, grad_output, query, key, value, output, log_sumexp,
+                  dropout_p, is_causal, philox_seed, philox_offset,
+                  scale=None):
+        """Flash attention backward; returns (grad_query, grad_key,
+        grad_value). log_sumexp, philox_seed and philox_offset are
+        sdpfa_fwd's outputs (the seed and offset replay its dropout)."""
+        what = "fd.ops.sdpfa_bwd"
+        return self._op("sdpfa_bwd", [
+            ("", self._ref(grad_output, what)),
+            ("", self._ref(query, what)),
+            ("", self._ref(key, what)),
+            ("", self._ref(value, what)),
+            ("", self._ref(output, what)),
+            ("", self._ref(log_sumexp, what)),
+            ("dropout_p", self._optional_ref(dropout_p, what)),
+            ("is_causal", self._optional_ref(is_causal, what)),
+            ("philox_seed", self._ref(philox_seed, what)),
+            ("philox_offset", self._ref(philox_offset, what)),
+            ("scale", self._optional_ref(scale, what)),
+        ])

@@ -89,6 +89,8 @@ struct RecordArg {
   X(RandnLike, "fd.ops.randn_like")                             \
   X(Matmul, "fd.ops.matmul")                                    \
   X(Linear, "fd.ops.linear")                                    \
+  X(SdpfaFwd, "fd.ops.sdpfa_fwd")                               \
+  X(SdpfaBwd, "fd.ops.sdpfa_bwd")                               \
   X(AddOutput, "fd.add_output")
 
 enum class RecordKind {

@@ -274,6 +274,9 @@ std::vector<StateValue> Replayer::run() {
     case RecordKind::Matmul:
     case RecordKind::Linear:
       return matmul_op();
+    case RecordKind::SdpfaFwd:
+    case RecordKind::SdpfaBwd:
+      return attention_op();
     case RecordKind::AddOutput:
       return add_output();
   }

@@ -1,6 +1,7 @@
 // replay_record for the shape, indexing, creation and matmul ops: unpacks
 // the record's arguments and calls the op constructor, which validates them.
 #include "frontend/replayer.h"
+#include "ops/attention.h"
 #include "ops/creation.h"
 #include "ops/indexing.h"
 #include "ops/matmul.h"
@@ -181,6 +182,33 @@ std::vector<StateValue> Replayer::matmul_op() {
   }
   const ArgValue* bias = optional_arg("bias");
   return {linear(a, b, bias != nullptr ? tensor(*bias, "linear: bias") : nullptr)};
+}
+
+Scalar* Replayer::optional_scalar(const std::string& keyword) const {
+  const ArgValue* value = optional_arg(keyword);
+  return value == nullptr ? nullptr : scalar(std::get<StateRef>(*value));
+}
+
+std::vector<StateValue> Replayer::attention_op() {
+  const auto operand = [this](size_t i, const char* what) {
+    return tensor(record_.positional(i), what);
+  };
+  if (record_.kind == RecordKind::SdpfaFwd) {
+    SdpfaFwdResult r = sdpfa_fwd(
+        operand(0, "sdpfa_fwd: query"), operand(1, "sdpfa_fwd: key"),
+        operand(2, "sdpfa_fwd: value"), optional_scalar("dropout_p"),
+        optional_scalar("is_causal"), optional_scalar("scale"));
+    return {r.output, r.log_sumexp, r.philox_seed, r.philox_offset};
+  }
+  SdpfaBwdResult r = sdpfa_bwd(
+      operand(0, "sdpfa_bwd: grad_output"), operand(1, "sdpfa_bwd: query"),
+      operand(2, "sdpfa_bwd: key"), operand(3, "sdpfa_bwd: value"),
+      operand(4, "sdpfa_bwd: output"), operand(5, "sdpfa_bwd: log_sumexp"),
+      optional_scalar("dropout_p"), optional_scalar("is_causal"),
+      tensor(*record_.find("philox_seed"), "sdpfa_bwd: philox_seed"),
+      tensor(*record_.find("philox_offset"), "sdpfa_bwd: philox_offset"),
+      optional_scalar("scale"));
+  return {r.grad_query, r.grad_key, r.grad_value};
 }
 
 }  // namespace nvfuse

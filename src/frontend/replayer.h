@@ -57,6 +57,8 @@ class Replayer {
   Scalar* scalar_operand(const ArgValue& arg, const char* what) const;
   // The keyword's value, or nullptr when it is absent or None.
   const ArgValue* optional_arg(const std::string& keyword) const;
+  // The keyword's scalar, or nullptr when it is absent or None.
+  Scalar* optional_scalar(const std::string& keyword) const;
   std::vector<TensorView*> tensors(const ArgValue& arg, const char* what) const;
 
   // One method per group of record kinds (replay_tensor_ops.cpp).
@@ -64,6 +66,7 @@ class Replayer {
   std::vector<StateValue> indexing_op();
   std::vector<StateValue> creation_op();
   std::vector<StateValue> matmul_op();
+  std::vector<StateValue> attention_op();
 
   std::vector<StateValue> define_tensor();
   std::vector<StateValue> define_scalar();

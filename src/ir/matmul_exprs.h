@@ -1,5 +1,5 @@
-// Expr kinds that run as ATen calls (cuBLAS) rather than generated code:
-// matmul and linear.
+// Expr kinds that run as ATen calls (cuBLAS, flash attention) rather than
+// generated code: matmul, linear and scaled-dot-product flash attention.
 #pragma once
 
 #include "ir/exprs.h"
@@ -17,6 +17,27 @@ class LinearOp : public Expr {
  public:
   NVFUSE_EXPR_BOILERPLATE(LinearOp)
   bool has_bias() const { return inputs().size() == 3; }
+};
+
+// Flash attention forward, as torch's _scaled_dot_product_flash_attention:
+// inputs query [N, H, L, E], key [N, H, S, E], value [N, H, S, E],
+// dropout_p (Double), is_causal (Bool), then scale (Double) when given;
+// outputs the attention [N, H, L, E], logsumexp [N, H, L] (Float), and the
+// dropout RNG state that the backward replays: philox_seed [2] and
+// philox_offset [] (Int tensors holding torch's uint64 words).
+class SdpaFwdOp : public Expr {
+ public:
+  NVFUSE_EXPR_BOILERPLATE(SdpaFwdOp)
+  bool has_scale() const { return inputs().size() == 6; }
+};
+
+// Flash attention backward: inputs grad_output, query, key, value, output,
+// logsumexp, dropout_p, is_causal, philox_seed, philox_offset, then scale
+// when given; outputs grad_query, grad_key, grad_value.
+class SdpaBwdOp : public Expr {
+ public:
+  NVFUSE_EXPR_BOILERPLATE(SdpaBwdOp)
+  bool has_scale() const { return inputs().size() == 11; }
 };
 
 }  // namespace nvfuse

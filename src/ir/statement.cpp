@@ -139,6 +139,10 @@ std::string Expr::op_name() const {
       return "matmul";
     case ExprKind::LinearOp:
       return "linear";
+    case ExprKind::SdpaFwdOp:
+      return "sdpfa_fwd";
+    case ExprKind::SdpaBwdOp:
+      return "sdpfa_bwd";
     case ExprKind::Split:
       return "split";
     case ExprKind::Merge:

@@ -105,6 +105,8 @@ class Val : public Statement {
   X(RngOp)                   \
   X(MatmulOp)                \
   X(LinearOp)                \
+  X(SdpaFwdOp)               \
+  X(SdpaBwdOp)               \
   X(Split)                   \
   X(Merge)
 

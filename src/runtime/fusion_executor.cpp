@@ -67,7 +67,7 @@ FusionExecutor::FusionExecutor(const Fusion& definition)
   for (FusionSegment& plan : segment_at_aten_ops(*fusion_)) {
     // The piece went through the passes with the whole fusion.
     std::unique_ptr<FusionExecutor> executor(
-        new FusionExecutor(std::move(plan.fusion)));
+        new FusionExecutor(std::move(plan.fusion), plan.is_host_view));
     parts_.push_back({std::move(plan), std::move(executor)});
   }
   if (parts_.empty()) {
@@ -78,9 +78,20 @@ FusionExecutor::FusionExecutor(const Fusion& definition)
   }
 }
 
-FusionExecutor::FusionExecutor(std::unique_ptr<Fusion> part)
+FusionExecutor::FusionExecutor(std::unique_ptr<Fusion> part, bool is_host_view)
     : fusion_(std::move(part)) {
-  plan_segments();
+  if (!is_host_view) {
+    plan_segments();
+    return;
+  }
+  Segment view;
+  view.fusion = fusion_.get();
+  view.kind = "view";
+  view.why_no_kernel = "a bookended view runs as an ATen view";
+  for (size_t i = 0; i < fusion_->outputs().size(); ++i) {
+    view.outputs.push_back(i);
+  }
+  segments_.push_back(std::move(view));
 }
 
 void FusionExecutor::plan_segments() {
@@ -144,7 +155,9 @@ FusionExecutor::segment_summary() const {
   std::vector<std::pair<std::string, std::vector<std::string>>> summary;
   for (const Part& part : parts_) {
     summary.emplace_back(
-        part.plan.is_aten ? "aten" : "fused",
+        part.plan.is_host_view ? "view"
+            : part.plan.is_aten ? "aten"
+                                : "fused",
         tensor_op_names(part.executor->prepared_fusion()));
   }
   return summary;
@@ -156,7 +169,10 @@ void FusionExecutor::dump_segments() const {
     ss << parts_.size() << " segment(s), cut at the ATen ops:\n";
     for (const Part& part : parts_) {
       const Fusion& piece = part.executor->prepared_fusion();
-      ss << "  " << (part.plan.is_aten ? "ATen: " : "fused: ");
+      ss << "  "
+         << (part.plan.is_host_view ? "view: "
+                 : part.plan.is_aten ? "ATen: "
+                                     : "fused: ");
       for (const std::string& name : tensor_op_names(piece)) {
         ss << name << " ";
       }
@@ -166,6 +182,8 @@ void FusionExecutor::dump_segments() const {
                               " kernels"
                           : inner.kernel != nullptr
                           ? "a generated " + inner.kind + " kernel"
+                          : part.plan.is_host_view
+                          ? "a zero-copy ATen view on the host"
                           : "the ATen reference evaluator")
          << "\n";
     }
@@ -335,7 +353,9 @@ std::vector<at::Tensor> FusionExecutor::compute_parts(
         part.executor->compute(piece_args, part_from_kernel, device);
     for (size_t j = 0; j < produced.size(); ++j) {
       values[part.plan.outputs[j]] = std::move(produced[j]);
-      value_from_kernel[part.plan.outputs[j]] = part_from_kernel[j];
+      // A bookended view is returned as the view it is (an alias).
+      value_from_kernel[part.plan.outputs[j]] =
+          part_from_kernel[j] || part.plan.is_host_view;
     }
   }
   std::vector<at::Tensor> outputs;

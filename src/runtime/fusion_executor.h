@@ -87,8 +87,9 @@ class FusionExecutor : public RuntimeState {
       const std::vector<Argument>& args,
       const std::unordered_map<const Val*, at::Tensor>& values) const;
   // A part: a piece of a fusion cut at its ATen exprs, already through the
-  // passes; it is not cut again.
-  explicit FusionExecutor(std::unique_ptr<Fusion> part);
+  // passes; it is not cut again. A host view runs on the reference
+  // evaluator (an ATen view), never as a kernel.
+  FusionExecutor(std::unique_ptr<Fusion> part, bool is_host_view);
   // Fills segments_ (and fallback_) for the prepared fusion.
   void plan_segments();
   // Runs the parts in order; the values of the fusion's outputs. With

@@ -6,6 +6,7 @@
 #include <unordered_set>
 
 #include "ir/all_exprs.h"
+#include "passes/host_views.h"
 #include "schedule/coordinate_analysis.h"
 
 namespace nvfuse {
@@ -218,8 +219,10 @@ std::vector<FusionSegment> segment_at_aten_ops(const Fusion& fusion) {
   // exprs are cut out (each then runs as its own coordinate kernel).
   const bool has_reduction = std::any_of(
       exprs.begin(), exprs.end(), [](const Expr* e) { return is_reduction(e); });
-  auto is_cut = [has_reduction](const Expr& e) {
-    return runs_through_aten(e) && (has_reduction || !is_coordinate_expr(e));
+  const std::unordered_set<const Expr*> host_views = find_host_views(fusion);
+  auto is_cut = [&](const Expr& e) {
+    return host_views.count(&e) ||
+        (runs_through_aten(e) && (has_reduction || !is_coordinate_expr(e)));
   };
   const bool any_aten = std::any_of(
       exprs.begin(), exprs.end(), [&](const Expr* e) { return is_cut(*e); });
@@ -241,7 +244,9 @@ std::vector<FusionSegment> segment_at_aten_ops(const Fusion& fusion) {
     }
     expr_depth[i] = depth;
     for (const Val* out : expr->outputs()) {
-      depth_of[out] = is_cut(*expr) ? depth + 1 : depth;
+      // A host view costs nothing: kernels reading it stay at its depth.
+      depth_of[out] =
+          is_cut(*expr) && !host_views.count(expr) ? depth + 1 : depth;
     }
   }
   // A kernel expr runs as late as its consumers allow, so that work on
@@ -287,36 +292,63 @@ std::vector<FusionSegment> segment_at_aten_ops(const Fusion& fusion) {
       }
     }
   }
-  // Segments ordered by depth; at one depth kernels before ATen exprs
-  // (an ATen expr at depth d reads values of depth <= d only).
+  // Segments ordered by depth; at one depth, host views of values from
+  // earlier depths first, then kernels, then ATen exprs and views of
+  // kernel results (they read values of depth <= d only).
+  enum Phase { kViewOfEarlier, kKernel, kAfterKernels };
   struct Planned {
     int depth;
-    bool is_aten;
+    Phase phase;
     std::vector<const Expr*> members;
+  };
+  const auto phase_of_cut = [&](const Expr* expr) {
+    if (!host_views.count(expr)) {
+      return kAfterKernels;
+    }
+    const Expr* def = expr->input(0)->definition();
+    const bool made_by_kernel =
+        def != nullptr && position.count(def) && !is_cut(*def);
+    return made_by_kernel ? kAfterKernels : kViewOfEarlier;
   };
   std::vector<Planned> ordered;
   std::unordered_map<size_t, size_t> slot_of_group;
+  std::unordered_map<const Expr*, size_t> slot_of_view;
   for (size_t i = 0; i < exprs.size(); ++i) {
+    if (host_views.count(exprs[i])) {
+      // A chain of views (slice -> reshape -> permute) is one host segment.
+      const Expr* def = exprs[i]->input(0)->definition();
+      if (auto it = slot_of_view.find(def); it != slot_of_view.end()) {
+        ordered[it->second].members.push_back(exprs[i]);
+        slot_of_view[exprs[i]] = it->second;
+        continue;
+      }
+      slot_of_view[exprs[i]] = ordered.size();
+    }
     if (is_cut(*exprs[i])) {
-      ordered.push_back({expr_depth[i], true, {exprs[i]}});
+      ordered.push_back({expr_depth[i], phase_of_cut(exprs[i]), {exprs[i]}});
       continue;
     }
     auto [it, inserted] = slot_of_group.emplace(groups.find(i), ordered.size());
     if (inserted) {
-      ordered.push_back({expr_depth[i], false, {}});
+      ordered.push_back({expr_depth[i], kKernel, {}});
     }
     ordered[it->second].members.push_back(exprs[i]);
   }
-  if (ordered.size() < 2) {
+  // One kernel needs no cutting; one ATen expr or host view still runs as
+  // its own segment (a view must not become a copy kernel).
+  if (ordered.size() < 2 && (ordered.empty() || ordered[0].phase == kKernel)) {
     return {};
   }
   std::stable_sort(
       ordered.begin(), ordered.end(), [](const Planned& a, const Planned& b) {
-        return std::make_pair(a.depth, a.is_aten) < std::make_pair(b.depth, b.is_aten);
+        return std::make_pair(a.depth, a.phase) < std::make_pair(b.depth, b.phase);
       });
   std::vector<FusionSegment> segments;
   for (const Planned& planned : ordered) {
-    segments.push_back(build_segment(fusion, planned.members, planned.is_aten));
+    segments.push_back(build_segment(
+        fusion, planned.members, planned.phase != kKernel));
+    segments.back().is_host_view =
+        planned.phase != kKernel && host_views.count(planned.members[0]);
   }
   return segments;
 }

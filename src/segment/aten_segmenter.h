@@ -27,12 +27,16 @@ struct FusionSegment {
   std::vector<const Val*> boundary;  // original tensors other segments make
   std::vector<const Val*> outputs;   // original values this segment makes
   bool is_aten = false;
+  // A bookended view (passes/host_views.h): a chain of slices, permutes,
+  // squeezes and reshapes run as zero-copy ATen views, never as a kernel.
+  bool is_host_view = false;
 };
 
 // The segments in an order that runs producers first: kernel groups are
 // connected pointwise/reduction exprs at one "ATen depth" (the number of
-// ATen exprs on the longest path from the inputs), so no two segments
-// depend on each other. Empty when the fusion is a single segment.
+// ATen exprs on the longest path from the inputs; host views do not count,
+// being free), so no two segments depend on each other. Empty when the
+// fusion is a single kernel segment.
 std::vector<FusionSegment> segment_at_aten_ops(const Fusion& fusion);
 
 }  // namespace nvfuse

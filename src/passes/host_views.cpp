@@ -1,0 +1,116 @@
+#include "passes/host_views.h"
+
+#include <unordered_map>
+
+#include "ir/all_exprs.h"
+#include "schedule/coordinate_analysis.h"
+#include "schedule/reduction_analysis.h"
+#include "segment/aten_segmenter.h"
+
+namespace nvfuse {
+
+namespace {
+
+// An expr that runs as an ATen call whatever happens around it (matmul,
+// attention, scatter...): its inputs and outputs are materialized tensors.
+bool is_aten_call(const Expr& expr) {
+  return runs_through_aten(expr) && !is_coordinate_expr(expr) &&
+      !is_view_expr(expr);
+}
+
+class HostViewFinder {
+ public:
+  explicit HostViewFinder(const Fusion& fusion)
+      : fusion_(fusion), has_reduction_(has_reduction(fusion)) {}
+
+  std::unordered_set<const Expr*> run() {
+    std::vector<const Expr*> exprs;
+    for (const Expr* expr : fusion_.exprs()) {
+      if (expr->output(0)->is<TensorView>()) {
+        exprs.push_back(expr);
+      }
+    }
+    for (const Expr* expr : exprs) {
+      if (is_view_expr(*expr) && !has_own_layout(expr) && is_source(expr->input(0)) &&
+          (expr->kind() == ExprKind::ReshapeOp || has_reduction_ ||
+           reaches_only_sinks(expr->output(0)))) {
+        host_.insert(expr);
+      }
+    }
+    for (auto it = exprs.rbegin(); it != exprs.rend(); ++it) {
+      const Expr* expr = *it;
+      if (is_view_expr(*expr) && !host_.count(expr) &&
+          !has_own_layout(expr) && expr->kind() != ExprKind::SliceOp &&
+          used_only_on_host(expr->output(0))) {
+        host_.insert(expr);
+      }
+    }
+    return std::move(host_);
+  }
+
+ private:
+  // An output given a stride_order is written in that layout, not viewed.
+  bool has_own_layout(const Expr* expr) const {
+    const auto* out = expr->output(0)->as<TensorView>();
+    return fusion_.is_output(out) && out->domain().has_allocation();
+  }
+
+  bool is_source(const Val* tv) const {
+    const Expr* def = tv->definition();
+    return def == nullptr || fusion_.is_input(tv) || host_.count(def) ||
+        is_aten_call(*def);
+  }
+
+  // Every use is an ATen call or a view whose result again reaches only
+  // ATen calls and fusion outputs.
+  bool reaches_only_sinks(const Val* tv) {
+    if (auto it = reaches_only_sinks_.find(tv); it != reaches_only_sinks_.end()) {
+      return it->second;
+    }
+    bool only_sinks = true;
+    for (const Expr* use : tv->uses()) {
+      only_sinks = only_sinks &&
+          (is_aten_call(*use) ||
+           (is_view_expr(*use) && reaches_only_sinks(use->output(0))));
+    }
+    reaches_only_sinks_[tv] = only_sinks;
+    return only_sinks;
+  }
+
+  bool used_only_on_host(const Val* tv) const {
+    if (tv->uses().empty() && !fusion_.is_output(tv)) {
+      return false;
+    }
+    for (const Expr* use : tv->uses()) {
+      if (!is_aten_call(*use) && !host_.count(use)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  const Fusion& fusion_;
+  const bool has_reduction_;
+  std::unordered_set<const Expr*> host_;
+  std::unordered_map<const Val*, bool> reaches_only_sinks_;
+};
+
+}  // namespace
+
+bool is_view_expr(const Expr& expr) {
+  switch (expr.kind()) {
+    case ExprKind::SliceOp:
+    case ExprKind::PermuteOp:
+    case ExprKind::SqueezeOp:
+    case ExprKind::ReshapeOp:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::unordered_set<const Expr*> find_host_views(const Fusion& fusion) {
+  return HostViewFinder(fusion).run();
+}
+
+}  // namespace nvfuse

@@ -1,0 +1,85 @@
+// The reference evaluator's flash-attention ops: torch's
+// _scaled_dot_product_flash_attention on CUDA (with its dropout RNG state)
+// and its CPU counterpart, which has no dropout.
+#include <ATen/ATen.h>
+
+#include "runtime/reference_evaluator.h"
+
+namespace nvfuse {
+
+namespace {
+
+// torch's CPU flash attention cannot drop out (nor replay a CUDA RNG state).
+void require_no_cpu_dropout(const at::Tensor& query, double dropout_p, const char* op) {
+  if (query.is_cuda() || dropout_p == 0.0) {
+    return;
+  }
+  NVFUSE_UNSUPPORTED(
+      op, ": dropout_p = ", dropout_p,
+      " needs CUDA tensors; torch's CPU flash attention has no dropout");
+}
+
+}  // namespace
+
+void ReferenceEvaluator::handle(const SdpaFwdOp& e) {
+  const at::Tensor query = tensor_of(e.input(0));
+  const at::Tensor key = tensor_of(e.input(1));
+  const at::Tensor value = tensor_of(e.input(2));
+  const double dropout_p = scalar_of(e.input(3)).as_double();
+  const bool is_causal = scalar_of(e.input(4)).as_bool();
+  const std::optional<double> scale = e.has_scale()
+      ? std::optional<double>(scalar_of(e.inputs().back()).as_double())
+      : std::nullopt;
+  require_no_cpu_dropout(query, dropout_p, "sdpfa_fwd");
+  if (query.is_cuda()) {
+    auto results = at::_scaled_dot_product_flash_attention(
+        query, key, value, dropout_p, is_causal,
+        /*return_debug_mask=*/false, scale);
+    tensors_[e.output(0)] = std::get<0>(results);
+    tensors_[e.output(1)] = std::get<1>(results);
+    // torch's uint64 RNG words, seen as Int (same bytes) so that every
+    // nvfuse dtype path handles them; sdpfa_bwd views them back.
+    tensors_[e.output(2)] = std::get<6>(results).view(at::kLong);
+    tensors_[e.output(3)] = std::get<7>(results).view(at::kLong);
+    return;
+  }
+  auto [output, log_sumexp] = at::_scaled_dot_product_flash_attention_for_cpu(
+      query, key, value, dropout_p, is_causal, /*attn_mask=*/std::nullopt, scale);
+  tensors_[e.output(0)] = output;
+  tensors_[e.output(1)] = log_sumexp;
+  tensors_[e.output(2)] = at::zeros({2}, options_for(e.output(2)));
+  tensors_[e.output(3)] = at::zeros({}, options_for(e.output(3)));
+}
+
+void ReferenceEvaluator::handle(const SdpaBwdOp& e) {
+  const at::Tensor grad_output = tensor_of(e.input(0));
+  const at::Tensor query = tensor_of(e.input(1));
+  const at::Tensor key = tensor_of(e.input(2));
+  const at::Tensor value = tensor_of(e.input(3));
+  const at::Tensor output = tensor_of(e.input(4));
+  const at::Tensor log_sumexp = tensor_of(e.input(5));
+  const double dropout_p = scalar_of(e.input(6)).as_double();
+  const bool is_causal = scalar_of(e.input(7)).as_bool();
+  const std::optional<double> scale = e.has_scale()
+      ? std::optional<double>(scalar_of(e.inputs().back()).as_double())
+      : std::nullopt;
+  require_no_cpu_dropout(query, dropout_p, "sdpfa_bwd");
+  std::tuple<at::Tensor, at::Tensor, at::Tensor> grads;
+  if (query.is_cuda()) {
+    grads = at::_scaled_dot_product_flash_attention_backward(
+        grad_output, query, key, value, output, log_sumexp,
+        /*cum_seq_q=*/at::Tensor(), /*cum_seq_k=*/at::Tensor(),
+        /*max_q=*/query.size(2), /*max_k=*/key.size(2), dropout_p, is_causal,
+        tensor_of(e.input(8)).view(at::kUInt64),
+        tensor_of(e.input(9)).view(at::kUInt64), scale);
+  } else {
+    grads = at::_scaled_dot_product_flash_attention_for_cpu_backward(
+        grad_output, query, key, value, output, log_sumexp, dropout_p,
+        is_causal, /*attn_mask=*/std::nullopt, scale);
+  }
+  tensors_[e.output(0)] = std::get<0>(grads);
+  tensors_[e.output(1)] = std::get<1>(grads);
+  tensors_[e.output(2)] = std::get<2>(grads);
+}
+
+}  // namespace nvfuse

@@ -1,0 +1,158 @@
+"""sdpfa_fwd / sdpfa_bwd (flash attention through ATen) against torch,
+their definition errors, and the attention and MLP blocks built around
+them."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from nvfuse import DataType, FusionDefinition
+from nvfuse.errors import DefinitionError, DefinitionTypeError, UnsupportedError
+from block_definitions import (
+    attention_fd, attention_inputs, attention_torch, mlp_fd, mlp_inputs, mlp_torch)
+from fusion_helpers import DEVICES
+
+DTYPES = {"bf16": (torch.bfloat16, DataType.BFloat16), "fp16": (torch.float16, DataType.Half)}
+
+
+def _forward_fd(nv, dropout_p, is_causal, scale):
+    with FusionDefinition() as fd:
+        q, k, v = (fd.define_tensor([-1, -1, -1, -1], contiguity=True, dtype=nv)
+                   for _ in range(3))
+        outs = fd.ops.sdpfa_fwd(q, k, v, dropout_p=dropout_p, is_causal=is_causal, scale=scale)
+        for out in outs:
+            fd.add_output(out)
+    return fd
+
+
+def _backward_fd(nv, dropout_p, is_causal, scale):
+    with FusionDefinition() as fd:
+        grad, q, k, v, out = (fd.define_tensor([-1, -1, -1, -1], contiguity=True, dtype=nv)
+                              for _ in range(5))
+        lse = fd.define_tensor([-1, -1, -1], contiguity=True, dtype=DataType.Float)
+        seed = fd.define_tensor([2], contiguity=True, dtype=DataType.Int)
+        offset = fd.define_tensor([], dtype=DataType.Int)
+        for g in fd.ops.sdpfa_bwd(grad, q, k, v, out, lse, dropout_p, is_causal,
+                                  seed, offset, scale):
+            fd.add_output(g)
+    return fd
+
+
+def _qkv(dtype, device, seq_q=64, seq_k=64):
+    torch.manual_seed(0)
+    return [torch.randn(2, 4, s, 64, dtype=dtype, device=device)
+            for s in (seq_q, seq_k, seq_k)]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dtype", list(DTYPES))
+@pytest.mark.parametrize("is_causal", [False, True])
+@pytest.mark.parametrize("scale", [None, 0.3])
+def test_sdpfa_forward_and_backward_match_torch_autograd(dtype, is_causal, scale, device):
+    torch_dtype, nv = DTYPES[dtype]
+    q, k, v = _qkv(torch_dtype, device, seq_q=48, seq_k=80)
+    out, lse, seed, offset = _forward_fd(nv, 0.0, is_causal, scale).execute([q, k, v])
+    assert lse.shape == (2, 4, 48) and lse.dtype == torch.float32
+    assert seed.shape == (2,) and offset.shape == () and seed.dtype == torch.int64
+
+    leaves = [t.float().requires_grad_() for t in (q, k, v)]
+    expected = F.scaled_dot_product_attention(*leaves, is_causal=is_causal, scale=scale)
+    torch.testing.assert_close(out.float(), expected, rtol=2e-2, atol=2e-2)
+    grad = torch.randn_like(out)
+    expected.backward(grad.float())
+
+    grads = _backward_fd(nv, 0.0, is_causal, scale).execute(
+        [grad, q, k, v, out, lse, seed, offset])
+    for got, leaf in zip(grads, leaves):
+        assert got.dtype == torch_dtype and got.shape == leaf.shape
+        torch.testing.assert_close(got.float(), leaf.grad, rtol=5e-2, atol=5e-2)
+
+
+@pytest.mark.gpu
+def test_sdpfa_dropout_follows_torch_generator_and_backward_replays_it():
+    q, k, v = _qkv(torch.bfloat16, "cuda")
+    fwd = _forward_fd(DataType.BFloat16, 0.25, False, None)
+    torch.manual_seed(7)
+    first = fwd.execute([q, k, v])
+    torch.manual_seed(7)
+    again = fwd.execute([q, k, v])
+    later = fwd.execute([q, k, v])
+    assert torch.equal(first[0], again[0])  # the same seed: the same dropout
+    assert not torch.equal(first[0], later[0])  # the generator moved on
+    # torch's own kernel with the same generator state drops the same elements.
+    torch.manual_seed(7)
+    reference = torch.ops.aten._scaled_dot_product_flash_attention(q, k, v, 0.25)
+    torch.testing.assert_close(first[0], reference[0], rtol=0, atol=0)
+
+    grad = torch.randn_like(q)
+    mine = _backward_fd(DataType.BFloat16, 0.25, False, None).execute([grad, q, k, v, *first])
+    theirs = torch.ops.aten._scaled_dot_product_flash_attention_backward(
+        grad, q, k, v, reference[0], reference[1], None, None, 64, 64, 0.25, False,
+        reference[6], reference[7])
+    for got, expected in zip(mine, theirs):
+        torch.testing.assert_close(got, expected, rtol=0, atol=0)
+
+
+def test_sdpfa_dropout_on_the_cpu_is_unsupported():
+    q, k, v = _qkv(torch.bfloat16, "cpu")
+    with pytest.raises(UnsupportedError, match="dropout_p = 0.25 needs CUDA"):
+        _forward_fd(DataType.BFloat16, 0.25, False, None).execute([q, k, v])
+
+
+def test_sdpfa_of_float_is_a_type_error():
+    with pytest.raises(DefinitionTypeError, match="query must be Half or BFloat16"):
+        _forward_fd(DataType.Float, 0.0, False, None)
+
+
+def test_sdpfa_of_3d_tensors_is_a_definition_error():
+    with pytest.raises(DefinitionError, match=r"key must be 4-D \[batch, heads"):
+        with FusionDefinition() as fd:
+            q = fd.define_tensor([-1, -1, -1, -1], contiguity=True, dtype=DataType.Half)
+            k = fd.define_tensor([-1, -1, -1], contiguity=True, dtype=DataType.Half)
+            fd.ops.sdpfa_fwd(q, k, q)
+
+
+def test_sdpfa_of_different_head_dims_is_a_definition_error():
+    with pytest.raises(DefinitionError, match="query and key head dims differ"):
+        with FusionDefinition() as fd:
+            q = fd.define_tensor([2, 4, 8, 64], contiguity=True, dtype=DataType.Half)
+            k = fd.define_tensor([2, 4, 8, 32], contiguity=True, dtype=DataType.Half)
+            fd.ops.sdpfa_fwd(q, k, k)
+
+
+def test_sdpfa_with_an_integer_dropout_is_a_type_error():
+    with pytest.raises(DefinitionTypeError, match="is_causal must be a Bool scalar"):
+        _forward_fd(DataType.Half, 0.0, 1, None)
+
+
+def test_sdpfa_prints_and_reruns_from_its_repro():
+    fd = _forward_fd(DataType.BFloat16, 0.0, True, 0.125)
+    text = str(fd)
+    assert "fd.ops.sdpfa_fwd(T0, T1, T2, dropout_p=S3, is_causal=S4, scale=S5)" in text
+    scope = {}
+    exec(text, scope)
+    assert scope["fd"].id() == fd.id()  # the same definition, from the cache
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_attention_block_matches_torch_and_copies_nothing_between_aten_calls(device):
+    batch, seq, heads, head_dim = 2, 32, 4, 16
+    torch.manual_seed(0)
+    inputs = attention_inputs(batch, seq, heads, head_dim, torch.bfloat16, device)
+    fd = attention_fd(batch, seq, heads, head_dim, torch.bfloat16)
+    (out,) = fd.execute(inputs)
+    expected = attention_torch(*inputs, heads)
+    torch.testing.assert_close(out.float(), expected.float(), rtol=3e-2, atol=3e-2)
+    kinds = [kind for kind, _ in fd.segment_summary()]
+    # The split, head permutes and reshapes are views; nothing else is a kernel.
+    assert kinds == ["aten", "view", "view", "view", "aten", "view", "aten"], kinds
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_mlp_block_matches_torch_with_the_gelu_in_one_kernel(device):
+    torch.manual_seed(0)
+    inputs = mlp_inputs(64, 32, torch.bfloat16, device)
+    fd = mlp_fd(torch.bfloat16)
+    (out,) = fd.execute(inputs)
+    torch.testing.assert_close(out.float(), mlp_torch(*inputs).float(), rtol=3e-2, atol=3e-2)
+    assert [kind for kind, _ in fd.segment_summary()] == ["aten", "fused", "aten"]
