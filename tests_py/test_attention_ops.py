@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from nvfuse import DataType, FusionDefinition
-from nvfuse.errors import DefinitionError, DefinitionTypeError, UnsupportedError
+from nvfuse.errors import DefinitionError, DefinitionTypeError, InputError, UnsupportedError
 from block_definitions import (
     attention_fd, attention_inputs, attention_torch, mlp_fd, mlp_inputs, mlp_torch)
 from fusion_helpers import DEVICES
@@ -50,7 +50,8 @@ def _qkv(dtype, device, seq_q=64, seq_k=64):
 @pytest.mark.parametrize("scale", [None, 0.3])
 def test_sdpfa_forward_and_backward_match_torch_autograd(dtype, is_causal, scale, device):
     torch_dtype, nv = DTYPES[dtype]
-    q, k, v = _qkv(torch_dtype, device, seq_q=48, seq_k=80)
+    seq_k = 48 if is_causal else 80
+    q, k, v = _qkv(torch_dtype, device, seq_q=48, seq_k=seq_k)
     out, lse, seed, offset = _forward_fd(nv, 0.0, is_causal, scale).execute([q, k, v])
     assert lse.shape == (2, 4, 48) and lse.dtype == torch.float32
     assert seed.shape == (2,) and offset.shape == () and seed.dtype == torch.int64
@@ -91,6 +92,16 @@ def test_sdpfa_dropout_follows_torch_generator_and_backward_replays_it():
         reference[6], reference[7])
     for got, expected in zip(mine, theirs):
         torch.testing.assert_close(got, expected, rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_causal_sdpfa_of_unequal_lengths_is_an_input_error(device):
+    q, k, v = _qkv(torch.bfloat16, device, seq_q=16, seq_k=32)
+    with pytest.raises(InputError, match="is_causal needs equal query and key lengths, got 16 and 32"):
+        _forward_fd(DataType.BFloat16, 0.0, True, None).execute([q, k, v])
+    # Nothing is left broken: the same definition runs on good inputs.
+    q, k, v = _qkv(torch.bfloat16, device, seq_q=16, seq_k=16)
+    _forward_fd(DataType.BFloat16, 0.0, True, None).execute([q, k, v])
 
 
 def test_sdpfa_dropout_on_the_cpu_is_unsupported():

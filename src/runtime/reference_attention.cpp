@@ -19,6 +19,22 @@ void require_no_cpu_dropout(const at::Tensor& query, double dropout_p, const cha
       " needs CUDA tensors; torch's CPU flash attention has no dropout");
 }
 
+// torch's scaled_dot_product_attention masks causally from the top left;
+// its flash kernels align the mask to the bottom right when the query and
+// key lengths differ (and torch's dispatcher never sends them that case).
+void require_square_causal(
+    const at::Tensor& query,
+    const at::Tensor& key,
+    bool is_causal,
+    const char* op) {
+  NVFUSE_INPUT_CHECK(
+      !is_causal || query.size(2) == key.size(2), op,
+      ": is_causal needs equal query and key lengths, got ", query.size(2),
+      " and ", key.size(2),
+      " (flash attention would align the causal mask differently from "
+      "torch's scaled_dot_product_attention)");
+}
+
 }  // namespace
 
 void ReferenceEvaluator::handle(const SdpaFwdOp& e) {
@@ -31,6 +47,7 @@ void ReferenceEvaluator::handle(const SdpaFwdOp& e) {
       ? std::optional<double>(scalar_of(e.inputs().back()).as_double())
       : std::nullopt;
   require_no_cpu_dropout(query, dropout_p, "sdpfa_fwd");
+  require_square_causal(query, key, is_causal, "sdpfa_fwd");
   if (query.is_cuda()) {
     auto results = at::_scaled_dot_product_flash_attention(
         query, key, value, dropout_p, is_causal,
@@ -64,6 +81,7 @@ void ReferenceEvaluator::handle(const SdpaBwdOp& e) {
       ? std::optional<double>(scalar_of(e.inputs().back()).as_double())
       : std::nullopt;
   require_no_cpu_dropout(query, dropout_p, "sdpfa_bwd");
+  require_square_causal(query, key, is_causal, "sdpfa_bwd");
   std::tuple<at::Tensor, at::Tensor, at::Tensor> grads;
   if (query.is_cuda()) {
     grads = at::_scaled_dot_product_flash_attention_backward(
