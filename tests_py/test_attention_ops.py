@@ -104,6 +104,18 @@ def test_causal_sdpfa_of_unequal_lengths_is_an_input_error(device):
     _forward_fd(DataType.BFloat16, 0.0, True, None).execute([q, k, v])
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("is_causal", [False, True])
+def test_sdpfa_log_sumexp_without_dropout_is_the_flash_kernels(is_causal):
+    # Without dropout the forward may run on cuDNN; its logsumexp must be
+    # what the flash backward expects.
+    q, k, v = _qkv(torch.bfloat16, "cuda", seq_q=128, seq_k=128)
+    out, lse, _, _ = _forward_fd(DataType.BFloat16, 0.0, is_causal, None).execute([q, k, v])
+    flash = torch.ops.aten._scaled_dot_product_flash_attention(q, k, v, 0.0, is_causal)
+    torch.testing.assert_close(lse, flash[1], rtol=1e-3, atol=1e-3)
+    torch.testing.assert_close(out, flash[0], rtol=2e-2, atol=2e-2)
+
+
 def test_sdpfa_dropout_on_the_cpu_is_unsupported():
     q, k, v = _qkv(torch.bfloat16, "cpu")
     with pytest.raises(UnsupportedError, match="dropout_p = 0.25 needs CUDA"):
