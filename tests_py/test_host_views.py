@@ -145,3 +145,16 @@ def test_views_on_matmul_results_are_views(device):
     product, viewed = fd.execute([a, b])
     torch.testing.assert_close(viewed, (a @ b).t().reshape(2, 6, 6))
     assert _kinds(fd) == ["aten", "view"]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_cross_entropy_label_broadcast_and_squeeze_are_views_around_the_gather(device):
+    logits = make_input((8, 32), torch.float32, device=device)
+    labels = torch.randint(0, 32, (8,), device=device)
+    with FusionDefinition() as fd:
+        x, y = fd.from_pytorch(logits), fd.from_pytorch(labels)
+        picked = fd.ops.squeeze(fd.ops.take_along_axis(x, fd.ops.broadcast(y, [False, True]), 1), [1])
+        fd.add_output(fd.ops.log(fd.ops.sum(fd.ops.exp(x), [1])) - picked)
+    (loss,) = fd.execute([logits, labels])
+    torch.testing.assert_close(loss, torch.nn.functional.cross_entropy(logits, labels, reduction="none"))
+    assert _kinds(fd) == ["view", "aten", "view", "fused"]

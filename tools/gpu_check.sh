@@ -6,7 +6,7 @@
 # it) plus the normalization benchmarks (shapes from NVFUSE_BENCH_SHAPES,
 # default 2048x1600,32768x8192,4096x65536) and the transformer-op
 # benchmarks and the transformer-block benchmarks (NVFUSE_BENCHES picks
-# among pointwise,normalization,transformer_ops,blocks), and prints a short summary last. Logs and the benchmark JSON/PNG go to
+# among pointwise,normalization,transformer_ops,blocks,loss_and_norm_blocks), and prints a short summary last. Logs and the benchmark JSON/PNG go to
 # $OUT when it is set (the device tool), else to build/gpu.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -58,7 +58,7 @@ bench() {
   fi
 }
 
-BENCHES=",${NVFUSE_BENCHES:-pointwise,normalization,transformer_ops,blocks},"
+BENCHES=",${NVFUSE_BENCHES:-pointwise,normalization,transformer_ops,blocks,loss_and_norm_blocks},"
 if [ "$BENCH_SIZES" != "none" ]; then
   [[ $BENCHES == *,pointwise,* ]] && \
     NVFUSE_BENCH_SIZES="$BENCH_SIZES" bench pointwise benchmarks
@@ -67,6 +67,7 @@ if [ "$BENCH_SIZES" != "none" ]; then
     bench normalization "norm bench"
   [[ $BENCHES == *,transformer_ops,* ]] && bench transformer_ops "transformer"
   [[ $BENCHES == *,blocks,* ]] && bench blocks "blocks"
+  [[ $BENCHES == *,loss_and_norm_blocks,* ]] && bench loss_and_norm_blocks "loss/norm"
 fi
 
 echo

@@ -11,11 +11,8 @@ namespace nvfuse {
 
 namespace {
 
-// An expr that runs as an ATen call whatever happens around it (matmul,
-// attention, scatter...): its inputs and outputs are materialized tensors.
-bool is_aten_call(const Expr& expr) {
-  return runs_through_aten(expr) && !is_coordinate_expr(expr) &&
-      !is_view_expr(expr);
+bool is_broadcast_view(const Expr& expr) {
+  return expr.kind() == ExprKind::BroadcastOp || expr.kind() == ExprKind::ExpandOp;
 }
 
 class HostViewFinder {
@@ -31,9 +28,11 @@ class HostViewFinder {
       }
     }
     for (const Expr* expr : exprs) {
-      if (is_view_expr(*expr) && !has_own_layout(expr) && is_source(expr->input(0)) &&
-          (expr->kind() == ExprKind::ReshapeOp || has_reduction_ ||
-           reaches_only_sinks(expr->output(0)))) {
+      if (!has_own_layout(expr) && is_source(expr->input(0)) &&
+          ((is_view_expr(*expr) &&
+            (expr->kind() == ExprKind::ReshapeOp || has_reduction_)) ||
+           ((is_view_expr(*expr) || is_broadcast_view(*expr)) &&
+            reaches_only_sinks(expr->output(0))))) {
         host_.insert(expr);
       }
     }
@@ -55,6 +54,14 @@ class HostViewFinder {
     return fusion_.is_output(out) && out->domain().has_allocation();
   }
 
+  // An expr cut out of the kernels as an ATen call (matmul, attention,
+  // scatter...; next to reductions, a gather or random op too): its inputs
+  // and outputs are materialized tensors.
+  bool is_aten_call(const Expr& expr) const {
+    return runs_through_aten(expr) && !is_view_expr(expr) &&
+        (has_reduction_ || !is_coordinate_expr(expr));
+  }
+
   bool is_source(const Val* tv) const {
     const Expr* def = tv->definition();
     return def == nullptr || fusion_.is_input(tv) || host_.count(def) ||
@@ -62,7 +69,8 @@ class HostViewFinder {
   }
 
   // Every use is an ATen call or a view whose result again reaches only
-  // ATen calls and fusion outputs.
+  // ATen calls and fusion outputs. (Broadcasts only count here: a kernel
+  // broadcasts for free, and a stride-0 input can cost it vectorization.)
   bool reaches_only_sinks(const Val* tv) {
     if (auto it = reaches_only_sinks_.find(tv); it != reaches_only_sinks_.end()) {
       return it->second;
@@ -71,7 +79,8 @@ class HostViewFinder {
     for (const Expr* use : tv->uses()) {
       only_sinks = only_sinks &&
           (is_aten_call(*use) ||
-           (is_view_expr(*use) && reaches_only_sinks(use->output(0))));
+           ((is_view_expr(*use) || is_broadcast_view(*use)) &&
+            reaches_only_sinks(use->output(0))));
     }
     reaches_only_sinks_[tv] = only_sinks;
     return only_sinks;
