@@ -20,3 +20,17 @@ def median_event_time_ms(fn, flush, rounds=20, warmup=3):
         times.append(start.elapsed_time(end))
     times.sort()
     return times[len(times) // 2]
+
+
+def executor_fn(executor, inputs, torch_fn, make_fd):
+    """The call that a benchmark times: the nvfuse definition (all its
+    outputs), eager torch_fn, or a fresh torch.compile of torch_fn (fresh, so
+    dynamo never hits its recompile limit across cases)."""
+    if executor == "nvfuse":
+        fd = make_fd()
+        return lambda: fd.execute(inputs)
+    if executor == "eager":
+        return lambda: torch_fn(*inputs)
+    torch._dynamo.reset()
+    compiled = torch.compile(torch_fn, dynamic=False)
+    return lambda: compiled(*inputs)

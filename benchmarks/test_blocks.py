@@ -21,6 +21,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests_py"))
 
+from gpu_timing import executor_fn  # noqa: E402
 from block_definitions import (  # noqa: E402
     attention_fd, attention_inputs, attention_torch, mlp_fd, mlp_inputs, mlp_torch)
 
@@ -49,15 +50,8 @@ def _case(case, size):
 def test_block(gpu_benchmark, case, dtype, size, executor):
     torch.manual_seed(0)
     inputs, torch_fn, make_fd = _case(case, size)
-    if executor == "nvfuse":
-        fd = make_fd()
-        fn = lambda: fd.execute(inputs)[0]  # noqa: E731
-    elif executor == "eager":
-        fn = lambda: torch_fn(*inputs)  # noqa: E731
-    else:
-        torch._dynamo.reset()
-        compiled = torch.compile(torch_fn, dynamic=False)
-        fn = lambda: compiled(*inputs)  # noqa: E731
+    run = executor_fn(executor, inputs, torch_fn, make_fd)
+    fn = (lambda: run()[0]) if executor == "nvfuse" else run  # noqa: E731
     out = fn()
     torch.testing.assert_close(out.float(), torch_fn(*inputs).float(), rtol=5e-2, atol=5e-2)
     bytes_moved = sum(t.numel() * t.element_size() for t in inputs)

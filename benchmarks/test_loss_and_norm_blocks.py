@@ -22,6 +22,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import loss_and_norm_definitions as defs  # noqa: E402
+from gpu_timing import executor_fn  # noqa: E402
 
 SIZES = {"16MB": 16 << 20, "64MB": 64 << 20, "256MB": 256 << 20}
 SELECTED = [s for s in os.environ.get("NVFUSE_BENCH_LOSS_SIZES", "64MB,256MB").split(",") if s]
@@ -52,15 +53,8 @@ def test_loss_or_norm_block(gpu_benchmark, case, dtype, size, executor):
     rows = max(1, SIZES[size] // (defs.WIDTH * elt))
     inputs = getattr(defs, f"{case}_inputs")(rows, DTYPES[dtype])
     torch_fn = getattr(defs, f"{case}_torch")
-    if executor == "nvfuse":
-        fd = getattr(defs, f"{case}_fd")(DTYPES[dtype])
-        fn = lambda: fd.execute(inputs)  # noqa: E731
-    elif executor == "eager":
-        fn = lambda: torch_fn(*inputs)  # noqa: E731
-    else:
-        torch._dynamo.reset()
-        compiled = torch.compile(torch_fn, dynamic=False)
-        fn = lambda: compiled(*inputs)  # noqa: E731
+    fn = executor_fn(executor, inputs, torch_fn,
+                     lambda: getattr(defs, f"{case}_fd")(DTYPES[dtype]))
     outs = fn()
     outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
     expected = torch_fn(*inputs)

@@ -15,6 +15,7 @@ import os
 import pytest
 import torch
 
+from gpu_timing import executor_fn
 from nvfuse import DataType, FusionDefinition
 
 SIZES = {"16MB": 16 << 20, "64MB": 64 << 20, "256MB": 256 << 20}
@@ -107,15 +108,8 @@ def test_transformer_op(gpu_benchmark, case, dtype, size, executor):
     make_inputs, torch_fn, make_fd, check = CASES[case]
     torch.manual_seed(0)
     inputs = make_inputs(SIZES[size], DTYPES[dtype])
-    if executor == "nvfuse":
-        fd = make_fd(DTYPES[dtype])
-        fn = lambda: fd.execute(inputs)[0]  # noqa: E731
-    elif executor == "eager":
-        fn = lambda: torch_fn(*inputs)  # noqa: E731
-    else:
-        torch._dynamo.reset()
-        compiled = torch.compile(torch_fn, dynamic=False)
-        fn = lambda: compiled(*inputs)  # noqa: E731
+    run = executor_fn(executor, inputs, torch_fn, lambda: make_fd(DTYPES[dtype]))
+    fn = (lambda: run()[0]) if executor == "nvfuse" else run  # noqa: E731
     out = fn()
     if check is None:
         expected = torch_fn(*[t.double() for t in inputs]).to(out.dtype)
