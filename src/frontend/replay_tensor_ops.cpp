@@ -133,27 +133,20 @@ std::vector<StateValue> Replayer::indexing_op() {
 
 std::vector<StateValue> Replayer::creation_op() {
   RngSeed seed;
-  if (const ArgValue* s = optional_arg("rng_seed")) {
-    seed.seed = scalar_operand(*s, "rng_seed");
-  }
-  if (const ArgValue* o = optional_arg("rng_offset")) {
-    seed.offset = scalar_operand(*o, "rng_offset");
-  }
+  seed.seed = optional_scalar("rng_seed", "rng_seed");
+  seed.offset = optional_scalar("rng_offset", "rng_offset");
   switch (record_.kind) {
     case RecordKind::Full:
       return {full(
           shape(*record_.find("shape")),
           scalar_operand(*record_.find("fill_value"), "full: fill_value"),
           record_.get<DataType>("dtype"))};
-    case RecordKind::Iota: {
-      const ArgValue* start = optional_arg("start");
-      const ArgValue* step = optional_arg("step");
+    case RecordKind::Iota:
       return {iota(
           scalar_operand(record_.positional(0), "iota: length"),
-          start != nullptr ? scalar_operand(*start, "iota: start") : nullptr,
-          step != nullptr ? scalar_operand(*step, "iota: step") : nullptr,
+          optional_scalar("start", "iota: start"),
+          optional_scalar("step", "iota: step"),
           record_.get<DataType>("dtype"))};
-    }
     case RecordKind::Uniform:
     case RecordKind::Normal: {
       Scalar* a = scalar_operand(record_.positional(0), "the first parameter");
@@ -184,9 +177,11 @@ std::vector<StateValue> Replayer::matmul_op() {
   return {linear(a, b, bias != nullptr ? tensor(*bias, "linear: bias") : nullptr)};
 }
 
-Scalar* Replayer::optional_scalar(const std::string& keyword) const {
+Scalar* Replayer::optional_scalar(
+    const std::string& keyword,
+    const char* what) const {
   const ArgValue* value = optional_arg(keyword);
-  return value == nullptr ? nullptr : scalar(std::get<StateRef>(*value));
+  return value == nullptr ? nullptr : scalar_operand(*value, what);
 }
 
 std::vector<StateValue> Replayer::attention_op() {
@@ -196,18 +191,21 @@ std::vector<StateValue> Replayer::attention_op() {
   if (record_.kind == RecordKind::SdpfaFwd) {
     SdpfaFwdResult r = sdpfa_fwd(
         operand(0, "sdpfa_fwd: query"), operand(1, "sdpfa_fwd: key"),
-        operand(2, "sdpfa_fwd: value"), optional_scalar("dropout_p"),
-        optional_scalar("is_causal"), optional_scalar("scale"));
+        operand(2, "sdpfa_fwd: value"),
+        optional_scalar("dropout_p", "sdpfa_fwd: dropout_p"),
+        optional_scalar("is_causal", "sdpfa_fwd: is_causal"),
+        optional_scalar("scale", "sdpfa_fwd: scale"));
     return {r.output, r.log_sumexp, r.philox_seed, r.philox_offset};
   }
   SdpfaBwdResult r = sdpfa_bwd(
       operand(0, "sdpfa_bwd: grad_output"), operand(1, "sdpfa_bwd: query"),
       operand(2, "sdpfa_bwd: key"), operand(3, "sdpfa_bwd: value"),
       operand(4, "sdpfa_bwd: output"), operand(5, "sdpfa_bwd: log_sumexp"),
-      optional_scalar("dropout_p"), optional_scalar("is_causal"),
+      optional_scalar("dropout_p", "sdpfa_bwd: dropout_p"),
+      optional_scalar("is_causal", "sdpfa_bwd: is_causal"),
       tensor(*record_.find("philox_seed"), "sdpfa_bwd: philox_seed"),
       tensor(*record_.find("philox_offset"), "sdpfa_bwd: philox_offset"),
-      optional_scalar("scale"));
+      optional_scalar("scale", "sdpfa_bwd: scale"));
   return {r.grad_query, r.grad_key, r.grad_value};
 }
 

@@ -57,8 +57,9 @@ class Replayer {
   Scalar* scalar_operand(const ArgValue& arg, const char* what) const;
   // The keyword's value, or nullptr when it is absent or None.
   const ArgValue* optional_arg(const std::string& keyword) const;
-  // The keyword's scalar, or nullptr when it is absent or None.
-  Scalar* optional_scalar(const std::string& keyword) const;
+  // The keyword's scalar (or integer literal), or nullptr when it is
+  // absent or None.
+  Scalar* optional_scalar(const std::string& keyword, const char* what) const;
   std::vector<TensorView*> tensors(const ArgValue& arg, const char* what) const;
 
   // One method per group of record kinds (replay_tensor_ops.cpp).

@@ -3,8 +3,6 @@
 #include <unordered_map>
 
 #include "ir/all_exprs.h"
-#include "schedule/coordinate_analysis.h"
-#include "schedule/reduction_analysis.h"
 #include "segment/aten_segmenter.h"
 
 namespace nvfuse {
@@ -17,8 +15,8 @@ bool is_broadcast_view(const Expr& expr) {
 
 class HostViewFinder {
  public:
-  explicit HostViewFinder(const Fusion& fusion)
-      : fusion_(fusion), has_reduction_(has_reduction(fusion)) {}
+  HostViewFinder(const Fusion& fusion, bool has_reduction)
+      : fusion_(fusion), has_reduction_(has_reduction) {}
 
   std::unordered_set<const Expr*> run() {
     std::vector<const Expr*> exprs;
@@ -58,8 +56,7 @@ class HostViewFinder {
   // scatter...; next to reductions, a gather or random op too): its inputs
   // and outputs are materialized tensors.
   bool is_aten_call(const Expr& expr) const {
-    return runs_through_aten(expr) && !is_view_expr(expr) &&
-        (has_reduction_ || !is_coordinate_expr(expr));
+    return !is_view_expr(expr) && is_cut_out(expr, has_reduction_);
   }
 
   bool is_source(const Val* tv) const {
@@ -118,8 +115,10 @@ bool is_view_expr(const Expr& expr) {
   }
 }
 
-std::unordered_set<const Expr*> find_host_views(const Fusion& fusion) {
-  return HostViewFinder(fusion).run();
+std::unordered_set<const Expr*> find_host_views(
+    const Fusion& fusion,
+    bool fusion_has_reduction) {
+  return HostViewFinder(fusion, fusion_has_reduction).run();
 }
 
 }  // namespace nvfuse

@@ -30,7 +30,9 @@
 
 namespace nvfuse {
 
-std::unordered_set<const Expr*> find_host_views(const Fusion& fusion);
+std::unordered_set<const Expr*> find_host_views(
+    const Fusion& fusion,
+    bool fusion_has_reduction);
 
 // True for the expr kinds that bookending may move to the host ahead of a
 // kernel (slice, permute, squeeze, reshape).

@@ -207,6 +207,11 @@ bool runs_through_aten(const Expr& expr) {
   }
 }
 
+bool is_cut_out(const Expr& expr, bool fusion_has_reduction) {
+  return runs_through_aten(expr) &&
+      (fusion_has_reduction || !is_coordinate_expr(expr));
+}
+
 std::vector<FusionSegment> segment_at_aten_ops(const Fusion& fusion) {
   std::vector<const Expr*> exprs;
   for (const Expr* expr : fusion.exprs()) {
@@ -219,10 +224,10 @@ std::vector<FusionSegment> segment_at_aten_ops(const Fusion& fusion) {
   // exprs are cut out (each then runs as its own coordinate kernel).
   const bool has_reduction = std::any_of(
       exprs.begin(), exprs.end(), [](const Expr* e) { return is_reduction(e); });
-  const std::unordered_set<const Expr*> host_views = find_host_views(fusion);
+  const std::unordered_set<const Expr*> host_views =
+      find_host_views(fusion, has_reduction);
   auto is_cut = [&](const Expr& e) {
-    return host_views.count(&e) ||
-        (runs_through_aten(e) && (has_reduction || !is_coordinate_expr(e)));
+    return host_views.count(&e) || is_cut_out(e, has_reduction);
   };
   const bool any_aten = std::any_of(
       exprs.begin(), exprs.end(), [&](const Expr* e) { return is_cut(*e); });

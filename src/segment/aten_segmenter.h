@@ -19,6 +19,11 @@ namespace nvfuse {
 // coordinate exprs are not cut at all but join the kernel around them.
 bool runs_through_aten(const Expr& expr);
 
+// True for the exprs cut out of the kernels as a segment of their own in a
+// fusion with (or without) reductions: ATen exprs, and next to reductions
+// the coordinate exprs too (each then its own coordinate kernel).
+bool is_cut_out(const Expr& expr, bool fusion_has_reduction);
+
 struct FusionSegment {
   // Inputs: the original fusion's inputs at positions `inputs`, then one
   // tensor per entry of `boundary`; outputs: one per entry of `outputs`.
