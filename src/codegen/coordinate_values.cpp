@@ -2,6 +2,7 @@
 
 #include "codegen/emit_op.h"
 #include "codegen/expr_statement.h"
+#include "codegen/index_values.h"
 #include "codegen/kernel_args.h"
 #include "ir/errors.h"
 #include "ir/printer.h"
@@ -91,22 +92,11 @@ std::string CoordinateValues::lanes(
 }
 
 std::string CoordinateValues::scalar_as(const Val* s, DataType dtype) const {
-  const DataType math = math_dtype_of(dtype);
-  std::string text;
-  if (s->is<Scalar>() && s->as<Scalar>()->is_constant()) {
-    text = emit_constant(s->as<Scalar>()->value(), math);
-  } else {
-    text = "nvfuse::cast<" + cuda_type_of(math) + ">(" + arg_text_(s) + ")";
-  }
-  return math == dtype ? text
-                       : "nvfuse::cast<" + cuda_type_of(dtype) + ">(" + text + ")";
+  return scalar_text_as(s, dtype, arg_text_);
 }
 
 std::string CoordinateValues::int64_of(const Val* s) const {
-  if (auto value = s->as<Scalar>()->constant_int()) {
-    return "nvfuse::int64(" + std::to_string(*value) + "LL)";
-  }
-  return "nvfuse::int64(" + arg_text_(s) + ")";
+  return int64_text(s, arg_text_);
 }
 
 std::string CoordinateValues::offset_of(
@@ -314,21 +304,10 @@ std::string CoordinateValues::compute(
       const std::string value = scalar_as(def.input(0), tv->dtype());
       return lanes(type, [&](const std::string&) { return value; }, comment);
     }
-    case ExprKind::IotaOp: {
-      // start + i * step in Int64 or Double (as the reference), rounded
-      // step by step so the GPU gives the CPU's values.
-      const bool integral = is_integral(tv->dtype());
+    case ExprKind::IotaOp:
       return lanes(type, [&](const std::string& l) {
-        const std::string i = coords[0].lane(l);
-        const std::string value = integral
-            ? int64_of(def.input(1)) + " + nvfuse::int64(" + i + ") * " +
-                int64_of(def.input(2))
-            : "__dadd_rn(__dmul_rn(double(" + i + "), " +
-                scalar_as(def.input(2), DataType::Double) + "), " +
-                scalar_as(def.input(1), DataType::Double) + ")";
-        return "nvfuse::cast<" + type + ">(" + value + ")";
+        return iota_value(*def.as<IotaOp>(), coords[0].lane(l), arg_text_);
       }, comment);
-    }
     case ExprKind::RngOp:
       return random(*def.as<RngOp>(), coords);
     default:
@@ -528,71 +507,37 @@ std::string CoordinateValues::random(
     return text;
   };
   const std::string i = lanes("nvfuse::uint64", linear);
-  std::string seed;
-  std::string offset;
-  if (expr.has_explicit_seed()) {
-    seed = "nvfuse::uint64(" + int64_of(expr.input(2)) + ")";
-    offset = "nvfuse::uint64(" + int64_of(expr.input(3)) + ")";
-  } else {
-    std::tie(seed, offset) = seed_of_(expr);
+  PhiloxKey drawn;
+  if (!expr.has_explicit_seed()) {
+    std::tie(drawn.seed, drawn.offset) = seed_of_(expr);
   }
-  const std::string a = scalar_as(expr.input(0), DataType::Double);
-  const std::string b = scalar_as(expr.input(1), DataType::Double);
-  const bool is_double = out->dtype() == DataType::Double;
+  const PhiloxKey key = philox_key_of(expr, arg_text_, drawn);
   const std::string type = cuda_type_of(out->dtype());
-  const std::string comment = print_expr(expr);
-  if (!expr.is_normal() && !is_double) {
-    // Float uniforms: word i % 4 of block i / 4. Lanes at consecutive
-    // positions starting at a multiple of 4 share one Philox block per 4.
-    const std::string u = "v" + std::to_string(next_name_++);
+  std::string u;
+  if (uses_unit_floats(expr)) {
+    u = "v" + std::to_string(next_name_++);
     line(array_type("float") + " " + u + ";");
-    // Lanes at consecutive positions: only the last axis moves with them.
+    // Lanes at consecutive positions share Philox blocks: only the last
+    // axis moves with them.
     bool consecutive = !coords.empty() && coords.back().lane_step == 1 &&
-        !coords.back().per_lane && vector_width_ % 4 == 0;
+        !coords.back().per_lane;
     for (size_t axis = 0; axis + 1 < coords.size(); ++axis) {
       consecutive = consecutive && !coords[axis].varies();
     }
     if (consecutive) {
-      line("if (" + i + ".val[0] % 4 == 0) {");
+      line("nvfuse_philox::unit_floats<kVec>(" + key.seed + ", " + key.offset + ", " +
+           i + ".val[0], 1, " + u + ".val);");
+    } else {
       line("#pragma unroll");
-      line("  for (int q = 0; q < kVec / 4; ++q) {");
-      line("    const nvfuse_philox::Words w = nvfuse_philox::block(" + seed +
-           ", " + offset + ", " + i + ".val[0] / 4 + q);");
-      line("#pragma unroll");
-      line("    for (int k = 0; k < 4; ++k) " + u +
-           ".val[4 * q + k] = nvfuse_philox::unit_float(w.w[k]);");
-      line("  }");
-      line("} else {");
+      line("for (int l = 0; l < kVec; ++l) " + u +
+           ".val[l] = nvfuse_philox::uniform_float(" + key.seed + ", " + key.offset +
+           ", " + i + ".val[l]);");
     }
-    line(std::string(consecutive ? "  " : "") + "#pragma unroll");
-    line(std::string(consecutive ? "  " : "") + "for (int l = 0; l < kVec; ++l) " +
-         u + ".val[l] = nvfuse_philox::uniform_float(" + seed + ", " + offset +
-         ", " + i + ".val[l]);");
-    if (consecutive) {
-      line("}");
-    }
-    // low + span * u, rounded step by step as on the host.
-    return lanes(type, [&](const std::string& l) {
-      return "nvfuse::cast<" + type + ">(__fadd_rn(float(" + a + "), __fmul_rn(float(" +
-          b + " - " + a + "), " + u + ".val[" + l + "])))";
-    }, comment);
   }
   return lanes(type, [&](const std::string& l) {
-    const std::string at = i + ".val[" + l + "]";
-    std::string value;
-    if (!expr.is_normal()) {
-      value = "__dadd_rn(" + a + ", __dmul_rn(" + b + " - " + a +
-          ", nvfuse_philox::uniform_double(" + seed + ", " + offset + ", " + at +
-          ")))";
-    } else if (is_double) {
-      value = "nvfuse_philox::normal_double(" + seed + ", " + offset + ", " + at +
-          ", " + a + ", " + b + ")";
-    } else {
-      value = "nvfuse_philox::normal_float(" + seed + ", " + offset + ", " + at +
-          ", float(" + a + "), float(" + b + "))";
-    }
-    return "nvfuse::cast<" + type + ">(" + value + ")";
-  }, comment);
+    return random_value(expr, i + ".val[" + l + "]", key, u + ".val[" + l + "]",
+                        arg_text_);
+  }, print_expr(expr));
 }
 
 }  // namespace nvfuse

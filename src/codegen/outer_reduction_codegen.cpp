@@ -53,14 +53,16 @@ std::string ReductionGenerator::outer_kernel() const {
   for (const TensorView* tv : outputs) {
     ss << "      " << array_type(slot_of(tv)) << " out_" << name_of_value(tv) << ";\n";
   }
-  ss << "#pragma unroll\n"
+  ss << declare_unit_floats(exprs, "[kVec]", "      ")
+     << draw_unit_floats(unit_float_ops(exprs), Walk::kOuter, "", "      ")
+     << "#pragma unroll\n"
      << "      for (int v = 0; v < kVec; ++v) {\n";
   for (const TensorView* tv : loads) {
     ss << "        const " << cuda_type_of(tv->dtype()) << " " << name_of_value(tv)
        << " = in_" << name_of_value(tv) << ".val[" << lane(slot_of(tv)) << "];\n";
   }
   for (const Expr* expr : exprs) {
-    ss << "        " << statement(expr);
+    ss << "        " << statement(expr, Walk::kOuter);
   }
   for (const Expr* r : a_.reductions) {
     const std::string value = "nvfuse::cast<" + acc_element(r) + ">(" +
@@ -138,7 +140,7 @@ std::string ReductionGenerator::outer_kernel() const {
     if (is_reduction(expr)) {
       ss << finalize(expr, acc_name(expr) + "[v]", "      ");
     } else if (per_row(expr->output(0)->as<TensorView>())) {
-      ss << "      " << statement(expr);
+      ss << "      " << statement(expr, Walk::kOuterRow);
     }
   }
   for (const TensorView* tv : row_outputs) {
@@ -182,7 +184,7 @@ std::string ReductionGenerator::column_finish_kernel() const {
     ss << finalize(r, acc_name(r), "  ");
   }
   for (const Expr* expr : a_.column_exprs) {
-    ss << "  " << statement(expr);
+    ss << "  " << statement(expr, Walk::kRow);
   }
   for (const TensorView* tv : a_.column_outputs) {
     const std::string name = name_of_value(tv);

@@ -77,6 +77,29 @@ NVFUSE_PHILOX_FN float uniform_float(
   return unit_float(block(seed, offset, i / 4).w[i % 4]);
 }
 
+// The unit floats of kCount elements first, first + step, ... of a uniform
+// float tensor (element i: word i % 4 of block i / 4). Consecutive elements
+// from a multiple of four share one block per four: a quarter of the Philox
+// rounds, which a memory-bound kernel with dropout cannot otherwise afford.
+template <int kCount>
+NVFUSE_PHILOX_FN void unit_floats(
+    unsigned long long seed, unsigned long long offset,
+    unsigned long long first, long long step, float* out) {
+  if (kCount % 4 == 0 && step == 1 && first % 4 == 0) {
+    for (int q = 0; q < kCount / 4; ++q) {
+      const Words w = block(seed, offset, first / 4 + q);
+      for (int k = 0; k < 4; ++k) {
+        out[4 * q + k] = unit_float(w.w[k]);
+      }
+    }
+    return;
+  }
+  for (int l = 0; l < kCount; ++l) {
+    const unsigned long long i = first + static_cast<unsigned long long>(l * step);
+    out[l] = unit_float(block(seed, offset, i / 4).w[i % 4]);
+  }
+}
+
 // Element i of a uniform double tensor, and the two uniforms of element i
 // of a normal tensor: words 2(i % 2), 2(i % 2) + 1 of block i / 2.
 NVFUSE_PHILOX_FN double uniform_double(

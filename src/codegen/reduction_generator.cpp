@@ -4,7 +4,9 @@
 
 #include <sstream>
 
+#include "codegen/index_values.h"
 #include "ir/printer.h"
+#include "schedule/coordinate_analysis.h"
 
 namespace nvfuse {
 
@@ -47,6 +49,12 @@ void ReductionGenerator::build_layout() {
     layout_.add({ArgField::kValue, static_cast<int>(i), 1, v->dtype(),
                  name_of_value(v)});
   }
+  // Each drawn random op's (seed, offset) follows the value inputs.
+  for (size_t r = 0; r < a_.drawn_random_ops.size(); ++r) {
+    const int k = static_cast<int>(a_.value_inputs.size() + 2 * r);
+    layout_.add({ArgField::kValue, k, 1, DataType::Int, "seed_" + std::to_string(r)});
+    layout_.add({ArgField::kValue, k + 1, 1, DataType::Int, "offset_" + std::to_string(r)});
+  }
   layout_.add({ArgField::kWorkspace, 0, 1, DataType::Null, "workspace"});
   layout_.add({ArgField::kSemaphores, 0, 1, DataType::Null, "semaphores"});
   layout_.add({ArgField::kNumel, 0, 1, DataType::Null, "rows"});
@@ -55,8 +63,9 @@ void ReductionGenerator::build_layout() {
     layout_.add({ArgField::kPartialRows, 0, 1, DataType::Null, "partial_rows"});
   }
   layout_.add({ArgField::kExtents, 0, p_.row_rank, DataType::Null, "row_extent"});
-  for (size_t t = 0; t < tensors_.size(); ++t) {
-    const std::string name = name_of_value(tensors_[t]);
+  const std::vector<std::string> walked = walked_names();
+  for (size_t t = 0; t < walked.size(); ++t) {
+    const std::string& name = walked[t];
     layout_.add({ArgField::kStrides, static_cast<int>(t), p_.row_rank,
                  DataType::Null, "row_stride_" + name});
     layout_.add({ArgField::kColStride, static_cast<int>(t), 1,
@@ -210,6 +219,111 @@ std::vector<const Expr*> ReductionGenerator::row_exprs(int phase) const {
   return result;
 }
 
+// ---- position tensors ---------------------------------------------------------
+
+std::string ReductionGenerator::statement(const Expr* expr, Walk walk) const {
+  if (is_position_expr(*expr)) {
+    return position_statement(expr, walk);
+  }
+  return expr_statement(*expr, [this](const Val* v) { return is_value_input(v); });
+}
+
+std::string ReductionGenerator::position_of(
+    const TensorView* tv, Walk walk, const std::string& v) const {
+  const std::string name = position_name(tv);
+  const auto u64 = [](const std::string& text) { return "nvfuse::uint64(" + text + ")"; };
+  const std::string row = u64("row_" + name);
+  const std::string along_row =
+      u64(v) + " * " + u64("args.row_stride_" + name + "[" + std::to_string(p_.row_rank - 1) + "]");
+  switch (walk) {
+    case Walk::kRow:
+      return row;
+    case Walk::kInner:
+      return "(" + row + " + " + u64("((chunk * kGroups + k) * kLanes + lane) * kVec + " + v) +
+          " * " + u64("args.col_stride_" + name) + ")";
+    case Walk::kOuter:
+      return "(" + row + " + " + u64("r") + " * " + u64("args.col_stride_" + name) +
+          " + " + along_row + ")";
+    case Walk::kOuterRow:
+      break;
+  }
+  return "(" + row + " + " + along_row + ")";
+}
+
+namespace {
+
+PhiloxKey drawn_key(const std::vector<const RngOp*>& drawn, const RngOp& rng) {
+  const size_t k = std::find(drawn.begin(), drawn.end(), &rng) - drawn.begin();
+  return {"nvfuse::uint64(args.seed_" + std::to_string(k) + ")",
+          "nvfuse::uint64(args.offset_" + std::to_string(k) + ")"};
+}
+
+}  // namespace
+
+std::vector<const RngOp*> ReductionGenerator::unit_float_ops(
+    const std::vector<const Expr*>& exprs) const {
+  std::vector<const RngOp*> ops;
+  for (const Expr* expr : exprs) {
+    if (expr->is<RngOp>() && uses_unit_floats(*expr->as<RngOp>()) &&
+        (p_.outer || !per_row(expr->output(0)->as<TensorView>()))) {
+      ops.push_back(expr->as<RngOp>());
+    }
+  }
+  return ops;
+}
+
+std::string ReductionGenerator::declare_unit_floats(
+    const std::vector<const Expr*>& exprs, const std::string& extents,
+    const std::string& indent) const {
+  std::ostringstream ss;
+  for (const RngOp* rng : unit_float_ops(exprs)) {
+    ss << indent << "float unit_" << name_of_value(rng->output(0)) << extents << ";\n";
+  }
+  return ss.str();
+}
+
+std::string ReductionGenerator::draw_unit_floats(
+    const std::vector<const RngOp*>& ops, Walk walk, const std::string& slot,
+    const std::string& indent) const {
+  std::ostringstream ss;
+  const ArgText text = [this](const Val* v) { return arg_text(v); };
+  for (const RngOp* rng : ops) {
+    const auto* tv = rng->output(0)->as<TensorView>();
+    const PhiloxKey key = philox_key_of(*rng, text, drawn_key(a_.drawn_random_ops, *rng));
+    const std::string step = walk == Walk::kInner
+        ? "args.col_stride_" + position_name(tv)
+        : "args.row_stride_" + position_name(tv) + "[" + std::to_string(p_.row_rank - 1) +
+            "]";
+    ss << indent << "nvfuse_philox::unit_floats<kVec>(" << key.seed << ", " << key.offset
+       << ", " << position_of(tv, walk, "0") << ", " << step << ", unit_"
+       << name_of_value(tv) << slot << ");\n";
+  }
+  return ss.str();
+}
+
+std::string ReductionGenerator::position_statement(const Expr* expr, Walk walk) const {
+  const auto* tv = expr->output(0)->as<TensorView>();
+  const std::string name = name_of_value(tv);
+  const ArgText text = [this](const Val* v) { return arg_text(v); };
+  const std::string index = position_of(tv, walk, "v");
+  std::string value;
+  if (expr->is<IotaOp>()) {
+    value = iota_value(*expr->as<IotaOp>(), index, text);
+  } else {
+    const auto& rng = *expr->as<RngOp>();
+    const PhiloxKey key = philox_key_of(rng, text, drawn_key(a_.drawn_random_ops, rng));
+    // Per-row values (one per row or column): no lanes share their blocks.
+    std::string unit = "unit_" + name + (walk == Walk::kInner ? "[k][v]" : "[v]");
+    if (walk == Walk::kRow || walk == Walk::kOuterRow) {
+      unit = "nvfuse_philox::uniform_float(" + key.seed + ", " + key.offset + ", " +
+          index + ")";
+    }
+    value = random_value(rng, index, key, unit, text);
+  }
+  return "const " + cuda_type_of(tv->dtype()) + " " + name + " = " + value + ";  // " +
+      print_expr(*expr) + "\n";
+}
+
 // ---- shared text ------------------------------------------------------------
 
 std::string ReductionGenerator::row_offsets(const std::string& index) const {
@@ -220,8 +334,7 @@ std::string ReductionGenerator::row_offsets(const std::string& index) const {
        << "];\n  rest /= args.row_extent[" << axis << "];\n";
   }
   ss << "  const Index c0 = rest;\n";
-  for (size_t t = 0; t < tensors_.size(); ++t) {
-    const std::string name = name_of_value(tensors_[t]);
+  for (const std::string& name : walked_names()) {
     ss << "  const Index row_" << name << " = ";
     for (int axis = 0; axis < p_.row_rank; ++axis) {
       ss << (axis ? " + " : "") << "c" << axis << " * args.row_stride_" << name

@@ -66,9 +66,48 @@ class ReductionGenerator {
     return std::find(a_.value_inputs.begin(), a_.value_inputs.end(), v) !=
         a_.value_inputs.end();
   }
-  std::string statement(const Expr* expr) const {
-    return expr_statement(*expr, [this](const Val* v) { return is_value_input(v); });
+  // Where a statement's element lies, which position exprs need: per row of
+  // the inner kernel, at lane v of group k of an inner row, at lane v of
+  // reduced index r of an outer column group, or at lane v of the outer
+  // kernel's per-column epilogue.
+  enum class Walk { kRow, kInner, kOuter, kOuterRow };
+  std::string statement(const Expr* expr, Walk walk) const;
+  std::string arg_text(const Val* v) const { return "args." + name_of_value(v); }
+
+  // ---- position tensors (iota, random ops) ----------------------------------
+
+  // Names of the kernel tensors, then of the position tensors (`at_<name>`:
+  // a position tensor may be a kernel output too): what the Args strides
+  // and the row offsets describe.
+  std::vector<std::string> walked_names() const {
+    std::vector<std::string> names;
+    for (const TensorView* tv : tensors_) {
+      names.push_back(name_of_value(tv));
+    }
+    for (const TensorView* tv : a_.position_tensors) {
+      names.push_back(position_name(tv));
+    }
+    return names;
   }
+  static std::string position_name(const TensorView* tv) {
+    return "at_" + name_of_value(tv);
+  }
+  // The element's position in `tv` (a position tensor) at lane `v`.
+  std::string position_of(const TensorView* tv, Walk walk, const std::string& v) const;
+  // The random ops of `exprs` that use unit floats (their per-element ones).
+  std::vector<const RngOp*> unit_float_ops(const std::vector<const Expr*>& exprs) const;
+  // `float unit_<name>` `extents` for each of them: the inner kernels hold
+  // [kGroups][kVec] (drawn once per group, and by the first phase only when
+  // the row is persistent: Philox rounds cost more than the registers),
+  // the outer kernel [kVec].
+  std::string declare_unit_floats(const std::vector<const Expr*>& exprs,
+                                  const std::string& extents,
+                                  const std::string& indent) const;
+  // Draws their kVec lanes' unit floats into unit_<name>`slot` (four
+  // consecutive lanes share a Philox block).
+  std::string draw_unit_floats(const std::vector<const RngOp*>& ops, Walk walk,
+                               const std::string& slot, const std::string& indent) const;
+  std::string position_statement(const Expr* expr, Walk walk) const;
 
   void build_layout();
 

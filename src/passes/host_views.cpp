@@ -15,8 +15,10 @@ bool is_broadcast_view(const Expr& expr) {
 
 class HostViewFinder {
  public:
-  HostViewFinder(const Fusion& fusion, bool has_reduction)
-      : fusion_(fusion), has_reduction_(has_reduction) {}
+  HostViewFinder(const Fusion& fusion, FusionReductions reductions)
+      : fusion_(fusion),
+        reductions_(reductions),
+        has_reduction_(reductions != FusionReductions::kNone) {}
 
   std::unordered_set<const Expr*> run() {
     std::vector<const Expr*> exprs;
@@ -56,7 +58,7 @@ class HostViewFinder {
   // scatter...; next to reductions, a gather or random op too): its inputs
   // and outputs are materialized tensors.
   bool is_aten_call(const Expr& expr) const {
-    return !is_view_expr(expr) && is_cut_out(expr, has_reduction_);
+    return !is_view_expr(expr) && is_cut_out(expr, reductions_);
   }
 
   bool is_source(const Val* tv) const {
@@ -96,6 +98,7 @@ class HostViewFinder {
   }
 
   const Fusion& fusion_;
+  const FusionReductions reductions_;
   const bool has_reduction_;
   std::unordered_set<const Expr*> host_;
   std::unordered_map<const Val*, bool> reaches_only_sinks_;
@@ -117,8 +120,8 @@ bool is_view_expr(const Expr& expr) {
 
 std::unordered_set<const Expr*> find_host_views(
     const Fusion& fusion,
-    bool fusion_has_reduction) {
-  return HostViewFinder(fusion, fusion_has_reduction).run();
+    FusionReductions reductions) {
+  return HostViewFinder(fusion, reductions).run();
 }
 
 }  // namespace nvfuse

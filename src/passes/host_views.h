@@ -27,12 +27,13 @@
 #include <unordered_set>
 
 #include "ir/fusion.h"
+#include "segment/aten_segmenter.h"
 
 namespace nvfuse {
 
 std::unordered_set<const Expr*> find_host_views(
     const Fusion& fusion,
-    bool fusion_has_reduction);
+    FusionReductions reductions);
 
 // True for the expr kinds that bookending may move to the host ahead of a
 // kernel (slice, permute, squeeze, reshape).

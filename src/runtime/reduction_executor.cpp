@@ -7,6 +7,7 @@
 
 #include "runtime/kernel_launch.h"
 #include "runtime/process_setting.h"
+#include "runtime/rng_state.h"
 
 namespace nvfuse {
 
@@ -64,11 +65,16 @@ std::optional<ReductionSchedule> ReductionExecutor::schedule(
     BoundInputs& bound,
     const std::vector<TensorArg>& outputs) const {
   auto reference = output_sizes_of({analysis_.reference}, bound);
-  if (!reference.has_value()) {
+  auto position_sizes = output_sizes_of(analysis_.position_tensors, bound);
+  if (!reference.has_value() || !position_sizes.has_value()) {
     return std::nullopt;
   }
+  std::vector<TensorArg> positions;
+  for (size_t i = 0; i < position_sizes->size(); ++i) {
+    positions.push_back({analysis_.position_tensors[i]->dtype(), (*position_sizes)[i], {}, 0});
+  }
   return schedule_reduction(
-      analysis_, reference->front(), io_.input_args(args), outputs,
+      analysis_, reference->front(), io_.input_args(args), outputs, positions,
       device_info_of(bound.device), reduction_tuning());
 }
 
@@ -132,6 +138,11 @@ LaunchValues ReductionExecutor::launch_values(
     values.pointers.push_back(t.data_ptr());
   }
   values.values = io_.values_of(analysis_.value_inputs, args, bound);
+  for (size_t k = 0; k < analysis_.drawn_random_ops.size(); ++k) {
+    const PhiloxState state = next_philox_state(bound.device);
+    values.values.push_back(ScalarValue(static_cast<int64_t>(state.seed)));
+    values.values.push_back(ScalarValue(static_cast<int64_t>(state.offset)));
+  }
   values.numel = planned.space.rows;
   values.width = planned.space.width;
   values.extents = planned.space.row_extents;

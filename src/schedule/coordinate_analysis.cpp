@@ -43,6 +43,10 @@ bool is_coordinate_expr(const Expr& expr) {
   }
 }
 
+bool is_position_expr(const Expr& expr) {
+  return expr.is<IotaOp>() || expr.is<RngOp>();
+}
+
 std::vector<const Scalar*> scalars_read_by(const Expr& expr) {
   std::vector<const Scalar*> scalars;
   auto input = [&](size_t i) { scalars.push_back(expr.input(i)->as<Scalar>()); };

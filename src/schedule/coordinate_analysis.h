@@ -34,6 +34,10 @@ struct CoordinateAnalysis {
 // True for the exprs this scheduler adds over the pointwise one.
 bool is_coordinate_expr(const Expr& expr);
 
+// True for the coordinate exprs whose element is a function of its position
+// alone (iota, random ops): the reduction kernels compute them too.
+bool is_position_expr(const Expr& expr);
+
 // The scalars (operands and extents) the generated code reads for `expr`,
 // constants included; the analysis passes the non-constant ones by value.
 std::vector<const Scalar*> scalars_read_by(const Expr& expr);

@@ -4,6 +4,7 @@
 #include <numeric>
 #include <unordered_set>
 
+#include "schedule/coordinate_analysis.h"
 #include "schedule/pointwise_analysis.h"
 
 namespace nvfuse {
@@ -25,6 +26,7 @@ class Analyzer {
       return std::nullopt;
     }
     assign_phases();
+    collect_positions();
     return std::move(a_);
   }
 
@@ -41,7 +43,8 @@ class Analyzer {
       if (!expr->output(0)->is<TensorView>()) {
         continue;  // scalar arithmetic runs on the host
       }
-      if (!is_elementwise_expr(*expr) && !is_reduction(expr)) {
+      if (!is_elementwise_expr(*expr) && !is_reduction(expr) &&
+          !is_position_expr(*expr)) {
         return reject(std::string("it has a ") + name_of(expr->kind()));
       }
       std::string why_not;
@@ -376,6 +379,18 @@ class Analyzer {
         if (!a_.is_per_row(tv)) {
           a_.last_element_phase = std::max(a_.last_element_phase, phase);
         }
+      }
+    }
+  }
+
+  void collect_positions() {
+    for (const Expr* expr : a_.exprs) {
+      if (!is_position_expr(*expr)) {
+        continue;
+      }
+      a_.position_tensors.push_back(expr->output(0)->as<TensorView>());
+      if (expr->is<RngOp>() && !expr->as<RngOp>()->has_explicit_seed()) {
+        a_.drawn_random_ops.push_back(expr->as<RngOp>());
       }
     }
   }

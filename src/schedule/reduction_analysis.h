@@ -23,6 +23,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "ir/all_exprs.h"
 #include "ir/fusion.h"
 #include "schedule/pointwise_analysis.h"
 
@@ -64,6 +65,16 @@ struct ReductionAnalysis {
   std::vector<const Expr*> outer_reductions;
   std::vector<const Expr*> column_exprs;
   std::vector<const TensorView*> column_outputs;
+
+  // Results of position exprs (iota, random ops: codegen/index_values.h),
+  // which the kernel computes from the element's position. Each is walked
+  // like a kernel tensor laid out contiguous row-major over its logical
+  // shape but with no memory: its offset at an element is that element's
+  // position, which is all these ops read.
+  std::vector<const TensorView*> position_tensors;
+  // The random ops that draw (seed, offset) from torch's generator at each
+  // launch, in the order of their (seed, offset) kernel arguments.
+  std::vector<const RngOp*> drawn_random_ops;
 
   bool has_outer_reductions() const { return !outer_reductions.empty(); }
   // The tensors the kernel writes: `outputs`, then `column_outputs`.

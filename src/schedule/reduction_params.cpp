@@ -188,6 +188,7 @@ std::optional<ReductionSchedule> schedule_reduction(
     const std::vector<int64_t>& reference_sizes,
     const std::vector<TensorArg>& inputs,
     const std::vector<TensorArg>& outputs,
+    const std::vector<TensorArg>& positions,
     const DeviceInfo& device,
     const ReductionTuning& tuning) {
   std::vector<TensorArg> tensors = inputs;
@@ -212,6 +213,21 @@ std::optional<ReductionSchedule> schedule_reduction(
     }
     // Column outputs are written by the finishing kernel only.
     per_element[t] = !analysis.is_per_row(views[t]) && !is_column_output(t);
+  }
+  // Position tensors: contiguous row-major over their own sizes, so that
+  // their offset is the element's position. They take part in the walk
+  // (merged axes, index width) but not in the choice of order or vectors.
+  for (size_t i = 0; i < positions.size(); ++i) {
+    const std::vector<int>& map = analysis.axis_map.at(analysis.position_tensors[i]);
+    std::vector<int64_t> along(rank, 0);
+    int64_t stride = 1;
+    for (size_t axis = map.size(); axis-- > 0;) {
+      if (map[axis] >= 0 && positions[i].sizes[axis] != 1) {
+        along[map[axis]] = stride;
+      }
+      stride *= positions[i].sizes[axis];
+    }
+    strides.push_back(std::move(along));
   }
   // The main tensor sets the walking order: the largest per-element input,
   // or the first per-element output when no input varies along the reduced
@@ -275,7 +291,7 @@ std::optional<ReductionSchedule> schedule_reduction(
   for (int64_t e : space.row_extents) {
     space.rows *= e;
   }
-  for (size_t t = 0; t < tensors.size(); ++t) {
+  for (size_t t = 0; t < strides.size(); ++t) {
     space.col_strides.push_back(cols.extents.empty() ? 0 : cols.strides[t][0]);
   }
 

@@ -58,8 +58,8 @@ struct ReductionSpace {
   int64_t rows = 1;
   int64_t width = 1;
   std::vector<int64_t> row_extents;               // outermost first
-  std::vector<std::vector<int64_t>> row_strides;  // per kernel tensor
-  std::vector<int64_t> col_strides;               // per kernel tensor
+  std::vector<std::vector<int64_t>> row_strides;  // per kernel, then position, tensor
+  std::vector<int64_t> col_strides;               // per kernel, then position, tensor
 };
 
 // The launch-shape choices the inner heuristics start from; exposed so that
@@ -107,14 +107,18 @@ constexpr int64_t kMaxInnerOuterSharedBytes = 160 * 1024;
 // Bytes one reduction's partial result takes in the split workspace.
 int64_t partial_slot_bytes(const Expr& reduction);
 
-// `reference_sizes`: the extents of the analysis's reference tensor. nullopt
-// when the reduced axes cannot be walked as one strided axis in every
-// tensor (the executor then falls back to the reference evaluator).
+// `reference_sizes`: the extents of the analysis's reference tensor;
+// `positions`: the sizes of analysis.position_tensors (their strides are
+// not read). nullopt when the reduced axes cannot be walked as one strided
+// axis in every tensor (the executor then falls back to the reference
+// evaluator). The space's strides hold the kernel tensors' and then the
+// position tensors'.
 std::optional<ReductionSchedule> schedule_reduction(
     const ReductionAnalysis& analysis,
     const std::vector<int64_t>& reference_sizes,
     const std::vector<TensorArg>& inputs,
     const std::vector<TensorArg>& outputs,
+    const std::vector<TensorArg>& positions,
     const DeviceInfo& device,
     const ReductionTuning& tuning = {});
 

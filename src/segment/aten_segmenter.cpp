@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -207,9 +208,30 @@ bool runs_through_aten(const Expr& expr) {
   }
 }
 
-bool is_cut_out(const Expr& expr, bool fusion_has_reduction) {
-  return runs_through_aten(expr) &&
-      (fusion_has_reduction || !is_coordinate_expr(expr));
+FusionReductions reductions_of(const Fusion& fusion) {
+  std::set<std::pair<int64_t, std::vector<int64_t>>> axis_sets;
+  for (const Expr* expr : fusion.exprs()) {
+    if (is_reduction(expr)) {
+      axis_sets.emplace(expr->input(0)->as<TensorView>()->rank(), reduced_axes_of(*expr));
+    }
+  }
+  return axis_sets.empty() ? FusionReductions::kNone
+      : axis_sets.size() == 1 ? FusionReductions::kOneAxisSet
+                              : FusionReductions::kSeveralAxisSets;
+}
+
+bool is_cut_out(const Expr& expr, FusionReductions reductions) {
+  if (!runs_through_aten(expr)) {
+    return false;
+  }
+  if (reductions == FusionReductions::kNone) {
+    return !is_coordinate_expr(expr);
+  }
+  if (is_position_expr(expr)) {
+    return reductions == FusionReductions::kSeveralAxisSets && expr.is<RngOp>() &&
+        !expr.as<RngOp>()->has_explicit_seed();
+  }
+  return true;
 }
 
 std::vector<FusionSegment> segment_at_aten_ops(const Fusion& fusion) {
@@ -220,14 +242,13 @@ std::vector<FusionSegment> segment_at_aten_ops(const Fusion& fusion) {
     }
   }
   // Without reductions, the coordinate kernel computes slices, gathers,
-  // random values... with the pointwise work around them; with them, those
-  // exprs are cut out (each then runs as its own coordinate kernel).
-  const bool has_reduction = std::any_of(
-      exprs.begin(), exprs.end(), [](const Expr* e) { return is_reduction(e); });
+  // random values... with the pointwise work around them; with them, most
+  // of those exprs are cut out (each then runs as its own coordinate kernel).
+  const FusionReductions reductions = reductions_of(fusion);
   const std::unordered_set<const Expr*> host_views =
-      find_host_views(fusion, has_reduction);
+      find_host_views(fusion, reductions);
   auto is_cut = [&](const Expr& e) {
-    return host_views.count(&e) || is_cut_out(e, has_reduction);
+    return host_views.count(&e) || is_cut_out(e, reductions);
   };
   const bool any_aten = std::any_of(
       exprs.begin(), exprs.end(), [&](const Expr* e) { return is_cut(*e); });

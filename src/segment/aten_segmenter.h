@@ -19,10 +19,21 @@ namespace nvfuse {
 // coordinate exprs are not cut at all but join the kernel around them.
 bool runs_through_aten(const Expr& expr);
 
-// True for the exprs cut out of the kernels as a segment of their own in a
-// fusion with (or without) reductions: ATen exprs, and next to reductions
-// the coordinate exprs too (each then its own coordinate kernel).
-bool is_cut_out(const Expr& expr, bool fusion_has_reduction);
+// What a fusion's reductions decide about where its exprs run.
+enum class FusionReductions {
+  kNone,
+  kOneAxisSet,       // every reduction reduces the same axes of one rank
+  kSeveralAxisSets,  // the kernel may split into one per axis set
+};
+FusionReductions reductions_of(const Fusion& fusion);
+
+// True for the exprs cut out of the kernels as a segment of their own:
+// ATen exprs; next to reductions the coordinate exprs too (each then its
+// own coordinate kernel), except iota and random ops, which the reduction
+// kernels compute from the element's position (dropout before a layer norm
+// reads no random tensor). A random op that draws its seed stays cut out
+// where the reductions may split the kernel: each piece would draw its own.
+bool is_cut_out(const Expr& expr, FusionReductions reductions);
 
 struct FusionSegment {
   // Inputs: the original fusion's inputs at positions `inputs`, then one

@@ -1,0 +1,77 @@
+#include "codegen/index_values.h"
+
+#include "codegen/emit_op.h"
+#include "codegen/kernel_args.h"
+
+namespace nvfuse {
+
+std::string scalar_text_as(const Val* s, DataType dtype, const ArgText& arg_text) {
+  const DataType math = math_dtype_of(dtype);
+  std::string text;
+  if (s->is<Scalar>() && s->as<Scalar>()->is_constant()) {
+    text = emit_constant(s->as<Scalar>()->value(), math);
+  } else {
+    text = "nvfuse::cast<" + cuda_type_of(math) + ">(" + arg_text(s) + ")";
+  }
+  return math == dtype ? text
+                       : "nvfuse::cast<" + cuda_type_of(dtype) + ">(" + text + ")";
+}
+
+std::string int64_text(const Val* s, const ArgText& arg_text) {
+  if (auto value = s->as<Scalar>()->constant_int()) {
+    return "nvfuse::int64(" + std::to_string(*value) + "LL)";
+  }
+  return "nvfuse::int64(" + arg_text(s) + ")";
+}
+
+std::string iota_value(const IotaOp& expr, const std::string& index,
+                       const ArgText& arg_text) {
+  // start + i * step in Int64 or Double (as the reference), rounded step by
+  // step so the GPU gives the CPU's values.
+  const DataType dtype = expr.output(0)->dtype();
+  const std::string value = is_integral(dtype)
+      ? int64_text(expr.input(1), arg_text) + " + nvfuse::int64(" + index + ") * " +
+          int64_text(expr.input(2), arg_text)
+      : "__dadd_rn(__dmul_rn(double(" + index + "), " +
+          scalar_text_as(expr.input(2), DataType::Double, arg_text) + "), " +
+          scalar_text_as(expr.input(1), DataType::Double, arg_text) + ")";
+  return "nvfuse::cast<" + cuda_type_of(dtype) + ">(" + value + ")";
+}
+
+PhiloxKey philox_key_of(const RngOp& expr, const ArgText& arg_text,
+                        const PhiloxKey& drawn) {
+  if (!expr.has_explicit_seed()) {
+    return drawn;
+  }
+  return {"nvfuse::uint64(" + int64_text(expr.input(2), arg_text) + ")",
+          "nvfuse::uint64(" + int64_text(expr.input(3), arg_text) + ")"};
+}
+
+bool uses_unit_floats(const RngOp& expr) {
+  return !expr.is_normal() && expr.output(0)->dtype() != DataType::Double;
+}
+
+std::string random_value(const RngOp& expr, const std::string& index,
+                         const PhiloxKey& key, const std::string& unit,
+                         const ArgText& arg_text) {
+  const std::string a = scalar_text_as(expr.input(0), DataType::Double, arg_text);
+  const std::string b = scalar_text_as(expr.input(1), DataType::Double, arg_text);
+  const std::string type = cuda_type_of(expr.output(0)->dtype());
+  const std::string at = key.seed + ", " + key.offset + ", " + index;
+  std::string value;
+  if (uses_unit_floats(expr)) {
+    // low + span * u, rounded step by step as on the host.
+    value = "__fadd_rn(float(" + a + "), __fmul_rn(float(" + b + " - " + a + "), " +
+        unit + "))";
+  } else if (!expr.is_normal()) {
+    value = "__dadd_rn(" + a + ", __dmul_rn(" + b + " - " + a +
+        ", nvfuse_philox::uniform_double(" + at + ")))";
+  } else if (expr.output(0)->dtype() == DataType::Double) {
+    value = "nvfuse_philox::normal_double(" + at + ", " + a + ", " + b + ")";
+  } else {
+    value = "nvfuse_philox::normal_float(" + at + ", float(" + a + "), float(" + b + "))";
+  }
+  return "nvfuse::cast<" + type + ">(" + value + ")";
+}
+
+}  // namespace nvfuse

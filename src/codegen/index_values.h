@@ -1,0 +1,48 @@
+// Values that depend only on an element's position: iota and random ops.
+// The coordinate kernel and the reduction kernels both compute them from
+// the element's position in row-major order of the op's result (what the
+// reference evaluator numbers it), so every kernel kind draws the same
+// random tensor for the same (seed, offset).
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "ir/all_exprs.h"
+
+namespace nvfuse {
+
+// How a kernel reads a by-value input (`args.<name>`).
+using ArgText = std::function<std::string(const Val*)>;
+
+// The scalar `s` as a CUDA expression of type `dtype` (constants printed).
+std::string scalar_text_as(const Val* s, DataType dtype, const ArgText& arg_text);
+std::string int64_text(const Val* s, const ArgText& arg_text);
+
+// Element `index` (a CUDA integer expression) of iota's result.
+std::string iota_value(const IotaOp& expr, const std::string& index,
+                       const ArgText& arg_text);
+
+// A random op's Philox key and counter offset, as CUDA expressions.
+struct PhiloxKey {
+  std::string seed;
+  std::string offset;
+};
+
+// The explicit (seed, offset) inputs of `expr`, or `drawn` for one that
+// draws them from torch's generator at launch.
+PhiloxKey philox_key_of(const RngOp& expr, const ArgText& arg_text,
+                        const PhiloxKey& drawn);
+
+// Float uniforms come from unit floats that groups of four consecutive
+// elements share one Philox block for (nvfuse_philox::unit_floats); every
+// other kind computes each element from its index alone.
+bool uses_unit_floats(const RngOp& expr);
+
+// Element `index` of the random op's result; `unit` is that element's unit
+// float where uses_unit_floats(expr), else ignored.
+std::string random_value(const RngOp& expr, const std::string& index,
+                         const PhiloxKey& key, const std::string& unit,
+                         const ArgText& arg_text);
+
+}  // namespace nvfuse
