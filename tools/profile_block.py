@@ -6,7 +6,8 @@ profilers:
     ncu --kernel-name regex:nvfuse --launch-skip 4 --launch-count 1 \\
         python3 tools/profile_block.py attention_prologue bf16 8192
 
-Arguments: the case, fp32|bf16, rows (of the benchmarks' 8192-wide rows).
+Arguments: the case, fp32|bf16, rows (of the benchmarks' 8192-wide rows),
+and optionally the reduction tuning's elements per thread (a sweep point).
 """
 
 import os
@@ -24,6 +25,10 @@ DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 
 def main():
     case, dtype, rows = sys.argv[1], DTYPES[sys.argv[2]], int(sys.argv[3])
+    if len(sys.argv) > 4:
+        from nvfuse import _C
+
+        _C.set_reduction_tuning(int(sys.argv[4]))
     torch.manual_seed(0)
     inputs = getattr(blocks, case + "_inputs")(rows, dtype)
     fd = getattr(blocks, case + "_fd")(dtype)
