@@ -8,8 +8,10 @@
 
 namespace nvfuse {
 
+// Copies `devices`: with a move, the argument order of evaluation may empty
+// it before its size is read.
 DeviceMesh::DeviceMesh(std::vector<int64_t> devices)
-    : DeviceMesh({static_cast<int64_t>(devices.size())}, std::move(devices)) {}
+    : DeviceMesh(std::vector<int64_t>{static_cast<int64_t>(devices.size())}, devices) {}
 
 DeviceMesh::DeviceMesh(std::vector<int64_t> shape, std::vector<int64_t> devices)
     : shape_(std::move(shape)), devices_(std::move(devices)) {
