@@ -5,6 +5,7 @@
 #include "fusion_builders.h"
 #include "ir/all_exprs.h"
 #include "ir/errors.h"
+#include "multidevice/local_shard.h"
 #include "multidevice/lower_reshardings.h"
 #include "multidevice/sharding.h"
 #include "ops/matmul.h"
@@ -201,6 +202,37 @@ TEST(LowerReshardings, ACopyThatKeepsTheShardingCommunicatesNothing) {
   propagate_shardings(f);
   EXPECT_EQ(sharding_of(*copy), sharding_of(*x));
   EXPECT_TRUE(lower_reshardings(f).empty());
+}
+
+}  // namespace
+}  // namespace nvfuse
+
+namespace nvfuse {
+namespace {
+
+TEST(LocalShard, SeedZerosShardIsTheLocalSliceOfTheLogicalAxis) {
+  // Seed 000: logical [D * S] with allocation [DIDx{D}, S] binds a local [S].
+  Fusion f;
+  TensorView* x = testing::symbolic_input(f, 2, DataType::Float);
+  x->set_device_mesh(DeviceMesh({2, 2}, {0, 1, 2, 3}));
+  x->outer_split(1, 2);
+  x->axis(1)->parallelize(ParallelType::DIDy);
+  const Sharding s = sharding_of(*x);
+  EXPECT_EQ(local_sizes(s, {5, 8}, "T0"), (std::vector<int64_t>{5, 4}));
+  EXPECT_EQ(global_sizes(s, {5, 4}), (std::vector<int64_t>{5, 8}));
+  // Device 3 is at (1, 1): the second half of axis 1; axis 0 is whole.
+  EXPECT_EQ(local_range(s, 3, 1, {5, 8}), (std::pair<int64_t, int64_t>{4, 8}));
+  EXPECT_EQ(local_range(s, 2, 1, {5, 8}), (std::pair<int64_t, int64_t>{0, 4}));
+  EXPECT_EQ(local_range(s, 3, 0, {5, 8}), (std::pair<int64_t, int64_t>{0, 5}));
+  try {
+    local_sizes(s, {5, 7}, "T0");
+    ADD_FAILURE() << "an uneven split was accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInput);
+    EXPECT_NE(std::string(e.what()).find("T0: axis 1 of extent 7 does not split evenly"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace
