@@ -1,11 +1,11 @@
 #include "codegen/coordinate_codegen.h"
 
-#include <algorithm>
 #include <sstream>
 
 #include "codegen/coordinate_values.h"
 #include "codegen/device_runtime.h"
 #include "codegen/expr_statement.h"
+#include "codegen/index_values.h"
 
 namespace nvfuse {
 
@@ -63,13 +63,7 @@ class CoordinateGenerator {
       layout_.add({ArgField::kValue, static_cast<int>(i), 1, values[i]->dtype(),
                    name_of_value(values[i])});
     }
-    // Each drawn random op's (seed, offset) follows the value inputs.
-    for (size_t r = 0; r < analysis_.drawn_random_ops.size(); ++r) {
-      const int k = static_cast<int>(values.size() + 2 * r);
-      const std::string n = std::to_string(r);
-      layout_.add({ArgField::kValue, k, 1, DataType::Int, "seed_" + n});
-      layout_.add({ArgField::kValue, k + 1, 1, DataType::Int, "offset_" + n});
-    }
+    add_drawn_seed_args(layout_, values.size(), analysis_.drawn_random_ops.size());
     layout_.add({ArgField::kNumel, 0, 1, DataType::Null, "numel"});
     if (params_.rank > 0) {
       layout_.add({ArgField::kExtents, 0, params_.rank, DataType::Null, "extent"});
@@ -89,7 +83,7 @@ class CoordinateGenerator {
     CoordinateValues values(
         fusion_, params_.vector_width,
         [](const Val* v) { return "args." + name_of_value(v); },
-        [this](const RngOp& rng) { return seed_of(rng); });
+        analysis_.drawn_random_ops);
     std::vector<LaneCoord> coords;
     for (int axis = 0; axis < params_.rank; ++axis) {
       coords.push_back(
@@ -124,13 +118,6 @@ class CoordinateGenerator {
     }
     ss << values.code() << "}\n";
     return ss.str();
-  }
-
-  std::pair<std::string, std::string> seed_of(const RngOp& rng) const {
-    const auto& drawn = analysis_.drawn_random_ops;
-    const size_t k = std::find(drawn.begin(), drawn.end(), &rng) - drawn.begin();
-    return {"nvfuse::uint64(args.seed_" + std::to_string(k) + ")",
-            "nvfuse::uint64(args.offset_" + std::to_string(k) + ")"};
   }
 
   std::string kernel_function() const {

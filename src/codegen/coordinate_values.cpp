@@ -48,11 +48,11 @@ CoordinateValues::CoordinateValues(
     const Fusion& fusion,
     int vector_width,
     std::function<std::string(const Val*)> arg_text,
-    std::function<std::pair<std::string, std::string>(const RngOp&)> seed_of)
+    std::vector<const RngOp*> drawn)
     : fusion_(fusion),
       vector_width_(vector_width),
       arg_text_(std::move(arg_text)),
-      seed_of_(std::move(seed_of)),
+      drawn_(std::move(drawn)),
       scopes_(1) {}
 
 void CoordinateValues::line(const std::string& text) {
@@ -507,11 +507,7 @@ std::string CoordinateValues::random(
     return text;
   };
   const std::string i = lanes("nvfuse::uint64", linear);
-  PhiloxKey drawn;
-  if (!expr.has_explicit_seed()) {
-    std::tie(drawn.seed, drawn.offset) = seed_of_(expr);
-  }
-  const PhiloxKey key = philox_key_of(expr, arg_text_, drawn);
+  const PhiloxKey key = philox_key_of(expr, arg_text_, drawn_philox_key(drawn_, expr));
   const std::string type = cuda_type_of(out->dtype());
   std::string u;
   if (uses_unit_floats(expr)) {

@@ -40,12 +40,12 @@ struct LaneCoord {
 class CoordinateValues {
  public:
   // `arg_text(v)`: how the kernel reads a by-value input (`args.<name>`).
-  // `seed_of(rng)`: the (seed, offset) expressions of a drawn random op.
+  // `drawn`: the random ops whose (seed, offset) the kernel takes at launch.
   CoordinateValues(
       const Fusion& fusion,
       int vector_width,
       std::function<std::string(const Val*)> arg_text,
-      std::function<std::pair<std::string, std::string>(const RngOp&)> seed_of);
+      std::vector<const RngOp*> drawn);
 
   // The name of a local Array holding `tv` at `coords` (one per logical
   // axis), after emitting what computes it.
@@ -108,7 +108,7 @@ class CoordinateValues {
   const Fusion& fusion_;
   const int vector_width_;
   std::function<std::string(const Val*)> arg_text_;
-  std::function<std::pair<std::string, std::string>(const RngOp&)> seed_of_;
+  std::vector<const RngOp*> drawn_;
   std::ostringstream code_;
   int indent_ = 1;
   int next_name_ = 0;

@@ -1,5 +1,7 @@
 #include "codegen/index_values.h"
 
+#include <algorithm>
+
 #include "codegen/emit_op.h"
 #include "codegen/kernel_args.h"
 
@@ -36,6 +38,20 @@ std::string iota_value(const IotaOp& expr, const std::string& index,
           scalar_text_as(expr.input(2), DataType::Double, arg_text) + "), " +
           scalar_text_as(expr.input(1), DataType::Double, arg_text) + ")";
   return "nvfuse::cast<" + cuda_type_of(dtype) + ">(" + value + ")";
+}
+
+void add_drawn_seed_args(KernelArgLayout& layout, size_t first_value, size_t drawn) {
+  for (size_t r = 0; r < drawn; ++r) {
+    const int k = static_cast<int>(first_value + 2 * r);
+    layout.add({ArgField::kValue, k, 1, DataType::Int, "seed_" + std::to_string(r)});
+    layout.add({ArgField::kValue, k + 1, 1, DataType::Int, "offset_" + std::to_string(r)});
+  }
+}
+
+PhiloxKey drawn_philox_key(const std::vector<const RngOp*>& drawn, const RngOp& rng) {
+  const size_t k = std::find(drawn.begin(), drawn.end(), &rng) - drawn.begin();
+  return {"nvfuse::uint64(args.seed_" + std::to_string(k) + ")",
+          "nvfuse::uint64(args.offset_" + std::to_string(k) + ")"};
 }
 
 PhiloxKey philox_key_of(const RngOp& expr, const ArgText& arg_text,

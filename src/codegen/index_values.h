@@ -8,6 +8,7 @@
 #include <functional>
 #include <string>
 
+#include "codegen/kernel_args.h"
 #include "ir/all_exprs.h"
 
 namespace nvfuse {
@@ -28,6 +29,12 @@ struct PhiloxKey {
   std::string seed;
   std::string offset;
 };
+
+// Kernels pass each random op that draws its (seed, offset) from torch's
+// generator at launch as two Int values `seed_<k>`, `offset_<k>` (k: its
+// place in `drawn`), after their `first_value` other by-value inputs.
+void add_drawn_seed_args(KernelArgLayout& layout, size_t first_value, size_t drawn);
+PhiloxKey drawn_philox_key(const std::vector<const RngOp*>& drawn, const RngOp& rng);
 
 // The explicit (seed, offset) inputs of `expr`, or `drawn` for one that
 // draws them from torch's generator at launch.

@@ -49,12 +49,7 @@ void ReductionGenerator::build_layout() {
     layout_.add({ArgField::kValue, static_cast<int>(i), 1, v->dtype(),
                  name_of_value(v)});
   }
-  // Each drawn random op's (seed, offset) follows the value inputs.
-  for (size_t r = 0; r < a_.drawn_random_ops.size(); ++r) {
-    const int k = static_cast<int>(a_.value_inputs.size() + 2 * r);
-    layout_.add({ArgField::kValue, k, 1, DataType::Int, "seed_" + std::to_string(r)});
-    layout_.add({ArgField::kValue, k + 1, 1, DataType::Int, "offset_" + std::to_string(r)});
-  }
+  add_drawn_seed_args(layout_, a_.value_inputs.size(), a_.drawn_random_ops.size());
   layout_.add({ArgField::kWorkspace, 0, 1, DataType::Null, "workspace"});
   layout_.add({ArgField::kSemaphores, 0, 1, DataType::Null, "semaphores"});
   layout_.add({ArgField::kNumel, 0, 1, DataType::Null, "rows"});
@@ -250,16 +245,6 @@ std::string ReductionGenerator::position_of(
   return "(" + row + " + " + along_row + ")";
 }
 
-namespace {
-
-PhiloxKey drawn_key(const std::vector<const RngOp*>& drawn, const RngOp& rng) {
-  const size_t k = std::find(drawn.begin(), drawn.end(), &rng) - drawn.begin();
-  return {"nvfuse::uint64(args.seed_" + std::to_string(k) + ")",
-          "nvfuse::uint64(args.offset_" + std::to_string(k) + ")"};
-}
-
-}  // namespace
-
 std::vector<const RngOp*> ReductionGenerator::unit_float_ops(
     const std::vector<const Expr*>& exprs) const {
   std::vector<const RngOp*> ops;
@@ -289,7 +274,7 @@ std::string ReductionGenerator::draw_unit_floats(
   const ArgText text = [this](const Val* v) { return arg_text(v); };
   for (const RngOp* rng : ops) {
     const auto* tv = rng->output(0)->as<TensorView>();
-    const PhiloxKey key = philox_key_of(*rng, text, drawn_key(a_.drawn_random_ops, *rng));
+    const PhiloxKey key = philox_key_of(*rng, text, drawn_philox_key(a_.drawn_random_ops, *rng));
     const std::string step = walk == Walk::kInner
         ? "args.col_stride_" + position_name(tv)
         : "args.row_stride_" + position_name(tv) + "[" + std::to_string(p_.row_rank - 1) +
@@ -311,7 +296,7 @@ std::string ReductionGenerator::position_statement(const Expr* expr, Walk walk) 
     value = iota_value(*expr->as<IotaOp>(), index, text);
   } else {
     const auto& rng = *expr->as<RngOp>();
-    const PhiloxKey key = philox_key_of(rng, text, drawn_key(a_.drawn_random_ops, rng));
+    const PhiloxKey key = philox_key_of(rng, text, drawn_philox_key(a_.drawn_random_ops, rng));
     // Per-row values (one per row or column): no lanes share their blocks.
     std::string unit = "unit_" + name + (walk == Walk::kInner ? "[k][v]" : "[v]");
     if (walk == Walk::kRow || walk == Walk::kOuterRow) {

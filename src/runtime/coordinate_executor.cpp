@@ -107,13 +107,7 @@ std::optional<std::vector<at::Tensor>> CoordinateExecutor::run(
       values.strides.push_back(t.strides().vec());
     }
     values.values = io_.values_of(analysis_.value_inputs, args, bound);
-    for (size_t k = 0; k < analysis_.drawn_random_ops.size(); ++k) {
-      const PhiloxState state = next_philox_state(device);
-      values.values.push_back(
-          ScalarValue(static_cast<int64_t>(state.seed)));
-      values.values.push_back(
-          ScalarValue(static_cast<int64_t>(state.offset)));
-    }
+    append_drawn_seeds(values.values, analysis_.drawn_random_ops.size(), device);
     values.numel = schedule->numel;
     values.extents = described[analysis_.inputs.size()].sizes;
     std::vector<uint64_t> packed = pack_args(source->layout, values);

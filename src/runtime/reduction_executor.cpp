@@ -138,11 +138,7 @@ LaunchValues ReductionExecutor::launch_values(
     values.pointers.push_back(t.data_ptr());
   }
   values.values = io_.values_of(analysis_.value_inputs, args, bound);
-  for (size_t k = 0; k < analysis_.drawn_random_ops.size(); ++k) {
-    const PhiloxState state = next_philox_state(bound.device);
-    values.values.push_back(ScalarValue(static_cast<int64_t>(state.seed)));
-    values.values.push_back(ScalarValue(static_cast<int64_t>(state.offset)));
-  }
+  append_drawn_seeds(values.values, analysis_.drawn_random_ops.size(), bound.device);
   values.numel = planned.space.rows;
   values.width = planned.space.width;
   values.extents = planned.space.row_extents;

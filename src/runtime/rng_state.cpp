@@ -21,4 +21,12 @@ PhiloxState next_philox_state(c10::Device device) {
   return {at::check_generator<at::CPUGeneratorImpl>(generator)->random64(), 0};
 }
 
+void append_drawn_seeds(std::vector<ScalarValue>& values, size_t drawn, c10::Device device) {
+  for (size_t k = 0; k < drawn; ++k) {
+    const PhiloxState state = next_philox_state(device);
+    values.push_back(ScalarValue(static_cast<int64_t>(state.seed)));
+    values.push_back(ScalarValue(static_cast<int64_t>(state.offset)));
+  }
+}
+
 }  // namespace nvfuse
