@@ -138,11 +138,11 @@ bool propagate_forward(Fusion& fusion) {
         continue;
       }
       auto* tv = out->as<TensorView>();
-      std::optional<Sharding> s = expr->outputs().size() == 1 || out == expr->output(0)
-          ? carried_forward(*expr, *reference, *tv)
-          : std::nullopt;
+      // axis_flow describes output 0; other outputs, and exprs it does not
+      // follow, live on the same mesh, whole.
+      std::optional<Sharding> s =
+          out == expr->output(0) ? carried_forward(*expr, *reference, *tv) : std::nullopt;
       if (!s.has_value()) {
-        // No axis flow: the output lives on the same mesh, whole.
         s = unsharded(*expr->input(*reference)->as<TensorView>()->device_mesh(), tv->rank());
       }
       apply_sharding(tv, *s);
