@@ -20,6 +20,7 @@ from .handles import Scalar, Tensor, Vector, _Handle, make_handle
 from .ops import Operators
 from .pytorch_utils import python_scalar_dtype, torch_dtype_to_nvfuse_dtype
 from .repro import inputs_script
+from .schedule import Schedule
 
 
 class FusionDefinition:
@@ -36,6 +37,7 @@ class FusionDefinition:
         self._id = None
         self._saved_inputs = None
         self.ops = Operators(self)
+        self.sched = Schedule(self)
         if id is not None:
             if not 0 <= id < _C.num_fusions():
                 raise DefinitionError(
@@ -266,6 +268,8 @@ class FusionDefinition:
             )
         with self:
             self.definition()
+            if hasattr(self, "multidevice_schedule"):
+                self.multidevice_schedule()
 
     def execute(
         self,
@@ -294,7 +298,17 @@ class FusionDefinition:
             ]
         if print_repro:
             print(self.repro_script(inputs))
+        if _C.has_device_mesh(self._id):
+            from .multidevice import dtensor
+
+            return dtensor.execute_sharded(self, inputs)
         return _C.execute(self._id, inputs)
+
+    def output_shardings(self):
+        """Each output's nvfuse.multidevice.Sharding (mesh and sharded axes)."""
+        from .multidevice.sharding import output_shardings
+
+        return output_shardings(self)
 
     # --- introspection ------------------------------------------------------
 

@@ -100,6 +100,39 @@ class Tensor(_Arithmetic):
     def __len__(self):
         raise TypeError(f"{self!r} has no length; its rank is {self.ndim}")
 
+    # -- multi-device annotations (recorded as fd.sched.* calls) -----------
+
+    def set_device_mesh(self, mesh):
+        """Distributes this tensor over `mesh` (nvfuse.multidevice.DeviceMesh)."""
+        self._fd.sched._set_device_mesh(self, mesh)
+
+    def split(self, axis, factor, inner_split=True):
+        """Splits loop axis `axis`: the inner part `factor` long (or, with
+        inner_split=False, the outer part)."""
+        self._fd.sched.split(self, axis, factor, inner_split=inner_split)
+
+    def outer_split(self, axis, parts):
+        """Splits loop axis `axis` into `parts` outer parts: [D, N/D] for D
+        devices, whose outer axis is then parallelized on a mesh axis."""
+        self._fd.sched.split(self, axis, parts, inner_split=False)
+
+    def axis(self, index):
+        """Loop axis `index`, to parallelize."""
+        return _LoopAxis(self, index)
+
+
+class _LoopAxis:
+    """A loop axis of a tensor: `t.axis(0).parallelize(ParallelType.mesh_x)`."""
+
+    __slots__ = ("_tensor", "_index")
+
+    def __init__(self, tensor, index):
+        self._tensor = tensor
+        self._index = index
+
+    def parallelize(self, parallel_type):
+        self._tensor._fd.sched.parallelize(self._tensor, self._index, parallel_type)
+
 
 class Scalar(_Arithmetic):
     """A scalar of the definition (S<N>): a constant or a symbolic input."""

@@ -16,6 +16,7 @@ void init_errors(pybind11::module_& m);
 void init_recording(pybind11::module_& m);
 void init_cache(pybind11::module_& m);
 void init_execute(pybind11::module_& m);
+void init_multidevice(pybind11::module_& m);
 
 // A Python bool/int/float/complex as a ScalarValue, or nullopt for any other
 // object.

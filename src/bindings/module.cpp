@@ -47,4 +47,5 @@ PYBIND11_MODULE(_C, m) {
   nvfuse::init_recording(m);
   nvfuse::init_cache(m);
   nvfuse::init_execute(m);
+  nvfuse::init_multidevice(m);
 }

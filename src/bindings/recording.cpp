@@ -41,6 +41,12 @@ ArgValue arg_value_of(const py::handle& value, const std::string& keyword) {
   if (py::isinstance<py::bool_>(value)) {
     return value.cast<bool>();
   }
+  if (py::isinstance<ParallelType>(value)) {
+    return value.cast<ParallelType>();
+  }
+  if (py::isinstance<DeviceMesh>(value)) {
+    return value.cast<DeviceMesh>();
+  }
   if (py::isinstance<py::int_>(value)) {
     return value.cast<int64_t>();
   }

@@ -27,6 +27,7 @@ int64_t FusionCache::insert_or_find(RecordingState&& state) {
   entry.id = id;
   entry.hash = hash;
   entry.records = state.records();
+  entry.states = state.states();
   entry.fusion = state.release_fusion();
   ids_by_hash_.emplace(hash, id);
   return id;

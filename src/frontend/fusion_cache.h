@@ -25,6 +25,8 @@ struct CachedFusion {
   size_t hash;
   std::vector<Record> records;
   std::unique_ptr<Fusion> fusion;
+  // The IR of each state of the definition, in `fusion`.
+  std::vector<StateValue> states;
   // Created by the runtime on first execution; guarded by `mutex`.
   std::unique_ptr<RuntimeState> runtime_state;
   std::mutex mutex;

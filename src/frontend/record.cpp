@@ -47,8 +47,11 @@ size_t hash_arg(const ArgValue& value) {
           }
         } else if constexpr (std::is_same_v<T, ScalarValue>) {
           h = combine(h, v.hash());
-        } else if constexpr (std::is_same_v<T, DataType>) {
+        } else if constexpr (std::is_same_v<T, DataType> ||
+                             std::is_same_v<T, ParallelType>) {
           h = combine(h, static_cast<size_t>(v));
+        } else if constexpr (std::is_same_v<T, DeviceMesh>) {
+          h = combine(h, v.hash());
         } else if constexpr (std::is_same_v<T, std::vector<std::optional<bool>>>) {
           for (const auto& c : v) {
             h = combine(h, c.has_value() ? (*c ? 2 : 1) : 0);
@@ -91,6 +94,10 @@ std::string to_python(const ArgValue& value) {
         } else if constexpr (std::is_same_v<T, std::vector<bool>>) {
           return list_to_python(
               v, [](bool x) { return std::string(x ? "True" : "False"); });
+        } else if constexpr (std::is_same_v<T, DeviceMesh>) {
+          return v.to_python();
+        } else if constexpr (std::is_same_v<T, ParallelType>) {
+          return std::string("ParallelType.") + python_name_of(v);
         } else {
           return list_to_python(v, [](const std::optional<bool>& x) {
             return std::string(!x.has_value() ? "None" : *x ? "True" : "False");

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "ir/data_type.h"
+#include "ir/device_mesh.h"
+#include "ir/parallel_type.h"
 #include "ir/op_table.h"
 #include "ir/scalar_value.h"
 
@@ -39,7 +41,9 @@ using ArgValue = std::variant<
     DataType,
     std::vector<int64_t>,
     std::vector<std::optional<bool>>,
-    std::vector<bool>>;
+    std::vector<bool>,
+    DeviceMesh,
+    ParallelType>;
 
 struct RecordArg {
   std::string keyword;  // empty for a positional argument
@@ -91,7 +95,10 @@ struct RecordArg {
   X(Linear, "fd.ops.linear")                                    \
   X(SdpfaFwd, "fd.ops.sdpfa_fwd")                               \
   X(SdpfaBwd, "fd.ops.sdpfa_bwd")                               \
-  X(AddOutput, "fd.add_output")
+  X(AddOutput, "fd.add_output")                                 \
+  X(SetDeviceMesh, "fd.sched._set_device_mesh")                 \
+  X(SplitAxis, "fd.sched.split")                                \
+  X(ParallelizeAxis, "fd.sched.parallelize")
 
 enum class RecordKind {
 #define NVFUSE_RECORD_KIND_ENUM(kind, method) kind,

@@ -93,6 +93,8 @@ class RecordingState {
   }
   const Fusion& fusion() const { return *fusion_; }
   std::unique_ptr<Fusion> release_fusion() { return std::move(fusion_); }
+  // The IR of each state (T0, S1...), in the released fusion.
+  const std::vector<StateValue>& states() const { return values_; }
 
  private:
   std::vector<StateRef> commit(Record record);

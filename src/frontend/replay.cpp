@@ -279,6 +279,10 @@ std::vector<StateValue> Replayer::run() {
       return attention_op();
     case RecordKind::AddOutput:
       return add_output();
+    case RecordKind::SetDeviceMesh:
+    case RecordKind::SplitAxis:
+    case RecordKind::ParallelizeAxis:
+      return schedule_op();
   }
   NVFUSE_ASSERT(false, "unknown record kind");
   return {};

@@ -1,5 +1,6 @@
 // Printing a definition back as Python: the body of print(fd), the repro
 // script attached to internal errors, and fd.repro_script().
+#include <algorithm>
 #include <sstream>
 
 #include "frontend/recording_state.h"
@@ -24,8 +25,13 @@ std::string repro_script(
     const std::vector<Record>& records,
     const std::string& function_name) {
   std::ostringstream ss;
+  const bool sharded = std::any_of(records.begin(), records.end(), [](const Record& r) {
+    return r.kind == RecordKind::SetDeviceMesh || r.kind == RecordKind::ParallelizeAxis;
+  });
   ss << "import torch\n"
-     << "from nvfuse import FusionDefinition, DataType\n\n"
+     << (sharded ? "from nvfuse import FusionDefinition, DataType, ParallelType\n"
+                   "from nvfuse.multidevice import DeviceMesh\n\n"
+                 : "from nvfuse import FusionDefinition, DataType\n\n")
      << python_definition(records, function_name) << "\n"
      << "with FusionDefinition() as fd:\n"
      << "    " << function_name << "(fd)\n";

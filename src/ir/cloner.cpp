@@ -13,7 +13,9 @@ T* mapped(const CloneMap& map, const T* val) {
     return nullptr;
   }
   auto it = map.find(val);
-  NVFUSE_ASSERT(it != map.end(), "cloning refers to a Val not yet cloned");
+  NVFUSE_ASSERT(
+      it != map.end(), "cloning refers to a Val not yet cloned (",
+      static_cast<int>(val->val_kind()), " number ", val->number(), ")");
   if constexpr (std::is_same_v<T, Val>) {
     return it->second;
   } else {
@@ -31,7 +33,24 @@ std::vector<T*> mapped(const CloneMap& map, const std::vector<T*>& vals) {
   return result;
 }
 
-Val* clone_val(Fusion& target, const Val* val, const CloneMap& map) {
+Val* clone_val(Fusion& target, const Val* val, CloneMap& map);
+
+// The clone of `scalar`, cloned now when it was created after the axis
+// that refers to it (multi-device localization gives axes new extents).
+// Its definition, if any, is attached when that expr is cloned.
+Scalar* scalar_clone(Fusion& target, const Scalar* scalar, CloneMap& map) {
+  if (scalar == nullptr) {
+    return nullptr;
+  }
+  if (auto it = map.find(scalar); it != map.end()) {
+    return it->second->as<Scalar>();
+  }
+  Val* copy = clone_val(target, scalar, map);
+  map[scalar] = copy;
+  return copy->as<Scalar>();
+}
+
+Val* clone_val(Fusion& target, const Val* val, CloneMap& map) {
   switch (val->val_kind()) {
     case ValKind::kScalar: {
       const auto* s = val->as<Scalar>();
@@ -43,8 +62,8 @@ Val* clone_val(Fusion& target, const Val* val, const CloneMap& map) {
     case ValKind::kIterDomain: {
       const auto* id = val->as<IterDomain>();
       return target.create<IterDomain>(
-          mapped(map, id->extent()), id->iter_type(),
-          mapped(map, id->expanded_extent()), id->parallel_type());
+          scalar_clone(target, id->extent(), map), id->iter_type(),
+          scalar_clone(target, id->expanded_extent(), map), id->parallel_type());
     }
     case ValKind::kTensorView: {
       // Allocation and loop domains may hold axes created after this tensor;
@@ -83,7 +102,9 @@ std::unique_ptr<Fusion> Fusion::clone(CloneMap* map_out) const {
   CloneMap map;
   for (const auto& node : statements_) {
     if (const auto* val = dynamic_cast<const Val*>(node.get())) {
-      map[val] = clone_val(*copy, val, map);
+      if (!map.count(val)) {
+        map[val] = clone_val(*copy, val, map);
+      }
       continue;
     }
     const auto* expr = static_cast<const Expr*>(node.get());

@@ -86,6 +86,37 @@ size_t DeviceMesh::hash() const {
   return h;
 }
 
+std::string DeviceMesh::to_python() const {
+  // Row-major nesting: a bracket opens where every inner index is 0 and
+  // closes where every inner index is at its end.
+  std::string text = "DeviceMesh(";
+  const size_t n = devices_.size();
+  for (size_t i = 0; i < n; ++i) {
+    size_t stride = n;
+    for (int64_t extent : shape_) {
+      if (i % stride == 0) {
+        text += "[";
+      }
+      stride /= static_cast<size_t>(extent);
+    }
+    text += std::to_string(devices_[i]);
+    stride = 1;
+    for (auto it = shape_.rbegin(); it != shape_.rend(); ++it) {
+      stride *= static_cast<size_t>(*it);
+      if ((i + 1) % stride == 0) {
+        text += "]";
+      }
+    }
+    if (i + 1 < n) {
+      text += ", ";
+    }
+  }
+  if (n == 0) {
+    text += "[]";
+  }
+  return text + ")";
+}
+
 std::ostream& operator<<(std::ostream& os, const DeviceMesh& mesh) {
   os << "DeviceMesh(shape=[";
   for (size_t i = 0; i < mesh.shape().size(); ++i) {

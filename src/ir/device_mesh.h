@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <optional>
 #include <ostream>
+#include <string>
 #include <vector>
 
 namespace nvfuse {
@@ -35,6 +36,9 @@ class DeviceMesh {
   }
   bool operator!=(const DeviceMesh& other) const { return !(*this == other); }
   size_t hash() const;
+  // "DeviceMesh([[0, 1], [2, 3]])": the devices nested by the shape, as the
+  // Python constructor takes them.
+  std::string to_python() const;
 
  private:
   std::vector<int64_t> shape_;

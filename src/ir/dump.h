@@ -13,6 +13,7 @@ namespace nvfuse {
   X(cuda_kernel)               \
   X(launch)                    \
   X(host_ir)                   \
+  X(communication)             \
   X(python_definition)         \
   X(compile_time)
 

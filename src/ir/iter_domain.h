@@ -27,6 +27,9 @@ class IterDomain : public Val {
       ParallelType parallel_type = ParallelType::Serial);
 
   Scalar* extent() const { return extent_; }
+  // Multi-device localization only (multidevice/localize.h): a sharded
+  // axis of a compute segment takes its per-device extent.
+  void set_extent(Scalar* extent) { extent_ = extent; }
   Scalar* expanded_extent() const { return expanded_extent_; }
   // The logical size of the axis: the expanded extent if any, else extent.
   Scalar* logical_extent() const {

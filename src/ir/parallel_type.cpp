@@ -15,6 +15,21 @@ const char* name_of(ParallelType type) {
   return "<unknown ParallelType>";
 }
 
+const char* python_name_of(ParallelType type) {
+  switch (type) {
+    case ParallelType::DIDx:
+      return "mesh_x";
+    case ParallelType::DIDy:
+      return "mesh_y";
+    case ParallelType::DIDz:
+      return "mesh_z";
+    case ParallelType::Stream:
+      return "stream";
+    default:
+      return name_of(type);
+  }
+}
+
 std::ostream& operator<<(std::ostream& os, ParallelType type) {
   return os << name_of(type);
 }

@@ -29,6 +29,9 @@ enum class ParallelType {
 };
 
 const char* name_of(ParallelType type);
+// The Python spelling: mesh_x/mesh_y/mesh_z for DIDx/y/z, stream for
+// Stream, else name_of.
+const char* python_name_of(ParallelType type);
 std::ostream& operator<<(std::ostream& os, ParallelType type);
 
 inline bool is_device_parallel(ParallelType t) {

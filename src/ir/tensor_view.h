@@ -58,6 +58,7 @@ class TensorView : public Val {
 
   const std::optional<DeviceMesh>& device_mesh() const { return mesh_; }
   void set_device_mesh(DeviceMesh mesh) { mesh_ = std::move(mesh); }
+  void clear_device_mesh() { mesh_.reset(); }
 
   // "T3_Float[iS0{i0}, bS1{1}]", with the allocation domain when it differs.
   std::string to_string() const;

@@ -3,7 +3,9 @@
 #include <sstream>
 
 #include "ir/dump.h"
+#include "multidevice/runtime/multidevice_executor.h"
 #include "passes/pass_list.h"
+#include "passes/propagate_shardings.h"
 #include "runtime/coordinate_executor.h"
 #include "runtime/input_binding.h"
 #include "runtime/output_allocation.h"
@@ -448,6 +450,10 @@ bool FusionExecutor::run_segment(
 }
 
 FusionExecutor& executor_for(CachedFusion& entry) {
+  NVFUSE_CHECK_AS(
+      ErrorKind::kUnsupported, !has_device_mesh(*entry.fusion),
+      "this fusion is sharded over a device mesh; its per-process segments are "
+      "not inspectable this way yet (NVFUSE_DUMP=host_ir prints its host program)");
   std::lock_guard<std::mutex> lock(entry.mutex);
   if (entry.runtime_state == nullptr) {
     entry.runtime_state = std::make_unique<FusionExecutor>(*entry.fusion);
@@ -460,6 +466,9 @@ std::vector<at::Tensor> execute_cached_fusion(
     const std::vector<Argument>& args) {
   CachedFusion& entry = FusionCache::get().at(fusion_id);
   try {
+    if (has_device_mesh(*entry.fusion)) {
+      return multidevice_executor_for(entry).execute(args);
+    }
     return executor_for(entry).execute(args);
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::kInternal) {

@@ -1,12 +1,14 @@
 #include "segment/aten_segmenter.h"
 
 #include <algorithm>
+#include <functional>
 #include <numeric>
 #include <set>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "ir/all_exprs.h"
+#include "multidevice/sharding.h"
 #include "passes/host_views.h"
 #include "schedule/coordinate_analysis.h"
 
@@ -51,6 +53,11 @@ TensorView* boundary_input(Fusion& fusion, const TensorView* tv) {
   auto* input = fusion.create<TensorView>(
       TensorDomain(axes, contiguity), tv->dtype(), tv->is_cpu_scalar());
   input->set_any_strides(true);
+  if (tv->device_mesh().has_value()) {
+    // A multi-device segment's input stays distributed as its producer's
+    // output (localize() then gives it local extents).
+    apply_sharding(input, sharding_of(*tv));
+  }
   fusion.add_input(input);
   return input;
 }
@@ -234,22 +241,20 @@ bool is_cut_out(const Expr& expr, FusionReductions reductions) {
   return true;
 }
 
-std::vector<FusionSegment> segment_at_aten_ops(const Fusion& fusion) {
+namespace {
+
+// The segments of `fusion` cut at the exprs `is_cut` accepts (each its own
+// segment), `host_views` among them.
+std::vector<FusionSegment> segment_at_cuts(
+    const Fusion& fusion,
+    const std::function<bool(const Expr&)>& is_cut,
+    const std::unordered_set<const Expr*>& host_views) {
   std::vector<const Expr*> exprs;
   for (const Expr* expr : fusion.exprs()) {
     if (is_tensor_expr(expr)) {
       exprs.push_back(expr);
     }
   }
-  // Without reductions, the coordinate kernel computes slices, gathers,
-  // random values... with the pointwise work around them; with them, most
-  // of those exprs are cut out (each then runs as its own coordinate kernel).
-  const FusionReductions reductions = reductions_of(fusion);
-  const std::unordered_set<const Expr*> host_views =
-      find_host_views(fusion, reductions);
-  auto is_cut = [&](const Expr& e) {
-    return host_views.count(&e) || is_cut_out(e, reductions);
-  };
   const bool any_aten = std::any_of(
       exprs.begin(), exprs.end(), [&](const Expr* e) { return is_cut(*e); });
   if (!any_aten) {
@@ -377,6 +382,30 @@ std::vector<FusionSegment> segment_at_aten_ops(const Fusion& fusion) {
         planned.phase != kKernel && host_views.count(planned.members[0]);
   }
   return segments;
+}
+
+}  // namespace
+
+std::vector<FusionSegment> segment_at_aten_ops(const Fusion& fusion) {
+  // Without reductions, the coordinate kernel computes slices, gathers,
+  // random values... with the pointwise work around them; with them, most
+  // of those exprs are cut out (each then runs as its own coordinate kernel).
+  const FusionReductions reductions = reductions_of(fusion);
+  const std::unordered_set<const Expr*> host_views =
+      find_host_views(fusion, reductions);
+  return segment_at_cuts(
+      fusion,
+      [&](const Expr& e) {
+        return host_views.count(&e) || is_cut_out(e, reductions);
+      },
+      host_views);
+}
+
+std::vector<FusionSegment> segment_at_host_steps(
+    const Fusion& fusion,
+    const std::unordered_set<const Expr*>& steps) {
+  return segment_at_cuts(
+      fusion, [&](const Expr& e) { return steps.count(&e) > 0; }, {});
 }
 
 }  // namespace nvfuse

@@ -6,6 +6,7 @@
 
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "ir/fusion.h"
@@ -54,5 +55,12 @@ struct FusionSegment {
 // being free), so no two segments depend on each other. Empty when the
 // fusion is a single kernel segment.
 std::vector<FusionSegment> segment_at_aten_ops(const Fusion& fusion);
+
+// A sharded fusion cut at its host steps (communications and local slices,
+// multidevice/insert_communications.h), each a segment of its own, the
+// compute between them grouped as above; empty when there are none.
+std::vector<FusionSegment> segment_at_host_steps(
+    const Fusion& fusion,
+    const std::unordered_set<const Expr*>& steps);
 
 }  // namespace nvfuse

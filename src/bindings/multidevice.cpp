@@ -1,0 +1,123 @@
+// nvfuse.multidevice's C++ side: DeviceMesh, the communicator's
+// configuration (with the Python group factory), and what a sharded
+// fusion's executor tells Python (output shardings, host program).
+#include <algorithm>
+
+#include "bindings/bindings.h"
+#include "frontend/fusion_cache.h"
+#include "multidevice/runtime/communicator.h"
+#include "multidevice/runtime/multidevice_executor.h"
+#include "passes/propagate_shardings.h"
+
+namespace py = pybind11;
+
+namespace nvfuse {
+
+namespace {
+
+// Creates a team's group from Python (nvfuse.multidevice.communicator),
+// holding the GIL only for the call; the function keeps no Python object,
+// so it can outlive the interpreter.
+std::string new_group_from_python(const std::vector<int64_t>& ranks) {
+  py::gil_scoped_acquire gil;
+  return py::module_::import("nvfuse.multidevice.communicator")
+      .attr("_new_team_group")(ranks)
+      .cast<std::string>();
+}
+
+MultiDeviceExecutor& sharded_executor(int64_t fusion_id) {
+  CachedFusion& entry = FusionCache::get().at(fusion_id);
+  NVFUSE_CHECK(
+      has_device_mesh(*entry.fusion), "fusion ", fusion_id, " is not sharded over a device mesh");
+  return multidevice_executor_for(entry);
+}
+
+}  // namespace
+
+void init_multidevice(py::module_& m) {
+  py::class_<DeviceMesh>(m, "DeviceMesh")
+      .def(py::init<std::vector<int64_t>, std::vector<int64_t>>(), py::arg("shape"),
+           py::arg("devices"))
+      .def_property_readonly("shape", &DeviceMesh::shape)
+      .def_property_readonly("devices", &DeviceMesh::devices)
+      .def_property_readonly("size", [](const DeviceMesh& mesh) { return mesh.size(); })
+      .def("__repr__", &DeviceMesh::to_python)
+      .def("__eq__", [](const DeviceMesh& a, const DeviceMesh& b) { return a == b; })
+      .def("__hash__", &DeviceMesh::hash);
+
+  m.def(
+      "configure_communicator",
+      [](int64_t rank, int64_t world_size, int64_t local_rank) {
+        Communicator::get().configure(rank, world_size, local_rank, new_group_from_python);
+      },
+      py::arg("rank"), py::arg("world_size"), py::arg("local_rank"),
+      "Sets this process's rank; team groups are then created through "
+      "nvfuse.multidevice.communicator._new_team_group");
+  m.def("communicator_is_configured", [] { return Communicator::get().is_configured(); });
+  m.def(
+      "has_device_mesh",
+      [](int64_t fusion_id) { return has_device_mesh(*FusionCache::get().at(fusion_id).fusion); },
+      py::arg("fusion_id"));
+  m.def(
+      "output_shardings",
+      [](int64_t fusion_id) {
+        py::list result;
+        for (const Sharding& s : sharded_executor(fusion_id).output_shardings()) {
+          result.append(py::make_tuple(*s.mesh, s.mesh_axis, s.whole_axis));
+        }
+        return result;
+      },
+      py::arg("fusion_id"),
+      "[(DeviceMesh, mesh axis per logical axis or -1)] per output");
+  m.def(
+      "state_sharding",
+      [](int64_t fusion_id, int64_t state_index) {
+        CachedFusion& entry = FusionCache::get().at(fusion_id);
+        NVFUSE_CHECK(
+            state_index >= 0 && state_index < static_cast<int64_t>(entry.states.size()),
+            "fusion ", fusion_id, " has no state ", state_index);
+        const auto* tv = std::get_if<TensorView*>(&entry.states[state_index]);
+        NVFUSE_TYPE_CHECK(tv != nullptr, "state ", state_index, " is not a tensor");
+        MultiDeviceExecutor& executor = sharded_executor(fusion_id);
+        const auto& inputs = entry.fusion->inputs();
+        const auto& outputs = entry.fusion->outputs();
+        Sharding s;
+        if (auto it = std::find(inputs.begin(), inputs.end(), *tv); it != inputs.end()) {
+          s = executor.input_shardings()[it - inputs.begin()];
+        } else if (auto out = std::find(outputs.begin(), outputs.end(), *tv);
+                   out != outputs.end()) {
+          s = executor.output_shardings()[out - outputs.begin()];
+        } else {
+          NVFUSE_CHECK(false, "T", state_index, " is neither an input nor an output of fusion ",
+                       fusion_id, "; only those have shards a process passes or gets");
+        }
+        return py::make_tuple(*s.mesh, s.mesh_axis, s.whole_axis);
+      },
+      py::arg("fusion_id"), py::arg("state_index"),
+      "(DeviceMesh, mesh axis per logical axis or -1, whole-axis flags) of an "
+      "input or output tensor");
+  m.def(
+      "input_state_index",
+      [](int64_t fusion_id, int64_t position) {
+        CachedFusion& entry = FusionCache::get().at(fusion_id);
+        const auto& inputs = entry.fusion->inputs();
+        NVFUSE_CHECK(
+            position >= 0 && position < static_cast<int64_t>(inputs.size()),
+            "fusion ", fusion_id, " has no input ", position);
+        for (size_t i = 0; i < entry.states.size(); ++i) {
+          const auto* tv = std::get_if<TensorView*>(&entry.states[i]);
+          if (tv != nullptr && *tv == inputs[position]) {
+            return static_cast<int64_t>(i);
+          }
+        }
+        NVFUSE_CHECK(false, "input ", position, " of fusion ", fusion_id, " is not a tensor");
+        return int64_t{-1};
+      },
+      py::arg("fusion_id"), py::arg("position"));
+  m.def(
+      "host_program",
+      [](int64_t fusion_id) { return sharded_executor(fusion_id).host_program(); },
+      py::arg("fusion_id"));
+}
+
+}  // namespace nvfuse

@@ -1,0 +1,108 @@
+#include "multidevice/localize.h"
+
+#include <map>
+#include <unordered_set>
+
+#include "ir/all_exprs.h"
+#include "multidevice/sharding.h"
+
+namespace nvfuse {
+
+namespace {
+
+class Localizer {
+ public:
+  explicit Localizer(Fusion& fusion) : fusion_(fusion) {}
+
+  void run() {
+    std::vector<TensorView*> tensors;
+    for (const auto& statement : fusion_.statements()) {
+      if (auto* tv = dynamic_cast<TensorView*>(statement.get())) {
+        tensors.push_back(tv);
+      }
+    }
+    for (TensorView* tv : tensors) {
+      if (tv->device_mesh().has_value()) {
+        localize_extents(tv, sharding_of(*tv));
+      }
+    }
+    localize_equalities();
+    for (TensorView* tv : tensors) {
+      std::vector<IterDomain*> logical = tv->logical();
+      for (IterDomain* id : logical) {
+        id->parallelize(ParallelType::Serial);
+      }
+      tv->set_loop_domain(logical);
+      tv->clear_device_mesh();
+    }
+  }
+
+ private:
+  void localize_extents(TensorView* tv, const Sharding& sharding) {
+    for (size_t a = 0; a < sharding.mesh_axis.size(); ++a) {
+      const int m = sharding.mesh_axis[a];
+      if (m < 0) {
+        continue;
+      }
+      IterDomain* id = tv->logical()[a];
+      if (!localized_.insert(id).second) {
+        continue;
+      }
+      const int64_t devices = sharding.mesh->size(m);
+      if (sharding.whole_axis[a]) {
+        id->set_extent(fusion_.one());
+        continue;
+      }
+      id->set_extent(local_extent(id->extent(), devices, *tv, a));
+    }
+  }
+
+  Scalar* local_extent(Scalar* global, int64_t devices, const TensorView& tv, size_t axis) {
+    auto key = std::make_pair(static_cast<const Scalar*>(global), devices);
+    if (auto it = local_.find(key); it != local_.end()) {
+      return it->second;
+    }
+    Scalar* local = nullptr;
+    if (auto n = global->constant_int()) {
+      NVFUSE_CHECK(
+          *n % devices == 0, tv.name(), ": axis ", axis, " of extent ", *n,
+          " does not split evenly over ", devices, " devices");
+      local = fusion_.index_constant(*n / devices);
+    } else {
+      local = fusion_.create<Scalar>(DataType::Index, std::nullopt);
+    }
+    local_[key] = local;
+    by_global_[global].push_back(local);
+    return local;
+  }
+
+  // An equality between two sharded extents holds between their local
+  // extents (when each was localized one way only).
+  void localize_equalities() {
+    const auto single = [this](Scalar* s) -> Scalar* {
+      auto it = by_global_.find(s);
+      return it != by_global_.end() && it->second.size() == 1 ? it->second[0] : nullptr;
+    };
+    const std::vector<ExtentEquality> equalities = fusion_.extent_equalities();
+    for (const ExtentEquality& eq : equalities) {
+      Scalar* a = single(eq.a);
+      Scalar* b = single(eq.b);
+      if (a != nullptr && b != nullptr) {
+        fusion_.add_extent_equality(a, b, eq.result);
+      }
+    }
+  }
+
+  Fusion& fusion_;
+  std::unordered_set<const IterDomain*> localized_;
+  std::map<std::pair<const Scalar*, int64_t>, Scalar*> local_;
+  std::map<const Scalar*, std::vector<Scalar*>> by_global_;
+};
+
+}  // namespace
+
+void localize(Fusion& segment) {
+  Localizer(segment).run();
+}
+
+}  // namespace nvfuse

@@ -1,0 +1,293 @@
+#include "multidevice/runtime/multidevice_executor.h"
+
+#include <sstream>
+#include <unordered_set>
+
+#include "ir/all_exprs.h"
+#include "ir/dump.h"
+#include "ir/errors.h"
+#include "ir/printer.h"
+#include "multidevice/local_shard.h"
+#include "multidevice/localize.h"
+#include "multidevice/runtime/post_communication.h"
+#include "passes/propagate_shardings.h"
+#include "runtime/input_binding.h"
+
+namespace nvfuse {
+
+namespace {
+
+std::vector<TensorView*> tensors_of(const Fusion& fusion) {
+  std::vector<TensorView*> tensors;
+  for (Val* in : fusion.inputs()) {
+    if (in->is<TensorView>()) {
+      tensors.push_back(in->as<TensorView>());
+    }
+  }
+  for (Expr* expr : fusion.exprs()) {
+    for (Val* out : expr->outputs()) {
+      if (out->is<TensorView>()) {
+        tensors.push_back(out->as<TensorView>());
+      }
+    }
+  }
+  return tensors;
+}
+
+// What a sharded fusion may not hold yet, as an UnsupportedError.
+void check_supported(const Fusion& fusion, const HostSteps& steps) {
+  for (const Val* out : fusion.outputs()) {
+    NVFUSE_CHECK_AS(
+        ErrorKind::kUnsupported, fusion.aliased_input(out) == nullptr,
+        "a sharded fusion cannot update an input in place yet (add_output(",
+        out->as<TensorView>()->name(), ", alias_input))");
+  }
+  for (const Communication& comm : steps.communications) {
+    NVFUSE_CHECK_AS(
+        ErrorKind::kUnsupported,
+        comm.type != CommunicationType::Gather || comm.mesh.contains(comm.root),
+        comm.to_string(), ": gathering onto a device outside the tensor's mesh is not built yet");
+  }
+}
+
+}  // namespace
+
+MultiDeviceExecutor::MultiDeviceExecutor(const Fusion& definition)
+    : fusion_(definition.clone()) {
+  propagate_shardings(*fusion_);
+  for (TensorView* tv : tensors_of(*fusion_)) {
+    NVFUSE_CHECK(
+        tv->device_mesh().has_value(), tv->name(),
+        " has no device mesh and none reaches it from its neighbours; give it one "
+        "with set_device_mesh");
+    sharding_of(*tv);  // rejects malformed DID axes, naming the tensor
+    for (int64_t device : tv->device_mesh()->devices()) {
+      max_device_ = std::max(max_device_, device);
+    }
+  }
+  for (const Val* in : fusion_->inputs()) {
+    input_shardings_.push_back(
+        in->is<TensorView>() ? sharding_of(*in->as<TensorView>()) : Sharding{});
+  }
+  host_steps_ = insert_communications(*fusion_);
+  check_supported(*fusion_, host_steps_);
+  std::unordered_map<const Expr*, const Communication*> communication_of;
+  std::unordered_set<const Expr*> cuts;
+  for (const Communication& comm : host_steps_.communications) {
+    communication_of[comm.expr] = &comm;
+    cuts.insert(comm.expr);
+  }
+  cuts.insert(host_steps_.local_slices.begin(), host_steps_.local_slices.end());
+  std::vector<FusionSegment> plans = segment_at_host_steps(*fusion_, cuts);
+  if (plans.empty()) {
+    FusionSegment whole;
+    whole.fusion = fusion_->clone();
+    for (size_t i = 0; i < fusion_->inputs().size(); ++i) {
+      whole.inputs.push_back(i);
+    }
+    whole.outputs.assign(fusion_->outputs().begin(), fusion_->outputs().end());
+    plans.push_back(std::move(whole));
+  }
+  for (FusionSegment& plan : plans) {
+    Step step;
+    const Expr* def = plan.outputs.front()->definition();
+    if (plan.is_aten && def != nullptr && cuts.count(def)) {
+      auto it = communication_of.find(def);
+      if (it != communication_of.end()) {
+        step.communication = it->second;
+      } else {
+        step.local_slice = def;
+      }
+    } else {
+      step.mesh = plan.outputs.front()->as<TensorView>()->device_mesh();
+      localize(*plan.fusion);
+      step.executor = std::make_unique<FusionExecutor>(*plan.fusion);
+    }
+    step.plan = std::move(plan);
+    steps_.push_back(std::move(step));
+  }
+  if (dump_enabled(DumpOption::host_ir) || dump_enabled(DumpOption::communication)) {
+    dump("host_ir", host_program());
+  }
+}
+
+std::string MultiDeviceExecutor::host_program() const {
+  std::ostringstream ss;
+  for (const Step& step : steps_) {
+    if (step.communication != nullptr) {
+      ss << "  communicate: " << step.communication->to_string() << " -> "
+         << step.communication->expr->output(0)->as<TensorView>()->name() << "\n";
+    } else if (step.local_slice != nullptr) {
+      ss << "  local slice: " << step.local_slice->input(0)->as<TensorView>()->name()
+         << " -> " << step.local_slice->output(0)->as<TensorView>()->name() << " ("
+         << sharding_of(*step.local_slice->output(0)->as<TensorView>()).to_string() << ")\n";
+    } else {
+      ss << "  compute on " << *step.mesh << ":";
+      for (const Val* out : step.plan.outputs) {
+        ss << " " << out->as<TensorView>()->name();
+      }
+      ss << " from";
+      for (size_t i : step.plan.inputs) {
+        ss << " input " << i;
+      }
+      for (const Val* b : step.plan.boundary) {
+        ss << " " << b->as<TensorView>()->name();
+      }
+      ss << "\n";
+    }
+  }
+  return ss.str();
+}
+
+std::vector<Sharding> MultiDeviceExecutor::output_shardings() const {
+  std::vector<Sharding> shardings;
+  for (const Val* out : fusion_->outputs()) {
+    shardings.push_back(sharding_of(*out->as<TensorView>()));
+  }
+  return shardings;
+}
+
+void MultiDeviceExecutor::check_inputs(
+    const std::vector<Argument>& args,
+    int64_t world_size) const {
+  check_argument_count(*fusion_, args);
+  const int64_t me = Communicator::get().rank();
+  for (size_t i = 0; i < args.size(); ++i) {
+    const Val* input = fusion_->inputs()[i];
+    if (!input->is<TensorView>()) {
+      continue;
+    }
+    const auto& tv = *input->as<TensorView>();
+    const Sharding sharding = sharding_of(tv);
+    NVFUSE_CHECK_AS(
+        ErrorKind::kInput, max_device_ < world_size, "the mesh ", *sharding.mesh,
+        " of input ", i, " (", tv.name(), ") needs device ", max_device_,
+        ", but this world has ", world_size, " processes");
+    const auto* tensor = std::get_if<at::Tensor>(&args[i]);
+    if (tensor == nullptr || !sharding.mesh->contains(me)) {
+      continue;
+    }
+    NVFUSE_CHECK_AS(
+        ErrorKind::kInput, tensor->dim() == tv.rank(), "input ", i, " (", tv.name(),
+        ") has ", tensor->dim(), " dimensions, but its local shard has ", tv.rank());
+    for (int64_t a = 0; a < tv.rank(); ++a) {
+      const int m = sharding.mesh_axis[a];
+      const auto global = tv.logical()[a]->logical_extent()->constant_int();
+      if (m < 0 || !global.has_value()) {
+        continue;
+      }
+      const int64_t devices = sharding.mesh->size(m);
+      NVFUSE_CHECK_AS(
+          ErrorKind::kInput, *global % devices == 0, "input ", i, " (", tv.name(),
+          "): axis ", a, " of extent ", *global, " does not split evenly over ",
+          devices, " devices");
+      const int64_t local = sharding.whole_axis[a] ? 1 : *global / devices;
+      NVFUSE_CHECK_AS(
+          ErrorKind::kInput, tensor->size(a) == local, "input ", i, " (", tv.name(),
+          "): axis ", a, " has extent ", tensor->size(a), ", but it is ", *global,
+          " sharded over ", devices, " devices on ", did_of_mesh_axis(m),
+          ", so each process passes its local shard of extent ", local);
+    }
+  }
+}
+
+at::Tensor MultiDeviceExecutor::run_local_slice(
+    const Expr& slice,
+    const at::Tensor& whole,
+    int64_t device) const {
+  const auto& out = *slice.output(0)->as<TensorView>();
+  const Sharding sharding = sharding_of(out);
+  if (!sharding.mesh->contains(device) || !whole.defined()) {
+    return at::Tensor();
+  }
+  const Sharding before = sharding_of(*slice.input(0)->as<TensorView>());
+  at::Tensor local = whole;
+  for (int64_t a = 0; a < out.rank(); ++a) {
+    if (sharding.mesh_axis[a] < 0 || before.mesh_axis[a] >= 0) {
+      continue;
+    }
+    const auto [begin, end] = local_range(sharding, device, a, whole.sizes().vec());
+    local = local.narrow(a, begin, end - begin);
+  }
+  return local;
+}
+
+std::vector<at::Tensor> MultiDeviceExecutor::execute(const std::vector<Argument>& args) {
+  Communicator& communicator = Communicator::get();
+  NVFUSE_CHECK_AS(
+      ErrorKind::kInput, communicator.is_configured(),
+      "this fusion is sharded over a device mesh: run it in a multi-process world "
+      "(torchrun) and call nvfuse.multidevice.init() (FusionDefinition.execute does)");
+  const int64_t me = communicator.rank();
+  check_inputs(args, communicator.world_size());
+  // Every process creates every team's group, in the same order.
+  for (const Communication& comm : host_steps_.communications) {
+    for (const auto& team : comm.teams()) {
+      if (team.size() > 1) {
+        communicator.group(team);
+      }
+    }
+  }
+  std::unordered_map<const Val*, at::Tensor> values;
+  c10::Device tensor_device = c10::kCPU;
+  bool found_device = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (const auto* t = std::get_if<at::Tensor>(&args[i])) {
+      values[fusion_->inputs()[i]] = *t;
+      if (!found_device && t->defined() && t->dim() > 0) {
+        tensor_device = t->device();
+        found_device = true;
+      }
+    }
+  }
+  const auto value_of = [&](const Val* v) {
+    auto it = values.find(v);
+    return it == values.end() ? at::Tensor() : it->second;
+  };
+  for (Step& step : steps_) {
+    if (step.communication != nullptr) {
+      const Communication& comm = *step.communication;
+      const CommunicationSite site{
+          me, tensor_device, to_aten(comm.tensor->dtype()), comm.tensor->rank()};
+      values[comm.expr->output(0)] =
+          post_communication(comm, value_of(comm.tensor), site, communicator);
+      continue;
+    }
+    if (step.local_slice != nullptr) {
+      values[step.local_slice->output(0)] =
+          run_local_slice(*step.local_slice, value_of(step.local_slice->input(0)), me);
+      continue;
+    }
+    if (!step.mesh->contains(me)) {
+      continue;
+    }
+    std::vector<Argument> step_args;
+    for (size_t i : step.plan.inputs) {
+      step_args.push_back(args[i]);
+    }
+    for (const Val* b : step.plan.boundary) {
+      at::Tensor value = value_of(b);
+      NVFUSE_ASSERT(value.defined(), "no local value of ", b->as<TensorView>()->name());
+      step_args.emplace_back(value);
+    }
+    std::vector<at::Tensor> outs = step.executor->execute(step_args);
+    for (size_t i = 0; i < outs.size(); ++i) {
+      values[step.plan.outputs[i]] = outs[i];
+    }
+  }
+  std::vector<at::Tensor> outputs;
+  for (const Val* out : fusion_->outputs()) {
+    outputs.push_back(value_of(out));
+  }
+  return outputs;
+}
+
+MultiDeviceExecutor& multidevice_executor_for(CachedFusion& entry) {
+  std::lock_guard<std::mutex> lock(entry.mutex);
+  if (entry.runtime_state == nullptr) {
+    entry.runtime_state = std::make_unique<MultiDeviceExecutor>(*entry.fusion);
+  }
+  return static_cast<MultiDeviceExecutor&>(*entry.runtime_state);
+}
+
+}  // namespace nvfuse

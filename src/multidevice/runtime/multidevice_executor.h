@@ -1,0 +1,63 @@
+// Runs a sharded fusion in one process of a multi-device world: the host
+// program of compute segments (each a FusionExecutor over local shards:
+// generated kernels on CUDA, the reference evaluator on CPU) and host steps
+// (communications through the c10d communicator, and local slices).
+//
+// Built once per cached fusion: sharding propagation, decomposition of the
+// reshardings (multidevice/insert_communications.h), the cut at the host
+// steps (segment/aten_segmenter.h) and localization of each compute
+// segment (multidevice/localize.h). Every process builds the same program.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "frontend/fusion_cache.h"
+#include "multidevice/insert_communications.h"
+#include "multidevice/sharding.h"
+#include "runtime/aten_types.h"
+#include "runtime/fusion_executor.h"
+
+namespace nvfuse {
+
+class MultiDeviceExecutor : public RuntimeState {
+ public:
+  explicit MultiDeviceExecutor(const Fusion& definition);
+
+  // `args`: this process's local shards (and scalars), in definition order.
+  // Returns its local shard of each output; undefined for an output whose
+  // mesh does not hold this device.
+  std::vector<at::Tensor> execute(const std::vector<Argument>& args);
+
+  // Each input's and output's mesh and sharded axes (after propagation).
+  const std::vector<Sharding>& input_shardings() const { return input_shardings_; }
+  std::vector<Sharding> output_shardings() const;
+  // The host program as text (NVFUSE_DUMP=host_ir).
+  std::string host_program() const;
+  const Fusion& prepared_fusion() const { return *fusion_; }
+
+ private:
+  struct Step {
+    FusionSegment plan;  // compute: the localized fusion, run by `executor`
+    std::unique_ptr<FusionExecutor> executor;
+    const Communication* communication = nullptr;
+    const Expr* local_slice = nullptr;
+    // Compute steps run on the devices of this mesh only.
+    std::optional<DeviceMesh> mesh;
+  };
+
+  void check_inputs(const std::vector<Argument>& args, int64_t world_size) const;
+  at::Tensor run_local_slice(const Expr& slice, const at::Tensor& whole, int64_t device) const;
+
+  std::unique_ptr<Fusion> fusion_;
+  HostSteps host_steps_;
+  std::vector<Step> steps_;
+  std::vector<Sharding> input_shardings_;
+  int64_t max_device_ = 0;
+};
+
+// The multi-device executor of a cached fusion, created on first use.
+MultiDeviceExecutor& multidevice_executor_for(CachedFusion& entry);
+
+}  // namespace nvfuse
