@@ -19,6 +19,18 @@ class Lowerer {
       return;
     }
     const Sharding out = sharding_of(out_);
+    size_t tensor_outputs = 0;
+    for (const Val* v : expr_.outputs()) {
+      tensor_outputs += v->is<TensorView>();
+    }
+    for (const Val* v : expr_.inputs()) {
+      NVFUSE_CHECK_AS(
+          ErrorKind::kUnsupported,
+          tensor_outputs < 2 || !v->is<TensorView>() ||
+              !sharding_of(*v->as<TensorView>()).is_sharded(),
+          print_expr(expr_), " reads sharded ", v->as<TensorView>()->name(),
+          " and has several outputs; sharding such exprs is not built yet");
+    }
     bool partial = false;
     std::optional<AxisFlow> partial_flow;
     int partial_mesh_axis = -1;
@@ -72,6 +84,10 @@ class Lowerer {
       }
     }
     if (partial) {
+      NVFUSE_CHECK_AS(
+          ErrorKind::kUnsupported, !(expr_.is<LinearOp>() && expr_.inputs().size() > 2),
+          print_expr(expr_), " contracts a sharded axis and adds a bias, which every "
+          "device would add to its partial result; apply the bias after the linear");
       Communication comm = base(out_, *out.mesh, partial_mesh_axis);
       comm.reduce_op = partial_flow->combine;
       const int scattered = out.logical_axis_on(partial_mesh_axis);

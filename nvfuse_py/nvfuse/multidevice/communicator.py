@@ -82,7 +82,8 @@ def _remember(key):
 
 def _new_team_group(ranks):
     """Called by the C++ communicator, in the same order in every process:
-    the c10d name of a process group over `ranks` (sorted)."""
+    the c10d name of a process group over `ranks` (sorted), or "" in a
+    process outside it."""
     ranks = tuple(int(r) for r in ranks)
     if ranks not in _groups:
         if len(ranks) == dist.get_world_size():
@@ -90,4 +91,7 @@ def _new_team_group(ranks):
         else:
             group = dist.new_group(list(ranks), timeout=_timeout())
         _groups[ranks] = group
-    return _groups[ranks].group_name
+    group = _groups[ranks]
+    # Every process takes part in creating the group; the others get no
+    # group object back, and never post to it.
+    return group.group_name if isinstance(group, dist.ProcessGroup) else ""

@@ -64,7 +64,10 @@ c10::intrusive_ptr<c10d::ProcessGroup> Communicator::group(std::vector<int64_t> 
         r + 1, ")");
   }
   const std::string name = factory_(team);
-  auto group = c10d::resolve_process_group(name);
+  // Outside the team the group is created (every process must take part)
+  // but not held: it is never posted to.
+  auto group = name.empty() ? c10::intrusive_ptr<c10d::ProcessGroup>()
+                            : c10d::resolve_process_group(name);
   groups_.emplace(team, group);
   return group;
 }

@@ -23,7 +23,8 @@ namespace nvfuse {
 class Communicator {
  public:
   // Creates the group of `ranks` (sorted) in every process and returns its
-  // c10d name; every process calls it for the same teams in the same order.
+  // c10d name ("" outside it); every process calls it for the same teams in
+  // the same order.
   using GroupFactory = std::function<std::string(const std::vector<int64_t>& ranks)>;
 
   static Communicator& get();
@@ -35,7 +36,8 @@ class Communicator {
   int64_t world_size() const;
   int64_t local_rank() const;
 
-  // The group of `team` (any order; a team is a set of ranks).
+  // The group of `team` (any order; a team is a set of ranks); null in a
+  // process outside the team.
   c10::intrusive_ptr<c10d::ProcessGroup> group(std::vector<int64_t> team);
 
  private:

@@ -35,6 +35,7 @@ class Team {
     std::sort(sorted_.begin(), sorted_.end());
     if (members_.size() > 1) {
       group_ = communicator.group(members_);
+      NVFUSE_ASSERT(group_, "no process group for a team this device is in");
     }
   }
   int64_t size() const { return static_cast<int64_t>(members_.size()); }
@@ -82,7 +83,14 @@ at::Tensor chunks_along(const at::Tensor& t, int64_t axis, int64_t parts) {
   return t.unflatten(axis, {parts, extent / parts}).movedim(axis, 0).contiguous();
 }
 
-// The inverse: chunks on dim 0 joined along `axis` of each chunk.
+// Chunks stacked on dim 0 as the base collectives take them: dim 0 holds
+// the chunks' dim 0 end to end (0-d chunks stay a 1-D stack).
+at::Tensor stacked(const at::Tensor& chunks) {
+  return chunks.dim() > 1 ? chunks.flatten(0, 1) : chunks;
+}
+
+// The inverse of chunks_along: chunks on dim 0 joined along `axis` of each
+// chunk.
 at::Tensor join_along(const at::Tensor& chunks, int64_t axis) {
   return chunks.movedim(0, axis).flatten(axis, axis + 1);
 }
@@ -142,7 +150,9 @@ at::Tensor post_communication(
       std::vector<int64_t> sizes = local.sizes().vec();
       sizes.insert(sizes.begin(), d);
       at::Tensor gathered = empty(sizes, site);
-      wait(team.group()._allgather_base(gathered, local));
+      // The base collectives take the shards stacked along dim 0.
+      at::Tensor flat = stacked(gathered);
+      wait(team.group()._allgather_base(flat, local));
       return join_along(team.reorder(gathered, false), comm.axis);
     }
     case CommunicationType::Allreduce: {
@@ -165,7 +175,8 @@ at::Tensor post_communication(
       at::Tensor local = empty(sizes, site);
       c10d::ReduceScatterOptions options;
       options.reduceOp = reduce_op_of(comm);
-      wait(team.group()._reduce_scatter_base(local, chunks, options));
+      at::Tensor flat = stacked(chunks);
+      wait(team.group()._reduce_scatter_base(local, flat, options));
       return local;
     }
     case CommunicationType::AllToAll: {
@@ -177,7 +188,9 @@ at::Tensor post_communication(
       at::Tensor send = team.reorder(chunks_along(input, comm.to_axis, d), true).contiguous();
       at::Tensor received = at::empty_like(send);
       std::vector<int64_t> no_splits;
-      wait(team.group().alltoall_base(received, send, no_splits, no_splits));
+      at::Tensor flat_received = stacked(received);
+      at::Tensor flat_send = stacked(send);
+      wait(team.group().alltoall_base(flat_received, flat_send, no_splits, no_splits));
       return join_along(team.reorder(received, false), comm.axis).contiguous();
     }
     case CommunicationType::Broadcast: {
