@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The multi-GPU check: run from the repository root on a host with 2 or
+# more GPUs (the device tool's nvidia-h200-x2 / -x4). Builds nvfuse, runs
+# the multi-process tests (tests_py/multidevice) with NCCL on 2 GPUs and on
+# 4 when there are 4, then the tensor-parallel benchmark on every GPU, and
+# prints a short summary last. Logs go to $OUT when set, else build/gpu.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+LOG_DIR="${OUT:-build/gpu}"
+mkdir -p "$LOG_DIR"
+export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}"
+export PYTHONUNBUFFERED=1 NVFUSE_COMM_TIMEOUT_S="${NVFUSE_COMM_TIMEOUT_S:-120}"
+declare -a NAMES RESULTS
+record() { NAMES+=("$1"); RESULTS+=("$2"); }
+
+gpus=$(nvidia-smi -L | wc -l)
+start=$(date +%s)
+if python3 -m pip install --no-build-isolation --no-deps . -Cbuild-dir=build/gpu \
+    >"$LOG_DIR/build.log" 2>&1; then
+  record build "ok ($(( $(date +%s) - start )) s)"
+else
+  tail -30 "$LOG_DIR/build.log"
+  record build FAILED
+fi
+for n in 2 4; do
+  if [ "$n" -gt "$gpus" ]; then continue; fi
+  NVFUSE_TEST_DEVICE=cuda timeout 300 torchrun --nproc-per-node="$n" \
+    -m pytest tests_py/multidevice -q -p no:cacheprovider >"$LOG_DIR/nccl_$n.log" 2>&1
+  rc=$?
+  grep -E "passed|failed" "$LOG_DIR/nccl_$n.log" | head -"$n"
+  record "NCCL tests x$n" "rc=$rc, $(grep -E 'passed|failed' "$LOG_DIR/nccl_$n.log" | head -1)"
+done
+timeout 300 torchrun --nproc-per-node="$gpus" benchmarks/multidevice/tp_blocks.py \
+  >"$LOG_DIR/tp_blocks.log" 2>&1
+record "TP benchmark" "rc=$?"
+grep -v "^W" "$LOG_DIR/tp_blocks.log" | tail -8
+
+echo "==== multi-GPU check: $gpus x $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) ===="
+for i in "${!NAMES[@]}"; do printf '%-16s %s\n' "${NAMES[$i]}" "${RESULTS[$i]}"; done
