@@ -51,13 +51,19 @@ def init():
             )
         address = os.environ.get("MASTER_ADDR", "localhost")
         port = os.environ.get("MASTER_PORT", "29500")
+        # torchrun's agent may already serve the store: env:// joins it.
+        init_method = (
+            "env://"
+            if "MASTER_ADDR" in os.environ and "RANK" in os.environ
+            else f"tcp://{address}:{port}"
+        )
         backend = "cpu:gloo,cuda:nccl" if torch.cuda.is_available() else "gloo"
         local_rank = _env_int("LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK")
         if torch.cuda.is_available() and local_rank is not None:
             torch.cuda.set_device(local_rank % torch.cuda.device_count())
         dist.init_process_group(
             backend=backend,
-            init_method=f"tcp://{address}:{port}",
+            init_method=init_method,
             rank=rank,
             world_size=world_size,
             timeout=_timeout(),

@@ -25,10 +25,10 @@ class DeviceMesh:
             raise DefinitionTypeError(
                 f"DeviceMesh: expected device ids as a tensor or (nested) list, got {devices!r}"
             ) from e
-        if ids.is_floating_point() or ids.is_complex() or ids.dtype == torch.bool:
-            raise DefinitionTypeError(f"DeviceMesh: device ids must be integers, got {ids.dtype}")
         if ids.dim() == 0 or ids.numel() == 0:
             raise DefinitionError(f"DeviceMesh: needs at least one device, got {devices!r}")
+        if ids.is_floating_point() or ids.is_complex() or ids.dtype == torch.bool:
+            raise DefinitionTypeError(f"DeviceMesh: device ids must be integers, got {ids.dtype}")
         if ids.dim() > 3:
             raise DefinitionError(
                 f"DeviceMesh: a mesh has at most 3 axes (mesh_x, mesh_y, mesh_z), got shape "
