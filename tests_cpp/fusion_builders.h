@@ -17,4 +17,15 @@ inline TensorView* symbolic_input(Fusion& f, int64_t rank, DataType dtype) {
   return tv;
 }
 
+// A fusion input of constant extents `sizes`.
+inline TensorView* concrete_input(Fusion& f, const std::vector<int64_t>& sizes, DataType dtype) {
+  std::vector<IterDomain*> axes;
+  for (int64_t size : sizes) {
+    axes.push_back(f.create<IterDomain>(f.index_constant(size), IterType::kIteration));
+  }
+  auto* tv = f.create<TensorView>(TensorDomain(axes), dtype);
+  f.add_input(tv);
+  return tv;
+}
+
 }  // namespace nvfuse::testing

@@ -6,7 +6,8 @@ with DTensor tensor parallelism, in one run (launch with torchrun):
 The MLP (seed 003): column-parallel linear (+bias) -> GELU -> row-parallel
 linear, whose partial results one Allreduce combines. Both sides hold the
 same local weight shards; times are the median of CUDA-event timings of the
-forward, taken after warm-up and synchronized across ranks. Rank 0 prints
+forward in steady state (back-to-back calls), the slowest rank's, and the
+host time per call. Rank 0 prints
 one line per case: tokens x hidden, dtype, nvfuse and DTensor ms, and the
 speed-up.
 """
@@ -14,6 +15,7 @@ speed-up.
 import math
 import os
 import statistics
+import time
 
 import torch
 import torch.distributed as dist
@@ -60,22 +62,38 @@ class Mlp(torch.nn.Module):
         return self.down(torch.nn.functional.gelu(self.up(x)))
 
 
-def median_ms(fn, iters=20, warmup=5):
+def median_ms(fn, iters=10, repeats=7, warmup=5):
+    """Steady-state time of one call: `iters` back-to-back calls between two
+    CUDA events (so host work overlaps the GPU as in a training loop), the
+    median over `repeats`, the slowest rank's."""
     for _ in range(warmup):
         fn()
     torch.cuda.synchronize()
     times = []
-    for _ in range(iters):
+    for _ in range(repeats):
         dist.barrier()
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
-        fn()
+        for _ in range(iters):
+            fn()
         end.record()
         torch.cuda.synchronize()
-        times.append(start.elapsed_time(end))
+        times.append(start.elapsed_time(end) / iters)
     t = torch.tensor([statistics.median(times)], device="cuda")
     dist.all_reduce(t, op=dist.ReduceOp.MAX)
     return t.item()
+
+
+def host_us(fn, iters=50):
+    """Host time of one call (until it returns, GPU work still queued)."""
+    torch.cuda.synchronize()
+    dist.barrier()
+    start = time.perf_counter()
+    for _ in range(iters):
+        fn()
+    elapsed = (time.perf_counter() - start) / iters * 1e6
+    torch.cuda.synchronize()
+    return elapsed
 
 
 def main():
@@ -92,7 +110,10 @@ def main():
     cases = [(8192, 4096, torch.bfloat16), (8192, 8192, torch.bfloat16), (4096, 4096, torch.float32)]
     if rank == 0:
         print(f"TP MLP forward on {d} x {torch.cuda.get_device_name()}")
-        print(f"{'tokens x hidden':>16} {'dtype':>9} {'nvfuse ms':>10} {'DTensor ms':>11} {'speed-up':>9} {'max err':>8}")
+        print(
+            f"{'tokens x hidden':>16} {'dtype':>9} {'nvfuse ms':>10} {'DTensor ms':>11} "
+            f"{'speed-up':>9} {'max err':>8} {'host us nvfuse/DTensor':>23}"
+        )
     for tokens, hidden, dtype in cases:
         g = torch.Generator().manual_seed(0)
         full = [
@@ -114,10 +135,13 @@ def main():
             err = (ours.float() - theirs.float()).abs().max().item()
             t_nvfuse = median_ms(lambda: fd.execute(local))
             t_dtensor = median_ms(lambda: module(full[0]))
+            h_nvfuse = host_us(lambda: fd.execute(local))
+            h_dtensor = host_us(lambda: module(full[0]))
         if rank == 0:
             print(
                 f"{tokens:>7} x {hidden:<6} {str(dtype).split('.')[-1]:>9} {t_nvfuse:>10.3f} "
-                f"{t_dtensor:>11.3f} {t_dtensor / t_nvfuse:>8.2f}x {err:>8.3g}"
+                f"{t_dtensor:>11.3f} {t_dtensor / t_nvfuse:>8.2f}x {err:>8.3g} "
+                f"{h_nvfuse:>11.0f} / {h_dtensor:<9.0f}"
             )
     dist.barrier()
     dist.destroy_process_group()

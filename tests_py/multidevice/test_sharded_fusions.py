@@ -55,6 +55,22 @@ def test_reduction_over_sharded_axis_is_an_allreduce(world, op):
     assert f"Allreduce T" in host_program(fd) and f"({op})" in host_program(fd)
 
 
+def test_whole_operand_of_a_sharded_expr_is_sliced_locally(world):
+    d = world.size
+    mesh = DeviceMesh(torch.arange(d))
+    with FusionDefinition() as fd:
+        a = fd.define_tensor((-1, -1), contiguity=True, dtype=DataType.Float)
+        b = fd.define_tensor((-1, -1), contiguity=True, dtype=DataType.Float)
+        y = fd.ops.add(a, b)
+        fd.add_output(y)
+        shard_axis(a, 1, mesh)
+        b.set_device_mesh(mesh)  # every process holds all of b
+    full_a, full_b = world.randn(3, 2 * d, seed=30), world.randn(3, 2 * d, seed=31)
+    (y_local,) = fd.execute([shard_tensor(full_a, a, mesh), full_b])
+    torch.testing.assert_close(y_local, shard_tensor(full_a + full_b, y, mesh))
+    assert "local slice" in host_program(fd) and "communicate" not in host_program(fd)
+
+
 def test_reduction_into_a_sharded_output_is_a_reduce_scatter(world):
     d = world.size
     mesh = DeviceMesh(torch.arange(d))

@@ -38,7 +38,12 @@ def is_initialized():
 
 
 def init():
-    """Sets up this process's communicator (idempotent)."""
+    """Sets up this process's communicator (idempotent; cheap once done, as
+    every execute() of a sharded fusion calls it)."""
+    if _configured_for is not None and dist.is_initialized() and _configured_for[2] == id(
+        dist.group.WORLD
+    ):
+        return
     if not dist.is_initialized():
         rank = _env_int("RANK", "OMPI_COMM_WORLD_RANK")
         world_size = _env_int("WORLD_SIZE", "OMPI_COMM_WORLD_SIZE")
