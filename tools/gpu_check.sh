@@ -17,18 +17,10 @@ export PYTHONUNBUFFERED=1
 export NVFUSE_CACHE_DIR="${NVFUSE_CACHE_DIR:-$PWD/build/gpu/kernel_cache}"
 BENCH_SIZES="${NVFUSE_BENCH_SIZES:-1MB,64MB,1GB}"
 
-declare -a NAMES RESULTS
-record() { NAMES+=("$1"); RESULTS+=("$2"); }
+source tools/gpu_build_step.sh
 
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
-start=$(date +%s)
-if python3 -m pip install --no-build-isolation --no-deps . -Cbuild-dir=build/gpu \
-    >"$LOG_DIR/build.log" 2>&1; then
-  record build "ok ($(( $(date +%s) - start )) s)"
-else
-  tail -30 "$LOG_DIR/build.log"
-  record build FAILED
-fi
+build_nvfuse
 
 python3 -m pytest tests_py -q -p no:cacheprovider -m gpu 2>&1 | tee "$LOG_DIR/gpu_tests.log" | tail -15
 record "gpu tests" "$(tail -1 "$LOG_DIR/gpu_tests.log")"
@@ -73,9 +65,7 @@ fi
 echo
 echo "==================== nvfuse GPU check ===================="
 echo "GPU: ${gpu:-none found}"
-for i in "${!NAMES[@]}"; do
-  printf "%-12s %s\n" "${NAMES[$i]}" "${RESULTS[$i]}"
-done
+print_summary
 failed=0
 for r in "${RESULTS[@]}"; do
   case "$r" in *FAILED*|*failed*|*error*) failed=1 ;; esac

@@ -10,18 +10,10 @@ LOG_DIR="${OUT:-build/gpu}"
 mkdir -p "$LOG_DIR"
 export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}"
 export PYTHONUNBUFFERED=1 NVFUSE_COMM_TIMEOUT_S="${NVFUSE_COMM_TIMEOUT_S:-120}"
-declare -a NAMES RESULTS
-record() { NAMES+=("$1"); RESULTS+=("$2"); }
+source tools/gpu_build_step.sh
 
 gpus=$(nvidia-smi -L | wc -l)
-start=$(date +%s)
-if python3 -m pip install --no-build-isolation --no-deps . -Cbuild-dir=build/gpu \
-    >"$LOG_DIR/build.log" 2>&1; then
-  record build "ok ($(( $(date +%s) - start )) s)"
-else
-  tail -30 "$LOG_DIR/build.log"
-  record build FAILED
-fi
+build_nvfuse
 for n in 2 4; do
   if [ "$n" -gt "$gpus" ]; then continue; fi
   NVFUSE_TEST_DEVICE=cuda timeout 300 torchrun --nproc-per-node="$n" \
@@ -36,4 +28,4 @@ record "TP benchmark" "rc=$?"
 grep -v "^W" "$LOG_DIR/tp_blocks.log" | tail -8
 
 echo "==== multi-GPU check: $gpus x $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) ===="
-for i in "${!NAMES[@]}"; do printf '%-16s %s\n' "${NAMES[$i]}" "${RESULTS[$i]}"; done
+print_summary
