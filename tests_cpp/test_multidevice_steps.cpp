@@ -90,6 +90,20 @@ TEST(InsertCommunications, AGatheredInputIsASetTheExprReads) {
   EXPECT_FALSE(sharding_of(*gather.expr->output(0)->as<TensorView>()).is_sharded());
 }
 
+TEST(InsertCommunications, AnInputReadTwiceIsGatheredOnce) {
+  Fusion f;
+  TensorView* x = symbolic_input(f, 1, DataType::Float);
+  shard(x, two_devices(), 0);
+  TensorView* y = pointwise(OpType::mul, {x, x})->as<TensorView>();
+  y->set_device_mesh(two_devices());
+  f.add_output(y);
+  propagate_shardings(f);
+  const HostSteps steps = insert_communications(f);
+  ASSERT_EQ(steps.communications.size(), 1u);
+  EXPECT_EQ(y->definition()->input(0), steps.communications[0].expr->output(0));
+  EXPECT_EQ(y->definition()->input(1), steps.communications[0].expr->output(0));
+}
+
 TEST(InsertCommunications, AWholeOperandOfAShardedExprIsSlicedLocally) {
   Fusion f;
   TensorView* a = symbolic_input(f, 1, DataType::Float);

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
+#include <tuple>
 
 #include "ir/all_exprs.h"
 #include "multidevice/axis_flow.h"
@@ -113,8 +115,11 @@ class Inserter {
     auto* out = expr->output(0)->as<TensorView>();
     const Sharding out_sharding = sharding_of(*out);
     std::unordered_map<const Val*, Val*> substitutions;
+    // An input read twice (mul(x, x)) is lowered once per read; move it once.
+    std::set<std::tuple<const TensorView*, CommunicationType, int64_t, int64_t>> done;
     for (const Communication& comm : comms) {
-      if (combines_partials(comm.type)) {
+      if (combines_partials(comm.type) ||
+          !done.emplace(comm.tensor, comm.type, comm.axis, comm.to_axis).second) {
         continue;
       }
       auto* current = const_cast<TensorView*>(comm.tensor);
