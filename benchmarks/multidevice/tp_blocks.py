@@ -1,7 +1,10 @@
 """Tensor-parallel blocks on every GPU of the host, nvfuse against torch
 with DTensor tensor parallelism, in one run (launch with torchrun):
 
-    torchrun --nproc-per-node=4 benchmarks/multidevice/tp_blocks.py
+    torchrun --nproc-per-node=4 benchmarks/multidevice/tp_blocks.py [--profile]
+
+--profile also prints, on rank 0, the CUDA kernels of 10 calls of each side
+(torch.profiler), to see where they differ.
 
 The MLP (seed 003): column-parallel linear (+bias) -> GELU -> row-parallel
 linear, whose partial results one Allreduce combines. Both sides hold the
@@ -15,6 +18,7 @@ speed-up.
 import math
 import os
 import statistics
+import sys
 import time
 
 import torch
@@ -96,6 +100,22 @@ def host_us(fn, iters=50):
     return elapsed
 
 
+PROFILE = "--profile" in sys.argv
+
+
+def profile_kernels(title, fn, calls=10):
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+    if dist.get_rank() == 0:
+        print(f"---- {title}: CUDA kernels of {calls} calls")
+        print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=10, max_name_column_width=60))
+
+
 def main():
     from torch.distributed.device_mesh import init_device_mesh
     from torch.distributed.tensor.parallel import (
@@ -137,6 +157,9 @@ def main():
             t_dtensor = median_ms(lambda: module(full[0]))
             h_nvfuse = host_us(lambda: fd.execute(local))
             h_dtensor = host_us(lambda: module(full[0]))
+            if PROFILE:
+                profile_kernels(f"nvfuse {tokens}x{hidden} {dtype}", lambda: fd.execute(local))
+                profile_kernels(f"DTensor {tokens}x{hidden} {dtype}", lambda: module(full[0]))
         if rank == 0:
             print(
                 f"{tokens:>7} x {hidden:<6} {str(dtype).split('.')[-1]:>9} {t_nvfuse:>10.3f} "
