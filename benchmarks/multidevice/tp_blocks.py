@@ -9,8 +9,9 @@ with DTensor tensor parallelism, in one run (launch with torchrun):
 The MLP (seed 003): column-parallel linear (+bias) -> GELU -> row-parallel
 linear, whose partial results one Allreduce combines. Both sides hold the
 same local weight shards; times are the median of CUDA-event timings of the
-forward in steady state (back-to-back calls), the slowest rank's, and the
-host time per call. Rank 0 prints
+forward in steady state (back-to-back calls, each waiting for its Allreduce
+as a consumer would), the slowest rank's, best of two alternating
+measurements; and the host time per call. Rank 0 prints
 one line per case: tokens x hidden, dtype, nvfuse and DTensor ms, and the
 speed-up.
 """
