@@ -18,7 +18,10 @@ import torch.distributed as dist
 from .. import _C
 from ..errors import InputError
 
+# Team groups by sorted ranks, and the (rank, world size, default group)
+# the C++ communicator was configured for.
 _groups = {}
+_configured_for = None
 
 
 def _env_int(*names):
@@ -40,6 +43,7 @@ def is_initialized():
 def init():
     """Sets up this process's communicator (idempotent; cheap once done, as
     every execute() of a sharded fusion calls it)."""
+    global _configured_for
     if _configured_for is not None and dist.is_initialized() and _configured_for[2] == id(
         dist.group.WORLD
     ):
@@ -77,18 +81,11 @@ def init():
     local_rank = _env_int("LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK")
     if local_rank is None:
         local_rank = rank
-    if not _C.communicator_is_configured() or _configured_for != (rank, world_size, id(dist.group.WORLD)):
+    key = (rank, world_size, id(dist.group.WORLD))
+    if not _C.communicator_is_configured() or _configured_for != key:
         _groups.clear()
         _C.configure_communicator(rank, world_size, local_rank)
-        _remember((rank, world_size, id(dist.group.WORLD)))
-
-
-_configured_for = None
-
-
-def _remember(key):
-    global _configured_for
-    _configured_for = key
+        _configured_for = key
 
 
 def _new_team_group(ranks):
