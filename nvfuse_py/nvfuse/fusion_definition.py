@@ -36,6 +36,7 @@ class FusionDefinition:
         self._state = None
         self._id = None
         self._saved_inputs = None
+        self._sharded = None  # whether execute takes the multi-device path
         self.ops = Operators(self)
         self.sched = Schedule(self)
         if id is not None:
@@ -298,7 +299,9 @@ class FusionDefinition:
             ]
         if print_repro:
             print(self.repro_script(inputs))
-        if _C.has_device_mesh(self._id):
+        if self._sharded is None:
+            self._sharded = _C.has_device_mesh(self._id)
+        if self._sharded:
             from .multidevice import dtensor
 
             return dtensor.execute_sharded(self, inputs)

@@ -7,7 +7,6 @@
 #include "frontend/fusion_cache.h"
 #include "multidevice/runtime/communicator.h"
 #include "multidevice/runtime/multidevice_executor.h"
-#include "passes/propagate_shardings.h"
 
 namespace py = pybind11;
 
@@ -28,7 +27,7 @@ std::string new_group_from_python(const std::vector<int64_t>& ranks) {
 MultiDeviceExecutor& sharded_executor(int64_t fusion_id) {
   CachedFusion& entry = FusionCache::get().at(fusion_id);
   NVFUSE_CHECK(
-      has_device_mesh(*entry.fusion), "fusion ", fusion_id, " is not sharded over a device mesh");
+      entry.sharded, "fusion ", fusion_id, " is not sharded over a device mesh");
   return multidevice_executor_for(entry);
 }
 
@@ -56,7 +55,7 @@ void init_multidevice(py::module_& m) {
   m.def("communicator_is_configured", [] { return Communicator::get().is_configured(); });
   m.def(
       "has_device_mesh",
-      [](int64_t fusion_id) { return has_device_mesh(*FusionCache::get().at(fusion_id).fusion); },
+      [](int64_t fusion_id) { return FusionCache::get().at(fusion_id).sharded; },
       py::arg("fusion_id"));
   m.def(
       "output_shardings",
@@ -97,23 +96,19 @@ void init_multidevice(py::module_& m) {
       "(DeviceMesh, mesh axis per logical axis or -1, whole-axis flags) of an "
       "input or output tensor");
   m.def(
-      "input_state_index",
-      [](int64_t fusion_id, int64_t position) {
-        CachedFusion& entry = FusionCache::get().at(fusion_id);
-        const auto& inputs = entry.fusion->inputs();
-        NVFUSE_CHECK(
-            position >= 0 && position < static_cast<int64_t>(inputs.size()),
-            "fusion ", fusion_id, " has no input ", position);
-        for (size_t i = 0; i < entry.states.size(); ++i) {
-          const auto* tv = std::get_if<TensorView*>(&entry.states[i]);
-          if (tv != nullptr && *tv == inputs[position]) {
-            return static_cast<int64_t>(i);
-          }
+      "input_shardings",
+      [](int64_t fusion_id) {
+        py::list result;
+        for (const Sharding& s : sharded_executor(fusion_id).input_shardings()) {
+          result.append(
+              s.mesh.has_value() ? py::object(py::make_tuple(*s.mesh, s.mesh_axis, s.whole_axis))
+                                 : py::object(py::none()));
         }
-        NVFUSE_CHECK(false, "input ", position, " of fusion ", fusion_id, " is not a tensor");
-        return int64_t{-1};
+        return result;
       },
-      py::arg("fusion_id"), py::arg("position"));
+      py::arg("fusion_id"),
+      "[(DeviceMesh, mesh axis per logical axis or -1, whole-axis flags)] per "
+      "input; None for scalars");
   m.def(
       "host_program",
       [](int64_t fusion_id) { return sharded_executor(fusion_id).host_program(); },

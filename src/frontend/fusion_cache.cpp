@@ -1,5 +1,7 @@
 #include "frontend/fusion_cache.h"
 
+#include <algorithm>
+
 namespace nvfuse {
 
 std::string CachedFusion::repro_script() const {
@@ -28,6 +30,9 @@ int64_t FusionCache::insert_or_find(RecordingState&& state) {
   entry.hash = hash;
   entry.records = state.records();
   entry.states = state.states();
+  entry.sharded = std::any_of(
+      entry.records.begin(), entry.records.end(),
+      [](const Record& r) { return r.kind == RecordKind::SetDeviceMesh; });
   entry.fusion = state.release_fusion();
   ids_by_hash_.emplace(hash, id);
   return id;

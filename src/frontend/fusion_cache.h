@@ -27,6 +27,9 @@ struct CachedFusion {
   std::unique_ptr<Fusion> fusion;
   // The IR of each state of the definition, in `fusion`.
   std::vector<StateValue> states;
+  // Some tensor has a device mesh (a set_device_mesh record): execute takes
+  // the multi-device path. Kept so execute need not look.
+  bool sharded = false;
   // Created by the runtime on first execution; guarded by `mutex`.
   std::unique_ptr<RuntimeState> runtime_state;
   std::mutex mutex;

@@ -150,7 +150,7 @@ class Inserter {
       }
     }
     if (!substitutions.empty()) {
-      expr = fusion_.replace_inputs(expr, substitutions);
+      fusion_.replace_inputs(expr, substitutions);
     }
     for (const Communication& comm : comms) {
       if (combines_partials(comm.type)) {
@@ -161,23 +161,14 @@ class Inserter {
 
   // `out` becomes the partial result; a set after it combines the partials
   // and takes its place for every consumer and as a fusion output.
-  void combine_partials(TensorView* out, Sharding out_sharding, const Communication& comm) {
+  void combine_partials(TensorView* out, const Sharding& out_sharding, const Communication& comm) {
     const std::vector<Expr*> uses = out->uses();
-    const int m = comm.type == CommunicationType::ReduceScatter
-        ? out_sharding.mesh_axis[comm.axis]
-        : -1;
-    Sharding partial = out_sharding;
-    if (m >= 0) {
-      partial.mesh_axis[comm.axis] = -1;
-    }
     TensorView* combined = distributed_copy(out, out_sharding);
-    if (m >= 0) {
+    if (comm.type == CommunicationType::ReduceScatter) {
       // The partial result is whole along the scattered axis.
-      std::vector<IterDomain*> logical = out->logical();
-      for (IterDomain* id : logical) {
-        id->parallelize(ParallelType::Serial);
-      }
-      out->set_loop_domain(logical);
+      Sharding partial = out_sharding;
+      partial.mesh_axis[comm.axis] = -1;
+      clear_sharding(out);
       apply_sharding(out, as_splits(partial));
     }
     for (Expr* use : uses) {

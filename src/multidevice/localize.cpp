@@ -28,12 +28,7 @@ class Localizer {
     }
     localize_equalities();
     for (TensorView* tv : tensors) {
-      std::vector<IterDomain*> logical = tv->logical();
-      for (IterDomain* id : logical) {
-        id->parallelize(ParallelType::Serial);
-      }
-      tv->set_loop_domain(logical);
-      tv->clear_device_mesh();
+      clear_sharding(tv);
     }
   }
 

@@ -144,6 +144,10 @@ class Lowerer {
         comm.root = in.mesh->devices()[0];
         comm.mesh = DeviceMesh(std::vector<int64_t>{comm.root});
       } else {
+        NVFUSE_CHECK_AS(
+            ErrorKind::kUnsupported, in.mesh->contains(comm.root), print_expr(expr_),
+            " gathers ", in_tv.name(), " onto device ", comm.root,
+            ", outside its mesh; that is not built yet");
         comm.type = CommunicationType::Gather;
       }
     }

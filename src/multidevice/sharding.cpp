@@ -101,6 +101,15 @@ Sharding sharding_of(const TensorView& tv) {
   return s;
 }
 
+void clear_sharding(TensorView* tv) {
+  std::vector<IterDomain*> logical = tv->logical();
+  for (IterDomain* id : logical) {
+    id->parallelize(ParallelType::Serial);
+  }
+  tv->set_loop_domain(std::move(logical));
+  tv->clear_device_mesh();
+}
+
 void apply_sharding(TensorView* tv, const Sharding& sharding) {
   NVFUSE_ASSERT(
       tv->loop_rank() == tv->rank() && sharding.mesh.has_value() &&

@@ -45,6 +45,10 @@ Sharding sharding_of(const TensorView& tv);
 // outer part is parallelized on that mesh axis.
 void apply_sharding(TensorView* tv, const Sharding& sharding);
 
+// Drops `tv`'s sharding: no mesh, and the logical domain as its loop
+// domain, serial.
+void clear_sharding(TensorView* tv);
+
 // The DID type of mesh axis `axis`: 0 -> DIDx, 1 -> DIDy, 2 -> DIDz.
 ParallelType did_of_mesh_axis(int axis);
 

@@ -5,7 +5,6 @@
 #include "ir/dump.h"
 #include "multidevice/runtime/multidevice_executor.h"
 #include "passes/pass_list.h"
-#include "passes/propagate_shardings.h"
 #include "runtime/coordinate_executor.h"
 #include "runtime/input_binding.h"
 #include "runtime/output_allocation.h"
@@ -451,7 +450,7 @@ bool FusionExecutor::run_segment(
 
 FusionExecutor& executor_for(CachedFusion& entry) {
   NVFUSE_CHECK_AS(
-      ErrorKind::kUnsupported, !has_device_mesh(*entry.fusion),
+      ErrorKind::kUnsupported, !entry.sharded,
       "this fusion is sharded over a device mesh; its per-process segments are "
       "not inspectable this way yet (NVFUSE_DUMP=host_ir prints its host program)");
   std::lock_guard<std::mutex> lock(entry.mutex);
@@ -466,7 +465,7 @@ std::vector<at::Tensor> execute_cached_fusion(
     const std::vector<Argument>& args) {
   CachedFusion& entry = FusionCache::get().at(fusion_id);
   try {
-    if (has_device_mesh(*entry.fusion)) {
+    if (entry.sharded) {
       return multidevice_executor_for(entry).execute(args);
     }
     return executor_for(entry).execute(args);

@@ -7,7 +7,7 @@ import torch
 from .. import _C
 from ..errors import InputError, UnsupportedError
 from . import communicator
-from .sharding import output_shardings, _from_c
+from .sharding import input_shardings, output_shardings
 
 _torch_meshes = {}
 
@@ -77,8 +77,7 @@ def execute_sharded(fd, inputs):
     if any_dtensor:
         for i, x in enumerate(inputs):
             if isinstance(x, DTensor):
-                sharding = _from_c(_C.state_sharding(fd.id(), _input_state(fd, i)))
-                _check_dtensor(i, x, sharding)
+                _check_dtensor(i, x, input_shardings(fd)[i])
                 local_inputs[i] = x.to_local()
     outputs = _C.execute(fd.id(), local_inputs)
     if not any_dtensor:
@@ -89,10 +88,7 @@ def execute_sharded(fd, inputs):
         if out is None:
             wrapped.append(None)
             continue
-        global_shape = list(out.shape)
-        for axis, m in sharding.sharded_axes().items():
-            parts = sharding.mesh.shape[m]
-            global_shape[axis] = parts if sharding.whole_axis[axis] else global_shape[axis] * parts
+        global_shape = sharding.global_sizes(out.shape)
         wrapped.append(
             DTensor.from_local(
                 out,
@@ -104,8 +100,3 @@ def execute_sharded(fd, inputs):
             )
         )
     return wrapped
-
-
-def _input_state(fd, position):
-    """The state index (T<n>) of input `position`."""
-    return _C.input_state_index(fd.id(), position)

@@ -25,6 +25,14 @@ class Sharding:
     def sharded_axes(self):
         return {a: m for a, m in enumerate(self.mesh_axes) if m >= 0}
 
+    def global_sizes(self, local_sizes):
+        """The global sizes of a tensor whose shards have `local_sizes`."""
+        sizes = list(local_sizes)
+        for a, m in self.sharded_axes().items():
+            parts = self.mesh.shape[m]
+            sizes[a] = parts if self.whole_axis[a] else sizes[a] * parts
+        return sizes
+
     def local_slices(self, sizes, device):
         """The slices of a tensor of global `sizes` that `device` holds."""
         coords = _coordinates(self.mesh, device)
@@ -73,9 +81,25 @@ def sharding_of(fd, tensor):
     return _from_c(_C.state_sharding(fd.id(), tensor._ref.index))
 
 
+def _shardings(fd):
+    """(input shardings, output shardings) of the defined `fd`, read once:
+    execute() of DTensors needs them on every call."""
+    if getattr(fd, "_shardings_cache", None) is None:
+        fd._ensure_defined()
+        fd._shardings_cache = (
+            [None if e is None else _from_c(e) for e in _C.input_shardings(fd.id())],
+            [_from_c(e) for e in _C.output_shardings(fd.id())],
+        )
+    return fd._shardings_cache
+
+
+def input_shardings(fd):
+    """Each input's Sharding (None for scalars)."""
+    return list(_shardings(fd)[0])
+
+
 def output_shardings(fd):
-    fd._ensure_defined()
-    return [_from_c(e) for e in _C.output_shardings(fd.id())]
+    return list(_shardings(fd)[1])
 
 
 def _rank():
@@ -111,11 +135,8 @@ def unshard_tensor(local, sharding):
 
     shards = [torch.empty_like(local) for _ in range(dist.get_world_size())]
     dist.all_gather(shards, local.contiguous())
-    mesh = sharding.mesh
-    sizes = list(local.shape)
-    for a, m in sharding.sharded_axes().items():
-        sizes[a] = sizes[a] * mesh.shape[m] if not sharding.whole_axis[a] else mesh.shape[m]
+    sizes = sharding.global_sizes(local.shape)
     full = torch.empty(sizes, dtype=local.dtype, device=local.device)
-    for device in mesh.devices:
+    for device in sharding.mesh.devices:
         full[sharding.local_slices(sizes, device)] = shards[device]
     return full

@@ -27,11 +27,17 @@ void Communicator::configure(
   local_rank_ = local_rank;
   factory_ = std::move(factory);
   groups_.clear();
+  ++generation_;
 }
 
 bool Communicator::is_configured() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return world_size_ > 0;
+}
+
+int64_t Communicator::generation() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return generation_;
 }
 
 int64_t Communicator::rank() const {

@@ -32,6 +32,9 @@ class Communicator {
   // Forgets the groups of an earlier configuration.
   void configure(int64_t rank, int64_t world_size, int64_t local_rank, GroupFactory factory);
   bool is_configured() const;
+  // Changes with every configure: what was derived from the old
+  // configuration (teams, groups) must be derived again.
+  int64_t generation() const;
   int64_t rank() const;
   int64_t world_size() const;
   int64_t local_rank() const;
@@ -47,6 +50,7 @@ class Communicator {
   int64_t rank_ = -1;
   int64_t world_size_ = 0;
   int64_t local_rank_ = -1;
+  int64_t generation_ = 0;
   GroupFactory factory_;
   std::map<std::vector<int64_t>, c10::intrusive_ptr<c10d::ProcessGroup>> groups_;
 };

@@ -9,7 +9,6 @@
 #include "ir/printer.h"
 #include "multidevice/local_shard.h"
 #include "multidevice/localize.h"
-#include "multidevice/runtime/post_communication.h"
 #include "passes/propagate_shardings.h"
 #include "runtime/input_binding.h"
 
@@ -34,19 +33,13 @@ std::vector<TensorView*> tensors_of(const Fusion& fusion) {
   return tensors;
 }
 
-// What a sharded fusion may not hold yet, as an UnsupportedError.
-void check_supported(const Fusion& fusion, const HostSteps& steps) {
+// In-place outputs are not built for sharded fusions yet.
+void check_no_aliases(const Fusion& fusion) {
   for (const Val* out : fusion.outputs()) {
     NVFUSE_CHECK_AS(
         ErrorKind::kUnsupported, fusion.aliased_input(out) == nullptr,
         "a sharded fusion cannot update an input in place yet (add_output(",
         out->as<TensorView>()->name(), ", alias_input))");
-  }
-  for (const Communication& comm : steps.communications) {
-    NVFUSE_CHECK_AS(
-        ErrorKind::kUnsupported,
-        comm.type != CommunicationType::Gather || comm.mesh.contains(comm.root),
-        comm.to_string(), ": gathering onto a device outside the tensor's mesh is not built yet");
   }
 }
 
@@ -54,6 +47,8 @@ void check_supported(const Fusion& fusion, const HostSteps& steps) {
 
 MultiDeviceExecutor::MultiDeviceExecutor(const Fusion& definition)
     : fusion_(definition.clone()) {
+  // Before insert_communications, which may replace outputs.
+  check_no_aliases(*fusion_);
   propagate_shardings(*fusion_);
   for (TensorView* tv : tensors_of(*fusion_)) {
     NVFUSE_CHECK(
@@ -62,7 +57,10 @@ MultiDeviceExecutor::MultiDeviceExecutor(const Fusion& definition)
         "with set_device_mesh");
     sharding_of(*tv);  // rejects malformed DID axes, naming the tensor
     for (int64_t device : tv->device_mesh()->devices()) {
-      max_device_ = std::max(max_device_, device);
+      if (device > max_device_) {
+        max_device_ = device;
+        max_device_tensor_ = tv->name();
+      }
     }
   }
   for (const Val* in : fusion_->inputs()) {
@@ -70,7 +68,6 @@ MultiDeviceExecutor::MultiDeviceExecutor(const Fusion& definition)
         in->is<TensorView>() ? sharding_of(*in->as<TensorView>()) : Sharding{});
   }
   host_steps_ = insert_communications(*fusion_);
-  check_supported(*fusion_, host_steps_);
   std::unordered_map<const Expr*, const Communication*> communication_of;
   std::unordered_set<const Expr*> cuts;
   for (const Communication& comm : host_steps_.communications) {
@@ -97,6 +94,13 @@ MultiDeviceExecutor::MultiDeviceExecutor(const Fusion& definition)
         step.communication = it->second;
       } else {
         step.local_slice = def;
+        step.slice = sharding_of(*def->output(0)->as<TensorView>());
+        const Sharding before = sharding_of(*def->input(0)->as<TensorView>());
+        for (size_t a = 0; a < step.slice.mesh_axis.size(); ++a) {
+          if (step.slice.mesh_axis[a] >= 0 && before.mesh_axis[a] < 0) {
+            step.sliced_axes.push_back(static_cast<int64_t>(a));
+          }
+        }
       }
     } else {
       step.mesh = plan.outputs.front()->as<TensorView>()->device_mesh();
@@ -151,22 +155,18 @@ void MultiDeviceExecutor::check_inputs(
     const std::vector<Argument>& args,
     int64_t world_size) const {
   check_argument_count(*fusion_, args);
+  NVFUSE_CHECK_AS(
+      ErrorKind::kInput, max_device_ < world_size, "the mesh of ", max_device_tensor_,
+      " needs device ", max_device_, ", but this world has ", world_size, " processes");
   const int64_t me = Communicator::get().rank();
   for (size_t i = 0; i < args.size(); ++i) {
     const Val* input = fusion_->inputs()[i];
-    if (!input->is<TensorView>()) {
+    const auto* tensor = std::get_if<at::Tensor>(&args[i]);
+    const Sharding& sharding = input_shardings_[i];
+    if (!input->is<TensorView>() || tensor == nullptr || !sharding.mesh->contains(me)) {
       continue;
     }
     const auto& tv = *input->as<TensorView>();
-    const Sharding sharding = sharding_of(tv);
-    NVFUSE_CHECK_AS(
-        ErrorKind::kInput, max_device_ < world_size, "the mesh ", *sharding.mesh,
-        " of input ", i, " (", tv.name(), ") needs device ", max_device_,
-        ", but this world has ", world_size, " processes");
-    const auto* tensor = std::get_if<at::Tensor>(&args[i]);
-    if (tensor == nullptr || !sharding.mesh->contains(me)) {
-      continue;
-    }
     NVFUSE_CHECK_AS(
         ErrorKind::kInput, tensor->dim() == tv.rank(), "input ", i, " (", tv.name(),
         ") has ", tensor->dim(), " dimensions, but its local shard has ", tv.rank());
@@ -191,22 +191,37 @@ void MultiDeviceExecutor::check_inputs(
   }
 }
 
+void MultiDeviceExecutor::prepare_teams(Communicator& communicator) {
+  const int64_t generation = communicator.generation();
+  if (teams_generation_ == generation) {
+    return;
+  }
+  // Every process creates every team's group, in the same order.
+  for (const Communication& comm : host_steps_.communications) {
+    for (const auto& team : comm.teams()) {
+      if (team.size() > 1) {
+        communicator.group(team);
+      }
+    }
+  }
+  for (Step& step : steps_) {
+    if (step.communication != nullptr) {
+      step.team = Team(step.communication->team_of(communicator.rank()), communicator);
+    }
+  }
+  teams_generation_ = generation;
+}
+
 at::Tensor MultiDeviceExecutor::run_local_slice(
-    const Expr& slice,
+    const Step& step,
     const at::Tensor& whole,
     int64_t device) const {
-  const auto& out = *slice.output(0)->as<TensorView>();
-  const Sharding sharding = sharding_of(out);
-  if (!sharding.mesh->contains(device) || !whole.defined()) {
+  if (!step.slice.mesh->contains(device) || !whole.defined()) {
     return at::Tensor();
   }
-  const Sharding before = sharding_of(*slice.input(0)->as<TensorView>());
   at::Tensor local = whole;
-  for (int64_t a = 0; a < out.rank(); ++a) {
-    if (sharding.mesh_axis[a] < 0 || before.mesh_axis[a] >= 0) {
-      continue;
-    }
-    const auto [begin, end] = local_range(sharding, device, a, whole.sizes().vec());
+  for (int64_t a : step.sliced_axes) {
+    const auto [begin, end] = local_range(step.slice, device, a, whole.sizes().vec());
     local = local.narrow(a, begin, end - begin);
   }
   return local;
@@ -220,14 +235,7 @@ std::vector<at::Tensor> MultiDeviceExecutor::execute(const std::vector<Argument>
       "(torchrun) and call nvfuse.multidevice.init() (FusionDefinition.execute does)");
   const int64_t me = communicator.rank();
   check_inputs(args, communicator.world_size());
-  // Every process creates every team's group, in the same order.
-  for (const Communication& comm : host_steps_.communications) {
-    for (const auto& team : comm.teams()) {
-      if (team.size() > 1) {
-        communicator.group(team);
-      }
-    }
-  }
+  prepare_teams(communicator);
   std::unordered_map<const Val*, at::Tensor> values;
   c10::Device tensor_device = c10::kCPU;
   bool found_device = false;
@@ -247,15 +255,18 @@ std::vector<at::Tensor> MultiDeviceExecutor::execute(const std::vector<Argument>
   for (Step& step : steps_) {
     if (step.communication != nullptr) {
       const Communication& comm = *step.communication;
+      if (step.team.empty()) {
+        continue;  // this device takes no part
+      }
       const CommunicationSite site{
           me, tensor_device, to_aten(comm.tensor->dtype()), comm.tensor->rank()};
       values[comm.expr->output(0)] =
-          post_communication(comm, value_of(comm.tensor), site, communicator);
+          post_communication(comm, step.team, value_of(comm.tensor), site);
       continue;
     }
     if (step.local_slice != nullptr) {
       values[step.local_slice->output(0)] =
-          run_local_slice(*step.local_slice, value_of(step.local_slice->input(0)), me);
+          run_local_slice(step, value_of(step.local_slice->input(0)), me);
       continue;
     }
     if (!step.mesh->contains(me)) {

@@ -15,6 +15,7 @@
 
 #include "frontend/fusion_cache.h"
 #include "multidevice/insert_communications.h"
+#include "multidevice/runtime/post_communication.h"
 #include "multidevice/sharding.h"
 #include "runtime/aten_types.h"
 #include "runtime/fusion_executor.h"
@@ -42,19 +43,28 @@ class MultiDeviceExecutor : public RuntimeState {
     FusionSegment plan;  // compute: the localized fusion, run by `executor`
     std::unique_ptr<FusionExecutor> executor;
     const Communication* communication = nullptr;
+    Team team;  // this device's team of `communication`
     const Expr* local_slice = nullptr;
+    // A local slice's output sharding, and the axes it slices.
+    Sharding slice;
+    std::vector<int64_t> sliced_axes;
     // Compute steps run on the devices of this mesh only.
     std::optional<DeviceMesh> mesh;
   };
 
   void check_inputs(const std::vector<Argument>& args, int64_t world_size) const;
-  at::Tensor run_local_slice(const Expr& slice, const at::Tensor& whole, int64_t device) const;
+  // Creates every team's group (all processes, same order) and this
+  // device's teams, once per communicator configuration.
+  void prepare_teams(Communicator& communicator);
+  at::Tensor run_local_slice(const Step& step, const at::Tensor& whole, int64_t device) const;
 
   std::unique_ptr<Fusion> fusion_;
   HostSteps host_steps_;
   std::vector<Step> steps_;
   std::vector<Sharding> input_shardings_;
-  int64_t max_device_ = 0;
+  int64_t max_device_ = 0;  // the highest device id of any mesh
+  std::string max_device_tensor_;  // a tensor on a mesh holding it
+  int64_t teams_generation_ = -1;
 };
 
 // The multi-device executor of a cached fusion, created on first use.

@@ -26,48 +26,39 @@ c10d::ReduceOp reduce_op_of(const Communication& comm) {
   }
 }
 
-// A team's ranks in mesh order (shard k lives on team[k]) and the c10d
-// group that numbers them in sorted order.
-class Team {
- public:
-  Team(std::vector<int64_t> members, Communicator& communicator)
-      : members_(std::move(members)), sorted_(members_) {
-    std::sort(sorted_.begin(), sorted_.end());
-    if (members_.size() > 1) {
-      group_ = communicator.group(members_);
-      NVFUSE_ASSERT(group_, "no process group for a team this device is in");
-    }
-  }
-  int64_t size() const { return static_cast<int64_t>(members_.size()); }
-  c10d::ProcessGroup& group() const { return *group_; }
-  // The group rank of `device`.
-  int64_t group_rank(int64_t device) const {
-    return std::lower_bound(sorted_.begin(), sorted_.end(), device) - sorted_.begin();
-  }
-  // Chunks indexed by group rank, reordered to shard order (or back with
-  // `to_group_order`), along dim 0; a view when the orders agree.
-  at::Tensor reorder(const at::Tensor& chunks, bool to_group_order) const {
-    if (members_ == sorted_) {
-      return chunks;
-    }
-    std::vector<int64_t> index(members_.size());
-    for (size_t k = 0; k < members_.size(); ++k) {
-      const int64_t g = group_rank(members_[k]);
-      if (to_group_order) {
-        index[g] = static_cast<int64_t>(k);
-      } else {
-        index[k] = g;
-      }
-    }
-    return chunks.index_select(
-        0, at::tensor(index, at::TensorOptions().dtype(at::kLong).device(chunks.device())));
-  }
+}  // namespace
 
- private:
-  std::vector<int64_t> members_;
-  std::vector<int64_t> sorted_;
-  c10::intrusive_ptr<c10d::ProcessGroup> group_;
-};
+Team::Team(std::vector<int64_t> members, Communicator& communicator)
+    : members_(std::move(members)), sorted_(members_) {
+  std::sort(sorted_.begin(), sorted_.end());
+  if (members_.size() > 1) {
+    group_ = communicator.group(members_);
+    NVFUSE_ASSERT(group_, "no process group for a team this device is in");
+  }
+}
+
+int64_t Team::group_rank(int64_t device) const {
+  return std::lower_bound(sorted_.begin(), sorted_.end(), device) - sorted_.begin();
+}
+
+at::Tensor Team::reorder(const at::Tensor& chunks, bool to_group_order) const {
+  if (members_ == sorted_) {
+    return chunks;
+  }
+  std::vector<int64_t> index(members_.size());
+  for (size_t k = 0; k < members_.size(); ++k) {
+    const int64_t g = group_rank(members_[k]);
+    if (to_group_order) {
+      index[g] = static_cast<int64_t>(k);
+    } else {
+      index[k] = g;
+    }
+  }
+  return chunks.index_select(
+      0, at::tensor(index, at::TensorOptions().dtype(at::kLong).device(chunks.device())));
+}
+
+namespace {
 
 void wait(const c10::intrusive_ptr<c10d::Work>& work) {
   work->wait();
@@ -132,14 +123,10 @@ at::Tensor empty(const std::vector<int64_t>& sizes, const CommunicationSite& sit
 
 at::Tensor post_communication(
     const Communication& comm,
+    const Team& team,
     const at::Tensor& input,
-    const CommunicationSite& site,
-    Communicator& communicator) {
-  const std::vector<int64_t> members = comm.team_of(site.device);
-  if (members.empty()) {
-    return at::Tensor();
-  }
-  const Team team(members, communicator);
+    const CommunicationSite& site) {
+  const std::vector<int64_t>& members = team.members();
   const int64_t d = team.size();
   switch (comm.type) {
     case CommunicationType::Allgather: {
@@ -226,7 +213,7 @@ at::Tensor post_communication(
       return comm.mesh.contains(site.device) ? local : at::Tensor();
     }
     case CommunicationType::Gather: {
-      // The executor rejects a root outside the mesh (it holds no shard).
+      // The lowering rejects a root outside the mesh (it would hold no shard).
       at::Tensor local = input.contiguous();
       std::vector<at::Tensor> inputs{local};
       std::vector<std::vector<at::Tensor>> outputs;

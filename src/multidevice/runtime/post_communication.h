@@ -5,10 +5,36 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <vector>
+
 #include "multidevice/communication.h"
 #include "multidevice/runtime/communicator.h"
 
 namespace nvfuse {
+
+// This device's team of a communication: its ranks in mesh order (shard k
+// lives on members()[k]) and the c10d group that numbers them in sorted
+// order (none for a team of one). Empty when the device takes no part.
+class Team {
+ public:
+  Team() = default;
+  Team(std::vector<int64_t> members, Communicator& communicator);
+
+  bool empty() const { return members_.empty(); }
+  int64_t size() const { return static_cast<int64_t>(members_.size()); }
+  const std::vector<int64_t>& members() const { return members_; }
+  c10d::ProcessGroup& group() const { return *group_; }
+  // The group rank of `device`.
+  int64_t group_rank(int64_t device) const;
+  // Chunks indexed by group rank, reordered to shard order (or back with
+  // `to_group_order`), along dim 0; unchanged when the orders agree.
+  at::Tensor reorder(const at::Tensor& chunks, bool to_group_order) const;
+
+ private:
+  std::vector<int64_t> members_;
+  std::vector<int64_t> sorted_;
+  c10::intrusive_ptr<c10d::ProcessGroup> group_;
+};
 
 struct CommunicationSite {
   int64_t device;               // this process's rank
@@ -18,13 +44,13 @@ struct CommunicationSite {
 };
 
 // `input`: this device's value of comm.tensor (undefined where it holds
-// none). Returns its value of the communicated result: the gathered,
-// reduced, scattered or received tensor, or undefined where this device
-// gets none. A device outside every team returns at once.
+// none); `team`: this device's team of `comm`, not empty. Returns its value
+// of the communicated result: the gathered, reduced, scattered or received
+// tensor, or undefined where this device gets none.
 at::Tensor post_communication(
     const Communication& comm,
+    const Team& team,
     const at::Tensor& input,
-    const CommunicationSite& site,
-    Communicator& communicator);
+    const CommunicationSite& site);
 
 }  // namespace nvfuse
