@@ -161,6 +161,15 @@ Expr* Fusion::replace_inputs(
   return create_expr(kind, std::move(fields));
 }
 
+Expr* Fusion::replace_input_at(Expr* expr, size_t position, Val* replacement) {
+  ExprFields fields = expr->fields();
+  NVFUSE_ASSERT(position < fields.inputs.size(), "replace_input_at: no input ", position);
+  fields.inputs[position] = replacement;
+  const ExprKind kind = expr->kind();
+  remove_expr(expr);
+  return create_expr(kind, std::move(fields));
+}
+
 void Fusion::replace_all_uses(Val* old_val, Val* replacement) {
   const std::vector<Expr*> uses = old_val->uses();
   for (Expr* use : uses) {

@@ -81,6 +81,9 @@ class Fusion {
   Expr* replace_inputs(
       Expr* expr,
       const std::unordered_map<const Val*, Val*>& substitutions);
+  // The same for the input at `position` only (a Scalar operand that
+  // other positions share, such as one of a reshape's equal sizes).
+  Expr* replace_input_at(Expr* expr, size_t position, Val* replacement);
   // Points every use of `old_val` (and its place among the outputs) at
   // `replacement`.
   void replace_all_uses(Val* old_val, Val* replacement);

@@ -70,18 +70,9 @@ std::optional<Sharding> sliced_for(const Expr& expr, size_t input, const Shardin
   if (!flow.has_value() || in.mesh != out.mesh) {
     return std::nullopt;
   }
-  const auto& logical = expr.input(input)->as<TensorView>()->logical();
-  Sharding sliced = in;
-  bool any = false;
-  for (size_t a = 0; a < flow->to_output.size(); ++a) {
-    const int64_t c = flow->to_output[a];
-    if (c < 0 || logical[a]->is_broadcast() || out.mesh_axis[c] < 0 ||
-        in.mesh_axis[a] == out.mesh_axis[c] || in.logical_axis_on(out.mesh_axis[c]) >= 0) {
-      continue;
-    }
-    sliced.mesh_axis[a] = out.mesh_axis[c];
-    any = true;
-  }
+  Sharding sliced = with_local_slices(*flow, *expr.input(input)->as<TensorView>(), in,
+                                      *expr.output(0)->as<TensorView>(), out);
+  const bool any = sliced.mesh_axis != in.mesh_axis;
   return any ? std::optional<Sharding>(sliced) : std::nullopt;
 }
 

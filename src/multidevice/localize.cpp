@@ -27,6 +27,7 @@ class Localizer {
       }
     }
     localize_equalities();
+    localize_size_operands();
     for (TensorView* tv : tensors) {
       clear_sharding(tv);
     }
@@ -86,6 +87,32 @@ class Localizer {
         fusion_.add_extent_equality(a, b, eq.result);
       }
     }
+  }
+
+  // Size operands name global extents: a reshape's sizes of its sharded
+  // output axes, and a slice's end of a sharded axis it takes whole (a cut
+  // one is gathered first). They take the local extents.
+  void localize_size_operands() {
+    for (Expr* expr : fusion_.exprs()) {
+      if (expr->is<ReshapeOp>()) {
+        const auto& axes = expr->output(0)->as<TensorView>()->logical();
+        for (size_t c = 0; c < axes.size(); ++c) {
+          expr = localize_operand(expr, 1 + c, axes[c]);
+        }
+      } else if (expr->is<SliceOp>()) {
+        const auto& axes = expr->input(0)->as<TensorView>()->logical();
+        for (size_t a = 0; a < axes.size(); ++a) {
+          expr = localize_operand(expr, 2 + 3 * a, axes[a]);
+        }
+      }
+    }
+  }
+
+  Expr* localize_operand(Expr* expr, size_t position, IterDomain* axis) {
+    if (localized_.count(axis) == 0 || expr->input(position) == axis->extent()) {
+      return expr;
+    }
+    return fusion_.replace_input_at(expr, position, axis->extent());
   }
 
   Fusion& fusion_;

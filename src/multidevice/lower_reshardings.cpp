@@ -19,21 +19,10 @@ class Lowerer {
       return;
     }
     const Sharding out = sharding_of(out_);
-    size_t tensor_outputs = 0;
-    for (const Val* v : expr_.outputs()) {
-      tensor_outputs += v->is<TensorView>();
-    }
-    for (const Val* v : expr_.inputs()) {
-      NVFUSE_CHECK_AS(
-          ErrorKind::kUnsupported,
-          tensor_outputs < 2 || !v->is<TensorView>() ||
-              !sharding_of(*v->as<TensorView>()).is_sharded(),
-          print_expr(expr_), " reads sharded ", v->as<TensorView>()->name(),
-          " and has several outputs; sharding such exprs is not built yet");
-    }
-    bool partial = false;
-    std::optional<AxisFlow> partial_flow;
-    int partial_mesh_axis = -1;
+    bool same_mesh = true;
+    // Per tensor input on the output's mesh: its distribution once the
+    // input-side communications and local slices are done.
+    std::vector<std::pair<size_t, Sharding>> read_as;
     for (size_t i = 0; i < expr_.inputs().size(); ++i) {
       const Val* v = expr_.input(i);
       if (!v->is<TensorView>() || !v->as<TensorView>()->device_mesh().has_value()) {
@@ -42,55 +31,31 @@ class Lowerer {
       const auto& in_tv = *v->as<TensorView>();
       const Sharding in = sharding_of(in_tv);
       if (*in.mesh != *out.mesh) {
+        same_mesh = false;
         lower_mesh_change(in_tv, in, out, result);
-        continue;
-      }
-      if (!in.is_sharded()) {
         continue;
       }
       const auto flow = axis_flow(expr_, i);
       NVFUSE_CHECK_AS(
-          ErrorKind::kUnsupported, flow.has_value(), "sharded ", in_tv.name(),
-          " flows through ", print_expr(expr_), ", which sharding does not follow yet");
-      for (size_t a = 0; a < in.mesh_axis.size(); ++a) {
-        const int m = in.mesh_axis[a];
-        if (m < 0) {
-          continue;
-        }
-        if (flow->summed[a]) {
-          NVFUSE_CHECK_AS(
-              ErrorKind::kUnsupported, !expr_.is<VarMeanOp>(),
-              print_expr(expr_), " reduces sharded axis ", a, " of ", in_tv.name(),
-              "; combining variances across devices is not built yet");
-          partial = true;
-          partial_flow = flow;
-          partial_mesh_axis = m;
-          continue;
-        }
-        const int64_t c = flow->to_output[a];
-        if (c < 0 || out.mesh_axis[c] == m) {
-          continue;
-        }
-        Communication comm = base(in_tv, *in.mesh, m);
-        comm.axis = static_cast<int64_t>(a);
-        const int other = out.logical_axis_on(m);
-        if (other >= 0) {
-          comm.type = CommunicationType::AllToAll;
-          comm.to_axis = other;
-        } else {
-          comm.type = CommunicationType::Allgather;
-        }
-        result.push_back(comm);
+          ErrorKind::kUnsupported, flow.has_value() || !in.is_sharded(), "sharded ",
+          in_tv.name(), " flows through ", print_expr(expr_),
+          ", which sharding does not follow yet");
+      if (flow.has_value()) {
+        read_as.emplace_back(i, lower_input(in_tv, in, *flow, out, result));
       }
     }
-    if (partial) {
+    if (same_mesh) {
+      check_output_sources(out, read_as);
+      check_other_outputs(read_as);
+    }
+    if (partial_mesh_axis_ >= 0) {
       NVFUSE_CHECK_AS(
           ErrorKind::kUnsupported, !(expr_.is<LinearOp>() && expr_.inputs().size() > 2),
           print_expr(expr_), " contracts a sharded axis and adds a bias, which every "
           "device would add to its partial result; apply the bias after the linear");
-      Communication comm = base(out_, *out.mesh, partial_mesh_axis);
-      comm.reduce_op = partial_flow->combine;
-      const int scattered = out.logical_axis_on(partial_mesh_axis);
+      Communication comm = base(out_, *out.mesh, partial_mesh_axis_);
+      comm.reduce_op = partial_combine_;
+      const int scattered = out.logical_axis_on(partial_mesh_axis_);
       comm.type = scattered >= 0 ? CommunicationType::ReduceScatter
                                  : CommunicationType::Allreduce;
       comm.axis = scattered;
@@ -99,6 +64,119 @@ class Lowerer {
   }
 
  private:
+  // The communications that let `expr_` read `in_tv` (distributed as `in`)
+  // for an output distributed as `out`; returns how the expr reads it.
+  Sharding lower_input(const TensorView& in_tv, const Sharding& in, const AxisFlow& flow,
+                       const Sharding& out, std::vector<Communication>& result) {
+    Sharding read = in;
+    for (size_t a = 0; a < in.mesh_axis.size(); ++a) {
+      const int m = in.mesh_axis[a];
+      if (m < 0) {
+        continue;
+      }
+      const int64_t devices = in.mesh->size(m);
+      if (flow.summed[a]) {
+        NVFUSE_CHECK_AS(
+            ErrorKind::kUnsupported, tensor_outputs() == 1, print_expr(expr_),
+            " reduces sharded axis ", a, " of ", in_tv.name(),
+            " into several outputs; combining them (a variance, a Welford "
+            "triple) across devices is not built yet");
+        partial_mesh_axis_ = m;
+        partial_combine_ = flow.combine;
+        continue;
+      }
+      const int64_t c = flow.to_output[a];
+      const bool keeps = keeps_sharding(flow, static_cast<int64_t>(a), in_tv, out_, devices);
+      if ((keeps && out.mesh_axis[c] == m) || (c < 0 && !flow.whole[a])) {
+        continue;
+      }
+      Communication comm = base(in_tv, *in.mesh, m);
+      comm.axis = static_cast<int64_t>(a);
+      comm.type = CommunicationType::Allgather;
+      read.mesh_axis[a] = -1;
+      // Output sharded on m along an axis another input axis feeds: move
+      // the shards there in one exchange.
+      const int64_t target = source_axis(flow, in_tv, out_, out.logical_axis_on(m), devices);
+      if (target >= 0 && in.mesh_axis[target] < 0) {
+        comm.type = CommunicationType::AllToAll;
+        comm.to_axis = target;
+        read.mesh_axis[target] = m;
+      }
+      result.push_back(comm);
+    }
+    return with_local_slices(flow, in_tv, std::move(read), out_, out);
+  }
+
+  size_t tensor_outputs() const {
+    size_t count = 0;
+    for (const Val* v : expr_.outputs()) {
+      count += v->is<TensorView>();
+    }
+    return count;
+  }
+
+  // Each sharded output axis must come from an input axis that can be read
+  // sharded; one computed from whole axes (a slice's cut, a reshape's inner
+  // axis) would need the whole result first.
+  void check_output_sources(const Sharding& out,
+                            const std::vector<std::pair<size_t, Sharding>>& read_as) const {
+    for (size_t c = 0; c < out.mesh_axis.size(); ++c) {
+      const int m = out.mesh_axis[c];
+      // The ReduceScatter of a partial result shards its own axis.
+      if (m < 0 || m == partial_mesh_axis_ || out_.logical()[c]->is_broadcast()) {
+        continue;
+      }
+      bool fed = false;
+      bool ranked = false;  // 0-d inputs feed no axis
+      for (const auto& [i, read] : read_as) {
+        const auto& in_tv = *expr_.input(i)->as<TensorView>();
+        const int64_t b = source_axis(*axis_flow(expr_, i), in_tv, out_,
+                                      static_cast<int64_t>(c), out.mesh->size(m));
+        // A broadcast axis is the same on every device: expanding it
+        // locally gives the local part.
+        fed = fed || (b >= 0 && (read.mesh_axis[b] == m || in_tv.logical()[b]->is_broadcast()));
+        ranked = ranked || in_tv.rank() > 0;
+      }
+      NVFUSE_CHECK_AS(
+          ErrorKind::kUnsupported, fed || !ranked, print_expr(expr_), " gives ", out_.name(),
+          " axis ", c, " sharded on ", did_of_mesh_axis(m), ", but computes that axis "
+          "from input axes it needs whole; shard a tensor after it instead");
+    }
+  }
+
+  // Outputs past the first follow the same reads (attention's logsumexp,
+  // var_mean's mean): their sharding must be what those reads give.
+  void check_other_outputs(const std::vector<std::pair<size_t, Sharding>>& read_as) const {
+    if (read_as.empty()) {
+      return;
+    }
+    for (size_t o = 1; o < expr_.outputs().size(); ++o) {
+      const Val* v = expr_.output(o);
+      if (!v->is<TensorView>() || !v->as<TensorView>()->device_mesh().has_value()) {
+        continue;
+      }
+      const auto& tv = *v->as<TensorView>();
+      const Sharding actual = sharding_of(tv);
+      std::vector<int> expected(tv.rank(), -1);
+      for (const auto& [i, read] : read_as) {
+        const auto& in_tv = *expr_.input(i)->as<TensorView>();
+        const auto flow = axis_flow(expr_, i, o);
+        for (size_t b = 0; flow.has_value() && b < read.mesh_axis.size(); ++b) {
+          const int m = read.mesh_axis[b];
+          if (m >= 0 && keeps_sharding(*flow, b, in_tv, tv, read.mesh->size(m)) &&
+              !tv.logical()[flow->to_output[b]]->is_broadcast()) {
+            expected[flow->to_output[b]] = m;
+          }
+        }
+      }
+      NVFUSE_CHECK_AS(
+          ErrorKind::kUnsupported, actual.mesh == read_as.front().second.mesh &&
+              actual.mesh_axis == expected,
+          print_expr(expr_), ": output ", tv.name(), " is distributed as ",
+          actual.to_string(), ", not as its inputs give it; reshard it after the expr");
+    }
+  }
+
   Communication base(const TensorView& tensor, const DeviceMesh& mesh, int mesh_axis) const {
     Communication comm;
     comm.expr = &expr_;
@@ -156,9 +234,27 @@ class Lowerer {
 
   const Expr& expr_;
   const TensorView& out_;
+  int partial_mesh_axis_ = -1;
+  OpType partial_combine_ = OpType::add;
 };
 
 }  // namespace
+
+Sharding with_local_slices(const AxisFlow& flow, const TensorView& in_tv, Sharding read,
+                           const TensorView& out_tv, const Sharding& out) {
+  for (size_t c = 0; c < out.mesh_axis.size(); ++c) {
+    const int m = out.mesh_axis[c];
+    if (m < 0 || read.logical_axis_on(m) >= 0) {
+      continue;
+    }
+    const int64_t b =
+        source_axis(flow, in_tv, out_tv, static_cast<int64_t>(c), out.mesh->size(m));
+    if (b >= 0 && read.mesh_axis[b] < 0 && !in_tv.logical()[b]->is_broadcast()) {
+      read.mesh_axis[b] = m;
+    }
+  }
+  return read;
+}
 
 std::vector<Communication> lower_reshardings(const Fusion& fusion) {
   std::vector<Communication> result;

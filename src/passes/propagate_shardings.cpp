@@ -22,20 +22,25 @@ Sharding unsharded(const DeviceMesh& mesh, int64_t rank) {
   return s;
 }
 
-// `out`'s sharding when it follows input `input` of `expr`.
-std::optional<Sharding> carried_forward(const Expr& expr, size_t input, const TensorView& out) {
+// Output `output` of `expr`'s sharding when it follows input `input`.
+std::optional<Sharding> carried_forward(const Expr& expr, size_t input, size_t output) {
   const auto* in = expr.input(input)->as<TensorView>();
-  const auto flow = axis_flow(expr, input);
+  const auto& out = *expr.output(output)->as<TensorView>();
+  const auto flow = axis_flow(expr, input, output);
   if (!flow.has_value()) {
     return std::nullopt;
   }
   const Sharding from = sharding_of(*in);
   Sharding s = unsharded(*from.mesh, out.rank());
   for (size_t a = 0; a < from.mesh_axis.size(); ++a) {
+    const int m = from.mesh_axis[a];
+    if (m < 0 || !keeps_sharding(*flow, a, *in, out, from.mesh->size(m))) {
+      continue;
+    }
     const int64_t c = flow->to_output[a];
-    if (from.mesh_axis[a] >= 0 && c >= 0 && !out.logical()[c]->is_broadcast()) {
-      s.mesh_axis[c] = from.mesh_axis[a];
-      s.whole_axis[c] = from.whole_axis[a];
+    if (!out.logical()[c]->is_broadcast()) {
+      s.mesh_axis[c] = m;
+      s.whole_axis[c] = from.whole_axis[a] && !flow->resized[a];
     }
   }
   return s;
@@ -65,10 +70,12 @@ std::optional<Sharding> carried_backward(const Expr& expr, size_t input) {
     const Sharding to = sharding_of(*out);
     for (int64_t a = 0; a < in->rank(); ++a) {
       const int64_t c = flow->to_output[a];
-      if (c >= 0 && to.mesh_axis[c] >= 0 && !in->logical()[a]->is_broadcast()) {
-        s.mesh_axis[a] = to.mesh_axis[c];
-        s.whole_axis[a] = to.whole_axis[c];
+      if (c < 0 || to.mesh_axis[c] < 0 || in->logical()[a]->is_broadcast() ||
+          !keeps_sharding(*flow, a, *in, *out, mesh.size(to.mesh_axis[c]))) {
+        continue;
       }
+      s.mesh_axis[a] = to.mesh_axis[c];
+      s.whole_axis[a] = to.whole_axis[c] && !flow->resized[a];
     }
   }
   if (partner != nullptr && partner->device_mesh() == mesh) {
@@ -133,15 +140,15 @@ bool propagate_forward(Fusion& fusion) {
     if (!reference.has_value()) {
       continue;
     }
-    for (Val* out : expr->outputs()) {
+    for (size_t o = 0; o < expr->outputs().size(); ++o) {
+      Val* out = expr->output(o);
       if (!can_take_sharding(out)) {
         continue;
       }
       auto* tv = out->as<TensorView>();
-      // axis_flow describes output 0; other outputs, and exprs it does not
-      // follow, live on the same mesh, whole.
-      std::optional<Sharding> s =
-          out == expr->output(0) ? carried_forward(*expr, *reference, *tv) : std::nullopt;
+      // The outputs of exprs sharding does not follow live on the same
+      // mesh, whole.
+      std::optional<Sharding> s = carried_forward(*expr, *reference, o);
       if (!s.has_value()) {
         s = unsharded(*expr->input(*reference)->as<TensorView>()->device_mesh(), tv->rank());
       }

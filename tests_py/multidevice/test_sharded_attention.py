@@ -1,0 +1,160 @@
+"""Sharding through reshape, slice and attention: seed 003's multi-head
+attention with heads sharded, the tensor-parallel attention block (a
+reshape of the sharded projection into heads and back), and the views that
+must gather a sharded axis first. Each process compares its shards with
+torch's unsharded result."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import nvfuse
+from nvfuse import DataType, FusionDefinition, ParallelType
+from nvfuse.multidevice import DeviceMesh, shard_tensor
+
+BIG = 1 << 40  # a slice end past any extent
+
+
+def shard_axis(t, axis, mesh):
+    t.set_device_mesh(mesh)
+    t.outer_split(axis, mesh.size)
+    t.axis(axis).parallelize(ParallelType.mesh_x)
+
+
+def host_program(fd):
+    return nvfuse._C.host_program(fd.id())
+
+
+def heads_of(fd, qkv, head_dim):
+    """q, k, v as [B, H, S, Dh] from qkv [B, S, H, 3 * Dh]."""
+    parts = []
+    for i in range(3):
+        part = fd.ops.slice(qkv, [0, 0, 0, i * head_dim], [BIG, BIG, BIG, (i + 1) * head_dim])
+        parts.append(fd.ops.permute(part, [0, 2, 1, 3]))
+    return parts
+
+
+def torch_heads_of(qkv, head_dim):
+    return [p.permute(0, 2, 1, 3) for p in qkv.split(head_dim, dim=-1)]
+
+
+def test_seed_mha_forward_keeps_heads_sharded(world):
+    """Seed 003's LoopSplitMHAFwd: qkv [B, S, H, 3E/H] sharded on H; no
+    communication at all."""
+    d = world.size
+    b, s, h, dh = 2, 8, 2 * d, 8
+    mesh = DeviceMesh(torch.arange(d))
+    with FusionDefinition() as fd:
+        qkv = fd.define_tensor((b, s, h, 3 * dh), contiguity=True, dtype=DataType.BFloat16)
+        attn, lse, _, _ = fd.ops.sdpfa_fwd(*heads_of(fd, qkv, dh), dropout_p=0.0, is_causal=True)
+        out = fd.ops.permute(attn, [0, 2, 1, 3])
+        fd.add_output(out)
+        fd.add_output(lse)
+        shard_axis(qkv, 2, mesh)
+    full = world.randn(b, s, h, 3 * dh, seed=40).to(torch.bfloat16)
+    out_local, lse_local = fd.execute([shard_tensor(full, qkv, mesh)])
+    assert out_local.shape == (b, s, h // d, dh) and lse_local.shape == (b, h // d, s)
+    expected = F.scaled_dot_product_attention(*torch_heads_of(full, dh), is_causal=True)
+    torch.testing.assert_close(
+        out_local, shard_tensor(expected.permute(0, 2, 1, 3), out, mesh), atol=2e-2, rtol=2e-2)
+    out_sharding, lse_sharding = fd.output_shardings()
+    assert out_sharding.mesh_axes == [-1, -1, 0, -1] and lse_sharding.mesh_axes == [-1, 0, -1]
+    assert "communicate" not in host_program(fd)
+
+
+def test_tensor_parallel_attention_block(world):
+    """Column-parallel qkv projection (heads outermost in its rows), reshape
+    into heads, attention, reshape back, row-parallel output projection:
+    one Allreduce."""
+    d = world.size
+    b, s, h, dh = 2, 8, 2 * d, 8
+    e = h * dh
+    mesh = DeviceMesh(torch.arange(d))
+    with FusionDefinition() as fd:
+        x = fd.define_tensor((b, s, e), contiguity=True, dtype=DataType.BFloat16)
+        w_qkv = fd.define_tensor((3 * e, e), contiguity=True, dtype=DataType.BFloat16)
+        w_out = fd.define_tensor((e, e), contiguity=True, dtype=DataType.BFloat16)
+        qkv = fd.ops.reshape(fd.ops.linear(x, w_qkv), [b, s, h, 3 * dh])
+        attn, _, _, _ = fd.ops.sdpfa_fwd(*heads_of(fd, qkv, dh), dropout_p=0.0, is_causal=True)
+        merged = fd.ops.reshape(fd.ops.permute(attn, [0, 2, 1, 3]), [b, s, -1])
+        fd.add_output(fd.ops.linear(merged, w_out))
+        x.set_device_mesh(mesh)
+        shard_axis(w_qkv, 0, mesh)
+        shard_axis(w_out, 1, mesh)
+    xs, wq, wo = (world.randn(*shape, seed=50 + i).to(torch.bfloat16) / 4
+                  for i, shape in enumerate([(b, s, e), (3 * e, e), (e, e)]))
+    (out_local,) = fd.execute([xs, shard_tensor(wq, w_qkv, mesh), shard_tensor(wo, w_out, mesh)])
+    qkv_full = F.linear(xs, wq).reshape(b, s, h, 3 * dh)
+    y = F.scaled_dot_product_attention(*torch_heads_of(qkv_full, dh), is_causal=True)
+    expected = F.linear(y.permute(0, 2, 1, 3).reshape(b, s, e), wo)
+    torch.testing.assert_close(out_local, expected, atol=3e-2, rtol=3e-2)
+    program = host_program(fd)
+    assert program.count("communicate") == 1 and "Allreduce" in program
+
+
+def test_reshape_splits_and_merges_a_sharded_axis(world):
+    d = world.size
+    mesh = DeviceMesh(torch.arange(d))
+    with FusionDefinition() as fd:
+        x = fd.define_tensor((3, 4 * d * 5), contiguity=True, dtype=DataType.Float)
+        split = fd.ops.reshape(x, [3, 4 * d, 5])
+        merged = fd.ops.reshape(fd.ops.mul(split, 2.0), [3, -1])
+        fd.add_output(split)
+        fd.add_output(merged)
+        shard_axis(x, 1, mesh)
+    full = world.randn(3, 4 * d * 5, seed=60)
+    split_local, merged_local = fd.execute([shard_tensor(full, x, mesh)])
+    assert split_local.shape == (3, 4, 5)
+    torch.testing.assert_close(split_local, shard_tensor(full.reshape(3, 4 * d, 5), split, mesh))
+    torch.testing.assert_close(merged_local, shard_tensor(full * 2, merged, mesh))
+    assert [sh.mesh_axes for sh in fd.output_shardings()] == [[-1, 0, -1], [-1, 0]]
+    assert "communicate" not in host_program(fd)
+
+
+def test_views_that_cut_a_sharded_axis_gather_it(world):
+    """A slice of part of a sharded axis, and a reshape whose leading axis
+    the devices do not divide, read the axis whole: an Allgather each."""
+    d = world.size
+    mesh = DeviceMesh(torch.arange(d))
+    with FusionDefinition() as fd:
+        x = fd.define_tensor((2 * d, 3), contiguity=True, dtype=DataType.Float)
+        y = fd.define_tensor((2, 6 * d), contiguity=True, dtype=DataType.Float)
+        fd.add_output(fd.ops.slice(x, [1, 0], [2 * d - 1, 3]))
+        fd.add_output(fd.ops.reshape(y, [2, 3, 2 * d]))
+        shard_axis(x, 0, mesh)
+        shard_axis(y, 1, mesh)
+    xs, ys = world.randn(2 * d, 3, seed=70), world.randn(2, 6 * d, seed=71)
+    cut, reshaped = fd.execute([shard_tensor(xs, x, mesh), shard_tensor(ys, y, mesh)])
+    torch.testing.assert_close(cut, xs[1:2 * d - 1])
+    torch.testing.assert_close(reshaped, ys.reshape(2, 3, 2 * d))
+    assert host_program(fd).count("Allgather") == 2
+
+
+def test_layer_norm_of_sequence_sharded_rows(world):
+    """var_mean over the unsharded hidden axis: both outputs follow the
+    sharded rows, no communication."""
+    d = world.size
+    mesh = DeviceMesh(torch.arange(d))
+    with FusionDefinition() as fd:
+        x = fd.define_tensor((3 * d, 16), contiguity=True, dtype=DataType.Float)
+        var, mean = fd.ops.var_mean(x, [1], correction=0, keepdim=True)
+        y = fd.ops.mul(fd.ops.sub(x, mean), fd.ops.rsqrt(fd.ops.add(var, 1e-5)))
+        fd.add_output(y)
+        shard_axis(x, 0, mesh)
+    full = world.randn(3 * d, 16, seed=80)
+    (y_local,) = fd.execute([shard_tensor(full, x, mesh)])
+    expected = F.layer_norm(full, (16,), eps=1e-5)
+    torch.testing.assert_close(y_local, shard_tensor(expected, y, mesh), atol=1e-5, rtol=1e-5)
+    assert "communicate" not in host_program(fd)
+
+
+def test_variance_over_a_sharded_axis_is_unsupported(world):
+    d = world.size
+    mesh = DeviceMesh(torch.arange(d))
+    with FusionDefinition() as fd:
+        x = fd.define_tensor((2 * d, 4), contiguity=True, dtype=DataType.Float)
+        var, mean = fd.ops.var_mean(x, [0])
+        fd.add_output(var)
+        shard_axis(x, 0, mesh)
+    with pytest.raises(nvfuse.UnsupportedError, match="several outputs"):
+        fd.execute([shard_tensor(world.randn(2 * d, 4), x, mesh)])
