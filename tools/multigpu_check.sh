@@ -25,7 +25,7 @@ done
 timeout 300 torchrun --nproc-per-node="$gpus" benchmarks/multidevice/tp_blocks.py \
   >"$LOG_DIR/tp_blocks.log" 2>&1
 record "TP benchmark" "rc=$?"
-grep -v "^W" "$LOG_DIR/tp_blocks.log" | tail -8
+grep -v "^W" "$LOG_DIR/tp_blocks.log" | tail -14
 
 echo "==== multi-GPU check: $gpus x $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) ===="
 print_summary

@@ -6,17 +6,17 @@ with DTensor tensor parallelism, in one run (launch with torchrun):
 --profile also prints, on rank 0, the CUDA kernels of 10 calls of each side
 (torch.profiler), to see where they differ.
 
-The MLP (seed 003): column-parallel linear (+bias) -> GELU -> row-parallel
-linear, whose partial results one Allreduce combines. Both sides hold the
-same local weight shards; times are the median of CUDA-event timings of the
-forward in steady state (back-to-back calls, each waiting for its Allreduce
-as a consumer would), the slowest rank's, best of two alternating
-measurements; and the host time per call. Rank 0 prints
-one line per case: tokens x hidden, dtype, nvfuse and DTensor ms, and the
-speed-up.
+The blocks (tp_definitions.py): the MLP forward; an MLP training step
+(forward saving the pre-activation, then the backward definition; DTensor
+runs the module forward and autograd's backward); the attention block
+forward. Both sides hold the same local weight shards; times are the median
+of CUDA-event timings in steady state (back-to-back calls, each waiting for
+its collectives as a consumer would), the slowest rank's, best of two
+alternating measurements; and the host time per call. Rank 0 prints one line
+per case: block, shape, dtype, nvfuse and DTensor ms, the speed-up, the
+largest difference of the results, and host microseconds per call.
 """
 
-import math
 import os
 import statistics
 import sys
@@ -26,45 +26,10 @@ import torch
 import torch.distributed as dist
 
 import nvfuse.multidevice as md
-from nvfuse import DataType, FusionDefinition, ParallelType
-from nvfuse.multidevice import DeviceMesh, shard_tensor
-from nvfuse.pytorch_utils import torch_dtype_to_nvfuse_dtype
+from nvfuse.multidevice import shard_tensor
 
-
-def mlp_definition(tokens, hidden, dtype, d):
-    mesh = DeviceMesh(torch.arange(d))
-    nv_dtype = torch_dtype_to_nvfuse_dtype(dtype)
-    with FusionDefinition() as fd:
-        x = fd.define_tensor((tokens, hidden), contiguity=True, dtype=nv_dtype)
-        w0 = fd.define_tensor((4 * hidden, hidden), contiguity=True, dtype=nv_dtype)
-        b0 = fd.define_tensor((4 * hidden,), contiguity=True, dtype=nv_dtype)
-        w1 = fd.define_tensor((hidden, 4 * hidden), contiguity=True, dtype=nv_dtype)
-        h = fd.ops.cast(fd.ops.linear(x, w0, b0), DataType.Float)
-        g = fd.ops.mul(
-            fd.ops.mul(h, 0.5), fd.ops.add(fd.ops.erf(fd.ops.mul(h, 1 / math.sqrt(2))), 1.0)
-        )
-        out = fd.ops.linear(fd.ops.cast(g, nv_dtype), w1)
-        fd.add_output(out)
-        x.set_device_mesh(mesh)
-        for w, axis in ((w0, 0), (w1, 1)):
-            w.set_device_mesh(mesh)
-            w.outer_split(axis, d)
-            w.axis(axis).parallelize(ParallelType.mesh_x)
-    return fd, (x, w0, b0, w1), mesh
-
-
-class Mlp(torch.nn.Module):
-    def __init__(self, w0, b0, w1):
-        super().__init__()
-        self.up = torch.nn.Linear(w0.shape[1], w0.shape[0])
-        self.down = torch.nn.Linear(w1.shape[1], w1.shape[0], bias=False)
-        with torch.no_grad():
-            self.up.weight.copy_(w0)
-            self.up.bias.copy_(b0)
-            self.down.weight.copy_(w1)
-
-    def forward(self, x):
-        return self.down(torch.nn.functional.gelu(self.up(x)))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import tp_definitions as defs  # noqa: E402
 
 
 def median_ms(fn, iters=10, repeats=7, warmup=5):
@@ -117,66 +82,106 @@ def profile_kernels(title, fn, calls=10):
         print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=10, max_name_column_width=60))
 
 
+def _randn(g, shape, scale, dtype):
+    return (torch.randn(shape, generator=g) * scale).to("cuda", dtype)
+
+
+def _waited(t):
+    # DTensor's collectives return AsyncCollectiveTensors: wait, as a
+    # consumer would, so that the timing includes them.
+    return t.wait() if hasattr(t, "wait") else t
+
+
+def mlp_cases(torch_mesh, d):
+    from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
+
+    for tokens, hidden, dtype in [(8192, 4096, torch.bfloat16), (8192, 8192, torch.bfloat16),
+                                  (4096, 4096, torch.float32)]:
+        g = torch.Generator().manual_seed(0)
+        full = [_randn(g, (tokens, hidden), 1.0, dtype),
+                _randn(g, (4 * hidden, hidden), hidden**-0.5, dtype),
+                _randn(g, (4 * hidden,), 0.1, dtype),
+                _randn(g, (hidden, 4 * hidden), (4 * hidden) ** -0.5, dtype)]
+        module = defs.Mlp(*full[1:]).to("cuda", dtype)
+        parallelize_module(module, torch_mesh, {"up": ColwiseParallel(), "down": RowwiseParallel()})
+        shape = f"{tokens}x{hidden}"
+
+        fd, handles = defs.mlp_forward(tokens, hidden, dtype, d)
+        local = [full[0]] + [shard_tensor(t, h) for t, h in zip(full[1:], handles[1:])]
+        yield ("MLP fwd", shape, dtype, lambda: fd.execute(local)[0],
+               lambda: _waited(module(full[0])))
+
+        # The training step: forward keeping h, backward definition.
+        fwd, fwd_handles = defs.mlp_forward(tokens, hidden, dtype, d, save_h=True)
+        bwd, bwd_handles = defs.mlp_backward(tokens, hidden, dtype, d)
+        fwd_local = [full[0]] + [shard_tensor(t, h) for t, h in zip(full[1:], fwd_handles[1:])]
+        w0_local, w1_local = fwd_local[1], fwd_local[3]
+        grad_out = _randn(g, (tokens, hidden), 1.0, dtype)
+        x_leaf = full[0].clone().requires_grad_()
+        params = [module.up.weight, module.up.bias, module.down.weight]
+
+        def nvfuse_step():
+            _, h = fwd.execute(fwd_local)
+            return bwd.execute([full[0], w0_local, w1_local, h, grad_out])[0]
+
+        def dtensor_step():
+            with torch.enable_grad():
+                out = module(x_leaf)
+                return _waited(torch.autograd.grad(out, [x_leaf] + params, grad_out)[0])
+
+        yield ("MLP fwd+bwd", shape, dtype, nvfuse_step, dtensor_step)
+
+
+def attention_cases(torch_mesh, d):
+    from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
+
+    for batch, seq, heads, head_dim in [(4, 2048, 32, 128), (2, 4096, 64, 128)]:
+        dtype = torch.bfloat16
+        e = heads * head_dim
+        g = torch.Generator().manual_seed(1)
+        full = [_randn(g, (batch, seq, e), 1.0, dtype), _randn(g, (3 * e, e), e**-0.5, dtype),
+                _randn(g, (e, e), e**-0.5, dtype)]
+        module = defs.Attention(full[1], full[2], head_dim).to("cuda", dtype)
+        parallelize_module(module, torch_mesh, {"qkv": ColwiseParallel(), "out": RowwiseParallel()})
+        fd, handles = defs.attention_forward(batch, seq, heads, head_dim, dtype, d)
+        local = [full[0]] + [shard_tensor(t, h) for t, h in zip(full[1:], handles[1:])]
+        yield ("attention fwd", f"{batch}x{seq} h{heads}", dtype, lambda: fd.execute(local)[0],
+               lambda: _waited(module(full[0])))
+
+
 def main():
     from torch.distributed.device_mesh import init_device_mesh
-    from torch.distributed.tensor.parallel import (
-        ColwiseParallel,
-        RowwiseParallel,
-        parallelize_module,
-    )
 
     md.init()
     rank, d = dist.get_rank(), dist.get_world_size()
     torch_mesh = init_device_mesh("cuda", (d,))
-    cases = [(8192, 4096, torch.bfloat16), (8192, 8192, torch.bfloat16), (4096, 4096, torch.float32)]
     if rank == 0:
-        print(f"TP MLP forward on {d} x {torch.cuda.get_device_name()}")
+        print(f"TP blocks on {d} x {torch.cuda.get_device_name()}")
         print(
-            f"{'tokens x hidden':>16} {'dtype':>9} {'nvfuse ms':>10} {'DTensor ms':>11} "
+            f"{'block':>13} {'shape':>14} {'dtype':>9} {'nvfuse ms':>10} {'DTensor ms':>11} "
             f"{'speed-up':>9} {'max err':>8} {'host us nvfuse/DTensor':>23}"
         )
-    for tokens, hidden, dtype in cases:
-        g = torch.Generator().manual_seed(0)
-        full = [
-            (torch.randn(shape, generator=g) * scale).to("cuda", dtype)
-            for shape, scale in (
-                ((tokens, hidden), 1.0),
-                ((4 * hidden, hidden), hidden**-0.5),
-                ((4 * hidden,), 0.1),
-                ((hidden, 4 * hidden), (4 * hidden) ** -0.5),
-            )
-        ]
-        fd, tensors, mesh = mlp_definition(tokens, hidden, dtype, d)
-        local = [full[0]] + [shard_tensor(t, h, mesh) for t, h in zip(full[1:], tensors[1:])]
-        module = Mlp(*full[1:]).to("cuda", dtype)
-        parallelize_module(module, torch_mesh, {"up": ColwiseParallel(), "down": RowwiseParallel()})
-        def run_nvfuse():
-            return fd.execute(local)[0]
-
-        def run_dtensor():
-            # The Allreduce's result is an AsyncCollectiveTensor: wait for
-            # it, as a consumer would, so the timing includes it.
-            out = module(full[0])
-            return out.wait() if hasattr(out, "wait") else out
-
-        with torch.no_grad():
-            err = (run_nvfuse().float() - run_dtensor().float()).abs().max().item()
-            # Alternating, best of two, so clock drift favours neither side.
-            t_nvfuse, t_dtensor = float("inf"), float("inf")
-            for _ in range(2):
-                t_nvfuse = min(t_nvfuse, median_ms(run_nvfuse))
-                t_dtensor = min(t_dtensor, median_ms(run_dtensor))
-            h_nvfuse = host_us(run_nvfuse)
-            h_dtensor = host_us(run_dtensor)
-            if PROFILE:
-                profile_kernels(f"nvfuse {tokens}x{hidden} {dtype}", run_nvfuse)
-                profile_kernels(f"DTensor {tokens}x{hidden} {dtype}", run_dtensor)
-        if rank == 0:
-            print(
-                f"{tokens:>7} x {hidden:<6} {str(dtype).split('.')[-1]:>9} {t_nvfuse:>10.3f} "
-                f"{t_dtensor:>11.3f} {t_dtensor / t_nvfuse:>8.2f}x {err:>8.3g} "
-                f"{h_nvfuse:>11.0f} / {h_dtensor:<9.0f}"
-            )
+    for cases in (mlp_cases, attention_cases):
+        for block, shape, dtype, run_nvfuse, run_dtensor in cases(torch_mesh, d):
+            with torch.no_grad():
+                err = (run_nvfuse().float() - run_dtensor().float()).abs().max().item()
+                # Alternating, best of two, so clock drift favours neither side.
+                t_nvfuse, t_dtensor = float("inf"), float("inf")
+                for _ in range(2):
+                    t_nvfuse = min(t_nvfuse, median_ms(run_nvfuse))
+                    t_dtensor = min(t_dtensor, median_ms(run_dtensor))
+                h_nvfuse = host_us(run_nvfuse)
+                h_dtensor = host_us(run_dtensor)
+                if PROFILE:
+                    profile_kernels(f"nvfuse {block} {shape} {dtype}", run_nvfuse)
+                    profile_kernels(f"DTensor {block} {shape} {dtype}", run_dtensor)
+            if rank == 0:
+                print(
+                    f"{block:>13} {shape:>14} {str(dtype).split('.')[-1]:>9} {t_nvfuse:>10.3f} "
+                    f"{t_dtensor:>11.3f} {t_dtensor / t_nvfuse:>8.2f}x {err:>8.3g} "
+                    f"{h_nvfuse:>11.0f} / {h_dtensor:<9.0f}",
+                    flush=True,
+                )
     dist.barrier()
     dist.destroy_process_group()
 

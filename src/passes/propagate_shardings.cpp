@@ -107,8 +107,8 @@ bool can_take_sharding(const Val* v) {
   return !tv->device_mesh().has_value() && tv->domain().loop() == tv->logical();
 }
 
-// The input an output follows: a contraction's weight, else the input with
-// the most sharded axes.
+// The input an output follows: a contraction's sharded weight (second
+// operand), else the input with the most sharded axes.
 std::optional<size_t> reference_input(const Expr& expr) {
   std::optional<size_t> best;
   int best_count = -1;
@@ -117,10 +117,10 @@ std::optional<size_t> reference_input(const Expr& expr) {
     if (!v->is<TensorView>() || !v->as<TensorView>()->device_mesh().has_value()) {
       continue;
     }
-    if (is_contraction(expr) && i == 1) {
+    const Sharding s = sharding_of(*v->as<TensorView>());
+    if (is_contraction(expr) && i == 1 && s.is_sharded()) {
       return i;
     }
-    const Sharding s = sharding_of(*v->as<TensorView>());
     int count = 0;
     for (int m : s.mesh_axis) {
       count += m >= 0;

@@ -3,10 +3,11 @@
 // and weights) and every other tensor gets a mesh and DID-parallel axes.
 //
 // Forward, producers first: an expr's unannotated outputs follow one
-// reference input (for linear and matmul the weight, whose sharding decides
-// column- vs row-parallel; else the input with the most sharded axes), each
-// sharded axis carried to the output axis it becomes (multidevice/
-// axis_flow.h). A summed sharded axis (a row-parallel linear's K, a sum over
+// reference input (for linear and matmul the second operand when it is
+// sharded, as a weight's sharding decides column- vs row-parallel; else the
+// input with the most sharded axes), each sharded axis carried to the
+// output axis it becomes (multidevice/axis_flow.h) unless the expr needs it
+// whole or a reshape's devices do not divide it. A summed sharded axis (a row-parallel linear's K, a sum over
 // a sharded axis) leaves the output unsharded there: the lowering then
 // combines the partial results with an Allreduce.
 // Backward, consumers first: unannotated fusion inputs take the sharding of

@@ -158,3 +158,52 @@ def test_variance_over_a_sharded_axis_is_unsupported(world):
         shard_axis(x, 0, mesh)
     with pytest.raises(nvfuse.UnsupportedError, match="several outputs"):
         fd.execute([shard_tensor(world.randn(2 * d, 4), x, mesh)])
+
+
+def mlp_backward_definition(fd, t, e, mesh, dtype=DataType.Float):
+    """The backward of linear(x, w0, b0) -> tanh -> linear(., w1), written
+    out: grad_x, grad_w0, grad_b0, grad_w1 from x, the weights, the saved
+    pre-activation h and grad_out. With w0 sharded on its rows and w1 on its
+    columns, only grad_x needs a collective (an Allreduce)."""
+    x = fd.define_tensor((t, e), contiguity=True, dtype=dtype)
+    w0 = fd.define_tensor((4 * e, e), contiguity=True, dtype=dtype)
+    w1 = fd.define_tensor((e, 4 * e), contiguity=True, dtype=dtype)
+    h = fd.define_tensor((t, 4 * e), contiguity=True, dtype=dtype)
+    grad_out = fd.define_tensor((t, e), contiguity=True, dtype=dtype)
+    g = fd.ops.tanh(h)
+    grad_g = fd.ops.matmul(grad_out, w1)
+    grad_h = fd.ops.mul(grad_g, fd.ops.sub(1.0, fd.ops.mul(g, g)))
+    fd.add_output(fd.ops.matmul(grad_h, w0))                        # grad_x
+    fd.add_output(fd.ops.matmul(fd.ops.permute(grad_h, [1, 0]), x))  # grad_w0
+    fd.add_output(fd.ops.sum(grad_h, [0]))                          # grad_b0
+    fd.add_output(fd.ops.matmul(fd.ops.permute(grad_out, [1, 0]), g))  # grad_w1
+    x.set_device_mesh(mesh)
+    grad_out.set_device_mesh(mesh)
+    shard_axis(w0, 0, mesh)
+    shard_axis(w1, 1, mesh)
+    shard_axis(h, 1, mesh)
+    return x, w0, w1, h, grad_out
+
+
+def test_tensor_parallel_mlp_backward(world):
+    d = world.size
+    t, e = 6, 2 * d
+    mesh = DeviceMesh(torch.arange(d))
+    with FusionDefinition() as fd:
+        x, w0, w1, h, grad_out = mlp_backward_definition(fd, t, e, mesh)
+    xs, w0s, b0s, w1s, gos = (world.randn(*shape, seed=90 + i) for i, shape in enumerate(
+        [(t, e), (4 * e, e), (4 * e,), (e, 4 * e), (t, e)]))
+    leaves = [v.clone().requires_grad_() for v in (xs, w0s, b0s, w1s)]
+    hs = F.linear(leaves[0], leaves[1], leaves[2])
+    F.linear(torch.tanh(hs), leaves[3]).backward(gos)
+    outs = fd.execute([
+        xs, shard_tensor(w0s, w0, mesh), shard_tensor(w1s, w1, mesh),
+        shard_tensor(hs.detach(), h, mesh), gos])
+    shardings = fd.output_shardings()
+    assert [s.mesh_axes for s in shardings] == [[-1, -1], [0, -1], [0], [-1, 0]]
+    expected = [leaves[0].grad, leaves[1].grad, leaves[2].grad, leaves[3].grad]
+    for got, want, sharding in zip(outs, expected, shardings):
+        want = want[sharding.local_slices(want.shape, world.rank)]
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
+    program = host_program(fd)
+    assert program.count("communicate") == 1 and "Allreduce" in program
