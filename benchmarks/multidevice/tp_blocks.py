@@ -112,7 +112,7 @@ def mlp_cases(torch_mesh, d):
                lambda: _waited(module(full[0])))
 
         # The training step: forward keeping h, backward definition.
-        fwd, fwd_handles = defs.mlp_forward(tokens, hidden, dtype, d, save_h=True)
+        fwd, fwd_handles = defs.mlp_forward(tokens, hidden, dtype, d, save=True)
         bwd, bwd_handles = defs.mlp_backward(tokens, hidden, dtype, d)
         fwd_local = [full[0]] + [shard_tensor(t, h) for t, h in zip(full[1:], fwd_handles[1:])]
         w0_local, w1_local = fwd_local[1], fwd_local[3]
@@ -121,8 +121,8 @@ def mlp_cases(torch_mesh, d):
         params = [module.up.weight, module.up.bias, module.down.weight]
 
         def nvfuse_step():
-            _, h = fwd.execute(fwd_local)
-            return bwd.execute([full[0], w0_local, w1_local, h, grad_out])[0]
+            _, h, act = fwd.execute(fwd_local)
+            return bwd.execute([full[0], w0_local, w1_local, h, act, grad_out])[0]
 
         def dtensor_step():
             with torch.enable_grad():

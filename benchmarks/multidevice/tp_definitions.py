@@ -43,9 +43,10 @@ def _gelu_grad(fd, h):
     return fd.ops.add(cdf, fd.ops.mul(h, pdf))
 
 
-def mlp_forward(tokens, hidden, dtype, d, save_h=False):
-    """Inputs x, w0, b0, w1; outputs out (and h, the pre-activation the
-    backward reads, when `save_h`)."""
+def mlp_forward(tokens, hidden, dtype, d, save=False):
+    """Inputs x, w0, b0, w1; outputs out, and with `save` what the backward
+    reads, as torch's autograd saves it: h (the pre-activation) and g (the
+    activation)."""
     nv = torch_dtype_to_nvfuse_dtype(dtype)
     with FusionDefinition() as fd:
         x = fd.define_tensor((tokens, hidden), contiguity=True, dtype=nv)
@@ -53,10 +54,11 @@ def mlp_forward(tokens, hidden, dtype, d, save_h=False):
         b0 = fd.define_tensor((4 * hidden,), contiguity=True, dtype=nv)
         w1 = fd.define_tensor((hidden, 4 * hidden), contiguity=True, dtype=nv)
         h = fd.ops.linear(x, w0, b0)
-        g = _gelu(fd, fd.ops.cast(h, DataType.Float))
-        fd.add_output(fd.ops.linear(fd.ops.cast(g, nv), w1))
-        if save_h:
+        g = fd.ops.cast(_gelu(fd, fd.ops.cast(h, DataType.Float)), nv)
+        fd.add_output(fd.ops.linear(g, w1))
+        if save:
             fd.add_output(h)
+            fd.add_output(g)
         x.set_device_mesh(DeviceMesh(torch.arange(d)))
         _shard(w0, 0, d)
         _shard(w1, 1, d)
@@ -64,23 +66,23 @@ def mlp_forward(tokens, hidden, dtype, d, save_h=False):
 
 
 def mlp_backward(tokens, hidden, dtype, d):
-    """Inputs x, w0, w1, h, grad_out; outputs grad_x, grad_w0, grad_b0,
-    grad_w1."""
+    """Inputs x, w0, w1, h, g, grad_out; outputs grad_x, grad_w0, grad_b0,
+    grad_w1. grad_x's partial sums need the Allreduce; the weight gradients
+    do not wait for it and run while it is in flight."""
     nv = torch_dtype_to_nvfuse_dtype(dtype)
     with FusionDefinition() as fd:
         x = fd.define_tensor((tokens, hidden), contiguity=True, dtype=nv)
         w0 = fd.define_tensor((4 * hidden, hidden), contiguity=True, dtype=nv)
         w1 = fd.define_tensor((hidden, 4 * hidden), contiguity=True, dtype=nv)
         h = fd.define_tensor((tokens, 4 * hidden), contiguity=True, dtype=nv)
+        g = fd.define_tensor((tokens, 4 * hidden), contiguity=True, dtype=nv)
         grad_out = fd.define_tensor((tokens, hidden), contiguity=True, dtype=nv)
-        hf = fd.ops.cast(h, DataType.Float)
-        g = fd.ops.cast(_gelu(fd, hf), nv)
         grad_g = fd.ops.cast(fd.ops.matmul(grad_out, w1), DataType.Float)
-        grad_h_f = fd.ops.mul(grad_g, _gelu_grad(fd, hf))
-        grad_h = fd.ops.cast(grad_h_f, nv)
+        grad_h = fd.ops.cast(
+            fd.ops.mul(grad_g, _gelu_grad(fd, fd.ops.cast(h, DataType.Float))), nv)
         fd.add_output(fd.ops.matmul(grad_h, w0))
         fd.add_output(fd.ops.matmul(fd.ops.permute(grad_h, [1, 0]), x))
-        fd.add_output(fd.ops.cast(fd.ops.sum(grad_h_f, [0]), nv))
+        fd.add_output(fd.ops.cast(fd.ops.sum(fd.ops.cast(grad_h, DataType.Float), [0]), nv))
         fd.add_output(fd.ops.matmul(fd.ops.permute(grad_out, [1, 0]), g))
         mesh = DeviceMesh(torch.arange(d))
         x.set_device_mesh(mesh)
@@ -88,7 +90,8 @@ def mlp_backward(tokens, hidden, dtype, d):
         _shard(w0, 0, d)
         _shard(w1, 1, d)
         _shard(h, 1, d)
-    return fd, (x, w0, w1, h, grad_out)
+        _shard(g, 1, d)
+    return fd, (x, w0, w1, h, g, grad_out)
 
 
 class Mlp(torch.nn.Module):

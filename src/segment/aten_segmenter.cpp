@@ -244,11 +244,14 @@ bool is_cut_out(const Expr& expr, FusionReductions reductions) {
 namespace {
 
 // The segments of `fusion` cut at the exprs `is_cut` accepts (each its own
-// segment), `host_views` among them.
+// segment), `host_views` among them. With `defer_independent`, kernel exprs
+// that feed no cut of their depth run after those cuts (so that work a
+// communication does not wait for overlaps it).
 std::vector<FusionSegment> segment_at_cuts(
     const Fusion& fusion,
     const std::function<bool(const Expr&)>& is_cut,
-    const std::unordered_set<const Expr*>& host_views) {
+    const std::unordered_set<const Expr*>& host_views,
+    bool defer_independent = false) {
   std::vector<const Expr*> exprs;
   for (const Expr* expr : fusion.exprs()) {
     if (is_tensor_expr(expr)) {
@@ -299,14 +302,44 @@ std::vector<FusionSegment> segment_at_cuts(
     }
     expr_depth[i] = std::max(expr_depth[i], latest);
   }
+  // Kernel exprs deferred past the cuts of their depth: those that reach
+  // none of them through exprs of that depth. Deferred and feeding exprs
+  // never share a group.
+  std::vector<bool> deferred(exprs.size(), false);
+  if (defer_independent) {
+    std::vector<bool> feeds(exprs.size(), false);
+    for (size_t i = exprs.size(); i-- > 0;) {
+      if (is_cut(*exprs[i])) {
+        continue;
+      }
+      for (const Val* out : exprs[i]->outputs()) {
+        for (const Expr* use : out->uses()) {
+          auto it = position.find(use);
+          if (it != position.end() && expr_depth[it->second] == expr_depth[i] &&
+              (is_cut(*use) || feeds[it->second])) {
+            feeds[i] = true;
+          }
+        }
+      }
+      deferred[i] = !feeds[i];
+    }
+  }
   Groups groups(exprs.size());
   // The first kernel expr at each depth that reads a tensor: siblings that
   // read the same tensor share a kernel (it is loaded once).
   std::unordered_map<const Val*, std::unordered_map<int, size_t>> first_reader;
+  // Deferred work of one depth is one segment: it has no cut to wait for.
+  std::unordered_map<int, size_t> first_deferred;
   for (size_t i = 0; i < exprs.size(); ++i) {
     const Expr* expr = exprs[i];
     if (is_cut(*expr)) {
       continue;
+    }
+    if (deferred[i]) {
+      auto [first, inserted] = first_deferred.emplace(expr_depth[i], i);
+      if (!inserted) {
+        groups.join(i, first->second);
+      }
     }
     for (const Val* in : expr->inputs()) {
       if (!in->is<TensorView>()) {
@@ -314,10 +347,12 @@ std::vector<FusionSegment> segment_at_cuts(
       }
       const Expr* def = in->definition();
       if (def != nullptr && position.count(def) && !is_cut(*def) &&
-          expr_depth[position[def]] == expr_depth[i]) {
+          expr_depth[position[def]] == expr_depth[i] && deferred[position[def]] == deferred[i]) {
         groups.join(i, position[def]);
       }
-      auto [reader, inserted] = first_reader[in].emplace(expr_depth[i], i);
+      // Keyed by depth and deferral (odd: deferred).
+      auto [reader, inserted] =
+          first_reader[in].emplace(2 * expr_depth[i] + (deferred[i] ? 1 : 0), i);
       if (!inserted) {
         groups.join(i, reader->second);
       }
@@ -326,7 +361,7 @@ std::vector<FusionSegment> segment_at_cuts(
   // Segments ordered by depth; at one depth, host views of values from
   // earlier depths first, then kernels, then ATen exprs and views of
   // kernel results (they read values of depth <= d only).
-  enum Phase { kViewOfEarlier, kKernel, kAfterKernels };
+  enum Phase { kViewOfEarlier, kKernel, kAfterKernels, kDeferredKernel };
   struct Planned {
     int depth;
     Phase phase;
@@ -361,13 +396,14 @@ std::vector<FusionSegment> segment_at_cuts(
     }
     auto [it, inserted] = slot_of_group.emplace(groups.find(i), ordered.size());
     if (inserted) {
-      ordered.push_back({expr_depth[i], kKernel, {}});
+      ordered.push_back({expr_depth[i], deferred[i] ? kDeferredKernel : kKernel, {}});
     }
     ordered[it->second].members.push_back(exprs[i]);
   }
   // One kernel needs no cutting; one ATen expr or host view still runs as
   // its own segment (a view must not become a copy kernel).
-  if (ordered.size() < 2 && (ordered.empty() || ordered[0].phase == kKernel)) {
+  const auto is_kernel = [](Phase p) { return p == kKernel || p == kDeferredKernel; };
+  if (ordered.size() < 2 && (ordered.empty() || is_kernel(ordered[0].phase))) {
     return {};
   }
   std::stable_sort(
@@ -377,9 +413,9 @@ std::vector<FusionSegment> segment_at_cuts(
   std::vector<FusionSegment> segments;
   for (const Planned& planned : ordered) {
     segments.push_back(build_segment(
-        fusion, planned.members, planned.phase != kKernel));
+        fusion, planned.members, !is_kernel(planned.phase)));
     segments.back().is_host_view =
-        planned.phase != kKernel && host_views.count(planned.members[0]);
+        !is_kernel(planned.phase) && host_views.count(planned.members[0]);
   }
   return segments;
 }
@@ -405,7 +441,8 @@ std::vector<FusionSegment> segment_at_host_steps(
     const Fusion& fusion,
     const std::unordered_set<const Expr*>& steps) {
   return segment_at_cuts(
-      fusion, [&](const Expr& e) { return steps.count(&e) > 0; }, {});
+      fusion, [&](const Expr& e) { return steps.count(&e) > 0; }, {},
+      /*defer_independent=*/true);
 }
 
 }  // namespace nvfuse

@@ -58,7 +58,9 @@ std::vector<FusionSegment> segment_at_aten_ops(const Fusion& fusion);
 
 // A sharded fusion cut at its host steps (communications and local slices,
 // multidevice/insert_communications.h), each a segment of its own, the
-// compute between them grouped as above; empty when there are none.
+// compute between them grouped as above, except that compute a host step
+// does not wait for comes after it (a weight gradient after the Allreduce
+// of the input gradient, overlapping it); empty when there are none.
 std::vector<FusionSegment> segment_at_host_steps(
     const Fusion& fusion,
     const std::unordered_set<const Expr*>& steps);

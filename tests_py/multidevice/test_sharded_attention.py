@@ -207,3 +207,8 @@ def test_tensor_parallel_mlp_backward(world):
         torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-4)
     program = host_program(fd)
     assert program.count("communicate") == 1 and "Allreduce" in program
+    # The weight gradients do not wait for grad_x's Allreduce: they come
+    # after it in the program and run while it is in flight.
+    steps = [line.split(":")[0].strip() for line in program.splitlines() if line.startswith("  ")]
+    assert steps[-2:] == ["communicate", "compute on DeviceMesh(shape=[%d], devices=%s)" % (
+        d, list(range(d)))], program

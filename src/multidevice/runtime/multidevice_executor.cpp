@@ -248,7 +248,14 @@ std::vector<at::Tensor> MultiDeviceExecutor::execute(const std::vector<Argument>
       }
     }
   }
+  // Collectives left in flight, by the value they produce: waited on
+  // before that value is read, and all of them before returning.
+  std::unordered_map<const Val*, CommunicationWork> in_flight;
   const auto value_of = [&](const Val* v) {
+    if (auto work = in_flight.find(v); work != in_flight.end()) {
+      work->second->wait();
+      in_flight.erase(work);
+    }
     auto it = values.find(v);
     return it == values.end() ? at::Tensor() : it->second;
   };
@@ -260,8 +267,12 @@ std::vector<at::Tensor> MultiDeviceExecutor::execute(const std::vector<Argument>
       }
       const CommunicationSite site{
           me, tensor_device, to_aten(comm.tensor->dtype()), comm.tensor->rank()};
+      CommunicationWork work;
       values[comm.expr->output(0)] =
-          post_communication(comm, step.team, value_of(comm.tensor), site);
+          post_communication(comm, step.team, value_of(comm.tensor), site, &work);
+      if (work) {
+        in_flight[comm.expr->output(0)] = std::move(work);
+      }
       continue;
     }
     if (step.local_slice != nullptr) {
@@ -286,9 +297,12 @@ std::vector<at::Tensor> MultiDeviceExecutor::execute(const std::vector<Argument>
       values[step.plan.outputs[i]] = outs[i];
     }
   }
+  for (auto& [value, work] : in_flight) {
+    work->wait();
+  }
   std::vector<at::Tensor> outputs;
   for (const Val* out : fusion_->outputs()) {
-    outputs.push_back(value_of(out));
+    outputs.push_back(values.count(out) ? values.at(out) : at::Tensor());
   }
   return outputs;
 }

@@ -64,6 +64,15 @@ void wait(const c10::intrusive_ptr<c10d::Work>& work) {
   work->wait();
 }
 
+// Waits now, or hands the work to the caller.
+void finish(const CommunicationWork& work, CommunicationWork* deferred) {
+  if (deferred != nullptr) {
+    *deferred = work;
+  } else {
+    wait(work);
+  }
+}
+
 // `t` split along `axis` into `parts` chunks stacked on a new dim 0,
 // contiguous (what the base collectives send).
 at::Tensor chunks_along(const at::Tensor& t, int64_t axis, int64_t parts) {
@@ -125,7 +134,11 @@ at::Tensor post_communication(
     const Communication& comm,
     const Team& team,
     const at::Tensor& input,
-    const CommunicationSite& site) {
+    const CommunicationSite& site,
+    CommunicationWork* deferred) {
+  if (deferred != nullptr) {
+    *deferred = CommunicationWork();
+  }
   const std::vector<int64_t>& members = team.members();
   const int64_t d = team.size();
   switch (comm.type) {
@@ -149,7 +162,7 @@ at::Tensor post_communication(
       std::vector<at::Tensor> buffer{input.contiguous()};
       c10d::AllreduceOptions options;
       options.reduceOp = reduce_op_of(comm);
-      wait(team.group().allreduce(buffer, options));
+      finish(team.group().allreduce(buffer, options), deferred);
       return buffer[0];
     }
     case CommunicationType::ReduceScatter: {
@@ -163,7 +176,7 @@ at::Tensor post_communication(
       c10d::ReduceScatterOptions options;
       options.reduceOp = reduce_op_of(comm);
       at::Tensor flat = stacked(chunks);
-      wait(team.group()._reduce_scatter_base(local, flat, options));
+      finish(team.group()._reduce_scatter_base(local, flat, options), deferred);
       return local;
     }
     case CommunicationType::AllToAll: {

@@ -43,14 +43,21 @@ struct CommunicationSite {
   int64_t rank;                 // the communicated tensor's rank
 };
 
+using CommunicationWork = c10::intrusive_ptr<c10d::Work>;
+
 // `input`: this device's value of comm.tensor (undefined where it holds
 // none); `team`: this device's team of `comm`, not empty. Returns its value
 // of the communicated result: the gathered, reduced, scattered or received
 // tensor, or undefined where this device gets none.
+// With `deferred`, a collective whose result is its own buffer (Allreduce,
+// ReduceScatter) is left in flight and its work stored there (else null):
+// the caller waits on it before anything reads the result, so that work in
+// between overlaps it. Otherwise the current stream waits for it here.
 at::Tensor post_communication(
     const Communication& comm,
     const Team& team,
     const at::Tensor& input,
-    const CommunicationSite& site);
+    const CommunicationSite& site,
+    CommunicationWork* deferred = nullptr);
 
 }  // namespace nvfuse
