@@ -212,3 +212,31 @@ def test_tensor_parallel_mlp_backward(world):
     steps = [line.split(":")[0].strip() for line in program.splitlines() if line.startswith("  ")]
     assert steps[-2:] == ["communicate", "compute on DeviceMesh(shape=[%d], devices=%s)" % (
         d, list(range(d)))], program
+
+
+def test_attention_backward_with_heads_sharded(world):
+    """sdpfa_fwd then sdpfa_bwd on [B, H, S, Dh] sharded on H: every
+    gradient stays sharded on H, no communication."""
+    d = world.size
+    b, h, s, dh = 2, 2 * d, 8, 8
+    mesh = DeviceMesh(torch.arange(d))
+    with FusionDefinition() as fd:
+        q, k, v, grad = (fd.define_tensor((b, h, s, dh), contiguity=True, dtype=DataType.BFloat16)
+                         for _ in range(4))
+        out, lse, seed, offset = fd.ops.sdpfa_fwd(q, k, v, dropout_p=0.0, is_causal=True)
+        grads = fd.ops.sdpfa_bwd(grad, q, k, v, out, lse, 0.0, True, seed, offset)
+        for g in grads:
+            fd.add_output(g)
+        for t in (q, k, v, grad):
+            shard_axis(t, 1, mesh)
+    full = [world.randn(b, h, s, dh, seed=100 + i).to(torch.bfloat16) for i in range(4)]
+    local = [shard_tensor(t, handle, mesh) for t, handle in zip(full, (q, k, v, grad))]
+    got = fd.execute(local)
+    leaves = [t.clone().requires_grad_() for t in full[:3]]
+    F.scaled_dot_product_attention(*leaves, is_causal=True).backward(full[3])
+    for g, leaf in zip(got, leaves):
+        assert g.shape == (b, h // d, s, dh)
+        torch.testing.assert_close(g, leaf.grad[:, world.rank * (h // d):(world.rank + 1) * (h // d)],
+                                   atol=3e-2, rtol=3e-2)
+    assert [sh.mesh_axes for sh in fd.output_shardings()] == [[-1, 0, -1, -1]] * 3
+    assert "communicate" not in host_program(fd)
