@@ -91,6 +91,18 @@ TEST(AxisFlow, ASliceNeedsItsCutAxesWhole) {
   EXPECT_EQ(flow.whole, (std::vector<bool>{false, false, false, true}));
 }
 
+TEST(AxisFlow, CatAndPadNeedTheAxesTheyGrowWhole) {
+  Fusion f;
+  TensorView* x = concrete_input(f, {kBatch, kHeads, kHeadDim}, DataType::Float);
+  TensorView* joined = cat({x, x}, 2);
+  const AxisFlow cat_flow = *axis_flow(*joined->definition(), 1);
+  EXPECT_EQ(cat_flow.to_output, (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(cat_flow.whole, (std::vector<bool>{false, false, true}));
+  TensorView* padded = pad(x, sizes(f, {1, 2}), f.constant(0.0, DataType::Double));
+  const AxisFlow pad_flow = *axis_flow(*padded->definition(), 0);
+  EXPECT_EQ(pad_flow.whole, (std::vector<bool>{false, false, true}));
+}
+
 // Seed 003's LoopSplitMHAFwd: qkv [B, S, H, 3E/H] sharded on H, sliced into
 // q, k, v, permuted to [B, H, S, E/H], attention, permuted back.
 TEST(PropagateShardings, SeedMhaKeepsHeadsShardedWithoutCommunication) {

@@ -67,6 +67,23 @@ AxisFlow slice_flow(const Expr& expr) {
   return flow;
 }
 
+// Cat and pad keep every axis but the ones they grow, which hold elements
+// of several inputs (or padding) and so must be whole: cat's dim, and the
+// axes pad widens or crops.
+AxisFlow growing_flow(const Expr& expr, size_t input) {
+  const auto* in = expr.input(input)->as<TensorView>();
+  AxisFlow flow = identity(in->rank());
+  for (int64_t a = 0; a < in->rank(); ++a) {
+    if (expr.is<CatOp>()) {
+      flow.whole[a] = a == expr.as<CatOp>()->dim();
+    } else {
+      flow.whole[a] = !expr.input(2 + 2 * a)->as<Scalar>()->is_constant_int(0) ||
+          !expr.input(3 + 2 * a)->as<Scalar>()->is_constant_int(0);
+    }
+  }
+  return flow;
+}
+
 // Attention: batch and head axes (0, 1) flow to every 4-D output and to the
 // logsumexp; the forward's query length flows to its output and logsumexp.
 // Key length and head size take part in every score, so they are whole.
@@ -140,6 +157,12 @@ std::optional<AxisFlow> axis_flow(const Expr& expr, size_t input, size_t output)
       return reshape_flow(*in, *out);
     case ExprKind::SliceOp:
       return slice_flow(expr);
+    case ExprKind::CatOp:
+    case ExprKind::PadOp:
+      if (expr.is<PadOp>() && input != 0) {
+        return std::nullopt;  // the pad value
+      }
+      return growing_flow(expr, input);
     case ExprKind::SdpaFwdOp:
     case ExprKind::SdpaBwdOp:
       return attention_flow(expr, input, output);

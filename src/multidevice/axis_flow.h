@@ -3,9 +3,9 @@
 // either becomes an output axis, or is summed away (reduced or contracted:
 // its shards then hold partial results that a collective must combine), or
 // disappears without a sum (a squeezed broadcast). Independently, an axis
-// may be one the expr needs whole on every device (a slice's cut axis,
-// attention's key length and head size, a reshape's axis merged under
-// another): a sharded one is gathered first.
+// may be one the expr needs whole on every device (a slice's cut axis, a
+// cat's dim, a padded axis, attention's key length and head size, a
+// reshape's axis merged under another): a sharded one is gathered first.
 #pragma once
 
 #include <optional>
@@ -31,8 +31,8 @@ struct AxisFlow {
 };
 
 // The flow of tensor input `input` of `expr` into tensor output `output`;
-// nullopt for the exprs sharding does not follow yet (indexing, pad, cat,
-// scans...).
+// nullopt for the exprs sharding does not follow yet (indexing, scans,
+// creation...).
 std::optional<AxisFlow> axis_flow(const Expr& expr, size_t input, size_t output = 0);
 
 // Whether axis `axis` of `in`, sharded over `devices`, keeps that sharding

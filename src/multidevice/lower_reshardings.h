@@ -27,7 +27,7 @@ namespace nvfuse {
 
 // The communications of `fusion`, in program order. Throws UnsupportedError
 // naming the expr for a resharding not lowered yet: a sharded axis through
-// an expr sharding does not follow (indexing, pad, cat, scans), a sharded
+// an expr sharding does not follow (indexing, gathers, scans), a sharded
 // reduction into several outputs (var_mean), an output sharded along an
 // axis computed from whole ones, outputs of one expr sharded unlike each
 // other, meshes that differ in more than one device.

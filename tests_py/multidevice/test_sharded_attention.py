@@ -240,3 +240,31 @@ def test_attention_backward_with_heads_sharded(world):
                                    atol=3e-2, rtol=3e-2)
     assert [sh.mesh_axes for sh in fd.output_shardings()] == [[-1, 0, -1, -1]] * 3
     assert "communicate" not in host_program(fd)
+
+
+def test_cat_and_pad_keep_the_axes_they_do_not_grow(world):
+    """RoPE-style rotate-half on heads sharded: slice, neg, cat and pad of
+    the head dim keep the head sharding; a cat along the sharded axis
+    gathers it."""
+    d = world.size
+    b, h, dh = 2, 2 * d, 8
+    mesh = DeviceMesh(torch.arange(d))
+    with FusionDefinition() as fd:
+        x = fd.define_tensor((b, h, dh), contiguity=True, dtype=DataType.Float)
+        first = fd.ops.slice(x, [0, 0, 0], [BIG, BIG, dh // 2])
+        second = fd.ops.slice(x, [0, 0, dh // 2], [BIG, BIG, dh])
+        rotated = fd.ops.cat([fd.ops.neg(second), first], -1)
+        fd.add_output(rotated)
+        fd.add_output(fd.ops.pad(x, [1, 2]))
+        fd.add_output(fd.ops.cat([x, x], 1))
+        shard_axis(x, 1, mesh)
+    full = world.randn(b, h, dh, seed=110)
+    rotated_local, padded_local, doubled = fd.execute([shard_tensor(full, x, mesh)])
+    mine = slice(world.rank * (h // d), (world.rank + 1) * (h // d))
+    expected = torch.cat([-full[..., dh // 2:], full[..., :dh // 2]], -1)
+    torch.testing.assert_close(rotated_local, expected[:, mine])
+    torch.testing.assert_close(padded_local, F.pad(full, [1, 2])[:, mine])
+    torch.testing.assert_close(doubled, torch.cat([full, full], 1))
+    assert [sh.mesh_axes for sh in fd.output_shardings()] == [
+        [-1, 0, -1], [-1, 0, -1], [-1, -1, -1]]
+    assert host_program(fd).count("communicate") == 1
