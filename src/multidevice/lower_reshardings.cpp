@@ -22,7 +22,7 @@ class Lowerer {
     bool same_mesh = true;
     // Per tensor input on the output's mesh: its distribution once the
     // input-side communications and local slices are done.
-    std::vector<std::pair<size_t, Sharding>> read_as;
+    std::vector<Read> read_as;
     for (size_t i = 0; i < expr_.inputs().size(); ++i) {
       const Val* v = expr_.input(i);
       if (!v->is<TensorView>() || !v->as<TensorView>()->device_mesh().has_value()) {
@@ -41,7 +41,7 @@ class Lowerer {
           in_tv.name(), " flows through ", print_expr(expr_),
           ", which sharding does not follow yet");
       if (flow.has_value()) {
-        read_as.emplace_back(i, lower_input(in_tv, in, *flow, out, result));
+        read_as.push_back({i, &in_tv, *flow, lower_input(in_tv, in, *flow, out, result)});
       }
     }
     if (same_mesh) {
@@ -64,6 +64,14 @@ class Lowerer {
   }
 
  private:
+  // How the expr reads one tensor input.
+  struct Read {
+    size_t input;
+    const TensorView* tensor;
+    AxisFlow flow;     // into output 0
+    Sharding sharding;
+  };
+
   // The communications that let `expr_` read `in_tv` (distributed as `in`)
   // for an output distributed as `out`; returns how the expr reads it.
   Sharding lower_input(const TensorView& in_tv, const Sharding& in, const AxisFlow& flow,
@@ -119,7 +127,7 @@ class Lowerer {
   // sharded; one computed from whole axes (a slice's cut, a reshape's inner
   // axis) would need the whole result first.
   void check_output_sources(const Sharding& out,
-                            const std::vector<std::pair<size_t, Sharding>>& read_as) const {
+                            const std::vector<Read>& read_as) const {
     for (size_t c = 0; c < out.mesh_axis.size(); ++c) {
       const int m = out.mesh_axis[c];
       // The ReduceScatter of a partial result shards its own axis.
@@ -128,13 +136,14 @@ class Lowerer {
       }
       bool fed = false;
       bool ranked = false;  // 0-d inputs feed no axis
-      for (const auto& [i, read] : read_as) {
-        const auto& in_tv = *expr_.input(i)->as<TensorView>();
-        const int64_t b = source_axis(*axis_flow(expr_, i), in_tv, out_,
-                                      static_cast<int64_t>(c), out.mesh->size(m));
+      for (const Read& read : read_as) {
+        const TensorView& in_tv = *read.tensor;
+        const int64_t b =
+            source_axis(read.flow, in_tv, out_, static_cast<int64_t>(c), out.mesh->size(m));
         // A broadcast axis is the same on every device: expanding it
         // locally gives the local part.
-        fed = fed || (b >= 0 && (read.mesh_axis[b] == m || in_tv.logical()[b]->is_broadcast()));
+        fed = fed ||
+            (b >= 0 && (read.sharding.mesh_axis[b] == m || in_tv.logical()[b]->is_broadcast()));
         ranked = ranked || in_tv.rank() > 0;
       }
       NVFUSE_CHECK_AS(
@@ -146,7 +155,7 @@ class Lowerer {
 
   // Outputs past the first follow the same reads (attention's logsumexp,
   // var_mean's mean): their sharding must be what those reads give.
-  void check_other_outputs(const std::vector<std::pair<size_t, Sharding>>& read_as) const {
+  void check_other_outputs(const std::vector<Read>& read_as) const {
     if (read_as.empty()) {
       return;
     }
@@ -158,19 +167,18 @@ class Lowerer {
       const auto& tv = *v->as<TensorView>();
       const Sharding actual = sharding_of(tv);
       std::vector<int> expected(tv.rank(), -1);
-      for (const auto& [i, read] : read_as) {
-        const auto& in_tv = *expr_.input(i)->as<TensorView>();
-        const auto flow = axis_flow(expr_, i, o);
-        for (size_t b = 0; flow.has_value() && b < read.mesh_axis.size(); ++b) {
-          const int m = read.mesh_axis[b];
-          if (m >= 0 && keeps_sharding(*flow, b, in_tv, tv, read.mesh->size(m)) &&
+      for (const Read& read : read_as) {
+        const auto flow = axis_flow(expr_, read.input, o);
+        for (size_t b = 0; flow.has_value() && b < read.sharding.mesh_axis.size(); ++b) {
+          const int m = read.sharding.mesh_axis[b];
+          if (m >= 0 && keeps_sharding(*flow, b, *read.tensor, tv, read.sharding.mesh->size(m)) &&
               !tv.logical()[flow->to_output[b]]->is_broadcast()) {
             expected[flow->to_output[b]] = m;
           }
         }
       }
       NVFUSE_CHECK_AS(
-          ErrorKind::kUnsupported, actual.mesh == read_as.front().second.mesh &&
+          ErrorKind::kUnsupported, actual.mesh == read_as.front().sharding.mesh &&
               actual.mesh_axis == expected,
           print_expr(expr_), ": output ", tv.name(), " is distributed as ",
           actual.to_string(), ", not as its inputs give it; reshard it after the expr");

@@ -83,6 +83,23 @@ std::vector<Val*> defaulted_flags(
       is_causal != nullptr ? is_causal : fusion->constant(false, DataType::Bool)};
 }
 
+// The operands both directions take: query, key, value and the flags.
+void check_common_operands(
+    TensorView* query,
+    TensorView* key,
+    TensorView* value,
+    Scalar* dropout_p,
+    Scalar* is_causal,
+    Scalar* scale,
+    const char* op) {
+  check_attention_operand(query, op, "query", query->dtype());
+  check_attention_operand(key, op, "key", query->dtype());
+  check_attention_operand(value, op, "value", query->dtype());
+  check_scalar(dropout_p, op, "dropout_p", false);
+  check_scalar(is_causal, op, "is_causal", true);
+  check_scalar(scale, op, "scale", false);
+}
+
 }  // namespace
 
 SdpfaFwdResult sdpfa_fwd(
@@ -93,12 +110,7 @@ SdpfaFwdResult sdpfa_fwd(
     Scalar* is_causal,
     Scalar* scale) {
   const char* op = "sdpfa_fwd";
-  check_attention_operand(query, op, "query", query->dtype());
-  check_attention_operand(key, op, "key", query->dtype());
-  check_attention_operand(value, op, "value", query->dtype());
-  check_scalar(dropout_p, op, "dropout_p", false);
-  check_scalar(is_causal, op, "is_causal", true);
-  check_scalar(scale, op, "scale", false);
+  check_common_operands(query, key, value, dropout_p, is_causal, scale, op);
   Fusion* fusion = query->fusion();
   TensorView* output =
       new_tensor_like_axes(fusion, query->logical(), query->dtype());
@@ -137,9 +149,7 @@ SdpfaBwdResult sdpfa_bwd(
     TensorView* philox_offset,
     Scalar* scale) {
   const char* op = "sdpfa_bwd";
-  check_attention_operand(query, op, "query", query->dtype());
-  check_attention_operand(key, op, "key", query->dtype());
-  check_attention_operand(value, op, "value", query->dtype());
+  check_common_operands(query, key, value, dropout_p, is_causal, scale, op);
   check_attention_operand(grad_output, op, "grad_output", query->dtype());
   check_attention_operand(output, op, "output", query->dtype());
   NVFUSE_TYPE_CHECK(
@@ -152,9 +162,6 @@ SdpfaBwdResult sdpfa_bwd(
           philox_offset->dtype() == DataType::Int,
       op, ": philox_seed and philox_offset must be the Int tensors that "
       "sdpfa_fwd returns");
-  check_scalar(dropout_p, op, "dropout_p", false);
-  check_scalar(is_causal, op, "is_causal", true);
-  check_scalar(scale, op, "scale", false);
   Fusion* fusion = query->fusion();
   SdpfaBwdResult result{
       new_tensor_like_axes(fusion, query->logical(), query->dtype()),

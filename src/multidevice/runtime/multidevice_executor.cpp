@@ -302,7 +302,8 @@ std::vector<at::Tensor> MultiDeviceExecutor::execute(const std::vector<Argument>
   }
   std::vector<at::Tensor> outputs;
   for (const Val* out : fusion_->outputs()) {
-    outputs.push_back(values.count(out) ? values.at(out) : at::Tensor());
+    auto it = values.find(out);
+    outputs.push_back(it == values.end() ? at::Tensor() : it->second);
   }
   return outputs;
 }
