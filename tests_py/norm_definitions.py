@@ -23,13 +23,14 @@ or the backward op autograd calls).
 run_case(name, inputs) builds the definition for these inputs and runs it.
 """
 
+import contextlib
 import math
 from typing import Callable, NamedTuple, Optional, Tuple
 
 import torch
 import torch.nn.functional as F
 
-from nvfuse import DataType, FusionDefinition
+from nvfuse import _C, DataType, FusionDefinition
 from nvfuse.pytorch_utils import torch_dtype_to_nvfuse_dtype
 
 EPS = 1e-5
@@ -412,6 +413,20 @@ def check_case(name, dtype, rows, width, device):
     outs, fd = run_case(name, inputs)
     assert_case_close(name, outs, case.torch_reference(*inputs), rows, width)
     return fd
+
+
+@contextlib.contextmanager
+def reduction_tuning(**changes):
+    """The inner reduction scheduler's tuning (nvfuse._C.set_reduction_tuning)
+    with `changes`, restored after."""
+    names = ("elements_per_thread", "max_persistent_threads", "chunked_threads",
+             "pipelining", "max_cluster")
+    default = dict(zip(names, _C.reduction_tuning()))
+    _C.set_reduction_tuning(**{**default, **changes})
+    try:
+        yield
+    finally:
+        _C.set_reduction_tuning(**default)
 
 
 def with_nan_and_inf(x):

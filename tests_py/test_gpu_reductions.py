@@ -21,7 +21,7 @@ from nvfuse import DataType, FusionDefinition
 from nvfuse.ops import Operators
 from fusion_helpers import make_input, run_fusion
 from norm_definitions import (
-    CASES, assert_case_close, check_case, run_case, with_nan_and_inf,
+    CASES, assert_case_close, check_case, reduction_tuning, run_case, with_nan_and_inf,
 )
 
 pytestmark = pytest.mark.gpu
@@ -94,6 +94,52 @@ def test_no_register_spills(name, dtype, width):
     assert_kernel_ran(fd)
     info = fd.last_kernel_info()
     assert info["local_bytes"] == 0, info
+
+
+@pytest.mark.parametrize("width", [262144, 65536])
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name", ["layer_norm_fwd", "softmax_fwd", "rms_norm_bwd"])
+def test_no_register_spills_in_cluster_rows(name, dtype, width):
+    """Long rows held by a cluster of blocks (8 blocks and twice the
+    elements per thread at 262144) stay in registers too."""
+    torch.manual_seed(width)
+    inputs = CASES[name].make_inputs(4, width, dtype, "cuda")
+    _, fd = run_case(name, inputs)
+    assert "cluster=" in fd.last_cuda_code()
+    assert fd.last_kernel_info()["local_bytes"] == 0, fd.last_kernel_info()
+
+
+PIPELINED_CASES = ["layer_norm_fwd", "rms_norm_fwd", "softmax_fwd", "softmax_bwd",
+                   "log_softmax_fwd", "var_mean_inner", "sum_inner"]
+
+
+@pytest.mark.parametrize("width", [7, 1600, 4096])
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name", PIPELINED_CASES)
+def test_pipelined_rows_match_torch_on_gpu(name, dtype, width):
+    """Rows pipelined (forced): one wave of blocks walks the rows (at width 7
+    128 rows per block), loading each next row while reducing this one.
+    Rows that hold more than 64 bytes per thread (fp32 with two inputs, or
+    the pure reductions' 32 elements) are not pipelined."""
+    rows = 40003 if width < 32 else 1003
+    with reduction_tuning(pipelining=2):
+        fd = check_case(name, dtype, rows, width, "cuda")
+    holds_too_much = (dtype == torch.float32 and width > 7 and
+                      name in ("softmax_bwd", "var_mean_inner", "sum_inner"))
+    assert ("pipelined" in fd.last_cuda_code()) != holds_too_much
+
+
+def test_cluster_rows_match_torch_with_nan_rows():
+    """A NaN in one block's part of a cluster row reaches every block's
+    results; the other rows stay finite."""
+    torch.manual_seed(0)
+    inputs = CASES["softmax_fwd"].make_inputs(5, 65536, torch.float32, "cuda")
+    inputs[0][1, 65000] = float("nan")
+    outs, fd = run_case("softmax_fwd", inputs)
+    assert "cluster=4" in fd.last_cuda_code()
+    assert torch.isnan(outs[0][1]).all()
+    torch.testing.assert_close(outs[0][[0, 2, 3, 4]],
+                               torch.softmax(inputs[0][[0, 2, 3, 4]], -1))
 
 
 # --- every reduction op x dtype x axis pattern -------------------------------

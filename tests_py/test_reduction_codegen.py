@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from nvfuse import _C, DataType, FusionDefinition
-from norm_definitions import CASES, define_case
+from norm_definitions import CASES, define_case, reduction_tuning
 
 SEGMENT = re.compile(r"^// ==== nvfuse segment: outputs[ 0-9]+ ====$", re.M)
 
@@ -68,6 +68,39 @@ def test_long_rows_are_chunked_and_few_rows_split():
     fd = define_case("layer_norm_fwd", torch.float32)
     # A normalization needs its whole row: never split over blocks.
     assert "split" not in params_of(fd.cuda_code_for(cpu_inputs("layer_norm_fwd", 1, 1 << 20, torch.float32)))
+
+
+def test_long_normalization_rows_are_held_by_a_cluster():
+    """Rows too long for one block's registers that phases would re-read
+    are split over a thread block cluster (the fewest blocks, 8 at most),
+    whose blocks combine each reduction through distributed shared memory."""
+    fd = define_case("layer_norm_fwd", torch.float32)
+    code = fd.cuda_code_for(cpu_inputs("layer_norm_fwd", 4, 65536, torch.float32))
+    assert "cluster=4" in params_of(code) and "persistent" in params_of(code)
+    assert "nvfuse::cluster_reduce<kCluster, 1>" in code  # sum, then squared deviations
+    assert "cluster=8" in params_of(fd.cuda_code_for(cpu_inputs("layer_norm_fwd", 4, 262144, torch.float32)))
+    # Past 8 blocks: chunked; a single-phase reduction never needs the row.
+    assert "chunked" in params_of(fd.cuda_code_for(cpu_inputs("layer_norm_fwd", 4, 1 << 20, torch.float32)))
+    sums = define_case("sum_inner", torch.float32)
+    assert "cluster" not in params_of(sums.cuda_code_for([torch.randn(256, 65536)]))
+    with reduction_tuning(max_cluster=1):
+        assert "chunked" in params_of(fd.cuda_code_for(cpu_inputs("layer_norm_fwd", 4, 65536, torch.float32)))
+
+
+def test_pipelined_rows_compile_and_are_decided_at_launch():
+    """Pipelining is chosen at launch from both kernels' occupancy: code for
+    inputs (no GPU) shows the plain kernel; forced, the pipelined kernel
+    loads the next row before the reductions and compiles."""
+    fd = define_case("layer_norm_fwd", torch.bfloat16)
+    inputs = cpu_inputs("layer_norm_fwd", 4096, 8192, torch.bfloat16)
+    assert "pipelined" not in params_of(fd.cuda_code_for(inputs))
+    with reduction_tuning(pipelining=2):
+        code = fd.cuda_code_for(inputs)
+        few_rows = fd.cuda_code_for(cpu_inputs("layer_norm_fwd", 64, 8192, torch.bfloat16))
+    assert "pipelined" in params_of(code)
+    assert code.index("next_t0[k] =") < code.index("nvfuse::row_reduce")
+    assert _C.nvrtc_compile(code, "nvfuse_reduction", 90)["bytes"] > 0
+    assert "pipelined" not in params_of(few_rows)  # a row per SM at most
 
 
 def test_outer_reduction_walks_down_contiguous_columns():

@@ -1,5 +1,6 @@
 """Sweeps the inner reduction scheduler's launch shape (elements per thread,
-longest persistent row, threads of a chunked row) over normalization cases
+longest persistent row, threads of a chunked row, pipelining, largest
+cluster) over normalization cases
 on the GPU and prints % of copy bandwidth per setting, each measured twice
 (median of 20 CUDA-event timings, L2 flushed before each) and the last
 kernel's registers per thread, with
@@ -22,9 +23,10 @@ import test_normalization as bench  # noqa: E402
 
 import nvfuse  # noqa: E402
 
-# (elements_per_thread, max_persistent_threads, chunked_threads)
-SETTINGS = [(16, 1024, 1024), (32, 1024, 1024), (8, 1024, 1024),
-            (16, 512, 1024), (16, 1024, 512)]
+# (elements_per_thread, max_persistent_threads, chunked_threads, pipelining,
+#  max_cluster); the first is the default.
+SETTINGS = [(16, 1024, 1024, 1, 8), (16, 1024, 1024, 0, 8), (16, 1024, 1024, 2, 8),
+            (16, 1024, 1024, 1, 1), (16, 1024, 1024, 1, 4), (32, 1024, 1024, 1, 8)]
 DEFAULT_TARGETS = [
     "layer_norm_fwd:bf16:32768x8192", "var_mean_inner:bf16:32768x8192",
     "bias_residual_layer_norm_fwd:bf16:32768x8192", "softmax_fwd:bf16:32768x8192",
@@ -32,6 +34,8 @@ DEFAULT_TARGETS = [
     "softmax_fwd:bf16:4096x65536", "layer_norm_fwd:bf16:4096x65536",
     "layer_norm_bwd:bf16:32768x8192", "layer_norm_bwd:fp32:32768x8192",
     "rms_norm_bwd:bf16:32768x8192", "layer_norm_bwd:bf16:2048x1600",
+    "layer_norm_fwd:bf16:2048x1600", "rms_norm_fwd:bf16:32768x8192",
+    "sum_inner:bf16:32768x8192", "var_mean_inner:fp32:32768x8192",
 ]
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 
@@ -49,7 +53,7 @@ def main():
     copy = 2 * src.numel() / (median_ms(lambda: dst.copy_(src)) * 1e-3) / 1e9
     del src, dst
     print(f"copy: {copy:.0f} GB/s")
-    header = "".join(f"{f'{b}/{p}/{c}':>18}" for b, p, c in SETTINGS)
+    header = "".join(f"{'/'.join(map(str, s)):>18}" for s in SETTINGS)
     print(f"{'case':<48}{'compile':>9}{header}")
     default = nvfuse._C.reduction_tuning()
     for target in targets:

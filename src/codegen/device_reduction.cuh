@@ -147,6 +147,74 @@ __device__ __forceinline__ T row_reduce(T v, Op op) {
   }
 }
 
+#if __CUDA_ARCH__ >= 900
+// Thread block clusters: every thread of every block of the cluster
+// arrives and waits (a block barrier too); writes before it are visible
+// to the cluster's blocks after it.
+__device__ __forceinline__ void cluster_sync() {
+  asm volatile(
+      "barrier.cluster.arrive.release.aligned;\n\t"
+      "barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+
+// The two halves of cluster_sync: a kernel whose blocks exchange values
+// arrives at its start and waits before its first exchange, when every
+// block of the cluster has started (shared memory of a block that has not
+// started cannot be written).
+__device__ __forceinline__ void cluster_arrive() {
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;" ::: "memory");
+}
+__device__ __forceinline__ void cluster_wait() {
+  asm volatile("barrier.cluster.wait.aligned;" ::: "memory");
+}
+
+// The cluster's blocks: this block's rank, and stores into the shared memory
+// of block `rank` at `local`'s counterpart there.
+__device__ __forceinline__ unsigned cluster_rank() {
+  unsigned rank;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
+  return rank;
+}
+template <typename T>
+__device__ __forceinline__ void store_to_block(T* local, unsigned rank, const T& value) {
+  static_assert(sizeof(T) % 4 == 0, "cluster values are stored in 4-byte words");
+  const unsigned* words = reinterpret_cast<const unsigned*>(&value);
+  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(local));
+#pragma unroll
+  for (int i = 0; i < int(sizeof(T) / 4); ++i) {
+    unsigned remote;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
+                 : "=r"(remote) : "r"(address + 4 * i), "r"(rank));
+    asm volatile("st.shared::cluster.u32 [%0], %1;" :: "r"(remote), "r"(words[i]) : "memory");
+  }
+}
+
+// Combines the blocks' results `v` (the same in every thread of a block)
+// across the kCluster blocks of the cluster, in rank order (every block
+// gets the same, deterministic result); every thread gets it. Every thread
+// calls it. Each block sends its value to slot `rank` of every block, so
+// one barrier suffices: kSite numbers the call sites of a kernel so that no
+// two share slots (a kernel reduces each row once per site, and no block
+// writes a slot again after the barrier that lets its owner read it).
+template <int kCluster, int kSite, typename T, typename Op>
+__device__ __forceinline__ T cluster_reduce(T v, Op op) {
+  __shared__ T slots[kCluster];
+  if constexpr (kSite == 0) {
+    cluster_wait();  // every block has started: see cluster_arrive
+  }
+  if (threadIdx.x < kCluster) {
+    store_to_block(&slots[cluster_rank()], threadIdx.x, v);
+  }
+  cluster_sync();
+  T result = slots[0];
+#pragma unroll
+  for (int r = 1; r < kCluster; ++r) {
+    result = op(result, slots[r]);
+  }
+  return result;
+}
+#endif
+
 // Outer reductions: thread (x, y) = threadIdx.x % kX, threadIdx.x / kX;
 // combines `v` over y (kY a power of two); every thread gets its column's
 // result. The whole block calls it.

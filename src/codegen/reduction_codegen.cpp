@@ -42,6 +42,19 @@ std::string ReductionGenerator::inner_kernel() const {
      << "  constexpr int kLanes = " << p_.threads_per_row << ";\n"
      << "  constexpr int kBlock = " << p_.block_size << ";\n"
      << "  const int lane = threadIdx.x % kLanes;\n";
+  if (p_.cluster > 1) {
+    ss << "  // A cluster of kCluster blocks holds each row: block rank r the\n"
+       << "  // columns of chunk r.\n"
+       << "  constexpr int kCluster = " << p_.cluster << ";\n"
+       << "  nvfuse::cluster_arrive();  // the first cluster_reduce waits\n"
+       << "  const Index row = Index(blockIdx.x / kCluster);\n"
+       << row_body() << "}\n";
+    return ss.str();
+  }
+  if (p_.pipelined) {
+    ss << pipelined_rows() << "}\n";
+    return ss.str();
+  }
   if (!p_.inner_outer) {
     ss << "  const Index row = Index(blockIdx.x) * (kBlock / kLanes) + "
           "Index(threadIdx.x / kLanes);\n"
@@ -75,6 +88,58 @@ std::string ReductionGenerator::inner_kernel() const {
   }
   ss << indented(owned_columns(copy), "  ") << "  }\n}\n";
   return ss.str();
+}
+
+std::string ReductionGenerator::pipelined_rows() const {
+  std::ostringstream ss;
+  ss << "  // Pipelined: one wave of blocks walks the rows grid-stride; each row's\n"
+     << "  // inputs were loaded while the block reduced the row before.\n"
+     << "  constexpr int kRows = kBlock / kLanes;\n"
+     << "  const Index row_step = Index(gridDim.x) * kRows;\n";
+  for (const TensorView* tv : held_inputs()) {
+    ss << "  " << array_type(slot_of(tv)) << " in_" << name_of_value(tv) << "[kGroups];\n";
+  }
+  ss << load_held_row("in_", "Index(blockIdx.x) * kRows + threadIdx.x / kLanes", "  ")
+     << "  for (Index first = Index(blockIdx.x) * kRows; first < args.rows; "
+        "first += row_step) {\n"
+     << "    const Index row = first + threadIdx.x / kLanes;\n"
+     << indented(row_body(), "  ");
+  for (const TensorView* tv : held_inputs()) {
+    const std::string name = name_of_value(tv);
+    ss << "#pragma unroll\n"
+       << "    for (int k = 0; k < kGroups; ++k) in_" << name << "[k] = next_" << name
+       << "[k];\n";
+  }
+  ss << "  }\n";
+  return ss.str();
+}
+
+std::string ReductionGenerator::load_held_row(
+    const std::string& prefix, const std::string& row, const std::string& indent) const {
+  std::ostringstream ss;
+  ss << indent << "{\n"
+     << indent << "  const Index loaded_row = " << row << ";\n"
+     << indented(row_offsets("loaded_row < args.rows ? loaded_row : Index(0)"), indent)
+     << "#pragma unroll\n"
+     << indent << "  for (int k = 0; k < kGroups; ++k) {\n"
+     << indent << "    const Index col = (Index(k) * kLanes + lane) * kVec;\n"
+     << indent << "    if (loaded_row < args.rows && col < args.width) {\n";
+  for (const TensorView* tv : held_inputs()) {
+    const size_t t = slot_of(tv);
+    ss << load(t, prefix + name_of_value(tv) + "[k]", column_offset(t), indent + "      ");
+  }
+  ss << indent << "    }\n" << indent << "  }\n" << indent << "}\n";
+  return ss.str();
+}
+
+std::vector<const TensorView*> ReductionGenerator::held_inputs() const {
+  std::vector<const TensorView*> held_tensors;
+  for (const TensorView* tv : a_.inputs) {
+    if (held(tv)) {
+      held_tensors.push_back(tv);
+    }
+  }
+  return held_tensors;
 }
 
 std::string ReductionGenerator::owned_columns(const std::string& body) const {
@@ -124,9 +189,13 @@ std::string ReductionGenerator::row_body() const {
   TensorSet loaded;
   if (p_.persistent) {
     ss << "  // The row stays in registers: loaded once, read by every phase.\n";
-    for (size_t t = 0; t < a_.inputs.size(); ++t) {
-      if (held(tensors_[t])) {
-        ss << "  " << array_type(t) << " in_" << name_of_value(tensors_[t])
+    for (const TensorView* tv : held_inputs()) {
+      if (p_.pipelined) {
+        loaded.insert(tv);  // by the loop before this row
+        ss << "  " << array_type(slot_of(tv)) << " next_" << name_of_value(tv)
+           << "[kGroups];\n";
+      } else {
+        ss << "  " << array_type(slot_of(tv)) << " in_" << name_of_value(tv)
            << "[kGroups];\n";
       }
     }
@@ -150,7 +219,9 @@ std::string ReductionGenerator::row_body() const {
     }
   }
   if (!stores.str().empty()) {
-    ss << "  if (row_valid && lane == 0) {\n" << stores.str() << "  }\n";
+    ss << "  if (row_valid && lane == 0"
+       << (p_.cluster > 1 ? " && blockIdx.x % kCluster == 0" : "") << ") {\n"
+       << stores.str() << "  }\n";
   }
   return ss.str();
 }
@@ -166,7 +237,8 @@ std::string ReductionGenerator::inner_phase(
   ss << "  {  // phase " << phase << "\n";
   std::string indent = "    ";
   if (p_.persistent) {
-    ss << indent << "const Index chunk = 0;\n";
+    ss << indent << "const Index chunk = "
+       << (p_.cluster > 1 ? "blockIdx.x % kCluster" : "0") << ";\n";
   } else {
     ss << indent << "for (Index chunk = blockIdx.y; chunk * (kGroups * kLanes * kVec) "
                     "< args.width; chunk += gridDim.y) {\n";
@@ -252,12 +324,23 @@ std::string ReductionGenerator::inner_phase(
     ss << store(slot_of(tv), "out_" + name_of_value(tv), column_offset(slot_of(tv)), in);
   }
   ss << indent << "  }\n" << indent << "}\n";
-  // Variance: this chunk's own mean, then its squared deviations from it
-  // (exact), the values recomputed from the loaded registers rather than
-  // kept as floats (which would cost a register per element and with it
-  // occupancy), merged into the running state.
+  if (p_.pipelined && phase == 0) {
+    ss << indent << "// The next row's loads go out before this row's reductions wait.\n"
+       << load_held_row("next_", "row + row_step", indent);
+  }
+  // Variance: the mean, then the squared deviations from it (exact), the
+  // values recomputed from the loaded registers rather than kept as floats
+  // (which would cost a register per element and with it occupancy). A
+  // persistent row takes the row's mean (two plain sums over the row's
+  // lanes: a Welford merge per shuffle step cost bf16 var_mean a third of
+  // its instructions); a chunk merges its own mean and deviations into the
+  // running state.
   for (const Expr* r : reductions) {
     if (!r->is<VarMeanOp>()) {
+      continue;
+    }
+    if (p_.persistent) {
+      ss << row_variance(r);
       continue;
     }
     const std::string e = acc_element(r);
@@ -313,12 +396,62 @@ std::string ReductionGenerator::element_values(
   return ss.str();
 }
 
+std::string ReductionGenerator::cluster_reduce(
+    const std::string& value, const std::string& op) const {
+  return "nvfuse::cluster_reduce<kCluster, " + std::to_string(cluster_sites_++) + ">(" +
+      value + ", " + op + ")";
+}
+
+std::string ReductionGenerator::row_variance(const Expr* r) const {
+  const std::string e = acc_element(r);
+  const std::string acc = acc_name(r);
+  const TensorView* value_tv = r->input(0)->as<TensorView>();
+  TensorSet value_loads;
+  const std::vector<const Expr*> value_exprs = cone({value_tv}, false, &value_loads);
+  const auto row_sum = [&](const std::string& value) {
+    std::string text = "nvfuse::row_reduce<kLanes, kBlock>(" + value + ", nvfuse::SumOp<" +
+        e + ">())";
+    if (p_.cluster > 1) {
+      text = cluster_reduce(text, "nvfuse::SumOp<" + e + ">()");
+    }
+    return text;
+  };
+  std::ostringstream ss;
+  ss << "    {\n"
+     << "      const " << e << " count = " << e << "(args.width);\n"
+     << "      const " << e << " sum = " << row_sum("sum_" + acc) << ";\n"
+     << "      const " << e << " mean = sum / count;\n"
+     << "      " << e << " m2 = 0;\n"
+     << "#pragma unroll\n"
+     << "      for (int k = 0; k < kGroups; ++k) {\n"
+     << "#pragma unroll\n"
+     << "        for (int v = 0; v < kVec; ++v) {\n";
+  const std::string body = "          ";
+  ss << element_values(value_loads, value_exprs, body)
+     << body << "const " << e << " d = nvfuse::cast<" << e << ">("
+     << name_of_value(value_tv) << ") - mean;\n"
+     << body << "m2 += valid[k] ? d * d : " << e << "(0);\n"
+     << "        }\n"
+     << "      }\n"
+     << "      " << acc << " = nvfuse::Welford<" << e << ">{sum, " << row_sum("m2")
+     << ", count};\n"
+     << "    }\n";
+  return ss.str();
+}
+
 std::string ReductionGenerator::inner_reduce(int phase) const {
   const std::vector<const Expr*> reductions = reductions_of_phase(phase);
   std::ostringstream ss;
   for (const Expr* r : reductions) {
+    if (p_.persistent && r->is<VarMeanOp>()) {
+      continue;  // reduced over the row by row_variance
+    }
     ss << "  " << acc_name(r) << " = nvfuse::row_reduce<kLanes, kBlock>("
        << acc_name(r) << ", " << op_type(r) << "());\n";
+    if (p_.cluster > 1) {
+      ss << "  " << acc_name(r) << " = "
+         << cluster_reduce(acc_name(r), op_type(r) + "()") << ";\n";
+    }
   }
   if (!p_.split || reductions.empty()) {
     return ss.str();

@@ -195,6 +195,14 @@ class ReductionGenerator {
   // One row of the inner kernel (or one per slot of a block), from `row`
   // on: per-row inputs, the phases, the per-row outputs.
   std::string row_body() const;
+  // Pipelined rows (ReductionParams::pipelined): the loop over the block's
+  // rows around row_body, the held inputs of the first row loaded before it.
+  std::string pipelined_rows() const;
+  // Loads the held inputs of row `row` (if it exists) into `prefix`<name>.
+  std::string load_held_row(const std::string& prefix, const std::string& row,
+                            const std::string& indent) const;
+  // The kernel inputs held in registers across a persistent row's phases.
+  std::vector<const TensorView*> held_inputs() const;
   std::string inner_phase(int phase, TensorSet& loaded) const;
   // Element (k, v) of the loaded per-element tensors in `loads` and the
   // values `exprs` compute from them, one statement each.
@@ -204,6 +212,12 @@ class ReductionGenerator {
   // Combines each phase-`phase` accumulator over the row's lanes (and, for a
   // split row, over its blocks).
   std::string inner_reduce(int phase) const;
+  // A persistent row's variance reduction `r`: the row's sum, its mean, the
+  // squared deviations from it summed over the row; into r's accumulator.
+  std::string row_variance(const Expr* r) const;
+  // `value` combined over the cluster's blocks by `op`, at the next call
+  // site number (each site has its own slots).
+  std::string cluster_reduce(const std::string& value, const std::string& op) const;
 
   // ---- the outer kernel and the inner-outer finishing kernel ----------------
 
@@ -220,6 +234,8 @@ class ReductionGenerator {
   std::map<const Expr*, int> first_cell_;
   int cells_ = 0;
   KernelArgLayout layout_;
+  // Cluster reductions emitted so far (generate() runs once per generator).
+  mutable int cluster_sites_ = 0;
 };
 
 }  // namespace nvfuse

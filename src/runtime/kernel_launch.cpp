@@ -155,18 +155,21 @@ void launch_on_current_stream(
     cuda_driver::Dim3 block,
     std::vector<uint64_t>& args,
     const std::function<std::string()>& describe,
-    unsigned shared_bytes) {
+    unsigned shared_bytes,
+    unsigned cluster_x) {
   cuda_driver::make_context_current(device.index());
   const c10::Stream stream =
       c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->getStream(device);
   if (dump_enabled(DumpOption::launch)) {
     std::cerr << "nvfuse launch: grid=" << grid.x << "x" << grid.y
-              << " block=" << block.x << " shared=" << shared_bytes << " " << describe()
+              << " block=" << block.x << " shared=" << shared_bytes
+              << (cluster_x > 1 ? " cluster=" + std::to_string(cluster_x) : std::string())
+              << " " << describe()
               << std::endl;
   }
   void* params[] = {args.data()};
   cuda_driver::launch(
-      kernel.function, grid, block, shared_bytes, stream.native_handle(), params);
+      kernel.function, grid, block, shared_bytes, stream.native_handle(), params, cluster_x);
 }
 
 }  // namespace nvfuse

@@ -51,8 +51,9 @@ struct LaunchValues {
 // The Args block, 8-byte aligned.
 std::vector<uint64_t> pack_args(const KernelArgLayout& layout, const LaunchValues& values);
 
-// Launches on torch's current stream of `device`; NVFUSE_DUMP=launch prints
-// describe() (called only then: launches stay free of string building).
+// Launches on torch's current stream of `device` (in clusters of
+// `cluster_x` blocks when above 1); NVFUSE_DUMP=launch prints describe()
+// (called only then: launches stay free of string building).
 void launch_on_current_stream(
     const LoadedKernel& kernel,
     c10::Device device,
@@ -60,6 +61,7 @@ void launch_on_current_stream(
     cuda_driver::Dim3 block,
     std::vector<uint64_t>& args,
     const std::function<std::string()>& describe,
-    unsigned shared_bytes = 0);
+    unsigned shared_bytes = 0,
+    unsigned cluster_x = 1);
 
 }  // namespace nvfuse

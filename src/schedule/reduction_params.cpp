@@ -15,6 +15,9 @@ constexpr int kVectorBytes = 16;       // the widest global load/store
 constexpr int kShortRowBlock = 128;    // inner, several rows per block
 constexpr int kOuterBlock = 256;
 constexpr int kOuterRowsPerThread = 8; // least rows a thread walks before a split
+// Most bytes of row inputs a thread of a cluster row holds (32 registers:
+// more spills at 1024 threads, e.g. fp32 RMS-norm backward at 262144).
+constexpr int64_t kMaxClusterHeldBytes = 128;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -164,6 +167,8 @@ std::string ReductionParams::to_string() const {
        << (persistent ? ", persistent" : ", chunked");
   }
   ss << (split ? ", split" : "") << (inner_outer ? ", inner_outer" : "")
+     << (pipelined ? ", pipelined" : "")
+     << (cluster > 1 ? ", cluster=" + std::to_string(cluster) : std::string())
      << ", index=" << (index_32bit ? "int32" : "int64")
      << ", access=";
   for (InnerAccess a : access) {
@@ -179,7 +184,8 @@ bool ReductionParams::operator==(const ReductionParams& o) const {
       threads_per_row == o.threads_per_row &&
       groups_per_thread == o.groups_per_thread && persistent == o.persistent &&
       block_x == o.block_x && block_y == o.block_y && split == o.split &&
-      inner_outer == o.inner_outer &&
+      inner_outer == o.inner_outer && pipelined == o.pipelined &&
+      cluster == o.cluster &&
       index_32bit == o.index_32bit && access == o.access;
 }
 
@@ -368,13 +374,40 @@ std::optional<ReductionSchedule> schedule_reduction(
         (analysis.last_element_phase == 0 && !writes_elements ? 2 : 1) /
         (draws_random ? 2 : 1);
     const int64_t max_groups = std::max<int64_t>(1, elements / p.vector_width);
+    // Bytes of row-varying inputs a thread holds per vector group.
+    int64_t held_bytes_per_group = 0;
+    for (size_t t = 0; t < inputs.size(); ++t) {
+      const bool varies_by_row = std::any_of(
+          space.row_strides[t].begin(), space.row_strides[t].end(),
+          [](int64_t s) { return s != 0; });
+      if (per_element[t] && varies_by_row) {
+        const int width = p.access[t] == InnerAccess::kBroadcast ? 1 : p.vector_width;
+        held_bytes_per_group += width * size_in_bytes(tensors[t].dtype);
+      }
+    }
     int64_t lanes = next_pow2(ceil_div(groups, max_groups));
     p.persistent = lanes <= tuning.max_persistent_threads;
+    // A row too long for one block that phases would re-read: held by a
+    // cluster of blocks instead, the fewest that fit (the largest with
+    // twice the elements per thread).
+    const bool rereads = analysis.last_element_phase > 0;
+    for (int blocks = 2; !p.persistent && rereads && device.arch >= 90 &&
+         blocks <= tuning.max_cluster && !analysis.has_outer_reductions();
+         blocks *= 2) {
+      const int64_t per_thread = max_groups * (blocks == 8 ? 2 : 1);
+      const int64_t cluster_lanes = next_pow2(ceil_div(ceil_div(groups, blocks), per_thread));
+      const int64_t held = ceil_div(ceil_div(groups, blocks), cluster_lanes) * held_bytes_per_group;
+      if (cluster_lanes <= tuning.max_persistent_threads && held <= kMaxClusterHeldBytes) {
+        p.cluster = blocks;
+        p.persistent = true;
+        lanes = cluster_lanes;
+      }
+    }
     if (!p.persistent) {
       lanes = tuning.chunked_threads;
     }
     const int64_t rows_per_block = lanes >= 32 ? 1 : kShortRowBlock / lanes;
-    schedule.grid_x = ceil_div(space.rows, rows_per_block);
+    schedule.grid_x = ceil_div(space.rows, rows_per_block) * p.cluster;
     // Few rows and nothing per element after the reductions: split each row
     // over several blocks.
     const int64_t chunk_groups = lanes * max_groups;
@@ -388,7 +421,7 @@ std::optional<ReductionSchedule> schedule_reduction(
     }
     p.threads_per_row = static_cast<int>(lanes);
     p.groups_per_thread = static_cast<int>(
-        p.persistent ? ceil_div(groups, lanes) : max_groups);
+        p.persistent ? ceil_div(groups, lanes * p.cluster) : max_groups);
     p.block_size = static_cast<int>(lanes >= 32 ? lanes : kShortRowBlock);
     schedule.rows_per_block = rows_per_block;
     if (analysis.has_outer_reductions()) {
@@ -402,6 +435,13 @@ std::optional<ReductionSchedule> schedule_reduction(
         return std::nullopt;
       }
     }
+    // Rows held in registers that leave room for a second copy, several
+    // row groups per SM: candidates for pipelining.
+    schedule.held_bytes = p.groups_per_thread * held_bytes_per_group;
+    schedule.pipeline_candidate = p.persistent && !p.inner_outer &&
+        schedule.grid_y == 1 && p.cluster == 1 && schedule.held_bytes > 0 &&
+        schedule.held_bytes <= kMaxPipelinedBytes && schedule.grid_x > device.sm_count;
+    p.pipelined = schedule.pipeline_candidate && tuning.pipelining == 2;
   }
   p.split = schedule.grid_y > 1;
   if (p.split) {

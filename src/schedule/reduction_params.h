@@ -45,6 +45,14 @@ struct ReductionParams {
   // grid-stride, each thread accumulating its columns' outer reductions in
   // shared memory; a second kernel combines the blocks' partial rows.
   bool inner_outer = false;
+  // Inner persistent rows, not split: a block walks rows grid-stride (one
+  // wave of blocks) and loads its next row while the current one reduces,
+  // so that the block reductions' latency hides behind loads in flight.
+  bool pipelined = false;
+  // Inner rows too long for one block's registers (sm_90): a thread block
+  // cluster of this many blocks holds the row, each block a contiguous
+  // part, and combines its reductions through distributed shared memory.
+  int cluster = 1;
   bool index_32bit = true;
   // One per kernel tensor (inputs, then outputs): its access along the
   // vectorized axis.
@@ -77,6 +85,15 @@ struct ReductionTuning {
   int max_persistent_threads = 1024;
   // Threads per row of a chunked (or split) row.
   int chunked_threads = 1024;
+  // Pipelined rows (ReductionParams::pipelined) for the rows that can be:
+  // 0 never; 1 where the executor finds that the pipelined kernel keeps
+  // more bytes in flight per SM than the plain one, and the plain one too
+  // few (both kernels' occupancy: the next row's copy costs registers);
+  // 2 always.
+  int pipelining = 1;
+  // Most blocks of a cluster that holds a long row (1: long rows are
+  // chunked and re-read per phase).
+  int max_cluster = 8;
 };
 
 struct ReductionSchedule {
@@ -90,7 +107,15 @@ struct ReductionSchedule {
   // holds partial column results for.
   int64_t shared_bytes = 0;
   int64_t rows_per_block = 1;
+  // The rows could be pipelined (ReductionTuning::pipelining decides), and
+  // the bytes of row-varying inputs each thread holds.
+  bool pipeline_candidate = false;
+  int64_t held_bytes = 0;
 };
+
+// Most bytes a thread of a pipelined row holds per row (the next row's copy
+// doubles them).
+constexpr int64_t kMaxPipelinedBytes = 64;
 
 // Inner-outer: where each outer reduction's partial rows start, for
 // `partial_rows` rows of `width` columns (regions of the workspace and of

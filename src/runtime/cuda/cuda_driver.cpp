@@ -26,6 +26,28 @@ constexpr int kAttrMinor = 76;
 constexpr int kFuncAttrLocalBytes = 3;
 constexpr int kFuncAttrRegisters = 4;
 constexpr int kFuncAttrMaxDynamicSharedBytes = 8;
+constexpr int kLaunchAttrClusterDimension = 4;
+
+// cuLaunchKernelEx's configuration (cuda.h's CUlaunchAttribute and
+// CUlaunchConfig, with only the cluster dimension of the value union).
+struct LaunchAttribute {
+  int id;
+  char pad[4];
+  union {
+    char bytes[64];
+    struct {
+      unsigned x, y, z;
+    } cluster;
+  } value;
+};
+struct LaunchConfig {
+  unsigned grid_x, grid_y, grid_z;
+  unsigned block_x, block_y, block_z;
+  unsigned shared_bytes;
+  CUstream stream;
+  LaunchAttribute* attributes;
+  unsigned attribute_count;
+};
 
 struct DriverApi {
   DynamicLibrary library{
@@ -69,6 +91,9 @@ struct DriverApi {
       load<CUresult (*)(
           CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
           unsigned, unsigned, CUstream, void**, void**)>("cuLaunchKernel");
+  CUresult (*LaunchKernelEx)(const LaunchConfig*, CUfunction, void**, void**) =
+      load<CUresult (*)(const LaunchConfig*, CUfunction, void**, void**)>(
+          "cuLaunchKernelEx");
 
   DriverApi() { check(Init(0), "cuInit"); }
 
@@ -198,8 +223,19 @@ void launch(
     Dim3 block,
     unsigned shared_bytes,
     void* stream,
-    void** params) {
+    void** params,
+    unsigned cluster_x) {
   const DriverApi& api = driver();
+  if (cluster_x > 1) {
+    LaunchAttribute cluster{};
+    cluster.id = kLaunchAttrClusterDimension;
+    cluster.value.cluster = {cluster_x, 1, 1};
+    const LaunchConfig config{grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                              shared_bytes, static_cast<CUstream>(stream), &cluster, 1};
+    api.check(api.LaunchKernelEx(&config, static_cast<CUfunction>(function), params, nullptr),
+              "cuLaunchKernelEx");
+    return;
+  }
   api.check(
       api.LaunchKernel(
           static_cast<CUfunction>(function), grid.x, grid.y, grid.z, block.x,

@@ -41,13 +41,16 @@ struct Dim3 {
 };
 
 // Launches `function` with one by-value parameter block (`params` as
-// cuLaunchKernel expects: an array of pointers to each argument).
+// cuLaunchKernel expects: an array of pointers to each argument); in
+// clusters of `cluster_x` blocks along x when above 1 (sm_90 and later;
+// grid.x a multiple of it).
 void launch(
     void* function,
     Dim3 grid,
     Dim3 block,
     unsigned shared_bytes,
     void* stream,
-    void** params);
+    void** params,
+    unsigned cluster_x = 1);
 
 }  // namespace nvfuse::cuda_driver
