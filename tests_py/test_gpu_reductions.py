@@ -101,11 +101,14 @@ def test_no_register_spills(name, dtype, width):
 @pytest.mark.parametrize("name", ["layer_norm_fwd", "softmax_fwd", "rms_norm_bwd"])
 def test_no_register_spills_in_cluster_rows(name, dtype, width):
     """Long rows held by a cluster of blocks (8 blocks and twice the
-    elements per thread at 262144) stay in registers too."""
+    elements per thread at 262144) stay in registers too; a row that would
+    hold more than 128 bytes per thread (fp32 RMS-norm backward at 262144:
+    two inputs) is chunked instead."""
     torch.manual_seed(width)
     inputs = CASES[name].make_inputs(4, width, dtype, "cuda")
     _, fd = run_case(name, inputs)
-    assert "cluster=" in fd.last_cuda_code()
+    chunked = name == "rms_norm_bwd" and dtype == torch.float32 and width == 262144
+    assert ("cluster=" in fd.last_cuda_code()) != chunked
     assert fd.last_kernel_info()["local_bytes"] == 0, fd.last_kernel_info()
 
 

@@ -107,10 +107,7 @@ std::optional<std::vector<at::Tensor>> ReductionExecutor::run(
       return std::nullopt;
     }
   } else if (planned->grid_x > 0) {
-    ReductionParams params = planned->params;
-    if (planned->pipeline_candidate && reduction_tuning().pipelining == 1) {
-      params.pipelined = pipelining_pays(*planned, device);
-    }
+    const ReductionParams& params = planned->params;
     auto [source, kernel] = variants_.for_launch(params, device.index());
     LaunchValues values = launch_values(*planned, args, *tensors, bound);
     at::Tensor workspace;
@@ -163,31 +160,6 @@ std::string ReductionExecutor::description_of(
     const ReductionSchedule& planned, const ReductionParams& params) {
   return "rows=" + std::to_string(planned.space.rows) +
       " width=" + std::to_string(planned.space.width) + " " + params.to_string();
-}
-
-bool ReductionExecutor::pipelining_pays(
-    const ReductionSchedule& planned, c10::Device device) {
-  // Bytes of row inputs in flight per SM, by each kernel's occupancy. On an
-  // H100 (tools/tune_reduction.py): bf16 layer norm at 32768x8192 goes from
-  // 80% to 93% of copy bandwidth pipelined (48 -> 64 KB in flight), while
-  // softmax, RMS norm and the fp32 norms, which keep 64 KB or more in
-  // flight without it, lose 3-13 points to the registers it costs.
-  constexpr int64_t kEnoughBytesInFlight = 64 * 1024;
-  constexpr int64_t kLeastRowsPerBlock = 4;
-  ReductionParams params = planned.params;
-  params.pipelined = false;
-  const LoadedKernel& plain = *variants_.for_launch(params, device.index()).second;
-  const int64_t plain_bytes = int64_t{blocks_per_sm(plain, params.block_size, 0)} *
-      params.block_size * planned.held_bytes;
-  if (plain_bytes >= kEnoughBytesInFlight) {
-    return false;
-  }
-  params.pipelined = true;
-  const LoadedKernel& pipelined = *variants_.for_launch(params, device.index()).second;
-  const int64_t resident = blocks_per_sm(pipelined, params.block_size, 0);
-  const int64_t sm_count = device_info_of(device).sm_count;
-  return planned.grid_x >= kLeastRowsPerBlock * resident * sm_count &&
-      resident * params.block_size * 2 * planned.held_bytes > plain_bytes;
 }
 
 int ReductionExecutor::blocks_per_sm(const LoadedKernel& kernel, int block_size,

@@ -63,10 +63,6 @@ class ReductionExecutor : public GeneratedKernelExecutor<ReductionParams> {
   // For NVFUSE_DUMP=launch.
   static std::string description_of(
       const ReductionSchedule& planned, const ReductionParams& params);
-  // Whether a pipeline candidate runs pipelined on `device`: both kernels'
-  // occupancy says the pipelined one keeps more row bytes in flight per SM
-  // and the plain one too few.
-  bool pipelining_pays(const ReductionSchedule& planned, c10::Device device);
   // Blocks of `kernel` resident per SM (cached; allows the shared memory).
   int blocks_per_sm(const LoadedKernel& kernel, int block_size, int64_t shared_bytes);
 

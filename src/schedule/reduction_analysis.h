@@ -77,6 +77,14 @@ struct ReductionAnalysis {
   std::vector<const RngOp*> drawn_random_ops;
 
   bool has_outer_reductions() const { return !outer_reductions.empty(); }
+  bool has_variance() const {
+    for (const Expr* r : reductions) {
+      if (r->is<VarMeanOp>()) {
+        return true;
+      }
+    }
+    return false;
+  }
   // The tensors the kernel writes: `outputs`, then `column_outputs`.
   std::vector<const TensorView*> kernel_outputs() const {
     std::vector<const TensorView*> all = outputs;

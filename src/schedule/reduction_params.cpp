@@ -15,6 +15,18 @@ constexpr int kVectorBytes = 16;       // the widest global load/store
 constexpr int kShortRowBlock = 128;    // inner, several rows per block
 constexpr int kOuterBlock = 256;
 constexpr int kOuterRowsPerThread = 8; // least rows a thread walks before a split
+// Pipelined rows: the most bytes of row inputs a thread holds per row (the
+// next row's copy doubles them), and the least row groups per SM. Measured
+// on an H100 at 32768x8192 (tools/tune_reduction.py, % of copy bandwidth):
+// pipelining lifts the bf16 rows whose reductions include a variance
+// (var_mean 85 -> 95, layer norm 91 -> 94, bias + residual + layer norm
+// 90 -> 95: the variance's two dependent row sums double the latency a
+// row's loads must cover, and a bf16 row carries half the bytes), while it
+// costs the fp32 ones (layer norm 100 -> 95) and the other bf16 ones
+// (softmax 81 -> 68, RMS norm 99 -> 95, sum 98 -> 95) the occupancy that
+// the second copy's registers take.
+constexpr int64_t kMaxPipelinedBytes = 64;
+constexpr int64_t kLeastPipelinedRowGroups = 8;
 // Most bytes of row inputs a thread of a cluster row holds (32 registers:
 // more spills at 1024 threads, e.g. fp32 RMS-norm backward at 262144).
 constexpr int64_t kMaxClusterHeldBytes = 128;
@@ -376,6 +388,7 @@ std::optional<ReductionSchedule> schedule_reduction(
     const int64_t max_groups = std::max<int64_t>(1, elements / p.vector_width);
     // Bytes of row-varying inputs a thread holds per vector group.
     int64_t held_bytes_per_group = 0;
+    bool holds_only_half_types = true;
     for (size_t t = 0; t < inputs.size(); ++t) {
       const bool varies_by_row = std::any_of(
           space.row_strides[t].begin(), space.row_strides[t].end(),
@@ -383,6 +396,7 @@ std::optional<ReductionSchedule> schedule_reduction(
       if (per_element[t] && varies_by_row) {
         const int width = p.access[t] == InnerAccess::kBroadcast ? 1 : p.vector_width;
         held_bytes_per_group += width * size_in_bytes(tensors[t].dtype);
+        holds_only_half_types = holds_only_half_types && size_in_bytes(tensors[t].dtype) <= 2;
       }
     }
     int64_t lanes = next_pow2(ceil_div(groups, max_groups));
@@ -435,13 +449,13 @@ std::optional<ReductionSchedule> schedule_reduction(
         return std::nullopt;
       }
     }
-    // Rows held in registers that leave room for a second copy, several
-    // row groups per SM: candidates for pipelining.
     schedule.held_bytes = p.groups_per_thread * held_bytes_per_group;
-    schedule.pipeline_candidate = p.persistent && !p.inner_outer &&
+    p.pipelined = tuning.pipelining > 0 && p.persistent && !p.inner_outer &&
         schedule.grid_y == 1 && p.cluster == 1 && schedule.held_bytes > 0 &&
-        schedule.held_bytes <= kMaxPipelinedBytes && schedule.grid_x > device.sm_count;
-    p.pipelined = schedule.pipeline_candidate && tuning.pipelining == 2;
+        schedule.held_bytes <= kMaxPipelinedBytes && schedule.grid_x > device.sm_count &&
+        (tuning.pipelining == 2 ||
+         (schedule.grid_x >= kLeastPipelinedRowGroups * device.sm_count &&
+          holds_only_half_types && analysis.has_variance()));
   }
   p.split = schedule.grid_y > 1;
   if (p.split) {

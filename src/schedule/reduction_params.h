@@ -85,11 +85,8 @@ struct ReductionTuning {
   int max_persistent_threads = 1024;
   // Threads per row of a chunked (or split) row.
   int chunked_threads = 1024;
-  // Pipelined rows (ReductionParams::pipelined) for the rows that can be:
-  // 0 never; 1 where the executor finds that the pipelined kernel keeps
-  // more bytes in flight per SM than the plain one, and the plain one too
-  // few (both kernels' occupancy: the next row's copy costs registers);
-  // 2 always.
+  // Pipelined rows (ReductionParams::pipelined): 0 never; 1 where the H100
+  // measurements say it pays (see schedule_reduction); 2 wherever it can.
   int pipelining = 1;
   // Most blocks of a cluster that holds a long row (1: long rows are
   // chunked and re-read per phase).
@@ -107,15 +104,11 @@ struct ReductionSchedule {
   // holds partial column results for.
   int64_t shared_bytes = 0;
   int64_t rows_per_block = 1;
-  // The rows could be pipelined (ReductionTuning::pipelining decides), and
-  // the bytes of row-varying inputs each thread holds.
-  bool pipeline_candidate = false;
+  // Bytes of row-varying inputs each thread holds.
   int64_t held_bytes = 0;
 };
 
-// Most bytes a thread of a pipelined row holds per row (the next row's copy
-// doubles them).
-constexpr int64_t kMaxPipelinedBytes = 64;
+
 
 // Inner-outer: where each outer reduction's partial rows start, for
 // `partial_rows` rows of `width` columns (regions of the workspace and of
