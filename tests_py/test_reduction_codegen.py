@@ -72,13 +72,20 @@ def test_long_rows_are_chunked_and_few_rows_split():
 
 def test_long_normalization_rows_are_held_by_a_cluster():
     """Rows too long for one block's registers that phases would re-read
-    are split over a thread block cluster (the fewest blocks, 8 at most),
+    are split over a thread block cluster (the fewest blocks of at most 512
+    threads, 8 at most, those of 8 with twice the elements per thread),
     whose blocks combine each reduction through distributed shared memory."""
     fd = define_case("layer_norm_fwd", torch.float32)
     code = fd.cuda_code_for(cpu_inputs("layer_norm_fwd", 4, 65536, torch.float32))
-    assert "cluster=4" in params_of(code) and "persistent" in params_of(code)
-    assert "nvfuse::cluster_reduce<kCluster, 1>" in code  # sum, then squared deviations
-    assert "cluster=8" in params_of(fd.cuda_code_for(cpu_inputs("layer_norm_fwd", 4, 262144, torch.float32)))
+    assert "cluster=8" in params_of(code) and "threads_per_row=256" in params_of(code)
+    # fp32: the row's sum, then its squared deviations; bf16: one Welford state.
+    assert "nvfuse::cluster_reduce<kCluster, 1>" in code
+    half = define_case("layer_norm_fwd", torch.bfloat16).cuda_code_for(
+        cpu_inputs("layer_norm_fwd", 4, 65536, torch.bfloat16))
+    assert "cluster_reduce<kCluster, 0>(acc_" in half and "cluster_reduce<kCluster, 1>" not in half
+    code = fd.cuda_code_for(cpu_inputs("layer_norm_fwd", 4, 131072, torch.float32))
+    assert "cluster=8" in params_of(code) and "threads_per_row=512" in params_of(code)
+    assert "chunked" in params_of(fd.cuda_code_for(cpu_inputs("layer_norm_fwd", 4, 262144, torch.float32)))
     # Past 8 blocks: chunked; a single-phase reduction never needs the row.
     assert "chunked" in params_of(fd.cuda_code_for(cpu_inputs("layer_norm_fwd", 4, 1 << 20, torch.float32)))
     sums = define_case("sum_inner", torch.float32)

@@ -333,13 +333,14 @@ std::string ReductionGenerator::inner_phase(
   // (which would cost a register per element and with it occupancy). A
   // persistent row takes the row's mean (two plain sums over the row's
   // lanes: a Welford merge per shuffle step cost bf16 var_mean a third of
-  // its instructions); a chunk merges its own mean and deviations into the
+  // its instructions); a chunk, or a cluster's block of a half-type row
+  // (uses_row_variance), merges its own mean and deviations into the
   // running state.
   for (const Expr* r : reductions) {
     if (!r->is<VarMeanOp>()) {
       continue;
     }
-    if (p_.persistent) {
+    if (uses_row_variance()) {
       ss << row_variance(r);
       continue;
     }
@@ -396,6 +397,17 @@ std::string ReductionGenerator::element_values(
   return ss.str();
 }
 
+bool ReductionGenerator::uses_row_variance() const {
+  if (!p_.persistent) {
+    return false;
+  }
+  const std::vector<const TensorView*> held_tensors = held_inputs();
+  return p_.cluster == 1 ||
+      std::none_of(held_tensors.begin(), held_tensors.end(), [](const TensorView* tv) {
+        return size_in_bytes(tv->dtype()) <= 2;
+      });
+}
+
 std::string ReductionGenerator::cluster_reduce(
     const std::string& value, const std::string& op) const {
   return "nvfuse::cluster_reduce<kCluster, " + std::to_string(cluster_sites_++) + ">(" +
@@ -443,7 +455,7 @@ std::string ReductionGenerator::inner_reduce(int phase) const {
   const std::vector<const Expr*> reductions = reductions_of_phase(phase);
   std::ostringstream ss;
   for (const Expr* r : reductions) {
-    if (p_.persistent && r->is<VarMeanOp>()) {
+    if (uses_row_variance() && r->is<VarMeanOp>()) {
       continue;  // reduced over the row by row_variance
     }
     ss << "  " << acc_name(r) << " = nvfuse::row_reduce<kLanes, kBlock>("
