@@ -410,20 +410,24 @@ std::optional<ReductionSchedule> schedule_reduction(
     int64_t lanes = next_pow2(ceil_div(groups, max_groups));
     p.persistent = lanes <= tuning.max_persistent_threads;
     // A row too long for one block that phases would re-read: held by a
-    // cluster of blocks instead, the fewest that fit (the largest with
-    // twice the elements per thread).
+    // cluster of blocks instead, the fewest that fit (8 with twice the
+    // elements per thread where those fit).
     const bool rereads = analysis.last_element_phase > 0;
     for (int blocks = 2; !p.persistent && rereads && device.arch >= 90 &&
          blocks <= tuning.max_cluster && !analysis.has_outer_reductions();
          blocks *= 2) {
-      const int64_t per_thread = max_groups * (blocks == 8 ? 2 : 1);
-      const int64_t cluster_lanes = next_pow2(ceil_div(ceil_div(groups, blocks), per_thread));
-      const int64_t held = ceil_div(ceil_div(groups, blocks), cluster_lanes) * held_bytes_per_group;
-      if (cluster_lanes <= std::min<int64_t>(kMaxClusterThreads, tuning.max_persistent_threads) &&
-          held <= kMaxClusterHeldBytes) {
-        p.cluster = blocks;
-        p.persistent = true;
-        lanes = cluster_lanes;
+      for (int64_t per_thread : {max_groups * (blocks == 8 ? 2 : 1), max_groups}) {
+        const int64_t cluster_lanes =
+            next_pow2(ceil_div(ceil_div(groups, blocks), per_thread));
+        const int64_t held =
+            ceil_div(ceil_div(groups, blocks), cluster_lanes) * held_bytes_per_group;
+        if (!p.persistent &&
+            cluster_lanes <= std::min<int64_t>(kMaxClusterThreads, tuning.max_persistent_threads) &&
+            held <= kMaxClusterHeldBytes) {
+          p.cluster = blocks;
+          p.persistent = true;
+          lanes = cluster_lanes;
+        }
       }
     }
     if (!p.persistent) {
