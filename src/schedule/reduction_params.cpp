@@ -154,6 +154,33 @@ bool fits_32bit(const ReductionSpace& space) {
   return true;
 }
 
+struct ClusterShape {
+  int blocks = 1;
+  int64_t lanes = 1;
+};
+
+// The fewest blocks (2, 4 or 8, at most tuning.max_cluster) that hold a
+// row of `groups` vector groups in registers, `max_groups` per thread (8
+// blocks with twice that where those fit in kMaxClusterHeldBytes).
+std::optional<ClusterShape> cluster_for_row(
+    int64_t groups,
+    int64_t max_groups,
+    int64_t held_bytes_per_group,
+    const ReductionTuning& tuning) {
+  const int64_t max_lanes = std::min<int64_t>(kMaxClusterThreads, tuning.max_persistent_threads);
+  for (int blocks = 2; blocks <= tuning.max_cluster; blocks *= 2) {
+    const int64_t block_groups = ceil_div(groups, blocks);
+    for (int64_t per_thread : {max_groups * (blocks == 8 ? 2 : 1), max_groups}) {
+      const int64_t lanes = next_pow2(ceil_div(block_groups, per_thread));
+      const int64_t held = ceil_div(block_groups, lanes) * held_bytes_per_group;
+      if (lanes <= max_lanes && held <= kMaxClusterHeldBytes) {
+        return ClusterShape{blocks, lanes};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 int64_t partial_slot_bytes(const Expr& reduction) {
@@ -410,24 +437,13 @@ std::optional<ReductionSchedule> schedule_reduction(
     int64_t lanes = next_pow2(ceil_div(groups, max_groups));
     p.persistent = lanes <= tuning.max_persistent_threads;
     // A row too long for one block that phases would re-read: held by a
-    // cluster of blocks instead, the fewest that fit (8 with twice the
-    // elements per thread where those fit).
-    const bool rereads = analysis.last_element_phase > 0;
-    for (int blocks = 2; !p.persistent && rereads && device.arch >= 90 &&
-         blocks <= tuning.max_cluster && !analysis.has_outer_reductions();
-         blocks *= 2) {
-      for (int64_t per_thread : {max_groups * (blocks == 8 ? 2 : 1), max_groups}) {
-        const int64_t cluster_lanes =
-            next_pow2(ceil_div(ceil_div(groups, blocks), per_thread));
-        const int64_t held =
-            ceil_div(ceil_div(groups, blocks), cluster_lanes) * held_bytes_per_group;
-        if (!p.persistent &&
-            cluster_lanes <= std::min<int64_t>(kMaxClusterThreads, tuning.max_persistent_threads) &&
-            held <= kMaxClusterHeldBytes) {
-          p.cluster = blocks;
-          p.persistent = true;
-          lanes = cluster_lanes;
-        }
+    // cluster of blocks instead.
+    if (!p.persistent && analysis.last_element_phase > 0 && device.arch >= 90 &&
+        !analysis.has_outer_reductions()) {
+      if (auto cluster = cluster_for_row(groups, max_groups, held_bytes_per_group, tuning)) {
+        p.cluster = cluster->blocks;
+        p.persistent = true;
+        lanes = cluster->lanes;
       }
     }
     if (!p.persistent) {
