@@ -131,7 +131,7 @@ std::optional<std::vector<at::Tensor>> ReductionExecutor::run(
         *kernel, device,
         {static_cast<unsigned>(grid_x), static_cast<unsigned>(planned->grid_y)},
         {static_cast<unsigned>(params.block_size)}, packed,
-        [&] { return description_of(*planned, params); }, 0,
+        [&] { return description_of(*planned); }, 0,
         static_cast<unsigned>(params.cluster));
   }
   return io_.fusion_outputs(args, *tensors);
@@ -156,10 +156,10 @@ LaunchValues ReductionExecutor::launch_values(
   return values;
 }
 
-std::string ReductionExecutor::description_of(
-    const ReductionSchedule& planned, const ReductionParams& params) {
+std::string ReductionExecutor::description_of(const ReductionSchedule& planned) {
   return "rows=" + std::to_string(planned.space.rows) +
-      " width=" + std::to_string(planned.space.width) + " " + params.to_string();
+      " width=" + std::to_string(planned.space.width) + " " +
+      planned.params.to_string();
 }
 
 int ReductionExecutor::blocks_per_sm(const LoadedKernel& kernel, int block_size,
@@ -215,15 +215,13 @@ bool ReductionExecutor::run_inner_outer(
   launch_on_current_stream(
       *kernel, device, {static_cast<unsigned>(grid_x)},
       {static_cast<unsigned>(planned.params.block_size)}, packed,
-      [&] { return description_of(planned, planned.params); },
+      [&] { return description_of(planned); },
       static_cast<unsigned>(planned.shared_bytes));
   launch_on_current_stream(
       finish, device,
       {static_cast<unsigned>((planned.space.width + kFinishColumns - 1) / kFinishColumns)},
       {static_cast<unsigned>(kFinishThreads)}, packed,
-      [&] {
-        return "finishing the column partials, " + description_of(planned, planned.params);
-      });
+      [&] { return "finishing the column partials, " + description_of(planned); });
   return true;
 }
 

@@ -61,8 +61,7 @@ class ReductionExecutor : public GeneratedKernelExecutor<ReductionParams> {
       const std::vector<at::Tensor>& tensors,
       BoundInputs& bound) const;
   // For NVFUSE_DUMP=launch.
-  static std::string description_of(
-      const ReductionSchedule& planned, const ReductionParams& params);
+  static std::string description_of(const ReductionSchedule& planned);
   // Blocks of `kernel` resident per SM (cached; allows the shared memory).
   int blocks_per_sm(const LoadedKernel& kernel, int block_size, int64_t shared_bytes);
 

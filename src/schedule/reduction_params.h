@@ -104,11 +104,7 @@ struct ReductionSchedule {
   // holds partial column results for.
   int64_t shared_bytes = 0;
   int64_t rows_per_block = 1;
-  // Bytes of row-varying inputs each thread holds.
-  int64_t held_bytes = 0;
 };
-
-
 
 // Inner-outer: where each outer reduction's partial rows start, for
 // `partial_rows` rows of `width` columns (regions of the workspace and of
