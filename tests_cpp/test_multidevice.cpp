@@ -193,6 +193,27 @@ TEST(LowerReshardings, MovingBetweenMeshesUsesRootedCollectives) {
   EXPECT_EQ(making(gathered).team_of(1), (std::vector<int64_t>{0, 1, 2}));
 }
 
+TEST(LowerReshardings, ASumOfTheShardedAxisOntoOneDeviceIsAReduce) {
+  Fusion f;
+  TensorView* x = symbolic_input(f, 2, DataType::Float);
+  shard(x, mesh_of(4), 0);
+  TensorView* total = reduce(OpType::maximum, x, {0}, false, DataType::Null);
+  total->set_device_mesh(DeviceMesh(std::vector<int64_t>{3}));
+  // Summing the other axis keeps the shards apart: they are gathered.
+  TensorView* rows = reduce(OpType::add, x, {1}, false, DataType::Null);
+  rows->set_device_mesh(DeviceMesh(std::vector<int64_t>{3}));
+  f.add_output(total);
+  f.add_output(rows);
+  const auto comms = lower_reshardings(f);
+  ASSERT_EQ(comms.size(), 2u);
+  EXPECT_EQ(comms[0].type, CommunicationType::Reduce);
+  EXPECT_EQ(comms[0].root, 3);
+  EXPECT_EQ(comms[0].reduce_op, OpType::maximum);
+  EXPECT_EQ(comms[0].tensor, total);
+  EXPECT_EQ(comms[0].team_of(1), (std::vector<int64_t>{0, 1, 2, 3}));
+  EXPECT_EQ(comms[1].type, CommunicationType::Gather);
+}
+
 TEST(LowerReshardings, ACopyThatKeepsTheShardingCommunicatesNothing) {
   Fusion f;
   TensorView* x = symbolic_input(f, 2, DataType::Float);

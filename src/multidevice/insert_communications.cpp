@@ -16,8 +16,7 @@ namespace nvfuse {
 namespace {
 
 bool combines_partials(CommunicationType type) {
-  return type == CommunicationType::Allreduce ||
-      type == CommunicationType::ReduceScatter;
+  return is_reducing(type);
 }
 
 // `sharding` with split (not whole-axis) DID axes, for apply_sharding.
@@ -155,7 +154,12 @@ class Inserter {
   void combine_partials(TensorView* out, const Sharding& out_sharding, const Communication& comm) {
     const std::vector<Expr*> uses = out->uses();
     TensorView* combined = distributed_copy(out, out_sharding);
-    if (comm.type == CommunicationType::ReduceScatter) {
+    if (comm.type == CommunicationType::Reduce) {
+      // The partial results live on the input's mesh, one whole copy per
+      // device; the root gets their combination.
+      clear_sharding(out);
+      out->set_device_mesh(comm.mesh);
+    } else if (comm.type == CommunicationType::ReduceScatter) {
       // The partial result is whole along the scattered axis.
       Sharding partial = out_sharding;
       partial.mesh_axis[comm.axis] = -1;

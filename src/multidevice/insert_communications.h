@@ -7,10 +7,10 @@
 //  - Gathers, scatters and moves (Allgather, AllToAll, Scatter, Broadcast,
 //    Gather, SendRecv) insert T' = set(T) before the expr, T' distributed
 //    as the expr needs its input; several on one input chain.
-//  - Reductions over a sharded axis (Allreduce, ReduceScatter) leave the
-//    expr's output O as the partial result on each device (O loses that
-//    mesh axis) and insert O' = set(O), distributed as O was, for every
-//    use of O.
+//  - Reductions over a sharded axis (Allreduce, ReduceScatter, Reduce)
+//    leave the expr's output O as the partial result on each device (O
+//    loses that mesh axis; for a Reduce it moves to the input's mesh) and
+//    insert O' = set(O), distributed as O was, for every use of O.
 //  - An input axis that is whole where the expr's output is sharded gets
 //    a local slice: T' = set(T) sharded like the output, which moves no
 //    data (each device keeps its part).

@@ -32,7 +32,9 @@ class Lowerer {
       const Sharding in = sharding_of(in_tv);
       if (*in.mesh != *out.mesh) {
         same_mesh = false;
-        lower_mesh_change(in_tv, in, out, result);
+        if (!lower_reduce_to_root(i, in, out, result)) {
+          lower_mesh_change(in_tv, in, out, result);
+        }
         continue;
       }
       const auto flow = axis_flow(expr_, i);
@@ -192,6 +194,38 @@ class Lowerer {
     comm.mesh = mesh;
     comm.mesh_axis = mesh.rank() == 1 ? -1 : mesh_axis;
     return comm;
+  }
+
+  // A reduction of the only sharded axis of its only input onto one device
+  // of that input's mesh: each device reduces its shard to a partial result
+  // and a Reduce combines them on the root, which moves the reduced size
+  // instead of gathering the input. Returns false when the expr is not one.
+  bool lower_reduce_to_root(size_t input, const Sharding& in,
+                            const Sharding& out, std::vector<Communication>& result) const {
+    const int64_t root = out.mesh->devices()[0];
+    const int a = in.mesh->rank() == 1 ? in.logical_axis_on(0) : -1;
+    if (out.mesh->size() != 1 || a < 0 || !in.mesh->contains(root) || tensor_outputs() != 1 ||
+        tensor_inputs_on_meshes() != 1) {
+      return false;
+    }
+    const auto flow = axis_flow(expr_, input);
+    if (!flow.has_value() || !flow->summed[a]) {
+      return false;
+    }
+    Communication comm = base(out_, *in.mesh, 0);
+    comm.type = CommunicationType::Reduce;
+    comm.root = root;
+    comm.reduce_op = flow->combine;
+    result.push_back(comm);
+    return true;
+  }
+
+  size_t tensor_inputs_on_meshes() const {
+    size_t count = 0;
+    for (const Val* v : expr_.inputs()) {
+      count += v->is<TensorView>() && v->as<TensorView>()->device_mesh().has_value();
+    }
+    return count;
   }
 
   void lower_mesh_change(const TensorView& in_tv, const Sharding& in, const Sharding& out,

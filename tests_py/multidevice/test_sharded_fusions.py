@@ -156,6 +156,28 @@ def test_gather_onto_one_device(world):
     assert "Gather" in host_program(fd)
 
 
+@pytest.mark.parametrize("op", ["sum", "min"])
+def test_reduction_onto_one_device_is_a_reduce(world, op):
+    d = world.size
+    mesh = DeviceMesh(torch.arange(d))
+    root = d - 1
+    with FusionDefinition() as fd:
+        x = fd.define_tensor((-1, -1), contiguity=True, dtype=DataType.Float)
+        y = getattr(fd.ops, op)(fd.ops.mul(x, 3.0), [0])
+        fd.add_output(y)
+        shard_axis(x, 0, mesh)
+        y.set_device_mesh(DeviceMesh([root]))
+    full = world.randn(2 * d, 5, seed=11)
+    (y_local,) = fd.execute([shard_tensor(full, x, mesh)])
+    if world.rank == root:
+        expected = (full * 3).sum(0) if op == "sum" else (full * 3).amin(0)
+        torch.testing.assert_close(y_local, expected)
+    else:
+        assert y_local is None
+    program = host_program(fd)
+    assert f"Reduce T" in program and f"root {root}" in program and "Gather" not in program
+
+
 def test_send_between_two_devices(world):
     with FusionDefinition() as fd:
         x = fd.define_tensor((-1,), contiguity=True, dtype=DataType.Float)

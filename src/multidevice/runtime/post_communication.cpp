@@ -263,8 +263,18 @@ at::Tensor post_communication(
       wait(team.group().recv(buffer, static_cast<int>(team.group_rank(comm.root)), 1));
       return buffer[0];
     }
-    case CommunicationType::Reduce:
-      break;
+    case CommunicationType::Reduce: {
+      if (d == 1) {
+        return input;
+      }
+      // In place: the partial result is read by nothing but this Reduce.
+      std::vector<at::Tensor> buffer{input.contiguous()};
+      c10d::ReduceOptions options;
+      options.reduceOp = reduce_op_of(comm);
+      options.rootRank = team.group_rank(comm.root);
+      wait(team.group().reduce(buffer, options));
+      return site.device == comm.root ? buffer[0] : at::Tensor();
+    }
   }
   NVFUSE_UNSUPPORTED(comm.to_string(), " is not run yet");
 }
