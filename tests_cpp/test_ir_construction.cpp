@@ -120,5 +120,20 @@ TEST(IrConstruction, ExprsAreInTopologicalOrderAndExcludeDeadCode) {
   EXPECT_TRUE(dead->definition() != nullptr);
 }
 
+TEST(IrConstruction, ReplacingAValReadTwiceByOneExprRewritesThatExprOnce) {
+  Fusion f;
+  TensorView* a = symbolic_input(f, 1, DataType::Float);
+  TensorView* b = symbolic_input(f, 1, DataType::Float);
+  Val* square = pointwise(OpType::mul, {a, a});
+  f.add_output(square);
+  ASSERT_EQ(a->uses().size(), 2u);  // once per operand
+  EXPECT_EQ(a->distinct_uses().size(), 1u);
+  f.replace_all_uses(a, b);
+  const Expr* mul = square->definition();
+  EXPECT_EQ(mul->input(0), b);
+  EXPECT_EQ(mul->input(1), b);
+  EXPECT_TRUE(a->uses().empty());
+}
+
 }  // namespace
 }  // namespace nvfuse

@@ -7,6 +7,7 @@
 #include "ir/errors.h"
 #include "multidevice/insert_communications.h"
 #include "multidevice/localize.h"
+#include "multidevice/split_sharded_variances.h"
 #include "multidevice/sharding.h"
 #include "ops/matmul.h"
 #include "ops/pointwise.h"
@@ -152,6 +153,51 @@ TEST(Localize, AnUnevenConstantSplitIsADefinitionError) {
   f.add_output(pointwise(OpType::neg, {x}));
   propagate_shardings(f);
   EXPECT_THROW(localize(f), Error);
+}
+
+TEST(Localize, AScalarNamingAShardedExtentKeepsItsGlobalValue) {
+  // mean over a sharded symbolic axis divides by the global count.
+  Fusion f;
+  TensorView* x = symbolic_input(f, 2, DataType::Float);
+  shard(x, two_devices(), 0);
+  Scalar* global = x->logical()[0]->extent();
+  TensorView* scaled = pointwise(OpType::div, {x, global})->as<TensorView>();
+  f.add_output(scaled);
+  propagate_shardings(f);
+  localize(f);
+  const Val* divisor = scaled->definition()->input(1);
+  EXPECT_NE(divisor, global);
+  ASSERT_NE(divisor->definition(), nullptr);  // local extent times 2
+  EXPECT_EQ(divisor->definition()->input(0), x->logical()[0]->extent());
+  EXPECT_EQ(divisor->definition()->input(1)->as<Scalar>()->constant_int(), 2);
+}
+
+TEST(SplitShardedVariances, AVarMeanOverAShardedAxisBecomesTwoAllreducedSums) {
+  Fusion f;
+  TensorView* x = symbolic_input(f, 2, DataType::BFloat16);
+  shard(x, two_devices(), 1);
+  auto [var, mean] = var_mean(x, {1}, /*correction=*/1, /*keepdim=*/false);
+  f.add_output(var);
+  f.add_output(mean);
+  // Over the unsharded axis it stays one var_mean.
+  auto [rows_var, rows_mean] = var_mean(x, {0}, 0, false);
+  f.add_output(rows_var);
+  propagate_shardings(f);
+  split_sharded_variances(f);
+  int var_means = 0;
+  for (const Expr* expr : f.exprs()) {
+    var_means += expr->is<VarMeanOp>();
+  }
+  EXPECT_EQ(var_means, 1);
+  EXPECT_NE(f.outputs()[0], var);
+  EXPECT_EQ(f.outputs()[0]->dtype(), DataType::BFloat16);
+  EXPECT_EQ(f.outputs()[2], rows_var);
+  const HostSteps steps = insert_communications(f);
+  ASSERT_EQ(steps.communications.size(), 2u);
+  for (const Communication& comm : steps.communications) {
+    EXPECT_EQ(comm.type, CommunicationType::Allreduce);
+    EXPECT_EQ(comm.tensor->dtype(), DataType::Float);  // bf16 sums in fp32
+  }
 }
 
 }  // namespace

@@ -171,7 +171,7 @@ Expr* Fusion::replace_input_at(Expr* expr, size_t position, Val* replacement) {
 }
 
 void Fusion::replace_all_uses(Val* old_val, Val* replacement) {
-  const std::vector<Expr*> uses = old_val->uses();
+  const std::vector<Expr*> uses = old_val->distinct_uses();
   for (Expr* use : uses) {
     replace_inputs(use, {{old_val, replacement}});
   }

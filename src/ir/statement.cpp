@@ -1,5 +1,6 @@
 #include "ir/statement.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "ir/all_exprs.h"
@@ -60,6 +61,16 @@ std::string to_string(const AttributeValue& value) {
         }
       },
       value);
+}
+
+std::vector<Expr*> Val::distinct_uses() const {
+  std::vector<Expr*> distinct;
+  for (Expr* use : uses_) {
+    if (std::find(distinct.begin(), distinct.end(), use) == distinct.end()) {
+      distinct.push_back(use);
+    }
+  }
+  return distinct;
 }
 
 Expr::Expr(Fusion* fusion, ExprKind kind, ExprFields fields)

@@ -44,7 +44,12 @@ class Val : public Statement {
   ValKind val_kind() const { return val_kind_; }
   DataType dtype() const { return dtype_; }
   Expr* definition() const { return definition_; }
+  // Once per operand that reads this Val: mul(x, x) is listed twice.
   const std::vector<Expr*>& uses() const { return uses_; }
+  // Each expr that reads this Val once, in first-use order: what a pass
+  // that replaces its uses walks (replacing an expr destroys it, so a
+  // second entry of it would be dangling).
+  std::vector<Expr*> distinct_uses() const;
   // Per-kind number, for printing: T3, iS2, i1.
   int64_t number() const { return number_; }
 

@@ -152,7 +152,7 @@ class Inserter {
   // `out` becomes the partial result; a set after it combines the partials
   // and takes its place for every consumer and as a fusion output.
   void combine_partials(TensorView* out, const Sharding& out_sharding, const Communication& comm) {
-    const std::vector<Expr*> uses = out->uses();
+    const std::vector<Expr*> uses = out->distinct_uses();
     TensorView* combined = distributed_copy(out, out_sharding);
     if (comm.type == CommunicationType::Reduce) {
       // The partial results live on the input's mesh, one whole copy per

@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "ir/all_exprs.h"
+#include "ir/extent_arith.h"
 #include "multidevice/sharding.h"
 
 namespace nvfuse {
@@ -28,6 +29,7 @@ class Localizer {
     }
     localize_equalities();
     localize_size_operands();
+    keep_global_extents();
     for (TensorView* tv : tensors) {
       clear_sharding(tv);
     }
@@ -46,6 +48,9 @@ class Localizer {
       }
       const int64_t devices = sharding.mesh->size(m);
       if (sharding.whole_axis[a]) {
+        if (!id->extent()->is_constant()) {
+          global_values_.emplace_back(id->extent(), fusion_.index_constant(devices));
+        }
         id->set_extent(fusion_.one());
         continue;
       }
@@ -66,6 +71,7 @@ class Localizer {
       local = fusion_.index_constant(*n / devices);
     } else {
       local = fusion_.create<Scalar>(DataType::Index, std::nullopt);
+      global_values_.emplace_back(global, extent_mul(local, fusion_.index_constant(devices)));
     }
     local_[key] = local;
     by_global_[global].push_back(local);
@@ -108,6 +114,18 @@ class Localizer {
     }
   }
 
+  // Scalar operands that still name a global extent (a mean's element
+  // count over a sharded axis) keep its value: the local extent times the
+  // device count. Nothing binds the global symbol once its axis is local.
+  void keep_global_extents() {
+    std::unordered_set<const Scalar*> done;
+    for (auto& [global, value] : global_values_) {
+      if (done.insert(global).second) {
+        fusion_.replace_all_uses(global, value);
+      }
+    }
+  }
+
   Expr* localize_operand(Expr* expr, size_t position, IterDomain* axis) {
     if (localized_.count(axis) == 0 || expr->input(position) == axis->extent()) {
       return expr;
@@ -119,6 +137,7 @@ class Localizer {
   std::unordered_set<const IterDomain*> localized_;
   std::map<std::pair<const Scalar*, int64_t>, Scalar*> local_;
   std::map<const Scalar*, std::vector<Scalar*>> by_global_;
+  std::vector<std::pair<Scalar*, Scalar*>> global_values_;
 };
 
 }  // namespace

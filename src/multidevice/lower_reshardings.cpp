@@ -89,8 +89,8 @@ class Lowerer {
         NVFUSE_CHECK_AS(
             ErrorKind::kUnsupported, tensor_outputs() == 1, print_expr(expr_),
             " reduces sharded axis ", a, " of ", in_tv.name(),
-            " into several outputs; combining them (a variance, a Welford "
-            "triple) across devices is not built yet");
+            " into several outputs; split_sharded_variances rewrites real "
+            "variances into sums, a complex one is not built yet");
         partial_mesh_axis_ = m;
         partial_combine_ = flow.combine;
         continue;

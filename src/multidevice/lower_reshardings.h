@@ -28,7 +28,8 @@ namespace nvfuse {
 // The communications of `fusion`, in program order. Throws UnsupportedError
 // naming the expr for a resharding not lowered yet: a sharded axis through
 // an expr sharding does not follow (indexing, gathers, scans), a sharded
-// reduction into several outputs (var_mean), an output sharded along an
+// reduction into several outputs (a complex
+// var_mean; real ones are split into sums first), an output sharded along an
 // axis computed from whole ones, outputs of one expr sharded unlike each
 // other, meshes that differ in more than one device.
 std::vector<Communication> lower_reshardings(const Fusion& fusion);

@@ -148,16 +148,35 @@ def test_layer_norm_of_sequence_sharded_rows(world):
     assert "communicate" not in host_program(fd)
 
 
-def test_variance_over_a_sharded_axis_is_unsupported(world):
+def test_layer_norm_over_the_sharded_hidden_axis(world):
+    """var_mean over the sharded hidden axis: two sums, each a local sum
+    and an Allreduce; the normalized rows stay sharded."""
     d = world.size
     mesh = DeviceMesh(torch.arange(d))
     with FusionDefinition() as fd:
-        x = fd.define_tensor((2 * d, 4), contiguity=True, dtype=DataType.Float)
+        x = fd.define_tensor((3, 8 * d), contiguity=True, dtype=DataType.Float)
+        var, mean = fd.ops.var_mean(x, [1], correction=0, keepdim=True)
+        y = fd.ops.mul(fd.ops.sub(x, mean), fd.ops.rsqrt(fd.ops.add(var, 1e-5)))
+        fd.add_output(y)
+        shard_axis(x, 1, mesh)
+    full = world.randn(3, 8 * d, seed=81)
+    (y_local,) = fd.execute([shard_tensor(full, x, mesh)])
+    expected = F.layer_norm(full, (8 * d,), eps=1e-5)
+    torch.testing.assert_close(y_local, shard_tensor(expected, y, mesh), atol=1e-5, rtol=1e-5)
+    assert host_program(fd).count("Allreduce") == 2
+
+
+def test_complex_variance_over_a_sharded_axis_is_unsupported(world):
+    d = world.size
+    mesh = DeviceMesh(torch.arange(d))
+    with FusionDefinition() as fd:
+        x = fd.define_tensor((2 * d, 4), contiguity=True, dtype=DataType.ComplexFloat)
         var, mean = fd.ops.var_mean(x, [0])
         fd.add_output(var)
         shard_axis(x, 0, mesh)
+    full = torch.complex(world.randn(2 * d, 4), world.randn(2 * d, 4, seed=1))
     with pytest.raises(nvfuse.UnsupportedError, match="several outputs"):
-        fd.execute([shard_tensor(world.randn(2 * d, 4), x, mesh)])
+        fd.execute([shard_tensor(full, x, mesh)])
 
 
 def mlp_backward_definition(fd, t, e, mesh, dtype=DataType.Float):

@@ -10,6 +10,7 @@ import torch
 import nvfuse
 from nvfuse import DataType, FusionDefinition, ParallelType
 from nvfuse.multidevice import DeviceMesh, shard_tensor
+from nvfuse.pytorch_utils import torch_dtype_to_nvfuse_dtype
 
 
 def shard_axis(t, axis, mesh, parallel_type=ParallelType.mesh_x, parts=None):
@@ -53,6 +54,59 @@ def test_reduction_over_sharded_axis_is_an_allreduce(world, op):
     expected = full.sum(0) if op == "sum" else full.amax(0)
     torch.testing.assert_close(y_local, expected)
     assert f"Allreduce T" in host_program(fd) and f"({op})" in host_program(fd)
+
+
+def test_mean_over_a_sharded_symbolic_axis_divides_by_the_global_count(world):
+    d = world.size
+    mesh = DeviceMesh(torch.arange(d))
+    with FusionDefinition() as fd:
+        x = fd.define_tensor((-1, -1), contiguity=True, dtype=DataType.Float)
+        fd.add_output(fd.ops.mean(x, [0]))
+        shard_axis(x, 0, mesh)
+    full = world.randn(3 * d, 5, seed=2)
+    (y_local,) = fd.execute([shard_tensor(full, x, mesh)])
+    torch.testing.assert_close(y_local, full.mean(0))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("extents", ["symbolic", "constant"])
+def test_var_mean_over_a_sharded_axis_is_two_allreduces(world, dtype, extents):
+    d = world.size
+    mesh = DeviceMesh(torch.arange(d))
+    rows = 4 * d
+    with FusionDefinition() as fd:
+        shape = (-1, -1) if extents == "symbolic" else (rows, 6)
+        x = fd.define_tensor(shape, contiguity=True, dtype=torch_dtype_to_nvfuse_dtype(dtype))
+        var, mean = fd.ops.var_mean(x, [0], correction=1)
+        fd.add_output(var)
+        fd.add_output(mean)
+        shard_axis(x, 0, mesh)
+    # Offset by 100: a one-pass sum of squares would lose the variance.
+    full = (world.randn(rows, 6, seed=3) + 100).to(dtype)
+    var_local, mean_local = fd.execute([shard_tensor(full, x, mesh)])
+    expected_var, expected_mean = torch.var_mean(full.float(), 0, correction=1)
+    torch.testing.assert_close(var_local, expected_var.to(dtype))
+    torch.testing.assert_close(mean_local, expected_mean.to(dtype))
+    assert host_program(fd).count("Allreduce") == 2
+
+
+def test_welford_and_var_over_a_sharded_axis(world):
+    d = world.size
+    mesh = DeviceMesh(torch.arange(d))
+    with FusionDefinition() as fd:
+        x = fd.define_tensor((-1, -1), contiguity=True, dtype=DataType.Float)
+        avg, var_sum, n = fd.ops.welford(x, [1])
+        fd.add_output(avg)
+        fd.add_output(var_sum)
+        fd.add_output(n)
+        fd.add_output(fd.ops.var(x, [1], correction=0, keepdim=True))
+        shard_axis(x, 1, mesh)
+    full = world.randn(3, 2 * d, seed=4)
+    avg_l, var_sum_l, n_l, var_l = fd.execute([shard_tensor(full, x, mesh)])
+    torch.testing.assert_close(avg_l, full.mean(1))
+    torch.testing.assert_close(var_sum_l, full.var(1, correction=0) * 2 * d)
+    assert n_l.tolist() == [2 * d] * 3
+    torch.testing.assert_close(var_l, full.var(1, correction=0, keepdim=True))
 
 
 def test_whole_operand_of_a_sharded_expr_is_sliced_locally(world):

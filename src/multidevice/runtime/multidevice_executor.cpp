@@ -9,6 +9,7 @@
 #include "ir/printer.h"
 #include "multidevice/local_shard.h"
 #include "multidevice/localize.h"
+#include "multidevice/split_sharded_variances.h"
 #include "passes/propagate_shardings.h"
 #include "runtime/input_binding.h"
 
@@ -50,6 +51,7 @@ MultiDeviceExecutor::MultiDeviceExecutor(const Fusion& definition)
   // Before insert_communications, which may replace outputs.
   check_no_aliases(*fusion_);
   propagate_shardings(*fusion_);
+  split_sharded_variances(*fusion_);
   for (TensorView* tv : tensors_of(*fusion_)) {
     NVFUSE_CHECK(
         tv->device_mesh().has_value(), tv->name(),
