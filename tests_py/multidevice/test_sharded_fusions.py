@@ -326,6 +326,32 @@ def test_dtensor_inputs_give_dtensor_outputs(world):
         fd.execute([distribute_tensor(full, torch_mesh, [Replicate()])])
 
 
+@pytest.mark.parametrize("wanted", ["replicated", "sharded"])
+def test_partial_dtensor_input_is_combined_first(world, wanted):
+    """A Partial DTensor (each device holds a summand) is reduced into the
+    placement the definition expects before the fusion runs."""
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import DTensor, Partial, Replicate, Shard
+
+    d = world.size
+    mesh = DeviceMesh(torch.arange(d))
+    with FusionDefinition() as fd:
+        x = fd.define_tensor((-1, -1), contiguity=True, dtype=DataType.Float)
+        y = fd.ops.tanh(x)
+        fd.add_output(y)
+        if wanted == "sharded":
+            shard_axis(x, 0, mesh)
+        else:
+            x.set_device_mesh(mesh)
+    torch_mesh = init_device_mesh(world.device.type, (d,))
+    full = world.randn(2 * d, 3, seed=21)
+    summand = full * (world.rank + 1) / (d * (d + 1) / 2)
+    partial = DTensor.from_local(summand, torch_mesh, [Partial()], run_check=False)
+    (y_out,) = fd.execute([partial])
+    assert y_out.placements == ((Shard(0),) if wanted == "sharded" else (Replicate(),))
+    torch.testing.assert_close(y_out.full_tensor(), full.tanh())
+
+
 def test_wrong_local_shape_names_the_input(world):
     d = world.size
     mesh = DeviceMesh(torch.arange(d))

@@ -5,7 +5,7 @@ with matching placements."""
 import torch
 
 from .. import _C
-from ..errors import InputError, UnsupportedError
+from ..errors import InputError
 from . import communicator
 from .sharding import input_shardings, output_shardings
 
@@ -29,7 +29,12 @@ def _placements_of(sharding):
     return placements
 
 
-def _check_dtensor(i, value, sharding):
+def _local_of_dtensor(i, value, sharding):
+    """The local shard of DTensor input `i` as execute() takes it. A
+    `Partial` placement (each device holds a summand, as a row-parallel
+    layer leaves its output) is first combined into what the definition
+    expects on that mesh dim, by DTensor's own redistribute: an allreduce
+    for Replicate(), a reduce-scatter for Shard(a)."""
     from torch.distributed.tensor import Partial, Replicate, Shard
 
     mesh = value.device_mesh
@@ -39,9 +44,12 @@ def _check_dtensor(i, value, sharding):
             f"input {i}: the DTensor's mesh {ids.tolist()} is not the definition's "
             f"{sharding.mesh!r}"
         )
+    expected = _placements_of(sharding)
+    partial = False
     for m, placement in enumerate(value.placements):
         if isinstance(placement, Partial):
-            raise UnsupportedError(f"input {i}: Partial DTensor placements are not accepted yet")
+            partial = True
+            continue
         expected_axis = next((a for a, mm in sharding.sharded_axes().items() if mm == m), None)
         if isinstance(placement, Shard):
             ok = placement.dim % value.dim() == expected_axis
@@ -57,6 +65,9 @@ def _check_dtensor(i, value, sharding):
     _torch_meshes.setdefault(
         (mesh.device_type, tuple(sharding.mesh.shape), tuple(sharding.mesh.devices)), mesh
     )
+    if partial:
+        value = value.redistribute(mesh, expected)
+    return value.to_local()
 
 
 def _torch_mesh(sharding, device_type):
@@ -77,8 +88,7 @@ def execute_sharded(fd, inputs):
     if any_dtensor:
         for i, x in enumerate(inputs):
             if isinstance(x, DTensor):
-                _check_dtensor(i, x, input_shardings(fd)[i])
-                local_inputs[i] = x.to_local()
+                local_inputs[i] = _local_of_dtensor(i, x, input_shardings(fd)[i])
     outputs = _C.execute(fd.id(), local_inputs)
     if not any_dtensor:
         return outputs
