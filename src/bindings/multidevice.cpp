@@ -61,13 +61,19 @@ void init_multidevice(py::module_& m) {
       "output_shardings",
       [](int64_t fusion_id) {
         py::list result;
-        for (const Sharding& s : sharded_executor(fusion_id).output_shardings()) {
-          result.append(py::make_tuple(*s.mesh, s.mesh_axis, s.whole_axis));
+        const MultiDeviceExecutor& executor = sharded_executor(fusion_id);
+        const std::vector<Sharding> shardings = executor.output_shardings();
+        for (size_t o = 0; o < shardings.size(); ++o) {
+          const Sharding& s = shardings[o];
+          if (!executor.is_in_place(o)) {
+            result.append(py::make_tuple(*s.mesh, s.mesh_axis, s.whole_axis));
+          }
         }
         return result;
       },
       py::arg("fusion_id"),
-      "[(DeviceMesh, mesh axis per logical axis or -1)] per output");
+      "[(DeviceMesh, mesh axis per logical axis or -1)] per returned output "
+      "(in-place updates of inputs are not returned)");
   m.def(
       "state_sharding",
       [](int64_t fusion_id, int64_t state_index) {

@@ -352,6 +352,38 @@ def test_partial_dtensor_input_is_combined_first(world, wanted):
     torch.testing.assert_close(y_out.full_tensor(), full.tanh())
 
 
+def test_in_place_update_of_a_sharded_input(world):
+    d = world.size
+    mesh = DeviceMesh(torch.arange(d))
+    with FusionDefinition() as fd:
+        x = fd.define_tensor((-1, -1), contiguity=True, dtype=DataType.Float)
+        total = fd.ops.sum(x, [0])
+        fd.add_output(fd.ops.add(fd.ops.mul(x, 2.0), 1.0), alias_input=x)
+        fd.add_output(total)
+        shard_axis(x, 0, mesh)
+    full = world.randn(2 * d, 3, seed=22)
+    mine = shard_tensor(full, x, mesh).clone()
+    storage = mine.data_ptr()
+    (total_local,) = fd.execute([mine])  # the in-place output is not returned
+    assert mine.data_ptr() == storage
+    torch.testing.assert_close(mine, shard_tensor(full * 2 + 1, x, mesh))
+    torch.testing.assert_close(total_local, full.sum(0))  # read before the update
+    assert len(fd.output_shardings()) == 1
+
+
+def test_in_place_update_that_changes_the_sharding_is_unsupported(world):
+    d = world.size
+    mesh = DeviceMesh(torch.arange(d))
+    with FusionDefinition() as fd:
+        x = fd.define_tensor((-1, -1), contiguity=True, dtype=DataType.Float)
+        y = fd.define_tensor((-1, -1), contiguity=True, dtype=DataType.Float)
+        fd.add_output(fd.ops.add(x, y), alias_input=y)
+        shard_axis(x, 0, mesh)
+        y.set_device_mesh(mesh)
+    with pytest.raises(nvfuse.UnsupportedError, match="alias_input"):
+        fd.execute([world.randn(2, 3), world.randn(2 * d, 3)])
+
+
 def test_wrong_local_shape_names_the_input(world):
     d = world.size
     mesh = DeviceMesh(torch.arange(d))

@@ -1,5 +1,6 @@
 #include "multidevice/runtime/multidevice_executor.h"
 
+#include <algorithm>
 #include <sstream>
 #include <unordered_set>
 
@@ -34,24 +35,30 @@ std::vector<TensorView*> tensors_of(const Fusion& fusion) {
   return tensors;
 }
 
-// In-place outputs are not built for sharded fusions yet.
-void check_no_aliases(const Fusion& fusion) {
+// Per output: the position of the input it updates in place, if any.
+std::vector<std::optional<size_t>> in_place_targets(const Fusion& fusion) {
+  std::vector<std::optional<size_t>> targets;
+  const auto& inputs = fusion.inputs();
   for (const Val* out : fusion.outputs()) {
-    NVFUSE_CHECK_AS(
-        ErrorKind::kUnsupported, fusion.aliased_input(out) == nullptr,
-        "a sharded fusion cannot update an input in place yet (add_output(",
-        out->as<TensorView>()->name(), ", alias_input))");
+    const TensorView* target = fusion.aliased_input(out);
+    targets.push_back(target == nullptr
+                          ? std::nullopt
+                          : std::optional<size_t>(std::find(inputs.begin(), inputs.end(), target) -
+                                                  inputs.begin()));
   }
+  return targets;
 }
 
 }  // namespace
 
 MultiDeviceExecutor::MultiDeviceExecutor(const Fusion& definition)
     : fusion_(definition.clone()) {
-  // Before insert_communications, which may replace outputs.
-  check_no_aliases(*fusion_);
+  // Before insert_communications, which may replace outputs (and drops
+  // their aliases; positions stay).
+  in_place_ = in_place_targets(*fusion_);
   propagate_shardings(*fusion_);
   split_sharded_variances(*fusion_);
+  check_in_place_shardings();
   for (TensorView* tv : tensors_of(*fusion_)) {
     NVFUSE_CHECK(
         tv->device_mesh().has_value(), tv->name(),
@@ -193,6 +200,24 @@ void MultiDeviceExecutor::check_inputs(
   }
 }
 
+void MultiDeviceExecutor::check_in_place_shardings() const {
+  for (size_t o = 0; o < in_place_.size(); ++o) {
+    if (!in_place_[o].has_value()) {
+      continue;
+    }
+    const auto& out = *fusion_->outputs()[o]->as<TensorView>();
+    const auto& in = *fusion_->inputs()[*in_place_[o]]->as<TensorView>();
+    const Sharding out_sharding = sharding_of(out);
+    const Sharding in_sharding = sharding_of(in);
+    NVFUSE_CHECK_AS(
+        ErrorKind::kUnsupported, out_sharding == in_sharding, "add_output(", out.name(),
+        ", alias_input=", in.name(), "): the output is distributed as ",
+        out_sharding.to_string(), " but the input it updates as ", in_sharding.to_string(),
+        "; an in-place update must keep the input's sharding, so each process "
+        "writes its own shard");
+  }
+}
+
 void MultiDeviceExecutor::prepare_teams(Communicator& communicator) {
   const int64_t generation = communicator.generation();
   if (teams_generation_ == generation) {
@@ -303,9 +328,18 @@ std::vector<at::Tensor> MultiDeviceExecutor::execute(const std::vector<Argument>
     work->wait();
   }
   std::vector<at::Tensor> outputs;
-  for (const Val* out : fusion_->outputs()) {
-    auto it = values.find(out);
-    outputs.push_back(it == values.end() ? at::Tensor() : it->second);
+  for (size_t o = 0; o < fusion_->outputs().size(); ++o) {
+    auto it = values.find(fusion_->outputs()[o]);
+    at::Tensor value = it == values.end() ? at::Tensor() : it->second;
+    if (in_place_[o].has_value()) {
+      // Written into this process's shard of the input; not returned.
+      const auto* shard = std::get_if<at::Tensor>(&args[*in_place_[o]]);
+      if (value.defined() && shard != nullptr && shard->defined()) {
+        shard->copy_(value);
+      }
+      continue;
+    }
+    outputs.push_back(value);
   }
   return outputs;
 }

@@ -10,6 +10,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,12 +29,16 @@ class MultiDeviceExecutor : public RuntimeState {
 
   // `args`: this process's local shards (and scalars), in definition order.
   // Returns its local shard of each output; undefined for an output whose
-  // mesh does not hold this device.
+  // mesh does not hold this device. An output that updates an input in
+  // place (add_output(t, alias_input)) is written into that input's shard
+  // and not returned, as on one device.
   std::vector<at::Tensor> execute(const std::vector<Argument>& args);
 
-  // Each input's and output's mesh and sharded axes (after propagation).
+  // Each input's and output's mesh and sharded axes (after propagation);
+  // outputs include the in-place ones.
   const std::vector<Sharding>& input_shardings() const { return input_shardings_; }
   std::vector<Sharding> output_shardings() const;
+  bool is_in_place(size_t output) const { return in_place_[output].has_value(); }
   // The host program as text (NVFUSE_DUMP=host_ir).
   std::string host_program() const;
   const Fusion& prepared_fusion() const { return *fusion_; }
@@ -53,6 +58,8 @@ class MultiDeviceExecutor : public RuntimeState {
   };
 
   void check_inputs(const std::vector<Argument>& args, int64_t world_size) const;
+  // An in-place output must be distributed as the input it updates.
+  void check_in_place_shardings() const;
   // Creates every team's group (all processes, same order) and this
   // device's teams, once per communicator configuration.
   void prepare_teams(Communicator& communicator);
@@ -62,6 +69,7 @@ class MultiDeviceExecutor : public RuntimeState {
   HostSteps host_steps_;
   std::vector<Step> steps_;
   std::vector<Sharding> input_shardings_;
+  std::vector<std::optional<size_t>> in_place_;  // per output: the input it updates
   int64_t max_device_ = 0;  // the highest device id of any mesh
   std::string max_device_tensor_;  // a tensor on a mesh holding it
   int64_t teams_generation_ = -1;
