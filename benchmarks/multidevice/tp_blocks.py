@@ -9,7 +9,7 @@ with DTensor tensor parallelism, in one run (launch with torchrun):
 The blocks (tp_definitions.py): the MLP forward; an MLP training step
 (forward saving the pre-activation, then the backward definition; DTensor
 runs the module forward and autograd's backward); the attention block
-forward. Both sides hold the same local weight shards; times are the median
+forward, and its training step the same way. Both sides hold the same local weight shards; times are the median
 of CUDA-event timings in steady state (back-to-back calls, each waiting for
 its collectives as a consumer would), the slowest rank's, best of two
 alternating measurements; and the host time per call. Rank 0 prints one line
@@ -145,8 +145,29 @@ def attention_cases(torch_mesh, d):
         parallelize_module(module, torch_mesh, {"qkv": ColwiseParallel(), "out": RowwiseParallel()})
         fd, handles = defs.attention_forward(batch, seq, heads, head_dim, dtype, d)
         local = [full[0]] + [shard_tensor(t, h) for t, h in zip(full[1:], handles[1:])]
-        yield ("attention fwd", f"{batch}x{seq} h{heads}", dtype, lambda: fd.execute(local)[0],
+        shape = f"{batch}x{seq} h{heads}"
+        yield ("attention fwd", shape, dtype, lambda: fd.execute(local)[0],
                lambda: _waited(module(full[0])))
+
+        # The training step: forward saving what autograd saves, backward
+        # definition; DTensor runs the module and autograd.
+        fwd, _ = defs.attention_forward(batch, seq, heads, head_dim, dtype, d, save=True)
+        bwd, _ = defs.attention_backward(batch, seq, heads, head_dim, dtype, d)
+        grad_out = _randn(g, (batch, seq, e), 1.0, dtype)
+        x_leaf = full[0].clone().requires_grad_()
+        params = [module.qkv.weight, module.out.weight]
+
+        def nvfuse_step():
+            _, projected, attn, lse, seed, offset = fwd.execute(local)
+            return bwd.execute(
+                [full[0], local[1], local[2], projected, attn, lse, seed, offset, grad_out])[0]
+
+        def dtensor_step():
+            with torch.enable_grad():
+                out = module(x_leaf)
+                return _waited(torch.autograd.grad(out, [x_leaf] + params, grad_out)[0])
+
+        yield ("attention fwd+bwd", shape, dtype, nvfuse_step, dtensor_step)
 
 
 def main():
@@ -158,7 +179,7 @@ def main():
     if rank == 0:
         print(f"TP blocks on {d} x {torch.cuda.get_device_name()}")
         print(
-            f"{'block':>13} {'shape':>14} {'dtype':>9} {'nvfuse ms':>10} {'DTensor ms':>11} "
+            f"{'block':>17} {'shape':>14} {'dtype':>9} {'nvfuse ms':>10} {'DTensor ms':>11} "
             f"{'speed-up':>9} {'max err':>8} {'host us nvfuse/DTensor':>23}"
         )
     for cases in (mlp_cases, attention_cases):
@@ -177,7 +198,7 @@ def main():
                     profile_kernels(f"DTensor {block} {shape} {dtype}", run_dtensor)
             if rank == 0:
                 print(
-                    f"{block:>13} {shape:>14} {str(dtype).split('.')[-1]:>9} {t_nvfuse:>10.3f} "
+                    f"{block:>17} {shape:>14} {str(dtype).split('.')[-1]:>9} {t_nvfuse:>10.3f} "
                     f"{t_dtensor:>11.3f} {t_dtensor / t_nvfuse:>8.2f}x {err:>8.3g} "
                     f"{h_nvfuse:>11.0f} / {h_dtensor:<9.0f}",
                     flush=True,

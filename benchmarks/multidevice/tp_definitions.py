@@ -11,6 +11,10 @@ tensor parallelism runs.
   head-major ([H, q|k|v, Dh], so a device's rows are whole heads), reshape
   into heads, causal flash attention, reshape back, row-parallel output
   projection; one Allreduce.
+- Attention backward, written out as a definition (grad_x, grad_w_qkv,
+  grad_w_out from x, the weights, the forward's saved projection,
+  attention output, logsumexp, seed and offset, and grad_out); one
+  Allreduce, for grad_x.
 """
 
 import math
@@ -108,27 +112,85 @@ class Mlp(torch.nn.Module):
         return self.down(F.gelu(self.up(x)))
 
 
-def attention_forward(batch, seq, heads, head_dim, dtype, d):
-    """Inputs x [B, S, E], w_qkv [3E, E] (head-major rows), w_out [E, E]."""
+def _heads(fd, qkv, head_dim):
+    """q, k, v as [B, H, S, Dh] from the head-major [B, S, H, 3Dh]."""
+    parts = []
+    for i in range(3):
+        part = fd.ops.slice(qkv, [0, 0, 0, i * head_dim], [BIG, BIG, BIG, (i + 1) * head_dim])
+        parts.append(fd.ops.permute(part, [0, 2, 1, 3]))
+    return parts
+
+
+def attention_forward(batch, seq, heads, head_dim, dtype, d, save=False):
+    """Inputs x [B, S, E], w_qkv [3E, E] (head-major rows), w_out [E, E];
+    outputs out, and with `save` what the backward reads, as autograd saves
+    it: the projection qkv [B, S, 3E], the attention output [B, H, S, Dh],
+    its logsumexp and the philox seed and offset."""
     nv = torch_dtype_to_nvfuse_dtype(dtype)
     e = heads * head_dim
     with FusionDefinition() as fd:
         x = fd.define_tensor((batch, seq, e), contiguity=True, dtype=nv)
         w_qkv = fd.define_tensor((3 * e, e), contiguity=True, dtype=nv)
         w_out = fd.define_tensor((e, e), contiguity=True, dtype=nv)
-        qkv = fd.ops.reshape(fd.ops.linear(x, w_qkv), [batch, seq, heads, 3 * head_dim])
-        parts = []
-        for i in range(3):
-            part = fd.ops.slice(
-                qkv, [0, 0, 0, i * head_dim], [BIG, BIG, BIG, (i + 1) * head_dim])
-            parts.append(fd.ops.permute(part, [0, 2, 1, 3]))
-        attn, _, _, _ = fd.ops.sdpfa_fwd(*parts, dropout_p=0.0, is_causal=True)
+        projected = fd.ops.linear(x, w_qkv)
+        qkv = fd.ops.reshape(projected, [batch, seq, heads, 3 * head_dim])
+        attn, lse, seed, offset = fd.ops.sdpfa_fwd(
+            *_heads(fd, qkv, head_dim), dropout_p=0.0, is_causal=True)
         merged = fd.ops.reshape(fd.ops.permute(attn, [0, 2, 1, 3]), [batch, seq, e])
         fd.add_output(fd.ops.linear(merged, w_out))
+        if save:
+            for t in (projected, attn, lse, seed, offset):
+                fd.add_output(t)
         x.set_device_mesh(DeviceMesh(torch.arange(d)))
         _shard(w_qkv, 0, d)
         _shard(w_out, 1, d)
     return fd, (x, w_qkv, w_out)
+
+
+def attention_backward(batch, seq, heads, head_dim, dtype, d):
+    """Inputs x, w_qkv, w_out, the forward's saved qkv, attention output,
+    logsumexp, seed and offset, and grad_out [B, S, E]; outputs grad_x,
+    grad_w_qkv, grad_w_out. Heads stay on their device: the output
+    projection's input gradient and the flash-attention backward are
+    local, grad_x's partial sums over this device's heads need the one
+    Allreduce, and the weight gradients run while it is in flight."""
+    nv = torch_dtype_to_nvfuse_dtype(dtype)
+    e = heads * head_dim
+    tokens = batch * seq
+    with FusionDefinition() as fd:
+        x = fd.define_tensor((batch, seq, e), contiguity=True, dtype=nv)
+        w_qkv = fd.define_tensor((3 * e, e), contiguity=True, dtype=nv)
+        w_out = fd.define_tensor((e, e), contiguity=True, dtype=nv)
+        projected = fd.define_tensor((batch, seq, 3 * e), contiguity=True, dtype=nv)
+        attn = fd.define_tensor((batch, heads, seq, head_dim), contiguity=True, dtype=nv)
+        lse = fd.define_tensor((batch, heads, seq), contiguity=True, dtype=DataType.Float)
+        seed = fd.define_tensor((2,), contiguity=True, dtype=DataType.Int)
+        offset = fd.define_tensor((), dtype=DataType.Int)
+        grad_out = fd.define_tensor((batch, seq, e), contiguity=True, dtype=nv)
+        grad_out2 = fd.ops.reshape(grad_out, [tokens, e])
+        merged = fd.ops.reshape(fd.ops.permute(attn, [0, 2, 1, 3]), [tokens, e])
+        grad_merged = fd.ops.matmul(grad_out2, w_out)
+        grad_attn = fd.ops.permute(
+            fd.ops.reshape(grad_merged, [batch, seq, heads, head_dim]), [0, 2, 1, 3])
+        qkv = fd.ops.reshape(projected, [batch, seq, heads, 3 * head_dim])
+        grads = fd.ops.sdpfa_bwd(
+            grad_attn, *_heads(fd, qkv, head_dim), attn, lse, 0.0, True, seed, offset)
+        grad_qkv = fd.ops.reshape(
+            fd.ops.cat([fd.ops.permute(g, [0, 2, 1, 3]) for g in grads], -1), [tokens, 3 * e])
+        grad_x = fd.ops.matmul(grad_qkv, w_qkv)
+        fd.add_output(fd.ops.reshape(grad_x, [batch, seq, e]))
+        x2 = fd.ops.reshape(x, [tokens, e])
+        fd.add_output(fd.ops.matmul(fd.ops.permute(grad_qkv, [1, 0]), x2))
+        fd.add_output(fd.ops.matmul(fd.ops.permute(grad_out2, [1, 0]), merged))
+        mesh = DeviceMesh(torch.arange(d))
+        for t in (x, grad_out, seed, offset):
+            t.set_device_mesh(mesh)
+        _shard(w_qkv, 0, d)
+        _shard(w_out, 1, d)
+        _shard(projected, 2, d)
+        _shard(attn, 1, d)
+        _shard(lse, 1, d)
+    return fd, (x, w_qkv, w_out, projected, attn, lse, seed, offset, grad_out)
 
 
 class Attention(torch.nn.Module):

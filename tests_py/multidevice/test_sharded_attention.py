@@ -287,3 +287,50 @@ def test_cat_and_pad_keep_the_axes_they_do_not_grow(world):
     assert [sh.mesh_axes for sh in fd.output_shardings()] == [
         [-1, 0, -1], [-1, 0, -1], [-1, -1, -1]]
     assert host_program(fd).count("communicate") == 1
+
+
+def tp_definitions():
+    """The tensor-parallel benchmark's definitions (benchmarks/multidevice),
+    so that what the benchmark times is checked here."""
+    import importlib
+    import pathlib
+    import sys
+
+    where = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "multidevice"
+    if str(where) not in sys.path:
+        sys.path.insert(0, str(where))
+    return importlib.import_module("tp_definitions")
+
+
+def test_tensor_parallel_attention_training_step(world):
+    """The attention block's forward (saving what autograd saves) then its
+    backward definition, against torch autograd on the whole block: the
+    only communications are the forward's and grad_x's Allreduce."""
+    defs = tp_definitions()
+    d = world.size
+    b, s, h, dh = 2, 8, 2 * d, 8
+    e = h * dh
+    mesh = DeviceMesh(torch.arange(d))
+    fwd, (x, w_qkv, w_out) = defs.attention_forward(b, s, h, dh, torch.bfloat16, d, save=True)
+    bwd, handles = defs.attention_backward(b, s, h, dh, torch.bfloat16, d)
+    xs, wq, wo, grad = (world.randn(*shape, seed=130 + i).to(torch.bfloat16) / 4
+                        for i, shape in enumerate([(b, s, e), (3 * e, e), (e, e), (b, s, e)]))
+    wq_local, wo_local = shard_tensor(wq, w_qkv, mesh), shard_tensor(wo, w_out, mesh)
+    out, projected, attn, lse, seed, offset = fwd.execute([xs, wq_local, wo_local])
+    grad_x, grad_wq, grad_wo = bwd.execute(
+        [xs, wq_local, wo_local, projected, attn, lse, seed, offset, grad])
+
+    leaves = [t.clone().requires_grad_() for t in (xs, wq, wo)]
+    qkv = F.linear(leaves[0], leaves[1]).reshape(b, s, h, 3 * dh)
+    y = F.scaled_dot_product_attention(*torch_heads_of(qkv, dh), is_causal=True)
+    expected = F.linear(y.permute(0, 2, 1, 3).reshape(b, s, e), leaves[2])
+    expected.backward(grad)
+    torch.testing.assert_close(out, expected, atol=3e-2, rtol=3e-2)
+    torch.testing.assert_close(grad_x, leaves[0].grad, atol=3e-2, rtol=3e-2)
+    bwd_handles = dict(zip(["w_qkv", "w_out"], handles[1:3]))
+    torch.testing.assert_close(grad_wq, shard_tensor(leaves[1].grad, bwd_handles["w_qkv"], mesh),
+                               atol=3e-2, rtol=3e-2)
+    torch.testing.assert_close(grad_wo, shard_tensor(leaves[2].grad, bwd_handles["w_out"], mesh),
+                               atol=3e-2, rtol=3e-2)
+    program = host_program(bwd)
+    assert program.count("communicate") == 1 and "Allreduce" in program, program
