@@ -70,6 +70,31 @@ def test_sdpfa_forward_and_backward_match_torch_autograd(dtype, is_causal, scale
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("is_causal", [False, True])
+def test_sdpfa_backward_of_a_permuted_gradient_matches_torch(is_causal):
+    """The gradient as a tensor-parallel backward hands it over: a permuted
+    view of [B, S, H, Dh] (cuDNN's backward takes it, as flash's did)."""
+    q, k, v = _qkv(torch.bfloat16, "cuda", seq_q=128, seq_k=128)
+    out, lse, seed, offset = _forward_fd(DataType.BFloat16, 0.0, is_causal, None).execute([q, k, v])
+    grad = torch.randn(2, 128, 4, 64, dtype=torch.bfloat16, device="cuda").permute(0, 2, 1, 3)
+    leaves = [t.float().requires_grad_() for t in (q, k, v)]
+    F.scaled_dot_product_attention(*leaves, is_causal=is_causal).backward(grad.float())
+    with FusionDefinition() as fd:
+        grad_in = fd.define_tensor([-1, -1, -1, -1], dtype=DataType.BFloat16, stride_order=[3, 1, 2, 0])
+        q_in, k_in, v_in, out_in = (fd.define_tensor([-1, -1, -1, -1], contiguity=True,
+                                                     dtype=DataType.BFloat16) for _ in range(4))
+        lse_in = fd.define_tensor([-1, -1, -1], contiguity=True, dtype=DataType.Float)
+        seed_in = fd.define_tensor([2], contiguity=True, dtype=DataType.Int)
+        offset_in = fd.define_tensor([], dtype=DataType.Int)
+        for g in fd.ops.sdpfa_bwd(grad_in, q_in, k_in, v_in, out_in, lse_in, 0.0, is_causal,
+                                  seed_in, offset_in):
+            fd.add_output(g)
+    grads = fd.execute([grad, q, k, v, out, lse, seed, offset])
+    for got, leaf in zip(grads, leaves):
+        torch.testing.assert_close(got.float(), leaf.grad, rtol=5e-2, atol=5e-2)
+
+
+@pytest.mark.gpu
 def test_sdpfa_dropout_follows_torch_generator_and_backward_replays_it():
     q, k, v = _qkv(torch.bfloat16, "cuda")
     fwd = _forward_fd(DataType.BFloat16, 0.25, False, None)

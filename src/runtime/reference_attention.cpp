@@ -1,7 +1,7 @@
 // The reference evaluator's flash-attention ops: torch's
 // _scaled_dot_product_flash_attention on CUDA (with its dropout RNG state;
-// without dropout, cuDNN's attention where it applies) and its CPU
-// counterpart, which has no dropout.
+// without dropout, cuDNN's attention forward and backward where they
+// apply) and its CPU counterpart, which has no dropout.
 #include <ATen/ATen.h>
 
 #include "runtime/reference_evaluator.h"
@@ -53,6 +53,34 @@ std::optional<std::tuple<at::Tensor, at::Tensor>> cudnn_attention(
         /*compute_log_sumexp=*/true, /*dropout_p=*/0.0, is_causal,
         /*return_debug_mask=*/false, scale);
     return std::make_tuple(std::get<0>(results), std::get<1>(results));
+  } catch (const c10::Error&) {
+    return std::nullopt;
+  }
+}
+
+// The backward's counterpart: without dropout, cuDNN's attention backward
+// where it takes the inputs, as torch's autograd runs it after a cuDNN
+// forward on Hopper (measured on the tensor-parallel attention step: the
+// flash backward made it 0.92-0.96x DTensor's). It reads only the output
+// and its logsumexp (natural log, [B, H, S, 1] for cuDNN), so a flash
+// forward's feed it as well. nullopt where cuDNN declines.
+std::optional<std::tuple<at::Tensor, at::Tensor, at::Tensor>> cudnn_attention_backward(
+    const at::Tensor& grad_output,
+    const at::Tensor& query,
+    const at::Tensor& key,
+    const at::Tensor& value,
+    const at::Tensor& output,
+    const at::Tensor& log_sumexp,
+    const at::Tensor& philox_seed,
+    const at::Tensor& philox_offset,
+    bool is_causal,
+    std::optional<double> scale) {
+  try {
+    return at::_scaled_dot_product_cudnn_attention_backward(
+        grad_output, query, key, value, output, log_sumexp.unsqueeze(-1), philox_seed,
+        philox_offset, /*attn_bias=*/at::Tensor(), /*cum_seq_q=*/at::Tensor(),
+        /*cum_seq_k=*/at::Tensor(), /*max_q=*/query.size(2), /*max_k=*/key.size(2),
+        /*dropout_p=*/0.0, is_causal, scale);
   } catch (const c10::Error&) {
     return std::nullopt;
   }
@@ -116,7 +144,15 @@ void ReferenceEvaluator::handle(const SdpaBwdOp& e) {
   require_no_cpu_dropout(query, dropout_p, "sdpfa_bwd");
   require_square_causal(query, key, is_causal, "sdpfa_bwd");
   std::tuple<at::Tensor, at::Tensor, at::Tensor> grads;
-  if (query.is_cuda()) {
+  std::optional<std::tuple<at::Tensor, at::Tensor, at::Tensor>> from_cudnn;
+  if (query.is_cuda() && dropout_p == 0.0) {
+    from_cudnn = cudnn_attention_backward(
+        grad_output, query, key, value, output, log_sumexp, tensor_of(e.input(8)),
+        tensor_of(e.input(9)), is_causal, scale);
+  }
+  if (from_cudnn.has_value()) {
+    grads = *from_cudnn;
+  } else if (query.is_cuda()) {
     grads = at::_scaled_dot_product_flash_attention_backward(
         grad_output, query, key, value, output, log_sumexp,
         /*cum_seq_q=*/at::Tensor(), /*cum_seq_k=*/at::Tensor(),
