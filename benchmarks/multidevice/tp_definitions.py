@@ -112,7 +112,7 @@ class Mlp(torch.nn.Module):
         return self.down(F.gelu(self.up(x)))
 
 
-def _heads(fd, qkv, head_dim):
+def heads_of(fd, qkv, head_dim):
     """q, k, v as [B, H, S, Dh] from the head-major [B, S, H, 3Dh]."""
     parts = []
     for i in range(3):
@@ -135,7 +135,7 @@ def attention_forward(batch, seq, heads, head_dim, dtype, d, save=False):
         projected = fd.ops.linear(x, w_qkv)
         qkv = fd.ops.reshape(projected, [batch, seq, heads, 3 * head_dim])
         attn, lse, seed, offset = fd.ops.sdpfa_fwd(
-            *_heads(fd, qkv, head_dim), dropout_p=0.0, is_causal=True)
+            *heads_of(fd, qkv, head_dim), dropout_p=0.0, is_causal=True)
         merged = fd.ops.reshape(fd.ops.permute(attn, [0, 2, 1, 3]), [batch, seq, e])
         fd.add_output(fd.ops.linear(merged, w_out))
         if save:
@@ -174,7 +174,7 @@ def attention_backward(batch, seq, heads, head_dim, dtype, d):
             fd.ops.reshape(grad_merged, [batch, seq, heads, head_dim]), [0, 2, 1, 3])
         qkv = fd.ops.reshape(projected, [batch, seq, heads, 3 * head_dim])
         grads = fd.ops.sdpfa_bwd(
-            grad_attn, *_heads(fd, qkv, head_dim), attn, lse, 0.0, True, seed, offset)
+            grad_attn, *heads_of(fd, qkv, head_dim), attn, lse, 0.0, True, seed, offset)
         grad_qkv = fd.ops.reshape(
             fd.ops.cat([fd.ops.permute(g, [0, 2, 1, 3]) for g in grads], -1), [tokens, 3 * e])
         grad_x = fd.ops.matmul(grad_qkv, w_qkv)

@@ -25,13 +25,22 @@ def host_program(fd):
     return nvfuse._C.host_program(fd.id())
 
 
-def heads_of(fd, qkv, head_dim):
-    """q, k, v as [B, H, S, Dh] from qkv [B, S, H, 3 * Dh]."""
-    parts = []
-    for i in range(3):
-        part = fd.ops.slice(qkv, [0, 0, 0, i * head_dim], [BIG, BIG, BIG, (i + 1) * head_dim])
-        parts.append(fd.ops.permute(part, [0, 2, 1, 3]))
-    return parts
+def tp_definitions():
+    """The tensor-parallel benchmark's definitions (benchmarks/multidevice),
+    so that what the benchmark times is checked here."""
+    import importlib
+    import pathlib
+    import sys
+
+    where = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "multidevice"
+    if str(where) not in sys.path:
+        sys.path.insert(0, str(where))
+    return importlib.import_module("tp_definitions")
+
+
+# q, k, v as [B, H, S, Dh] from qkv [B, S, H, 3 * Dh], as the benchmark
+# splits them.
+heads_of = tp_definitions().heads_of
 
 
 def torch_heads_of(qkv, head_dim):
@@ -287,19 +296,6 @@ def test_cat_and_pad_keep_the_axes_they_do_not_grow(world):
     assert [sh.mesh_axes for sh in fd.output_shardings()] == [
         [-1, 0, -1], [-1, 0, -1], [-1, -1, -1]]
     assert host_program(fd).count("communicate") == 1
-
-
-def tp_definitions():
-    """The tensor-parallel benchmark's definitions (benchmarks/multidevice),
-    so that what the benchmark times is checked here."""
-    import importlib
-    import pathlib
-    import sys
-
-    where = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "multidevice"
-    if str(where) not in sys.path:
-        sys.path.insert(0, str(where))
-    return importlib.import_module("tp_definitions")
 
 
 def test_tensor_parallel_attention_training_step(world):
