@@ -59,7 +59,7 @@ def test_case_matches_torch_on_gpu(name, dtype, rows, width):
     assert_kernel_ran(check_case(name, dtype, rows, width, "cuda"))
 
 
-@pytest.mark.parametrize("width", [7, 1600, 65536])
+@pytest.mark.parametrize("width", [7, 1600, 65536, 262144])
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("name", ["softmax_fwd", "log_softmax_fwd", "layer_norm_fwd"])
 def test_nan_and_inf_rows_match_torch_on_gpu(name, dtype, width):
@@ -79,7 +79,7 @@ def test_nan_and_inf_rows_match_torch_on_gpu(name, dtype, width):
     assert_kernel_ran(fd)
 
 
-@pytest.mark.parametrize("width", [1600, 4096, 65536])
+@pytest.mark.parametrize("width", [1600, 4096, 65536, 262144])
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("name", ["layer_norm_fwd", "layer_norm_bwd", "softmax_fwd"])
 def test_no_register_spills(name, dtype, width):

@@ -73,7 +73,8 @@ def test_long_rows_are_chunked_and_few_rows_split():
 def test_long_normalization_rows_are_held_by_a_cluster():
     """Rows too long for one block's registers that phases would re-read
     are split over a thread block cluster (the fewest blocks of at most 512
-    threads, 8 at most, those of 8 with twice the elements per thread),
+    threads, 16 at most, those of 8 or 16 with twice the elements per
+    thread; 16 only without a variance),
     whose blocks combine each reduction through distributed shared memory."""
     fd = define_case("layer_norm_fwd", torch.float32)
     code = fd.cuda_code_for(cpu_inputs("layer_norm_fwd", 4, 65536, torch.float32))
@@ -85,8 +86,15 @@ def test_long_normalization_rows_are_held_by_a_cluster():
     assert "cluster_reduce<kCluster, 0>(acc_" in half and "cluster_reduce<kCluster, 1>" not in half
     code = fd.cuda_code_for(cpu_inputs("layer_norm_fwd", 4, 131072, torch.float32))
     assert "cluster=8" in params_of(code) and "threads_per_row=512" in params_of(code)
+    # 262144: 16 blocks (a non-portable cluster) without a variance; layer
+    # norm's rows are chunked there, as measured faster.
     assert "chunked" in params_of(fd.cuda_code_for(cpu_inputs("layer_norm_fwd", 4, 262144, torch.float32)))
-    # Past 8 blocks: chunked; a single-phase reduction never needs the row.
+    for case in ("log_softmax_fwd", "softmax_fwd", "rms_norm_fwd"):
+        for dtype in (torch.float32, torch.bfloat16):
+            code = define_case(case, dtype).cuda_code_for(cpu_inputs(case, 4, 262144, dtype))
+            assert "cluster=16" in params_of(code) and "threads_per_row=512" in params_of(code)
+            assert _C.nvrtc_compile(code, "nvfuse_reduction", 90)
+    # Past 16 blocks: chunked; a single-phase reduction never needs the row.
     assert "chunked" in params_of(fd.cuda_code_for(cpu_inputs("layer_norm_fwd", 4, 1 << 20, torch.float32)))
     sums = define_case("sum_inner", torch.float32)
     assert "cluster" not in params_of(sums.cuda_code_for([torch.randn(256, 65536)]))

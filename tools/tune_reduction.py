@@ -25,8 +25,9 @@ import nvfuse  # noqa: E402
 
 # (elements_per_thread, max_persistent_threads, chunked_threads, pipelining,
 #  max_cluster); the first is the default.
-SETTINGS = [(16, 1024, 1024, 1, 8), (16, 512, 1024, 1, 8), (16, 1024, 1024, 1, 1),
-            (32, 1024, 1024, 1, 8), (16, 1024, 1024, 2, 8), (16, 1024, 1024, 0, 8)]
+SETTINGS = [(16, 1024, 1024, 1, 16), (16, 512, 1024, 1, 16), (16, 1024, 1024, 1, 1),
+            (16, 1024, 1024, 1, 8), (32, 1024, 1024, 1, 16), (16, 1024, 1024, 2, 16),
+            (16, 1024, 1024, 0, 16)]
 DEFAULT_TARGETS = [
     "layer_norm_fwd:bf16:32768x8192", "var_mean_inner:bf16:32768x8192",
     "bias_residual_layer_norm_fwd:bf16:32768x8192", "softmax_fwd:bf16:32768x8192",

@@ -73,7 +73,7 @@ void init_execute(py::module_& m) {
       },
       py::arg("elements_per_thread"), py::arg("max_persistent_threads") = 1024,
       py::arg("chunked_threads") = 1024, py::arg("pipelining") = 1,
-      py::arg("max_cluster") = 8,
+      py::arg("max_cluster") = 16,
       "Launch-shape defaults of the inner reduction scheduler (for tuning runs)");
   m.def("reduction_tuning", [] {
     const ReductionTuning t = reduction_tuning();

@@ -89,8 +89,8 @@ struct ReductionTuning {
   // measurements say it pays (see schedule_reduction); 2 wherever it can.
   int pipelining = 1;
   // Most blocks of a cluster that holds a long row (1: long rows are
-  // chunked and re-read per phase).
-  int max_cluster = 8;
+  // chunked and re-read per phase; 16 is non-portable, Hopper only).
+  int max_cluster = 16;
 };
 
 struct ReductionSchedule {

@@ -26,6 +26,8 @@ constexpr int kAttrMinor = 76;
 constexpr int kFuncAttrLocalBytes = 3;
 constexpr int kFuncAttrRegisters = 4;
 constexpr int kFuncAttrMaxDynamicSharedBytes = 8;
+constexpr int kFuncAttrNonPortableClusterSizeAllowed = 14;
+constexpr unsigned kMaxPortableClusterSize = 8;
 constexpr int kLaunchAttrClusterDimension = 4;
 
 // cuLaunchKernelEx's configuration (cuda.h's CUlaunchAttribute and
@@ -227,6 +229,11 @@ void launch(
     unsigned cluster_x) {
   const DriverApi& api = driver();
   if (cluster_x > 1) {
+    if (cluster_x > kMaxPortableClusterSize) {
+      api.check(api.FuncSetAttribute(static_cast<CUfunction>(function),
+                                     kFuncAttrNonPortableClusterSizeAllowed, 1),
+                "cuFuncSetAttribute(NON_PORTABLE_CLUSTER_SIZE_ALLOWED)");
+    }
     LaunchAttribute cluster{};
     cluster.id = kLaunchAttrClusterDimension;
     cluster.value.cluster = {cluster_x, 1, 1};
