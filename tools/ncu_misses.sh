@@ -7,12 +7,13 @@
 #
 #     bash tools/ncu_misses.sh [case:dtype:ROWSxWIDTH ...]
 #
-# Reports go to $OUT (else build/gpu/ncu). Clock control is left to the
-# driver (--clock-control none), as the benchmarks run.
+# Reports go to build/gpu/ncu, the summary also to $OUT/ncu_summary.txt.
+# Clock control is left to the driver (--clock-control none), as the
+# benchmarks run.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-DIR="${OUT:-build/gpu}/ncu"
-mkdir -p "$DIR"
+DIR=build/gpu/ncu
+rm -rf "$DIR"; mkdir -p "$DIR"
 NCU="${NCU:-$(command -v ncu || echo /usr/local/cuda/bin/ncu)}"
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
@@ -36,4 +37,5 @@ for target in "${targets[@]}"; do
       python3 tools/profile_case.py "$case" "$dtype" "$shape" >"$DIR/$name.csv" 2>"$DIR/$name.err"
   echo "rc=$? $target" >>"$DIR/status.txt"
 done
-NCU_SUMMARY_COLUMNS=1 python3 tools/ncu_summary.py "$DIR"/*.csv | tee "$DIR/summary.txt"
+python3 tools/ncu_summary.py "$DIR"/*.csv | tee "$DIR/summary.txt"
+if [ -n "${OUT:-}" ]; then cp "$DIR/summary.txt" "$OUT/ncu_summary.txt"; fi

@@ -69,6 +69,9 @@ def summarize(path):
              and not k.endswith("not_issued" + STALL_SUFFIX)),
             reverse=True)[:3]
         dram_bytes = number(row, read) + number(row, write)
+        if dram_bytes != dram_bytes:  # no byte counts: rate times duration
+            dram_bytes = number(row, "dram__bytes.sum.per_second") * number(
+                row, "gpu__time_duration.sum", 1e-9)
         cluster = row.get("launch__cluster_dim_x", "")
         lines.append(
             f"{target:<46} {name[:34]:<34} {number(row, 'gpu__time_duration.sum', 1e-3):8.1f} us "
@@ -83,9 +86,6 @@ def summarize(path):
 
 
 def main():
-    if sys.argv[1:] and os.environ.get("NCU_SUMMARY_COLUMNS"):
-        rows = rows_of(sys.argv[1])
-        print("dram columns:", [k for k in (rows[0] if rows else {}) if "dram" in k])
     for path in sys.argv[1:]:
         for line in summarize(path):
             print(line)
