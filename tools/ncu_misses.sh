@@ -17,12 +17,11 @@ rm -rf "$DIR"; mkdir -p "$DIR"
 NCU="${NCU:-$(command -v ncu || echo /usr/local/cuda/bin/ncu)}"
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(log_softmax_fwd:fp32:512x262144 log_softmax_fwd:bf16:512x262144
-           layer_norm_bwd:bf16:4096x65536 rms_norm_bwd:fp32:4096x65536
-           bias_residual_layer_norm_fwd:bf16:4096x65536 softmax_fwd:bf16:32768x8192
-           var_mean_inner:bf16:4096x65536 sum_outer:bf16:32768x8192
-           rms_norm_bwd:bf16:2048x1600 sum_inner:fp32:2048x1600
-           layer_norm_fwd:bf16:32768x8192)
+  targets=(layer_norm_bwd:bf16:4096x65536 rms_norm_bwd:fp32:4096x65536
+           bias_residual_layer_norm_fwd:bf16:4096x65536 var_mean_inner:bf16:4096x65536
+           layer_norm_fwd:bf16:512x262144 layer_norm_bwd:bf16:512x262144
+           log_softmax_fwd:fp32:512x262144 softmax_fwd:bf16:32768x8192
+           sum_outer:bf16:32768x8192 rms_norm_bwd:bf16:2048x1600 sum_inner:fp32:2048x1600)
 fi
 for target in "${targets[@]}"; do
   IFS=: read -r case dtype shape <<<"$target"
