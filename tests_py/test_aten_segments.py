@@ -5,7 +5,7 @@ the CPU and (marked) the GPU, and the generated kernels of the fused parts."""
 import pytest
 import torch
 
-from nvfuse import DataType
+from nvfuse import _C, DataType
 from fusion_helpers import DEVICES, assert_close, make_input, run_fusion
 
 
@@ -119,3 +119,44 @@ def test_a_cut_fusion_checks_the_argument_count():
     _, fd = run_fusion(lambda fd, t: fd.ops.reshape(fd.ops.relu(t), [2, 12]), [x])
     with pytest.raises(InputError, match="takes 1 inputs, but 2 were given"):
         fd.execute([x, x])
+
+
+def _split_by_segment_set(fd, a, b):
+    """(relu(a) * b) -> segment_set -> exp + the product's row sums."""
+    product = fd.ops.relu(a) * b
+    moved = fd.ops.segment_set(product)
+    return fd.ops.exp(moved) + fd.ops.sum(moved, [1], keepdim=True)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_segment_set_starts_a_new_kernel(device):
+    """segment_set is a segmentation hint: what it reads is written by one
+    kernel and the set heads the next, instead of one fused kernel."""
+    a = make_input((16, 32), torch.float32, device=device)
+    b = make_input((16, 32), torch.float32, device=device)
+    (out,), fd = run_fusion(_split_by_segment_set, [a, b])
+    summary = fd.segment_summary()
+    assert [kind for kind, _ in summary] == ["fused", "fused"], summary
+    assert summary[0][1] == ["relu", "mul"] and summary[1][1][0] == "segment_set", summary
+    product = torch.relu(a) * b
+    assert_close(out, torch.exp(product) + product.sum(1, keepdim=True))
+    # Two generated kernels, each compiled by NVRTC.
+    parts = fd.cuda_code_for([a.cpu(), b.cpu()]).split("// ==== nvfuse segment: fused ====")[1:]
+    assert len(parts) == 2
+    for part, kernel in zip(parts, ["nvfuse_pointwise", "nvfuse_reduction"]):
+        assert kernel in part
+        assert _C.nvrtc_compile(part, kernel, 90)["bytes"] > 0
+
+
+def test_without_segment_set_the_same_work_is_one_kernel():
+    def fused(fd, a, b):
+        product = fd.ops.relu(a) * b
+        return fd.ops.exp(product) + fd.ops.sum(product, [1], keepdim=True)
+
+    _, fd = run_fusion(fused, [torch.randn(16, 32), torch.randn(16, 32)])
+    assert [kind for kind, _ in fd.segment_summary()] == ["fused"]
+
+
+def test_segment_set_of_an_input_adds_no_kernel():
+    _, fd = run_fusion(lambda fd, t: fd.ops.exp(fd.ops.segment_set(t)), [torch.randn(5)])
+    assert [kind for kind, _ in fd.segment_summary()] == ["fused"]

@@ -52,7 +52,9 @@ struct FusionSegment {
 // The segments in an order that runs producers first: kernel groups are
 // connected pointwise/reduction exprs at one "ATen depth" (the number of
 // ATen exprs on the longest path from the inputs; host views do not count,
-// being free), so no two segments depend on each other. Empty when the
+// being free), so no two segments depend on each other. A segment_set
+// counts as one more step of depth (a hint: the kernel computing its input
+// ends there and the set heads its consumers' kernel). Empty when the
 // fusion is a single kernel segment.
 std::vector<FusionSegment> segment_at_aten_ops(const Fusion& fusion);
 
