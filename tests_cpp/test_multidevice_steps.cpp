@@ -74,6 +74,28 @@ TEST(InsertCommunications, AReduceScatterLeavesTheUnshardedPartialBehind) {
       sharding_of(*f.outputs()[0]->as<TensorView>()).mesh_axis, (std::vector<int>{0}));
 }
 
+TEST(InsertCommunications, AReduceLeavesThePartialOnTheInputsMesh) {
+  Fusion f;
+  TensorView* x = symbolic_input(f, 2, DataType::Float);
+  shard(x, two_devices(), 0);
+  TensorView* y = reduce(OpType::add, x, {0}, false, DataType::Null);
+  y->set_device_mesh(DeviceMesh(std::vector<int64_t>{1}));
+  f.add_output(y);
+  propagate_shardings(f);
+  const HostSteps steps = insert_communications(f);
+  ASSERT_EQ(steps.communications.size(), 1u);
+  const Communication& comm = steps.communications[0];
+  EXPECT_EQ(comm.type, CommunicationType::Reduce);
+  EXPECT_EQ(comm.root, 1);
+  EXPECT_EQ(comm.tensor, y);
+  // The partial sums live on both devices, whole; the combined one on the root.
+  EXPECT_EQ(*y->device_mesh(), two_devices());
+  EXPECT_EQ(sharding_of(*y).mesh_axis, (std::vector<int>{-1}));
+  const auto& combined = *f.outputs()[0]->as<TensorView>();
+  EXPECT_EQ(&combined, comm.expr->output(0));
+  EXPECT_EQ(*combined.device_mesh(), DeviceMesh(std::vector<int64_t>{1}));
+}
+
 TEST(InsertCommunications, AGatheredInputIsASetTheExprReads) {
   Fusion f;
   TensorView* x = symbolic_input(f, 2, DataType::Float);
