@@ -15,10 +15,6 @@ namespace nvfuse {
 
 namespace {
 
-bool combines_partials(CommunicationType type) {
-  return is_reducing(type);
-}
-
 // `sharding` with split (not whole-axis) DID axes, for apply_sharding.
 Sharding as_splits(Sharding sharding) {
   sharding.whole_axis.assign(sharding.mesh_axis.size(), false);
@@ -108,7 +104,7 @@ class Inserter {
     // An input read twice (mul(x, x)) is lowered once per read; move it once.
     std::set<std::tuple<const TensorView*, CommunicationType, int64_t, int64_t>> done;
     for (const Communication& comm : comms) {
-      if (combines_partials(comm.type) ||
+      if (is_reducing(comm.type) ||
           !done.emplace(comm.tensor, comm.type, comm.axis, comm.to_axis).second) {
         continue;
       }
@@ -143,7 +139,7 @@ class Inserter {
       fusion_.replace_inputs(expr, substitutions);
     }
     for (const Communication& comm : comms) {
-      if (combines_partials(comm.type)) {
+      if (is_reducing(comm.type)) {
         combine_partials(out, out_sharding, comm);
       }
     }

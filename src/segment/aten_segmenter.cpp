@@ -250,26 +250,24 @@ bool is_segment_set(const Expr& expr) {
 // The segments of `fusion` cut at the exprs `is_cut` accepts (each its own
 // segment), `host_views` among them. With `defer_independent`, kernel exprs
 // that feed no cut of their depth run after those cuts (so that work a
-// communication does not wait for overlaps it). With `at_segment_sets`, a
-// segment_set starts a new kernel: it runs as a copy at the head of its
-// consumers' kernel, and what it reads is written by an earlier one.
+// communication does not wait for overlaps it). A segment_set starts a
+// new kernel: it runs as a copy at the head of its consumers' kernel, and
+// what it reads is written by an earlier one.
 std::vector<FusionSegment> segment_at_cuts(
     const Fusion& fusion,
     const std::function<bool(const Expr&)>& is_cut,
     const std::unordered_set<const Expr*>& host_views,
-    bool defer_independent = false,
-    bool at_segment_sets = false) {
+    bool defer_independent = false) {
   std::vector<const Expr*> exprs;
   for (const Expr* expr : fusion.exprs()) {
     if (is_tensor_expr(expr)) {
       exprs.push_back(expr);
     }
   }
-  const auto is_boundary = [&](const Expr& e) { return at_segment_sets && is_segment_set(e); };
-  const bool any_aten = std::any_of(exprs.begin(), exprs.end(), [&](const Expr* e) {
-    return is_cut(*e) || is_boundary(*e);
+  const bool any_cut = std::any_of(exprs.begin(), exprs.end(), [&](const Expr* e) {
+    return is_cut(*e) || is_segment_set(*e);
   });
-  if (!any_aten) {
+  if (!any_cut) {
     return {};
   }
   // Depth of a tensor: ATen exprs on the longest path from the inputs.
@@ -286,7 +284,7 @@ std::vector<FusionSegment> segment_at_cuts(
       }
     }
     // A segment_set is one step deeper than what it reads.
-    expr_depth[i] = is_boundary(*expr) ? depth + 1 : depth;
+    expr_depth[i] = is_segment_set(*expr) ? depth + 1 : depth;
     depth = expr_depth[i];
     for (const Val* out : expr->outputs()) {
       // A host view costs nothing: kernels reading it stay at its depth.
@@ -307,7 +305,7 @@ std::vector<FusionSegment> segment_at_cuts(
       for (const Expr* use : out->uses()) {
         if (auto it = position.find(use); it != position.end()) {
           // A segment_set's input stays on the near side of it.
-          const int d = expr_depth[it->second] - (is_boundary(*use) ? 1 : 0);
+          const int d = expr_depth[it->second] - (is_segment_set(*use) ? 1 : 0);
           latest = latest < 0 ? d : std::min(latest, d);
         }
       }
@@ -446,7 +444,7 @@ std::vector<FusionSegment> segment_at_aten_ops(const Fusion& fusion) {
       [&](const Expr& e) {
         return host_views.count(&e) || is_cut_out(e, reductions);
       },
-      host_views, /*defer_independent=*/false, /*at_segment_sets=*/true);
+      host_views);
 }
 
 std::vector<FusionSegment> segment_at_host_steps(

@@ -86,9 +86,10 @@ def execute_sharded(fd, inputs):
     any_dtensor = DTensor is not None and any(isinstance(x, DTensor) for x in inputs)
     local_inputs = list(inputs)
     if any_dtensor:
+        shardings = input_shardings(fd)
         for i, x in enumerate(inputs):
             if isinstance(x, DTensor):
-                local_inputs[i] = _local_of_dtensor(i, x, input_shardings(fd)[i])
+                local_inputs[i] = _local_of_dtensor(i, x, shardings[i])
     outputs = _C.execute(fd.id(), local_inputs)
     if not any_dtensor:
         return outputs
