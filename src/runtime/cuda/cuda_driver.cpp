@@ -27,7 +27,6 @@ constexpr int kFuncAttrLocalBytes = 3;
 constexpr int kFuncAttrRegisters = 4;
 constexpr int kFuncAttrMaxDynamicSharedBytes = 8;
 constexpr int kFuncAttrNonPortableClusterSizeAllowed = 14;
-constexpr unsigned kMaxPortableClusterSize = 8;
 constexpr int kLaunchAttrClusterDimension = 4;
 
 // cuLaunchKernelEx's configuration (cuda.h's CUlaunchAttribute and
@@ -209,6 +208,13 @@ void allow_dynamic_shared_bytes(void* function, int bytes) {
       "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
 }
 
+void allow_non_portable_clusters(void* function) {
+  const DriverApi& api = driver();
+  api.check(api.FuncSetAttribute(static_cast<CUfunction>(function),
+                                 kFuncAttrNonPortableClusterSizeAllowed, 1),
+            "cuFuncSetAttribute(NON_PORTABLE_CLUSTER_SIZE_ALLOWED)");
+}
+
 int max_active_blocks_per_sm(void* function, int block_size, size_t shared_bytes) {
   const DriverApi& api = driver();
   int blocks = 0;
@@ -229,11 +235,6 @@ void launch(
     unsigned cluster_x) {
   const DriverApi& api = driver();
   if (cluster_x > 1) {
-    if (cluster_x > kMaxPortableClusterSize) {
-      api.check(api.FuncSetAttribute(static_cast<CUfunction>(function),
-                                     kFuncAttrNonPortableClusterSizeAllowed, 1),
-                "cuFuncSetAttribute(NON_PORTABLE_CLUSTER_SIZE_ALLOWED)");
-    }
     LaunchAttribute cluster{};
     cluster.id = kLaunchAttrClusterDimension;
     cluster.value.cluster = {cluster_x, 1, 1};

@@ -32,6 +32,10 @@ FunctionResources resources_of(void* function);
 // Lets `function` take up to `bytes` of dynamic shared memory (beyond the
 // default 48 KB).
 void allow_dynamic_shared_bytes(void* function, int bytes);
+// Lets `function` launch in clusters above the portable 8 blocks (sm_90
+// and later; H100 holds 16). Set once when the kernel is loaded, so the
+// launch path makes no extra driver call.
+void allow_non_portable_clusters(void* function);
 // Blocks of `block_size` threads with `shared_bytes` of dynamic shared
 // memory that fit on one SM at once.
 int max_active_blocks_per_sm(void* function, int block_size, size_t shared_bytes);
@@ -43,7 +47,7 @@ struct Dim3 {
 // Launches `function` with one by-value parameter block (`params` as
 // cuLaunchKernel expects: an array of pointers to each argument); in
 // clusters of `cluster_x` blocks along x when above 1 (sm_90 and later;
-// grid.x a multiple of it).
+// grid.x a multiple of it; above 8 after allow_non_portable_clusters).
 void launch(
     void* function,
     Dim3 grid,

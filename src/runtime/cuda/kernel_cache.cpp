@@ -170,6 +170,9 @@ const LoadedKernel& load_kernel(
   kernel.function =
       cuda_driver::get_function(cuda_driver::load_module(binary.image), name);
   kernel.resources = cuda_driver::resources_of(kernel.function);
+  if (arch >= 90) {
+    cuda_driver::allow_non_portable_clusters(kernel.function);
+  }
   return loaded.emplace(loaded_key, kernel).first->second;
 }
 
