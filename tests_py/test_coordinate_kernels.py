@@ -172,6 +172,63 @@ def test_vector_width_follows_dtype_and_boundaries():
 
 
 
+def _group_code(code):
+    return code[code.index("void group("):]
+
+
+def _shifted_slice(device, start):
+    """A 32-wide bf16 slice of a 40-wide row from `start` on, doubled."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor([-1, -1], contiguity=True, dtype=DataType.BFloat16)
+        fd.add_output(fd.ops.slice(x, [0, start], [BIG, start + 32]) * 2.0)
+    x = torch.randn(6, 40, generator=torch.Generator().manual_seed(1)).bfloat16().to(device)
+    return fd, [x]
+
+
+def test_aligned_vectors_drop_the_lane_by_lane_fallback():
+    """Aligned tensors and lane shifts of whole vectors: the host checks
+    alignment once and the kernel has no per-access fallback (the compiler
+    predicated it, paying for it on every access)."""
+    values = _inputs("cpu")
+    fd, inputs = _define("rope_bf16", values)
+    code = _code(fd, inputs)
+    assert "kVec = 8" in code and ", aligned)" in code
+    assert "vector_ok<kVec>(" not in _group_code(code)
+    assert "nvfuse::fast_div(rest, args.divider[" in code
+    assert _C.nvrtc_compile(code, "nvfuse_coordinates", 90)["bytes"] > 0
+    fd, inputs = _shifted_slice("cpu", 8)
+    assert ", aligned)" in _code(fd, inputs)
+
+
+@pytest.mark.parametrize("why", ["storage_offset", "slice_start", "strides"])
+def test_unaligned_vectors_keep_the_checked_fallback(why):
+    values = _inputs("cpu")
+    if why == "slice_start":
+        fd, inputs = _shifted_slice("cpu", 3)
+    else:
+        if why == "storage_offset":
+            x = torch.empty(values["bf"].numel() + 1, dtype=torch.bfloat16)[1:]
+            values["bf"] = x.view(values["bf"].shape).copy_(values["bf"])
+        else:  # rows 20 elements apart: not whole 8-lane vectors
+            x = torch.empty(2, 3, 5, 20, dtype=torch.bfloat16)[..., :16]
+            values["bf"] = x.copy_(values["bf"])
+        fd, inputs = _define("rope_bf16", values)
+    code = _code(fd, inputs)
+    assert "kVec = 8" in code and ", aligned)" not in code
+    assert "vector_ok<kVec>(" in _group_code(code)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("start", [3, 8])
+def test_shifted_slices_match_the_cpu(start):
+    fd, inputs = _shifted_slice("cuda", start)
+    (out,) = fd.execute(inputs)
+    assert ("aligned)" in fd.last_cuda_code()) == (start % 8 == 0)
+    cpu_fd, cpu_inputs = _shifted_slice("cpu", start)
+    (expected,) = cpu_fd.execute(cpu_inputs)
+    assert torch.equal(out.cpu(), expected)
+
+
 def _gathered_rows_of_random(device):
     """Rows of a random tensor picked by an index: lanes along a row read
     positions that are not consecutive in the random tensor's numbering

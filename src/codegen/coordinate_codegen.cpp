@@ -1,5 +1,6 @@
 #include "codegen/coordinate_codegen.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "codegen/coordinate_values.h"
@@ -46,8 +47,16 @@ class CoordinateGenerator {
 
   LaneRequirements lane_requirements() const {
     const CoordinateValues values = group_values();
-    const auto& multiples = values.lane_multiples();
-    return {{multiples.begin(), multiples.end()}, values.lanes_share_predicates()};
+    LaneRequirements lanes;
+    lanes.multiples.assign(values.lane_multiples().begin(), values.lane_multiples().end());
+    lanes.shareable = values.lanes_share_predicates();
+    for (const TensorView* tv : values.vector_tensors()) {
+      const auto at = std::find(tensors_.begin(), tensors_.end(), tv);
+      lanes.vector_tensors.push_back(static_cast<size_t>(at - tensors_.begin()));
+    }
+    lanes.alignment_terms.assign(values.alignment_terms().begin(),
+                                 values.alignment_terms().end());
+    return lanes;
   }
 
  private:
@@ -68,6 +77,9 @@ class CoordinateGenerator {
     if (params_.rank > 0) {
       layout_.add({ArgField::kExtents, 0, params_.rank, DataType::Null, "extent"});
     }
+    if (fast_division()) {
+      layout_.add({ArgField::kDividers, 0, params_.rank, DataType::Null, "divider"});
+    }
     for (size_t t = 0; t < tensors_.size(); ++t) {
       if (tensors_[t]->rank() > 0) {
         layout_.add({ArgField::kStrides, static_cast<int>(t),
@@ -83,7 +95,7 @@ class CoordinateGenerator {
     CoordinateValues values(
         fusion_, params_.vector_width,
         [](const Val* v) { return "args." + name_of_value(v); },
-        analysis_.drawn_random_ops);
+        analysis_.drawn_random_ops, params_.vectors_aligned);
     std::vector<LaneCoord> coords;
     for (int axis = 0; axis < params_.rank; ++axis) {
       coords.push_back(
@@ -103,17 +115,29 @@ class CoordinateGenerator {
        << "__device__ __forceinline__ void group(const Args& args, Index g) {\n";
     if (params_.rank > 0) {
       const int last = params_.rank - 1;
-      ss << "  Index rest = g;\n"
-         << "  const Index c" << last << " = rest % (args.extent[" << last
-         << "] / kVec) * kVec;\n"
-         << "  rest /= args.extent[" << last << "] / kVec;\n";
-      for (int axis = last - 1; axis > 0; --axis) {
-        ss << "  const Index c" << axis << " = rest % args.extent[" << axis
-           << "];\n"
-           << "  rest /= args.extent[" << axis << "];\n";
+      ss << "  Index rest = g;\n";
+      for (int axis = last; axis > 0; --axis) {
+        // Axis `last` counts groups of kVec lanes.
+        const std::string a = std::to_string(axis);
+        const std::string divisor =
+            "args.extent[" + a + "]" + (axis == last ? " / kVec" : "");
+        const std::string scale = axis == last ? " * kVec" : "";
+        if (fast_division()) {
+          ss << "  const Index q" << a << " = nvfuse::fast_div(rest, args.divider[" << a
+             << "]);\n"
+             << "  const Index c" << a << " = (rest - q" << a << " * (" << divisor
+             << "))" << scale << ";\n"
+             << "  rest = q" << a << ";\n";
+        } else {
+          ss << "  const Index c" << a << " = rest % (" << divisor << ")" << scale
+             << ";\n"
+             << "  rest /= " << divisor << ";\n";
+        }
       }
       if (last > 0) {
         ss << "  const Index c0 = rest;\n";
+      } else {
+        ss << "  const Index c0 = rest * kVec;\n";
       }
     }
     ss << values.code() << "}\n";
@@ -139,6 +163,10 @@ class CoordinateGenerator {
        << "}\n";
     return ss.str();
   }
+
+  // 32-bit kernels divide by the extents with host-computed magic numbers
+  // (the divisors are below 2^31 there).
+  bool fast_division() const { return params_.index_32bit && params_.rank > 1; }
 
   const Fusion& fusion_;
   const CoordinateAnalysis& analysis_;

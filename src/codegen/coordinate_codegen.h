@@ -14,9 +14,15 @@ namespace nvfuse {
 // What vectorizing the kernel needs: the scalars (boundaries along the
 // lane axis that pads and cats test) whose values must be multiples of
 // the vector width, or shareable false when lanes cannot share predicates.
+// What lets it drop the per-access alignment checks
+// (CoordinateParams::vectors_aligned): the kernel tensors (indices into
+// inputs then outputs) accessed as vectors, and the scalars their lane
+// coordinates are shifted by beyond `multiples`.
 struct LaneRequirements {
   std::vector<const Val*> multiples;
   bool shareable = true;
+  std::vector<size_t> vector_tensors;
+  std::vector<const Val*> alignment_terms;
 };
 LaneRequirements lane_requirements(
     const Fusion& fusion,

@@ -1,5 +1,7 @@
 #include "codegen/coordinate_values.h"
 
+#include <algorithm>
+
 #include "codegen/emit_op.h"
 #include "codegen/expr_statement.h"
 #include "codegen/index_values.h"
@@ -48,12 +50,14 @@ CoordinateValues::CoordinateValues(
     const Fusion& fusion,
     int vector_width,
     std::function<std::string(const Val*)> arg_text,
-    std::vector<const RngOp*> drawn)
+    std::vector<const RngOp*> drawn,
+    bool vectors_aligned)
     : fusion_(fusion),
       vector_width_(vector_width),
       arg_text_(std::move(arg_text)),
       drawn_(std::move(drawn)),
-      scopes_(1) {}
+      scopes_(1),
+      vectors_aligned_(vectors_aligned) {}
 
 void CoordinateValues::line(const std::string& text) {
   code_ << std::string(2 * indent_, ' ') << text << "\n";
@@ -187,7 +191,7 @@ std::string CoordinateValues::load(
   const std::string name = "v" + std::to_string(next_name_++);
   line(array_type(type) + " " + name + ";  // " + comment);
   vector_or_lanes(
-      pointer + " + " + at, stride,
+      tv, pointer + " + " + at, stride,
       name + " = *reinterpret_cast<const " + array_type(type) + "*>(" + pointer +
           " + " + at + ");",
       name + ".val[l] = " + pointer + "[" + at + " + Index(l) * " + stride + "];");
@@ -195,10 +199,19 @@ std::string CoordinateValues::load(
 }
 
 void CoordinateValues::vector_or_lanes(
+    const TensorView* tv,
     const std::string& address,
     const std::string& stride,
     const std::string& vector_statement,
     const std::string& lane_statement) {
+  if (std::find(vector_tensors_.begin(), vector_tensors_.end(), tv) ==
+      vector_tensors_.end()) {
+    vector_tensors_.push_back(tv);
+  }
+  if (vectors_aligned_) {
+    line(vector_statement);
+    return;
+  }
   line("if (nvfuse::vector_ok<kVec>(" + address + ", " + stride + ")) {");
   line("  " + vector_statement);
   line("} else {");
@@ -223,7 +236,7 @@ void CoordinateValues::store(
   const std::string stride =
       "args.stride_" + name_of_value(tv) + "[" + std::to_string(last) + "]";
   vector_or_lanes(
-      pointer + " + " + at, stride,
+      tv, pointer + " + " + at, stride,
       "*reinterpret_cast<" + array_type(cuda_type_of(tv->dtype())) + "*>(" +
           pointer + " + " + at + ") = " + value + ";",
       pointer + "[" + at + " + Index(l) * " + stride + "] = " + value + ".val[l];");
@@ -355,6 +368,12 @@ std::vector<LaneCoord> CoordinateValues::slice_coords(
     LaneCoord c = coords[axis];
     std::string first;
     if (!start->as<Scalar>()->is_constant_int(0)) {
+      if (c.varies() && !c.per_lane) {
+        // The lanes read from start on: a vector there is aligned when the
+        // (normalized) start is a multiple of kVec.
+        alignment_terms_.push_back(start->as<Scalar>());
+        alignment_terms_.push_back(extent_of(expr.input(0), static_cast<int64_t>(axis)));
+      }
       first = declare(
           "Index", "Index(nvfuse::normalized_index(" + int64_of(start) + ", " +
           int64_of(extent_of(expr.input(0), static_cast<int64_t>(axis))) + "))");

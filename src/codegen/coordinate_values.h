@@ -13,6 +13,15 @@
 // the generator lists those extents and widths (lane_multiples) for the
 // scheduler to check, and says when lanes cannot share predicates at all
 // (lanes_share_predicates false: the kernel must use kVec = 1).
+//
+// A read or write of kVec consecutive elements of a tensor's last axis is
+// one vector access where the address is aligned. By default each access
+// checks that at run time and falls back to lane-by-lane; the compiler
+// predicates that fallback rather than branching around it, so every
+// access paid its ~25 instructions (a third of a bf16 RoPE kernel's). With
+// `vectors_aligned` the host has checked every access (vector_tensors at
+// aligned addresses with outer strides of whole vectors, alignment_terms
+// multiples of kVec) and only the vector statement is emitted.
 #pragma once
 
 #include <functional>
@@ -45,7 +54,8 @@ class CoordinateValues {
       const Fusion& fusion,
       int vector_width,
       std::function<std::string(const Val*)> arg_text,
-      std::vector<const RngOp*> drawn);
+      std::vector<const RngOp*> drawn,
+      bool vectors_aligned = false);
 
   // The name of a local Array holding `tv` at `coords` (one per logical
   // axis), after emitting what computes it.
@@ -57,6 +67,11 @@ class CoordinateValues {
 
   const std::vector<const Scalar*>& lane_multiples() const { return lane_multiples_; }
   bool lanes_share_predicates() const { return lanes_share_predicates_; }
+  // The tensors read or written as vectors, and the shifts of their lane
+  // coordinates that are not lane_multiples already (slice starts and the
+  // extents they normalize against).
+  const std::vector<const TensorView*>& vector_tensors() const { return vector_tensors_; }
+  const std::vector<const Scalar*>& alignment_terms() const { return alignment_terms_; }
 
  private:
   std::string compute(const TensorView* tv, const std::vector<LaneCoord>& coords);
@@ -82,8 +97,10 @@ class CoordinateValues {
   void share_predicate(const LaneCoord& coord, std::vector<const Scalar*> boundaries);
 
   // `if (vector_ok(address, stride)) vector_statement; else` the lane
-  // statement for each lane l.
-  void vector_or_lanes(const std::string& address, const std::string& stride,
+  // statement for each lane l; only the vector statement when the host
+  // checked the alignment.
+  void vector_or_lanes(const TensorView* tv, const std::string& address,
+                       const std::string& stride,
                        const std::string& vector_statement,
                        const std::string& lane_statement);
   // The offset of `tv`'s element for lane `l` (a lane expression).
@@ -116,6 +133,9 @@ class CoordinateValues {
   std::vector<std::unordered_map<std::string, std::string>> scopes_;
   std::vector<const Scalar*> lane_multiples_;
   bool lanes_share_predicates_ = true;
+  const bool vectors_aligned_;
+  std::vector<const TensorView*> vector_tensors_;
+  std::vector<const Scalar*> alignment_terms_;
 };
 
 }  // namespace nvfuse

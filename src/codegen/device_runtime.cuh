@@ -244,6 +244,17 @@ __device__ __forceinline__ int64 index_in_range(int64 i, int64 extent) {
   return i < 0 ? 0 : (i >= extent ? extent - 1 : i);
 }
 
+// n / d for 0 <= n, d < 2^31 with the host's magic number (schedule/
+// fast_divider.h): a multiply-high, an add and a shift instead of a divide.
+struct FastDivider {
+  uint32 magic;
+  uint32 shift;
+};
+__device__ __forceinline__ int fast_div(int n, FastDivider d) {
+  return static_cast<int>(
+      (__umulhi(static_cast<uint32>(n), d.magic) + static_cast<uint32>(n)) >> d.shift);
+}
+
 // Whether kVec lanes at p (stride apart) can move as one aligned vector.
 template <int kVec, typename T, typename Index>
 __device__ __forceinline__ bool vector_ok(const T* p, Index stride) {

@@ -42,10 +42,12 @@ void KernelArgLayout::add(KernelArg arg) {
     arg.element_size = sizeof(void*);
   } else if (arg.field == ArgField::kValue) {
     arg.element_size = static_cast<size_t>(size_in_bytes(arg.dtype));
+  } else if (arg.field == ArgField::kDividers) {
+    arg.element_size = 8;  // two uint32
   } else {
     arg.element_size = index_32bit ? 4 : 8;
   }
-  const size_t align = arg.element_size;
+  const size_t align = arg.field == ArgField::kDividers ? 4 : arg.element_size;
   arg.offset = (size + align - 1) / align * align;
   size = arg.offset + arg.element_size * arg.count;
   alignment = std::max(alignment, align);
@@ -81,6 +83,9 @@ std::string KernelArgLayout::to_cuda() const {
       case ArgField::kExtents:
       case ArgField::kStrides:
         ss << index << " " << arg.name << "[" << arg.count << "];";
+        break;
+      case ArgField::kDividers:
+        ss << "nvfuse::FastDivider " << arg.name << "[" << arg.count << "];";
         break;
     }
     ss << "  // offset " << arg.offset << "\n";

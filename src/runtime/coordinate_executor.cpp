@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <c10/core/DeviceGuard.h>
 
+#include <algorithm>
 #include <numeric>
 
 #include "runtime/kernel_launch.h"
@@ -17,14 +18,19 @@ namespace {
 std::optional<CoordinateSchedule> schedule_for(
     size_t input_count,
     const std::vector<TensorArg>& tensors,
-    int64_t lane_alignment) {
+    int64_t lane_alignment,
+    const std::vector<size_t>& vectorized,
+    const std::vector<int64_t>& shifts) {
   const std::vector<int64_t>& extents = tensors[input_count].sizes;
   for (size_t t = input_count + 1; t < tensors.size(); ++t) {
     if (tensors[t].sizes != extents) {
       return std::nullopt;
     }
   }
-  return schedule_coordinates(extents, tensors, lane_alignment);
+  CoordinateSchedule schedule = schedule_coordinates(extents, tensors, lane_alignment);
+  schedule.params.vectors_aligned = vector_accesses_aligned(
+      schedule.params.vector_width, tensors, vectorized, shifts);
+  return schedule;
 }
 
 }  // namespace
@@ -64,6 +70,16 @@ int64_t CoordinateExecutor::lane_alignment(
   return alignment;
 }
 
+std::vector<int64_t> CoordinateExecutor::lane_shifts(
+    const std::vector<Argument>& args,
+    BoundInputs& bound) const {
+  std::vector<int64_t> shifts;
+  for (const ScalarValue& v : io_.values_of(lanes_.alignment_terms, args, bound)) {
+    shifts.push_back(v.as_int());
+  }
+  return shifts;
+}
+
 std::string CoordinateExecutor::cuda_code_for(
     const std::vector<Argument>& args,
     BoundInputs& bound) {
@@ -72,7 +88,8 @@ std::string CoordinateExecutor::cuda_code_for(
     tensors.push_back(std::move(out));
   }
   auto schedule = schedule_for(
-      analysis_.inputs.size(), tensors, lane_alignment(args, bound));
+      analysis_.inputs.size(), tensors, lane_alignment(args, bound),
+      lanes_.vector_tensors, lane_shifts(args, bound));
   NVFUSE_CHECK_AS(
       ErrorKind::kUnsupported, schedule.has_value(),
       "the outputs of this fusion differ in shape for these inputs");
@@ -93,7 +110,8 @@ std::optional<std::vector<at::Tensor>> CoordinateExecutor::run(
     described.push_back(tensor_arg_of(t));
   }
   const auto schedule = schedule_for(
-      analysis_.inputs.size(), described, lane_alignment(args, bound));
+      analysis_.inputs.size(), described, lane_alignment(args, bound),
+      lanes_.vector_tensors, lane_shifts(args, bound));
   if (!schedule.has_value()) {
     return std::nullopt;
   }
@@ -110,6 +128,13 @@ std::optional<std::vector<at::Tensor>> CoordinateExecutor::run(
     append_drawn_seeds(values.values, analysis_.drawn_random_ops.size(), device);
     values.numel = schedule->numel;
     values.extents = described[analysis_.inputs.size()].sizes;
+    // What the kernel divides a group index by (axis 0 is never divided).
+    const int width = schedule->params.vector_width;
+    for (size_t axis = 0; axis < values.extents.size(); ++axis) {
+      const int64_t extent = values.extents[axis];
+      values.divisors.push_back(std::max<int64_t>(
+          1, axis + 1 == values.extents.size() ? extent / width : extent));
+    }
     std::vector<uint64_t> packed = pack_args(source->layout, values);
     launch_on_current_stream(
         *kernel, device, {static_cast<unsigned>(schedule->grid_size)},

@@ -37,6 +37,10 @@ class CoordinateExecutor : public GeneratedKernelExecutor<CoordinateParams> {
   // What the lane-axis boundaries of this call are all multiples of (0:
   // none is tested; 1: lanes cannot share predicates).
   int64_t lane_alignment(const std::vector<Argument>& args, BoundInputs& bound) const;
+  // This call's values of the lane-coordinate shifts a vector access's
+  // alignment depends on (LaneRequirements::alignment_terms).
+  std::vector<int64_t> lane_shifts(const std::vector<Argument>& args,
+                                   BoundInputs& bound) const;
 
   const Fusion& fusion_;
   CoordinateAnalysis analysis_;

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "ir/dump.h"
+#include "schedule/fast_divider.h"
 
 namespace nvfuse {
 
@@ -136,6 +137,13 @@ std::vector<uint64_t> pack_args(const KernelArgLayout& layout, const LaunchValue
         break;
       case ArgField::kColStride:
         write_index(dst, values.col_strides[arg.index], arg.element_size);
+        break;
+      case ArgField::kDividers:
+        for (int k = 0; k < arg.count; ++k) {
+          const FastDivider d = fast_divider_of(values.divisors[k]);
+          std::memcpy(dst + 8 * k, &d.magic, 4);
+          std::memcpy(dst + 8 * k + 4, &d.shift, 4);
+        }
         break;
       case ArgField::kWorkspace:
         store(dst, values.workspace);

@@ -46,6 +46,7 @@ struct LaunchValues {
   void* workspace = nullptr;
   void* semaphores = nullptr;
   int64_t partial_rows = 0;
+  std::vector<int64_t> divisors;      // what each FastDivider divides by
 };
 
 // The Args block, 8-byte aligned.

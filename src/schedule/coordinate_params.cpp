@@ -14,14 +14,15 @@ std::string CoordinateParams::to_string() const {
   ss << "CoordinateParams(rank=" << rank << ", vector_width=" << vector_width
      << ", block=" << block_size
      << ", unroll=" << unroll << ", index=" << (index_32bit ? "int32" : "int64")
-     << ")";
+     << (vectors_aligned ? ", aligned" : "") << ")";
   return ss.str();
 }
 
 bool CoordinateParams::operator==(const CoordinateParams& other) const {
   return rank == other.rank && vector_width == other.vector_width &&
       block_size == other.block_size &&
-      unroll == other.unroll && index_32bit == other.index_32bit;
+      unroll == other.unroll && index_32bit == other.index_32bit &&
+      vectors_aligned == other.vectors_aligned;
 }
 
 namespace {
@@ -75,6 +76,34 @@ CoordinateSchedule schedule_coordinates(
   const int64_t groups = schedule.numel / schedule.params.vector_width;
   schedule.grid_size = (groups + per_block - 1) / per_block;
   return schedule;
+}
+
+bool vector_accesses_aligned(
+    int width,
+    const std::vector<TensorArg>& tensors,
+    const std::vector<size_t>& vectorized,
+    const std::vector<int64_t>& shifts) {
+  if (width <= 1) {
+    return false;  // nothing is a vector: keep the kernel as it was
+  }
+  for (int64_t shift : shifts) {
+    if (shift % width != 0) {
+      return false;
+    }
+  }
+  for (size_t index : vectorized) {
+    const TensorArg& t = tensors[index];
+    if (t.sizes.empty() || t.strides.back() != 1 ||
+        t.address % (static_cast<uint64_t>(width) * size_in_bytes(t.dtype)) != 0) {
+      return false;
+    }
+    for (size_t axis = 0; axis + 1 < t.sizes.size(); ++axis) {
+      if (t.sizes[axis] > 1 && t.strides[axis] % width != 0) {
+        return false;
+      }
+    }
+  }
+  return true;
 }
 
 }  // namespace nvfuse

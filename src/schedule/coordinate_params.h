@@ -19,6 +19,9 @@ struct CoordinateParams {
   int block_size = 256;
   int unroll = 4;
   bool index_32bit = true;
+  // Every vector access is aligned (checked on the host for this call's
+  // tensors): the kernel carries no lane-by-lane fallback.
+  bool vectors_aligned = false;
 
   std::string to_string() const;
   bool operator==(const CoordinateParams& other) const;
@@ -40,5 +43,15 @@ CoordinateSchedule schedule_coordinates(
     const std::vector<int64_t>& extents,
     const std::vector<TensorArg>& tensors,
     int64_t lane_alignment);
+
+// Whether every vector access of `width` lanes is aligned: each of
+// `vectorized` (indices into `tensors`) has unit inner stride, an address
+// aligned to the vector and outer strides of whole vectors, and every
+// shift of the lane coordinate (`shifts`) is a multiple of `width`.
+bool vector_accesses_aligned(
+    int width,
+    const std::vector<TensorArg>& tensors,
+    const std::vector<size_t>& vectorized,
+    const std::vector<int64_t>& shifts);
 
 }  // namespace nvfuse
