@@ -4,6 +4,7 @@
 
 #include "bindings/bindings.h"
 #include "runtime/cuda/dynamic_library.h"
+#include "runtime/coordinate_executor.h"
 #include "runtime/fusion_executor.h"
 #include "runtime/pointwise_executor.h"
 #include "runtime/reduction_executor.h"
@@ -63,6 +64,18 @@ void init_execute(py::module_& m) {
   m.def("pointwise_tuning", [] {
     const PointwiseTuning t = pointwise_tuning();
     return py::make_tuple(t.block_size, t.max_unroll, t.elements_per_thread);
+  });
+  m.def(
+      "set_coordinate_tuning",
+      [](int block_size, int elements_per_thread, int max_unroll) {
+        set_coordinate_tuning({block_size, elements_per_thread, max_unroll});
+      },
+      py::arg("block_size"), py::arg("elements_per_thread") = 32,
+      py::arg("max_unroll") = 4,
+      "Launch-shape defaults of the coordinate scheduler (for tuning runs)");
+  m.def("coordinate_tuning", [] {
+    const CoordinateTuning t = coordinate_tuning();
+    return py::make_tuple(t.block_size, t.elements_per_thread, t.max_unroll);
   });
   m.def(
       "set_reduction_tuning",

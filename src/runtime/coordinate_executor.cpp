@@ -7,11 +7,17 @@
 #include <numeric>
 
 #include "runtime/kernel_launch.h"
+#include "runtime/process_setting.h"
 #include "runtime/rng_state.h"
 
 namespace nvfuse {
 
 namespace {
+
+ProcessSetting<CoordinateTuning>& tuning_setting() {
+  static ProcessSetting<CoordinateTuning> setting;
+  return setting;
+}
 
 // The schedule for tensors (inputs then outputs) described as `tensors`;
 // nullopt when the outputs differ in shape (the iteration space is theirs).
@@ -27,13 +33,29 @@ std::optional<CoordinateSchedule> schedule_for(
       return std::nullopt;
     }
   }
-  CoordinateSchedule schedule = schedule_coordinates(extents, tensors, lane_alignment);
+  CoordinateSchedule schedule =
+      schedule_coordinates(extents, tensors, lane_alignment, coordinate_tuning());
   schedule.params.vectors_aligned = vector_accesses_aligned(
       schedule.params.vector_width, tensors, vectorized, shifts);
   return schedule;
 }
 
 }  // namespace
+
+void set_coordinate_tuning(const CoordinateTuning& tuning) {
+  NVFUSE_CHECK(
+      tuning.block_size > 0 && tuning.block_size <= 1024 &&
+          tuning.block_size % 32 == 0,
+      "block_size must be a multiple of 32 up to 1024");
+  NVFUSE_CHECK(
+      tuning.max_unroll >= 1 && tuning.elements_per_thread >= 1,
+      "max_unroll and elements_per_thread must be at least 1");
+  tuning_setting().set(tuning);
+}
+
+CoordinateTuning coordinate_tuning() {
+  return tuning_setting().get();
+}
 
 std::unique_ptr<CoordinateExecutor> CoordinateExecutor::try_create(
     const Fusion& fusion,

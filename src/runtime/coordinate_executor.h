@@ -18,6 +18,10 @@
 
 namespace nvfuse {
 
+// The process's launch-shape tuning (for experiments; see CoordinateTuning).
+void set_coordinate_tuning(const CoordinateTuning& tuning);
+CoordinateTuning coordinate_tuning();
+
 class CoordinateExecutor : public GeneratedKernelExecutor<CoordinateParams> {
  public:
   // nullptr (with the reason) when the coordinate scheduler rejects `fusion`.

@@ -44,8 +44,10 @@ int64_t span_of(const TensorArg& t) {
 CoordinateSchedule schedule_coordinates(
     const std::vector<int64_t>& extents,
     const std::vector<TensorArg>& tensors,
-    int64_t lane_alignment) {
+    int64_t lane_alignment,
+    const CoordinateTuning& tuning) {
   CoordinateSchedule schedule;
+  schedule.params.block_size = tuning.block_size;
   schedule.params.rank = static_cast<int>(extents.size());
   schedule.numel = 1;
   for (int64_t e : extents) {
@@ -64,6 +66,8 @@ CoordinateSchedule schedule_coordinates(
     width /= 2;
   }
   schedule.params.vector_width = width;
+  schedule.params.unroll =
+      std::clamp(tuning.elements_per_thread / width, 1, tuning.max_unroll);
   // The last thread's index, u * block past its first, must fit too.
   constexpr int64_t kInt32 = std::numeric_limits<int32_t>::max();
   const int64_t per_block =

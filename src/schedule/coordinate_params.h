@@ -27,6 +27,16 @@ struct CoordinateParams {
   bool operator==(const CoordinateParams& other) const;
 };
 
+// The launch-shape choices: `block_size` threads, each with about
+// `elements_per_thread` lanes (unroll = elements_per_thread / vector width,
+// 1 to max_unroll). Exposed so that tuning runs can sweep them
+// (nvfuse._C.set_coordinate_tuning, tools/tune_coordinate.py).
+struct CoordinateTuning {
+  int block_size = 256;
+  int elements_per_thread = 32;
+  int max_unroll = 4;
+};
+
 struct CoordinateSchedule {
   CoordinateParams params;
   int64_t numel = 0;
@@ -42,7 +52,8 @@ struct CoordinateSchedule {
 CoordinateSchedule schedule_coordinates(
     const std::vector<int64_t>& extents,
     const std::vector<TensorArg>& tensors,
-    int64_t lane_alignment);
+    int64_t lane_alignment,
+    const CoordinateTuning& tuning = {});
 
 // Whether every vector access of `width` lanes is aligned: each of
 // `vectorized` (indices into `tensors`) has unit inner stride, an address
