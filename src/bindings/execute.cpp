@@ -70,7 +70,7 @@ void init_execute(py::module_& m) {
       [](int block_size, int elements_per_thread, int max_unroll) {
         set_coordinate_tuning({block_size, elements_per_thread, max_unroll});
       },
-      py::arg("block_size"), py::arg("elements_per_thread") = 32,
+      py::arg("block_size"), py::arg("elements_per_thread") = 8,
       py::arg("max_unroll") = 4,
       "Launch-shape defaults of the coordinate scheduler (for tuning runs)");
   m.def("coordinate_tuning", [] {
