@@ -13,7 +13,7 @@ import gc
 import pytest
 import torch
 
-from gpu_timing import median_event_time_ms
+from gpu_timing import copy_gbps
 
 L2_FLUSH_BYTES = 256 * 1024 * 1024  # well above the H100/H200 L2 (50-60 MB)
 COPY_BYTES = 1 << 30
@@ -51,13 +51,7 @@ def l2_flush():
 @pytest.fixture(scope="session")
 def copy_bandwidth(l2_flush):
     """GB/s of a large device-to-device copy (bytes read + written)."""
-    src = torch.empty(COPY_BYTES, dtype=torch.uint8, device="cuda")
-    dst = torch.empty_like(src)
-    ms = median_event_time_ms(lambda: dst.copy_(src), l2_flush)
-    gbps = 2 * COPY_BYTES / (ms * 1e-3) / 1e9
-    del src, dst
-    torch.cuda.empty_cache()
-    return gbps
+    return copy_gbps(l2_flush, COPY_BYTES)
 
 
 class _GpuClock:

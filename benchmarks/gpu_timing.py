@@ -22,6 +22,16 @@ def median_event_time_ms(fn, flush, rounds=20, warmup=3):
     return times[len(times) // 2]
 
 
+def copy_gbps(flush, copy_bytes=1 << 30, rounds=20):
+    """GB/s of a device-to-device copy of copy_bytes (bytes read + written),
+    the ceiling the benchmarks and tuning tools report against."""
+    buffers = [torch.empty(copy_bytes, dtype=torch.uint8, device="cuda") for _ in range(2)]
+    ms = median_event_time_ms(lambda: buffers[1].copy_(buffers[0]), flush, rounds=rounds)
+    buffers.clear()
+    torch.cuda.empty_cache()
+    return 2 * copy_bytes / (ms * 1e-3) / 1e9
+
+
 def executor_fn(executor, inputs, torch_fn, make_fd):
     """The call that a benchmark times: the nvfuse definition (all its
     outputs), eager torch_fn, or a fresh torch.compile of torch_fn (fresh, so

@@ -255,3 +255,24 @@ def test_gathered_random_rows_match_the_cpu():
     cpu_fd, cpu_inputs = _gathered_rows_of_random("cpu")
     (expected,) = cpu_fd.execute(cpu_inputs)
     assert torch.equal(out.cpu(), expected)
+
+
+def test_launch_shape_follows_the_coordinate_tuning():
+    """128 threads x 8 elements by default (one 16-byte bf16 group, two
+    fp32 groups); set_coordinate_tuning changes it, and a block that is
+    not whole warps is refused."""
+    values = _inputs("cpu")
+    defaults = _C.coordinate_tuning()
+    assert defaults == (128, 8, 4)
+    fd, inputs = _define("rope_bf16", values)
+    assert "block=128, unroll=1" in _code(fd, inputs)
+    fd, inputs = _define("rope", values)
+    assert "block=128, unroll=2" in _code(fd, inputs)
+    try:
+        _C.set_coordinate_tuning(256, 32)
+        fd, inputs = _define("rope_bf16", values)
+        assert "block=256, unroll=4" in _code(fd, inputs)
+        with pytest.raises(Exception, match="block_size must be a multiple of 32"):
+            _C.set_coordinate_tuning(100)
+    finally:
+        _C.set_coordinate_tuning(*defaults)

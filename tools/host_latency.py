@@ -17,7 +17,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
 import loss_and_norm_definitions as defs  # noqa: E402
 import test_transformer_ops as ops  # noqa: E402
 
-from nvfuse import DataType, FusionDefinition  # noqa: E402
+from nvfuse import FusionDefinition  # noqa: E402
 
 
 def per_call_us(fn, calls=2000):

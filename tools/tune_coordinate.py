@@ -13,7 +13,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
 import test_transformer_ops as cases  # noqa: E402
-from gpu_timing import median_event_time_ms  # noqa: E402
+from gpu_timing import copy_gbps, median_event_time_ms  # noqa: E402
 
 import nvfuse  # noqa: E402
 
@@ -33,10 +33,7 @@ def main():
     defaults = nvfuse._C.coordinate_tuning()
     flush_buffer = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     flush = flush_buffer.zero_
-    src = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
-    dst = torch.empty_like(src)
-    copy = 2 * src.numel() / (median_ms(lambda: dst.copy_(src), flush) * 1e-3) / 1e9
-    del src, dst
+    copy = copy_gbps(flush, rounds=30)
     print(f"copy: {copy:.0f} GB/s")
     print(f"{'case':<28}" + "".join(f"{f'{b}x{e}':>14}" for b, e in SETTINGS))
     for target in targets:

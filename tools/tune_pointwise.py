@@ -5,7 +5,6 @@ three times (median of 30 CUDA-event timings, L2 flushed before each).
     python3 tools/tune_pointwise.py [case:dtype:size ...]
 """
 
-import itertools
 import os
 import sys
 
@@ -13,7 +12,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
 import test_pointwise as cases  # noqa: E402
-from gpu_timing import median_event_time_ms  # noqa: E402
+from gpu_timing import copy_gbps, median_event_time_ms  # noqa: E402
 
 import nvfuse  # noqa: E402
 
@@ -31,10 +30,7 @@ def main():
     targets = sys.argv[1:] or DEFAULT_TARGETS
     flush_buffer = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     flush = flush_buffer.zero_
-    src = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
-    dst = torch.empty_like(src)
-    copy = 2 * src.numel() / (median_ms(lambda: dst.copy_(src), flush) * 1e-3) / 1e9
-    del src, dst
+    copy = copy_gbps(flush, rounds=30)
     print(f"copy: {copy:.0f} GB/s")
     print(f"{'case':<32}" + "".join(f"{f'{b}x{u}':>16}" for b, u in SETTINGS))
     for target in targets:

@@ -17,7 +17,7 @@ import torch
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 sys.path.insert(0, os.path.join(ROOT, "tests_py"))
-from gpu_timing import median_event_time_ms  # noqa: E402
+from gpu_timing import copy_gbps, median_event_time_ms  # noqa: E402
 from norm_definitions import CASES, define_case  # noqa: E402
 import test_normalization as bench  # noqa: E402
 
@@ -49,10 +49,7 @@ def main():
     def median_ms(fn):
         return median_event_time_ms(fn, flush, rounds=20, warmup=3)
 
-    src = torch.empty(1 << 30, dtype=torch.uint8, device="cuda")
-    dst = torch.empty_like(src)
-    copy = 2 * src.numel() / (median_ms(lambda: dst.copy_(src)) * 1e-3) / 1e9
-    del src, dst
+    copy = copy_gbps(flush)
     print(f"copy: {copy:.0f} GB/s")
     header = "".join(f"{'/'.join(map(str, s)):>18}" for s in SETTINGS)
     print(f"{'case':<48}{'compile':>9}{header}")

@@ -43,13 +43,7 @@ std::optional<CoordinateSchedule> schedule_for(
 }  // namespace
 
 void set_coordinate_tuning(const CoordinateTuning& tuning) {
-  NVFUSE_CHECK(
-      tuning.block_size > 0 && tuning.block_size <= 1024 &&
-          tuning.block_size % 32 == 0,
-      "block_size must be a multiple of 32 up to 1024");
-  NVFUSE_CHECK(
-      tuning.max_unroll >= 1 && tuning.elements_per_thread >= 1,
-      "max_unroll and elements_per_thread must be at least 1");
+  check_launch_tuning(tuning.block_size, tuning.max_unroll, tuning.elements_per_thread);
   tuning_setting().set(tuning);
 }
 

@@ -32,6 +32,10 @@ DeviceInfo device_info_of(c10::Device device);
 // NVFUSE_POISON_OUTPUTS=1: fill fresh outputs with NaN (or -123) so that
 // tests catch elements a kernel never writes.
 bool poison_outputs();
+
+// Rejects a launch-shape tuning (set_*_tuning) a kernel cannot take: block
+// sizes must be whole warps up to 1024, unroll and elements at least 1.
+void check_launch_tuning(int block_size, int max_unroll, int elements_per_thread);
 void poison(at::Tensor& t);
 
 // Everything a layout's fields may ask for; fields a kernel lacks are unused.
