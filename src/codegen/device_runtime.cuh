@@ -161,7 +161,7 @@ __device__ __forceinline__ float maximum(float a, float b) {
   asm("max.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
   return r;
 #else
-  return isnan_(a) ? a : (isnan_(b) ? b : (a > b ? a : b));
+  return maximum<float>(a, b);  // the template above
 #endif
 }
 __device__ __forceinline__ float minimum(float a, float b) {
@@ -170,7 +170,7 @@ __device__ __forceinline__ float minimum(float a, float b) {
   asm("min.NaN.f32 %0, %1, %2;" : "=f"(r) : "f"(a), "f"(b));
   return r;
 #else
-  return isnan_(a) ? a : (isnan_(b) ? b : (a < b ? a : b));
+  return minimum<float>(a, b);  // the template above
 #endif
 }
 // relu keeps NaN (torch.relu is clamp_min(x, 0)).

@@ -3,7 +3,6 @@
 #include <ATen/ATen.h>
 #include <c10/core/DeviceGuard.h>
 
-#include <algorithm>
 #include <numeric>
 
 #include "runtime/kernel_launch.h"
@@ -144,13 +143,7 @@ std::optional<std::vector<at::Tensor>> CoordinateExecutor::run(
     append_drawn_seeds(values.values, analysis_.drawn_random_ops.size(), device);
     values.numel = schedule->numel;
     values.extents = described[analysis_.inputs.size()].sizes;
-    // What the kernel divides a group index by (axis 0 is never divided).
-    const int width = schedule->params.vector_width;
-    for (size_t axis = 0; axis < values.extents.size(); ++axis) {
-      const int64_t extent = values.extents[axis];
-      values.divisors.push_back(std::max<int64_t>(
-          1, axis + 1 == values.extents.size() ? extent / width : extent));
-    }
+    values.divisors = coordinate_divisors(values.extents, schedule->params.vector_width);
     std::vector<uint64_t> packed = pack_args(source->layout, values);
     launch_on_current_stream(
         *kernel, device, {static_cast<unsigned>(schedule->grid_size)},

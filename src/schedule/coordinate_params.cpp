@@ -82,6 +82,15 @@ CoordinateSchedule schedule_coordinates(
   return schedule;
 }
 
+std::vector<int64_t> coordinate_divisors(const std::vector<int64_t>& extents, int width) {
+  std::vector<int64_t> divisors;
+  for (size_t axis = 0; axis < extents.size(); ++axis) {
+    const int64_t d = axis + 1 == extents.size() ? extents[axis] / width : extents[axis];
+    divisors.push_back(axis == 0 ? 1 : std::max<int64_t>(1, d));
+  }
+  return divisors;
+}
+
 bool vector_accesses_aligned(
     int width,
     const std::vector<TensorArg>& tensors,

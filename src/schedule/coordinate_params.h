@@ -59,6 +59,11 @@ CoordinateSchedule schedule_coordinates(
     int64_t lane_alignment,
     const CoordinateTuning& tuning = {});
 
+// Per axis, what the kernel divides a group index by to find that axis's
+// coordinate (its FastDividers): the innermost extent in groups of `width`
+// lanes, the others' extents; axis 0 is never divided (1).
+std::vector<int64_t> coordinate_divisors(const std::vector<int64_t>& extents, int width);
+
 // Whether every vector access of `width` lanes is aligned: each of
 // `vectorized` (indices into `tensors`) has unit inner stride, an address
 // aligned to the vector and outer strides of whole vectors, and every
