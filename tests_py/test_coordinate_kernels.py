@@ -6,6 +6,8 @@ as that kernel and must give the reference evaluator's values (to
 rounding: device math functions and fused multiply-adds may differ from
 the CPU's in the last place)."""
 
+import re
+
 import pytest
 import torch
 
@@ -41,6 +43,11 @@ CASES = {
     "slice_step": (["x"], lambda fd, x: fd.ops.slice(x, [0, 1, -4, 1], [2, 3, BIG, 15], [1, 1, 2, 3]) * 2.0),
     "pad": (["x"], lambda fd, x: fd.ops.pad(fd.ops.exp(x), [2, -3, 1, 1], 0.5)),
     "cat3": (["x"], lambda fd, x: fd.ops.cat([x, fd.ops.neg(x), fd.ops.slice(x, [0, 0, 0, 0], [2, 3, 5, 3])], 3)),
+    "cat5": (["x"], lambda fd, x: fd.ops.cat([fd.ops.slice(x, [0, 0, 0, 4 * k], [2, 3, 5, 4 * k + 4]) * float(k)
+                                              for k in range(4)] + [fd.ops.exp(x)], 3)),
+    "cat_empty_part": (["x"], lambda fd, x: fd.ops.cat([x, fd.ops.slice(x, [0, 0, 0, 4], [2, 3, 5, 4]), fd.ops.neg(x)], 3)),
+    "pad_of_cat": (["x"], lambda fd, x: fd.ops.pad(fd.ops.cat([x, fd.ops.slice(fd.ops.neg(x), [0, 0, 0, 0], [2, 3, 5, 8])], 3),
+                                                    [4, 4, 0, 1], -1.0)),
     "rope": (["x", "cos", "sin"], _rope),
     "rope_bf16": (["bf", "cos", "sin"], lambda fd, x, c, s: fd.ops.cast(
         _rope(fd, x, fd.ops.cast(c, DataType.BFloat16), fd.ops.cast(s, DataType.BFloat16)), DataType.BFloat16)),
@@ -77,14 +84,30 @@ def test_case_is_one_coordinate_kernel_that_nvrtc_compiles(name):
     assert compiled["bytes"] > 0 and "warning" not in compiled["log"], compiled["log"]
 
 
-def test_cat_reads_each_part_only_in_its_own_range():
-    fd, inputs = _define("rope", _inputs("cpu"))
+def _group_body(name):
+    fd, inputs = _define(name, _inputs("cpu"))
     code = fd.cuda_code_for(inputs)
-    body = code[code.index("void group("):]
-    # x is read at three coordinate sets: as is, and shifted for each half,
-    # the halves inside the cat's two branches.
+    return code[code.index("void group("):code.index("__global__")]
+
+
+def test_cat_reads_each_part_only_in_its_own_range():
+    body = _group_body("rope")
+    # x is read at three coordinate sets: as is, and shifted for each half.
+    # Each half's load is predicated on its range; no branch on the
+    # coordinate, and one select picks the lanes' values.
     assert body.count("// load T0") == 3
-    assert "if (c3 < " in body and "} else {" in body
+    assert re.search(r"const bool (v\d+) = c3 < v\d+;", body)
+    assert re.search(r"const bool (v\d+) = c3 >= v\d+;", body)
+    assert body.count("if (v") == 2 and "if (c3" not in body
+    assert re.search(r"\.val\[l\] = v\d+ \? v\d+\.val\[l\] : v\d+\.val\[l\];", body)
+
+
+def test_cat_of_many_parts_branches_and_pad_nests_its_guard():
+    cat5 = _group_body("cat5")
+    assert "if (c3 < " in cat5 and cat5.count("} else if (c3 < ") == 3
+    # The pad's predicate and the cat's inside it both guard the cat's loads.
+    nested = _group_body("pad_of_cat")
+    assert re.search(r"if \(v\d+ && v\d+\) \{", nested)
 
 
 def test_random_ops_carry_philox_and_a_drawn_seed():

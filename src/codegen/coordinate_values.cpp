@@ -161,7 +161,14 @@ std::string CoordinateValues::load(
     const std::vector<LaneCoord>& coords) {
   const std::string type = cuda_type_of(tv->dtype());
   const std::string pointer = "args." + name_of_value(tv);
-  const std::string comment = "load " + tv->name();
+  const std::string name = "v" + std::to_string(next_name_++);
+  line(array_type(type) + " " + name + ";  // load " + tv->name());
+  const std::string guard = current_guard();
+  if (!guard.empty()) {
+    // Under a cat or pad predicate: a predicated load, zeros where it is off.
+    line("if (" + guard + ") {");
+    ++indent_;
+  }
   int varying = -1;
   bool gathered = false;
   for (int64_t axis = 0; axis < tv->rank(); ++axis) {
@@ -173,28 +180,30 @@ std::string CoordinateValues::load(
   if (varying < 0) {  // one element for every lane
     const std::string value =
         declare(type, pointer + "[" + offset_of(tv, coords, "0") + "]");
-    return lanes(type, [&](const std::string&) { return value; }, comment);
+    line("#pragma unroll");
+    line("for (int l = 0; l < kVec; ++l) " + name + ".val[l] = " + value + ";");
+  } else if (gathered || coords[varying].lane_step != 1 || varying + 1 != tv->rank()) {
+    line("#pragma unroll");
+    line("for (int l = 0; l < kVec; ++l) " + name + ".val[l] = " + pointer + "[" +
+         offset_of(tv, coords, "l") + "];");
+  } else {
+    // Consecutive lanes along the last axis: one vector load where the
+    // stride is 1 and the address aligned, else lane by lane.
+    const std::string at = declare("Index", offset_of(tv, coords, "0"));
+    const std::string stride =
+        "args.stride_" + name_of_value(tv) + "[" + std::to_string(varying) + "]";
+    vector_or_lanes(
+        tv, pointer + " + " + at, stride,
+        name + " = *reinterpret_cast<const " + array_type(type) + "*>(" + pointer +
+            " + " + at + ");",
+        name + ".val[l] = " + pointer + "[" + at + " + Index(l) * " + stride + "];");
   }
-  if (gathered || coords[varying].lane_step != 1 || varying + 1 != tv->rank()) {
-    return lanes(
-        type,
-        [&](const std::string& l) {
-          return pointer + "[" + offset_of(tv, coords, l) + "]";
-        },
-        comment);
+  if (!guard.empty()) {
+    --indent_;
+    line("} else {");
+    line("  " + name + " = " + array_type(type) + "{};");
+    line("}");
   }
-  // Consecutive lanes along the last axis: one vector load where the
-  // stride is 1 and the address aligned, else lane by lane.
-  const std::string at = declare("Index", offset_of(tv, coords, "0"));
-  const std::string stride =
-      "args.stride_" + name_of_value(tv) + "[" + std::to_string(varying) + "]";
-  const std::string name = "v" + std::to_string(next_name_++);
-  line(array_type(type) + " " + name + ";  // " + comment);
-  vector_or_lanes(
-      tv, pointer + " + " + at, stride,
-      name + " = *reinterpret_cast<const " + array_type(type) + "*>(" + pointer +
-          " + " + at + ");",
-      name + ".val[l] = " + pointer + "[" + at + " + Index(l) * " + stride + "];");
   return name;
 }
 
@@ -429,29 +438,24 @@ std::string CoordinateValues::pad(
     }
     in.push_back(c);
   }
-  const std::string type = cuda_type_of(expr.output(0)->dtype());
+  if (inside.empty()) {  // nothing padded
+    return value_at(operand, in);
+  }
+  const std::string predicate = declare("bool", inside, print_expr(expr));
+  open_guard(predicate);
+  const std::string value = value_at(operand, in);
+  close_guard();
   const std::string fill = scalar_as(expr.input(1), expr.output(0)->dtype());
-  const std::string name = "v" + std::to_string(next_name_++);
-  line(array_type(type) + " " + name + ";  // " + print_expr(expr));
-  line("if (" + (inside.empty() ? std::string("true") : inside) + ") {");
-  open_scope();
-  line(name + " = " + value_at(operand, in) + ";");
-  close_scope();
-  line("} else {");
-  line("#pragma unroll");
-  line("  for (int l = 0; l < kVec; ++l) " + name + ".val[l] = " + fill + ";");
-  line("}");
-  return name;
+  return lanes(cuda_type_of(expr.output(0)->dtype()), [&](const std::string& l) {
+    return predicate + " ? " + value + ".val[" + l + "] : " + fill;
+  });
 }
 
 std::string CoordinateValues::cat(
     const CatOp& expr,
     const std::vector<LaneCoord>& coords) {
   const int64_t dim = expr.dim();
-  const std::string type = cuda_type_of(expr.output(0)->dtype());
-  const std::string name = "v" + std::to_string(next_name_++);
-  line(array_type(type) + " " + name + ";  // " + print_expr(expr));
-  // Where each part starts along `dim`, declared before the branches.
+  // Where each part starts along `dim`, declared before the parts.
   const size_t count = expr.inputs().size();
   std::vector<const Scalar*> boundaries;
   std::vector<std::string> starts = {"Index(0)"};
@@ -462,32 +466,95 @@ std::string CoordinateValues::cat(
         int64_of(extent_of(expr.input(k), dim)) + ")"));
   }
   share_predicate(coords[dim], boundaries);
+  // Part k read at its own coordinates: shifted back by where it starts.
+  auto part_coords = [&](size_t k) {
+    std::vector<LaneCoord> in = coords;
+    LaneCoord& c = in[dim];
+    if (k == 0) {
+      return in;
+    }
+    if (c.per_lane) {
+      const std::string source = c.base;
+      c.base = lanes("Index", [&](const std::string& l) {
+        return source + ".val[" + l + "] - " + starts[k];
+      });
+    } else {
+      c.base = "(" + c.base + " - " + starts[k] + ")";
+    }
+    return in;
+  };
+  if (count > kSelectedCatParts) {
+    return cat_branches(expr, coords[dim].lane("0"), starts, part_coords);
+  }
+  // Every part computed under its own predicate (its loads predicated), then
+  // one select: no branch for lanes of a warp to diverge on, and no load
+  // waiting behind another part's.
   const std::string at = coords[dim].lane("0");
+  std::vector<std::string> in_part;
+  std::vector<std::string> parts;
+  for (size_t k = 0; k < count; ++k) {
+    std::string test = k == 0 ? "" : at + " >= " + starts[k];
+    if (k + 1 < count) {
+      test += std::string(test.empty() ? "" : " && ") + at + " < " + starts[k + 1];
+    }
+    in_part.push_back(test.empty() ? "true" : declare("bool", test));
+    const std::vector<LaneCoord> in = part_coords(k);
+    open_guard(in_part.back());
+    parts.push_back(value_at(tensor_input(expr, k), in));
+    close_guard();
+  }
+  return lanes(cuda_type_of(expr.output(0)->dtype()), [&](const std::string& l) {
+    std::string chosen = parts.back() + ".val[" + l + "]";
+    for (size_t k = count - 1; k-- > 0;) {
+      chosen = in_part[k] + " ? " + parts[k] + ".val[" + l + "] : " + chosen;
+    }
+    return chosen;
+  }, print_expr(expr));
+}
+
+std::string CoordinateValues::cat_branches(
+    const CatOp& expr,
+    const std::string& at,
+    const std::vector<std::string>& starts,
+    const std::function<std::vector<LaneCoord>(size_t)>& part_coords) {
+  const size_t count = expr.inputs().size();
+  const std::string name = "v" + std::to_string(next_name_++);
+  line(array_type(cuda_type_of(expr.output(0)->dtype())) + " " + name + ";  // " +
+       print_expr(expr));
   for (size_t k = 0; k < count; ++k) {
     if (k + 1 < count) {
       line(std::string(k == 0 ? "" : "} else ") + "if (" + at + " < " +
            starts[k + 1] + ") {");
     } else {
-      line(count == 1 ? "{" : "} else {");
+      line("} else {");
     }
     open_scope();
-    std::vector<LaneCoord> in = coords;
-    if (k > 0) {
-      LaneCoord& c = in[dim];
-      if (c.per_lane) {
-        const std::string source = c.base;
-        c.base = lanes("Index", [&](const std::string& l) {
-          return source + ".val[" + l + "] - " + starts[k];
-        });
-      } else {
-        c.base = "(" + c.base + " - " + starts[k] + ")";
-      }
-    }
+    const std::vector<LaneCoord> in = part_coords(k);
     line(name + " = " + value_at(tensor_input(expr, k), in) + ";");
     close_scope();
   }
   line("}");
   return name;
+}
+
+void CoordinateValues::open_guard(const std::string& predicate) {
+  guards_.push_back(predicate);
+  scopes_.emplace_back();
+}
+
+void CoordinateValues::close_guard() {
+  guards_.pop_back();
+  scopes_.pop_back();
+}
+
+std::string CoordinateValues::current_guard() const {
+  std::string all;
+  for (const std::string& g : guards_) {
+    if (g != "true") {
+      all += (all.empty() ? "" : " && ") + g;
+    }
+  }
+  return all;
 }
 
 std::string CoordinateValues::indexed(

@@ -5,8 +5,11 @@
 // at (shifted by a slice or pad, chosen by cat, looked up through an index
 // tensor...), as an nvfuse::Array of kVec lane values. A tensor read at two
 // coordinate sets is computed twice; one read at the same set once per
-// scope. Loads under a pad or cat predicate sit inside the branch, so no
-// element outside an operand is read.
+// scope. Under a pad or cat predicate (a guard) each load is predicated on
+// it, so no element outside an operand is read; the part's arithmetic runs
+// for every lane and a select picks the lanes' values. Branching instead
+// made a warp whose lanes straddle a cat boundary run both parts one after
+// the other, each waiting for its own load (RoPE's halves).
 //
 // A predicate is evaluated once for all lanes (at lane 0). That is exact
 // when the boundaries it tests along the lane axis are multiples of kVec:
@@ -48,6 +51,10 @@ struct LaneCoord {
 
 class CoordinateValues {
  public:
+  // A cat of at most this many parts computes every part and selects;
+  // more parts branch (each part's work grows the select form's cost).
+  static constexpr size_t kSelectedCatParts = 4;
+
   // `arg_text(v)`: how the kernel reads a by-value input (`args.<name>`).
   // `drawn`: the random ops whose (seed, offset) the kernel takes at launch.
   CoordinateValues(
@@ -79,6 +86,20 @@ class CoordinateValues {
   std::string elementwise(const Expr& expr, const std::vector<LaneCoord>& coords);
   std::string pad(const PadOp& expr, const std::vector<LaneCoord>& coords);
   std::string cat(const CatOp& expr, const std::vector<LaneCoord>& coords);
+  // The cat of more than kSelectedCatParts parts: an if/else chain on `at`
+  // (the lane-0 coordinate along the cat axis), each part computed in its
+  // branch.
+  std::string cat_branches(
+      const CatOp& expr,
+      const std::string& at,
+      const std::vector<std::string>& starts,
+      const std::function<std::vector<LaneCoord>(size_t)>& part_coords);
+  // Values computed between open_guard and close_guard are valid only
+  // where `predicate` holds (a bool local): loads there are predicated on
+  // it (and on the enclosing guards), and the values stay in their scope.
+  void open_guard(const std::string& predicate);
+  void close_guard();
+  std::string current_guard() const;
   std::string indexed(
       const Expr& expr,
       const TensorView* index,
@@ -131,6 +152,7 @@ class CoordinateValues {
   int next_name_ = 0;
   // (tensor, coordinates) -> local, one map per open branch.
   std::vector<std::unordered_map<std::string, std::string>> scopes_;
+  std::vector<std::string> guards_;
   std::vector<const Scalar*> lane_multiples_;
   bool lanes_share_predicates_ = true;
   const bool vectors_aligned_;
