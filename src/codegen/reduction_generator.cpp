@@ -220,7 +220,22 @@ std::string ReductionGenerator::statement(const Expr* expr, Walk walk) const {
   if (is_position_expr(*expr)) {
     return position_statement(expr, walk);
   }
+  if (expr->is<GatherOp>()) {
+    return row_gather_statement(expr, walk);
+  }
   return expr_statement(*expr, [this](const Val* v) { return is_value_input(v); });
+}
+
+std::string ReductionGenerator::row_gather_statement(const Expr* expr, Walk walk) const {
+  NVFUSE_ASSERT(walk == Walk::kRow, "a row gather is computed once per row");
+  const std::string out = name_of_value(expr->output(0));
+  const std::string source = name_of_value(expr->input(0));
+  // The row's offsets are in bounds (row 0 for a row past the end, whose
+  // index loaded as 0), and the index is clamped into the row.
+  return "const " + cuda_type_of(expr->output(0)->dtype()) + " " + out + " = args." +
+      source + "[row_" + source + " + Index(nvfuse::index_in_range(nvfuse::int64(" +
+      name_of_value(expr->input(1)) + "), args.width)) * args.col_stride_" + source +
+      "];  // " + print_expr(*expr) + "\n";
 }
 
 std::string ReductionGenerator::position_of(

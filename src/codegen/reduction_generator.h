@@ -72,6 +72,9 @@ class ReductionGenerator {
   // kernel's per-column epilogue.
   enum class Walk { kRow, kInner, kOuter, kOuterRow };
   std::string statement(const Expr* expr, Walk walk) const;
+  // A row gather (schedule/reduction_analysis.h): the source's element at
+  // the row's index along the reduced axis, loaded once per row.
+  std::string row_gather_statement(const Expr* expr, Walk walk) const;
   std::string arg_text(const Val* v) const { return "args." + name_of_value(v); }
 
   // ---- position tensors (iota, random ops) ----------------------------------

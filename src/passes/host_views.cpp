@@ -18,7 +18,7 @@ class HostViewFinder {
   HostViewFinder(const Fusion& fusion, FusionReductions reductions)
       : fusion_(fusion),
         reductions_(reductions),
-        has_reduction_(reductions != FusionReductions::kNone) {}
+        has_reduction_(reductions.sets != FusionReductions::kNone) {}
 
   std::unordered_set<const Expr*> run() {
     std::vector<const Expr*> exprs;

@@ -4,6 +4,8 @@
 #include <numeric>
 #include <unordered_set>
 
+#include "ir/all_exprs.h"
+
 namespace nvfuse {
 
 bool is_codegen_dtype(DataType dtype) {
@@ -52,7 +54,13 @@ std::optional<std::vector<int>> operand_axis_map(
     const TensorView& operand,
     const std::vector<int>& result_map) {
   std::vector<int> map;
-  if (expr.is<BroadcastOp>()) {
+  if (expr.is<SqueezeOp>()) {
+    // The squeezed (size-1) axes map to no reference axis.
+    map = result_map;
+    for (int64_t d : expr.as<SqueezeOp>()->dims()) {
+      map.insert(map.begin() + d, -1);
+    }
+  } else if (expr.is<BroadcastOp>()) {
     const auto& is_new = expr.as<BroadcastOp>()->is_broadcast_dim();
     for (size_t i = 0; i < is_new.size(); ++i) {
       if (!is_new[i]) {
@@ -83,8 +91,8 @@ bool propagate_axis_maps(
     }
     const std::vector<int> out_map = found->second;
     for (const Val* in : expr->inputs()) {
-      if (!in->is<TensorView>()) {
-        continue;
+      if (!in->is<TensorView>() || (expr->is<GatherOp>() && in == expr->input(0))) {
+        continue;  // a gather's source: the reduction analysis maps it
       }
       const auto* tv = in->as<TensorView>();
       const auto in_map = operand_axis_map(*expr, *tv, out_map);

@@ -52,7 +52,8 @@ bool assign_axis_map(AxisMaps& maps, const TensorView* tv, const std::vector<int
 
 // Walks `exprs` (producers first) from the last, giving each tensor operand
 // of an expr whose result has a map the axes it maps to (operand_axis_map);
-// reductions are skipped (the reduction analysis anchors them). False, with
+// reductions and a gather's source are skipped (the reduction analysis
+// anchors them). False, with
 // the reason, when ranks do not line up or a tensor gets two maps.
 bool propagate_axis_maps(
     const std::vector<Expr*>& exprs,
@@ -60,8 +61,9 @@ bool propagate_axis_maps(
     std::string* why_not);
 
 // Walking from a result to its operands: the axes `operand` of `expr`
-// (pointwise, cast, broadcast, expand) maps to, given its result's map —
-// the same positions, minus the axes a broadcast inserts; none for a 0-d
+// (pointwise, cast, broadcast, expand, squeeze, a gather's index) maps to,
+// given its result's map — the same positions, minus the axes a broadcast
+// inserts, plus -1 at the axes a squeeze removes; none for a 0-d
 // operand. nullopt when the ranks do not line up.
 std::optional<std::vector<int>> operand_axis_map(
     const Expr& expr,

@@ -43,8 +43,12 @@ class Analyzer {
       if (!expr->output(0)->is<TensorView>()) {
         continue;  // scalar arithmetic runs on the host
       }
+      if (expr->is<GatherOp>()) {
+        gathers_.push_back(expr);
+        continue;  // checked once the reduced axes are known
+      }
       if (!is_elementwise_expr(*expr) && !is_reduction(expr) &&
-          !is_position_expr(*expr)) {
+          !is_position_expr(*expr) && !expr->is<SqueezeOp>()) {
         return reject(std::string("it has a ") + name_of(expr->kind()));
       }
       std::string why_not;
@@ -204,6 +208,16 @@ class Analyzer {
       if (!a_.reduced[axis]) {
         kept_axes_.push_back(axis);
       }
+    }
+    for (const Expr* gather : gathers_) {
+      if (!is_row_gather(*gather, a_.rank, reduced_axes_of(*first))) {
+        return reject("it has a gather that is not one index per row along the reduced axis");
+      }
+      // The source spans the reference (is_row_gather checked its rank).
+      if (!assign(gather->input(0)->as<TensorView>(), identity())) {
+        return false;
+      }
+      a_.has_row_gather = true;
     }
     return true;
   }
@@ -399,10 +413,27 @@ class Analyzer {
   std::string* why_not_;
   ReductionAnalysis a_;
   std::vector<const Expr*> reductions_;
+  std::vector<const Expr*> gathers_;
   std::vector<int> kept_axes_;
 };
 
 }  // namespace
+
+bool is_row_gather(const Expr& expr, int64_t rank, const std::vector<int64_t>& reduced_axes) {
+  if (!expr.is<GatherOp>()) {
+    return false;
+  }
+  const int64_t dim = expr.as<GatherOp>()->dim();
+  const auto* source = expr.input(0)->as<TensorView>();
+  const auto* index = expr.input(1)->as<TensorView>();
+  const auto extent_one = [dim](const TensorView* tv) {
+    const IterDomain* id = tv->logical()[dim];
+    return id->is_broadcast() || id->logical_extent()->is_constant_int(1);
+  };
+  return reduced_axes == std::vector<int64_t>{dim} && source->rank() == rank &&
+      index->rank() == rank && source->definition() == nullptr &&
+      !source->is_cpu_scalar() && !extent_one(source) && extent_one(index);
+}
 
 bool has_reduction(const Fusion& fusion) {
   for (const Expr* expr : fusion.exprs()) {

@@ -12,6 +12,11 @@
 // normalization (layer norm: mean and variance, then the normalized output)
 // has phases 0 and 1; softmax (max, sum of exp, divide) has 0, 1 and 2.
 //
+// A row gather (is_row_gather) is a per-row value too: one element of an
+// input's row at a per-row index along the reduced axis (cross-entropy's
+// logit of the label), read by the row's threads straight from memory.
+// Squeezes of size-1 axes relabel a value and cost nothing.
+//
 // A second class of reductions, over exactly the kept axes and feeding only
 // outputs (dgamma, dbeta next to dx), is accepted too: the kernel then
 // accumulates per-column partial results while it walks the rows (see
@@ -76,6 +81,10 @@ struct ReductionAnalysis {
   // launch, in the order of their (seed, offset) kernel arguments.
   std::vector<const RngOp*> drawn_random_ops;
 
+  // Some per-row value is a row gather: the kernel must walk rows (the
+  // gather reads along the row), so the outer kernel is out.
+  bool has_row_gather = false;
+
   bool has_outer_reductions() const { return !outer_reductions.empty(); }
   bool has_variance() const {
     for (const Expr* r : reductions) {
@@ -104,6 +113,12 @@ struct ReductionAnalysis {
 std::optional<ReductionAnalysis> analyze_reduction(
     const Fusion& fusion,
     std::string* why_not);
+
+// True when `expr` is a gather (take_along_axis or gather) that the
+// reduction kernel computes per row: along `reduced_axes`, which is one axis
+// of reduced tensors of rank `rank`, from a fusion input of that rank, at an
+// index of extent 1 along that axis (one index per row).
+bool is_row_gather(const Expr& expr, int64_t rank, const std::vector<int64_t>& reduced_axes);
 
 // True when the fusion has a reduction (ReductionOp or VarMeanOp).
 bool has_reduction(const Fusion& fusion);

@@ -11,6 +11,7 @@
 #include "multidevice/sharding.h"
 #include "passes/host_views.h"
 #include "schedule/coordinate_analysis.h"
+#include "schedule/reduction_analysis.h"
 
 namespace nvfuse {
 
@@ -222,23 +223,33 @@ FusionReductions reductions_of(const Fusion& fusion) {
       axis_sets.emplace(expr->input(0)->as<TensorView>()->rank(), reduced_axes_of(*expr));
     }
   }
-  return axis_sets.empty() ? FusionReductions::kNone
-      : axis_sets.size() == 1 ? FusionReductions::kOneAxisSet
-                              : FusionReductions::kSeveralAxisSets;
+  FusionReductions reductions;
+  if (axis_sets.size() == 1) {
+    reductions.sets = FusionReductions::kOneAxisSet;
+    reductions.rank = axis_sets.begin()->first;
+    reductions.axes = axis_sets.begin()->second;
+  } else if (axis_sets.size() > 1) {
+    reductions.sets = FusionReductions::kSeveralAxisSets;
+  }
+  return reductions;
 }
 
-bool is_cut_out(const Expr& expr, FusionReductions reductions) {
+bool is_cut_out(const Expr& expr, const FusionReductions& reductions) {
   if (!runs_through_aten(expr)) {
     return false;
   }
-  if (reductions == FusionReductions::kNone) {
+  if (reductions.sets == FusionReductions::kNone) {
     return !is_coordinate_expr(expr);
   }
   if (is_position_expr(expr)) {
-    return reductions == FusionReductions::kSeveralAxisSets && expr.is<RngOp>() &&
-        !expr.as<RngOp>()->has_explicit_seed();
+    return reductions.sets == FusionReductions::kSeveralAxisSets &&
+        expr.is<RngOp>() && !expr.as<RngOp>()->has_explicit_seed();
   }
-  return true;
+  if (expr.is<SqueezeOp>()) {
+    return false;
+  }
+  return !(reductions.sets == FusionReductions::kOneAxisSet &&
+           is_row_gather(expr, reductions.rank, reductions.axes));
 }
 
 namespace {

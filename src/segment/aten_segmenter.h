@@ -21,10 +21,16 @@ namespace nvfuse {
 bool runs_through_aten(const Expr& expr);
 
 // What a fusion's reductions decide about where its exprs run.
-enum class FusionReductions {
-  kNone,
-  kOneAxisSet,       // every reduction reduces the same axes of one rank
-  kSeveralAxisSets,  // the kernel may split into one per axis set
+struct FusionReductions {
+  enum Sets {
+    kNone,
+    kOneAxisSet,       // every reduction reduces the same axes of one rank
+    kSeveralAxisSets,  // the kernel may split into one per axis set
+  };
+  Sets sets = kNone;
+  // With kOneAxisSet: the rank of the reductions' inputs and their axes.
+  int64_t rank = 0;
+  std::vector<int64_t> axes;
 };
 FusionReductions reductions_of(const Fusion& fusion);
 
@@ -32,9 +38,11 @@ FusionReductions reductions_of(const Fusion& fusion);
 // ATen exprs; next to reductions the coordinate exprs too (each then its
 // own coordinate kernel), except iota and random ops, which the reduction
 // kernels compute from the element's position (dropout before a layer norm
-// reads no random tensor). A random op that draws its seed stays cut out
-// where the reductions may split the kernel: each piece would draw its own.
-bool is_cut_out(const Expr& expr, FusionReductions reductions);
+// reads no random tensor), squeezes (a relabeling), and a row gather
+// (schedule/reduction_analysis.h: cross-entropy's label logit). A random op
+// that draws its seed stays cut out where the reductions may split the
+// kernel: each piece would draw its own.
+bool is_cut_out(const Expr& expr, const FusionReductions& reductions);
 
 struct FusionSegment {
   // Inputs: the original fusion's inputs at positions `inputs`, then one
