@@ -7,6 +7,10 @@ kernel's registers per thread, with
 torch.compile's number for reference.
 
     python3 tools/tune_reduction.py [case:dtype:ROWSxWIDTH ...]
+
+Cases are those of tests_py/norm_definitions.py, or of
+benchmarks/loss_and_norm_definitions.py (cross_entropy_fwd, ...: their
+width is fixed, so ROWSxWIDTH must give theirs).
 """
 
 import os
@@ -19,6 +23,7 @@ sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 sys.path.insert(0, os.path.join(ROOT, "tests_py"))
 from gpu_timing import copy_gbps, median_event_time_ms  # noqa: E402
 from norm_definitions import CASES, define_case  # noqa: E402
+import loss_and_norm_definitions as loss_defs  # noqa: E402
 import test_normalization as bench  # noqa: E402
 
 import nvfuse  # noqa: E402
@@ -58,8 +63,18 @@ def main():
         case, dtype, shape = target.split(":")
         rows, width = (int(v) for v in shape.split("x"))
         torch.manual_seed(0)
-        inputs = CASES[case].make_inputs(rows, width, DTYPES[dtype], "cuda")
-        outputs = CASES[case].torch_reference(*inputs)
+        if case in CASES:
+            inputs = CASES[case].make_inputs(rows, width, DTYPES[dtype], "cuda")
+            eager = bench.EAGER[case]
+            outputs = CASES[case].torch_reference(*inputs)
+            make_fd = lambda: define_case(case, DTYPES[dtype])  # noqa: E731
+        else:
+            assert width == loss_defs.WIDTH, f"{case} rows are {loss_defs.WIDTH} wide"
+            inputs = getattr(loss_defs, case + "_inputs")(rows, DTYPES[dtype])
+            eager = getattr(loss_defs, case + "_torch")
+            outputs = eager(*inputs)
+            outputs = list(outputs) if isinstance(outputs, (tuple, list)) else [outputs]
+            make_fd = lambda: getattr(loss_defs, case + "_fd")(DTYPES[dtype])  # noqa: E731
         moved = sum(t.numel() * t.element_size() for t in inputs + list(outputs))
         del outputs
 
@@ -67,12 +82,12 @@ def main():
             return 100 * moved / (median_ms(fn) * 1e-3) / 1e9 / copy
 
         torch._dynamo.reset()
-        compiled = torch.compile(bench.EAGER[case], dynamic=False)
+        compiled = torch.compile(eager, dynamic=False)
         compile_pct = pct(lambda: compiled(*inputs))
         cells = []
         for setting in SETTINGS:
             nvfuse._C.set_reduction_tuning(*setting)
-            fd = define_case(case, DTYPES[dtype])
+            fd = make_fd()
             fn = lambda: fd.execute(inputs)  # noqa: E731
             runs = "/".join(f"{pct(fn):.0f}" for _ in range(2))
             cells.append(f"{runs} r{fd.last_kernel_info()['registers']}")

@@ -111,39 +111,43 @@ __device__ __forceinline__ T lane_reduce(T v, Op op) {
 }
 
 // Combines `v` across the block (kThreads threads, a multiple of 32); every
-// thread gets the result. The whole block calls it.
+// thread gets the result. The whole block calls it. One barrier: each warp
+// writes its value to one of two buffers, and after the barrier every warp
+// combines all of them itself, by the same butterfly, so every thread gets
+// the same value (the old way, warp 0 combining and publishing the result,
+// took three barriers and two dependent shared-memory round trips per
+// reduction: a softmax row waits on two reductions). Calls alternate
+// buffers (`call` numbers them in the order the block makes them): a warp
+// writing call n + 2's buffer has passed call n + 1's barrier, which no
+// warp reaches before it has read call n's values.
 template <int kThreads, typename T, typename Op>
-__device__ __forceinline__ T block_reduce(T v, Op op) {
+__device__ __forceinline__ T block_reduce(T v, Op op, int call) {
   constexpr int kWarps = kThreads / 32;
-  __shared__ T shared[kWarps + 1];
+  constexpr bool kPow2 = (kWarps & (kWarps - 1)) == 0;
+  __shared__ T shared[2][kWarps];
   v = lane_reduce<32>(v, op);
   const int lane = threadIdx.x % 32;
-  const int warp = threadIdx.x / 32;
+  T* buffer = shared[call & 1];
   if (lane == 0) {
-    shared[warp] = v;
+    buffer[threadIdx.x / 32] = v;
   }
   __syncthreads();
-  // The first warp combines the warps' values in log steps, not a chain.
-  if (warp == 0) {
-    T w = lane < kWarps ? shared[lane] : Op::identity();
-    w = lane_reduce<32>(w, op);
-    if (lane == 0) {
-      shared[kWarps] = w;
-    }
+  if constexpr (kPow2) {
+    // Each group of kWarps lanes holds every warp's value.
+    return lane_reduce<kWarps>(buffer[lane % kWarps], op);
+  } else {
+    return lane_reduce<32>(lane < kWarps ? buffer[lane] : Op::identity(), op);
   }
-  __syncthreads();
-  const T result = shared[kWarps];
-  __syncthreads();
-  return result;
 }
 
-// A row's lanes: a group within a warp, or the whole block.
+// A row's lanes: a group within a warp, or the whole block (`calls` counts
+// the block's reductions: see block_reduce).
 template <int kLanes, int kBlock, typename T, typename Op>
-__device__ __forceinline__ T row_reduce(T v, Op op) {
+__device__ __forceinline__ T row_reduce(T v, Op op, int& calls) {
   if constexpr (kLanes <= 32) {
     return lane_reduce<kLanes>(v, op);
   } else {
-    return block_reduce<kBlock>(v, op);
+    return block_reduce<kBlock>(v, op, calls++);
   }
 }
 

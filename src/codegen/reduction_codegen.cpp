@@ -41,7 +41,8 @@ std::string ReductionGenerator::inner_kernel() const {
      << "  constexpr int kGroups = " << p_.groups_per_thread << ";\n"
      << "  constexpr int kLanes = " << p_.threads_per_row << ";\n"
      << "  constexpr int kBlock = " << p_.block_size << ";\n"
-     << "  const int lane = threadIdx.x % kLanes;\n";
+     << "  const int lane = threadIdx.x % kLanes;\n"
+     << "  int block_reductions = 0;  // see nvfuse::block_reduce\n";
   if (p_.cluster > 1) {
     ss << "  // A cluster of kCluster blocks holds each row: block rank r the\n"
        << "  // columns of chunk r.\n"
@@ -422,7 +423,7 @@ std::string ReductionGenerator::row_variance(const Expr* r) const {
   const std::vector<const Expr*> value_exprs = cone({value_tv}, false, &value_loads);
   const auto row_sum = [&](const std::string& value) {
     std::string text = "nvfuse::row_reduce<kLanes, kBlock>(" + value + ", nvfuse::SumOp<" +
-        e + ">())";
+        e + ">(), block_reductions)";
     if (p_.cluster > 1) {
       text = cluster_reduce(text, "nvfuse::SumOp<" + e + ">()");
     }
@@ -459,7 +460,7 @@ std::string ReductionGenerator::inner_reduce(int phase) const {
       continue;  // reduced over the row by row_variance
     }
     ss << "  " << acc_name(r) << " = nvfuse::row_reduce<kLanes, kBlock>("
-       << acc_name(r) << ", " << op_type(r) << "());\n";
+       << acc_name(r) << ", " << op_type(r) << "(), block_reductions);\n";
     if (p_.cluster > 1) {
       ss << "  " << acc_name(r) << " = "
          << cluster_reduce(acc_name(r), op_type(r) + "()") << ";\n";
@@ -485,7 +486,7 @@ std::string ReductionGenerator::inner_reduce(int phase) const {
        << cell(r, "g", "row") << "));\n"
        << "  }\n"
        << "  " << acc_name(r) << " = nvfuse::row_reduce<kLanes, kBlock>("
-       << acc_name(r) << ", " << op_type(r) << "());\n";
+       << acc_name(r) << ", " << op_type(r) << "(), block_reductions);\n";
   }
   return ss.str();
 }
