@@ -37,10 +37,13 @@ std::string ReductionGenerator::outer_kernel() const {
        << "  for (int v = 0; v < kVec; ++v) " << acc_name(r) << "[v] = "
        << op_type(r) << "::identity();\n";
   }
-  ss << "#pragma unroll 4\n"
-     << "  for (Index r = Index(blockIdx.y) * kY + ty; r < args.width; "
-        "r += Index(gridDim.y) * kY) {\n"
-     << "    if (col_valid) {\n";
+  // The column test outside the loop: inside, each unrolled step's loads
+  // sat in a branch with the math that used them, and the compiler issued
+  // the next step's loads only after those values had arrived.
+  ss << "  if (col_valid) {\n"
+     << "#pragma unroll 4\n"
+     << "    for (Index r = Index(blockIdx.y) * kY + ty; r < args.width; "
+        "r += Index(gridDim.y) * kY) {\n";
   const std::vector<const TensorView*> outputs = element_outputs(0);
   for (const TensorView* tv : loads) {
     if (!per_row(tv)) {

@@ -275,6 +275,17 @@ std::string ReductionGenerator::inner_phase(
     ss << load(t, "in_" + name_of_value(tv) + "[k]", column_offset(t), in);
     loaded.insert(tv);
   }
+  // Every group's loads go out before any group's math: with the math in
+  // the same branch, the compiler issued group k + 1's loads only after
+  // group k's values had arrived and been used (one memory round trip per
+  // group; cross-entropy forward bf16 at 53% of copy bandwidth).
+  ss << indent << "  }\n"
+     << indent << "}\n"
+     << "#pragma unroll\n"
+     << indent << "for (int k = 0; k < kGroups; ++k) {\n"
+     << indent << "  [[maybe_unused]] const Index col = "
+        "((chunk * kGroups + k) * kLanes + lane) * kVec;\n"
+     << indent << "  if (valid[k]) {\n";
   for (const TensorView* tv : outputs) {
     ss << in << array_type(slot_of(tv)) << " out_" << name_of_value(tv) << ";\n";
   }
