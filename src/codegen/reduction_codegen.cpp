@@ -11,6 +11,14 @@
 
 namespace nvfuse {
 
+namespace {
+
+// The most bytes of a chunk's streamed inputs a thread loads for all its
+// groups before their math (see inner_phase).
+constexpr int64_t kMaxEarlyChunkBytes = 64;
+
+}  // namespace
+
 KernelSource ReductionGenerator::generate() const {
   std::ostringstream ss;
   ss << device_runtime_source() << "\n";
@@ -267,18 +275,41 @@ std::string ReductionGenerator::inner_phase(
      << indent << "  valid[k] = row_valid && col < args.width;\n"
      << indent << "  if (valid[k]) {\n";
   const std::string in = indent + "    ";
+  // The groups' loads go out before any group's math where that costs no
+  // registers the kernel would not hold anyway: with the math in the same
+  // branch, the compiler issued group k + 1's loads only after group k's
+  // values had arrived and been used (one memory round trip per group;
+  // cross-entropy forward bf16 at 53% of copy bandwidth on an H100, 63%
+  // with them first). Held rows are in registers anyway; a chunk's
+  // streamed values only up to kMaxEarlyChunkBytes a thread (var_mean bf16
+  // 4096x65536: 68% -> 88%); per-column values (a weight, from L1/L2)
+  // stay with their math (loading them early doubled the registers of
+  // layer norms and cost them occupancy).
+  int64_t streamed_bytes = 0;
+  for (const TensorView* tv : loads) {
+    if (!per_row(tv) && !held(tv) && !per_column(tv)) {
+      const size_t t = slot_of(tv);
+      streamed_bytes += int64_t(p_.groups_per_thread) * width_of(t) *
+          size_in_bytes(tv->dtype());
+    }
+  }
+  const auto early = [&](const TensorView* tv) {
+    return held(tv) ||
+        (!per_column(tv) && streamed_bytes <= kMaxEarlyChunkBytes);
+  };
+  std::vector<const TensorView*> late;
   for (const TensorView* tv : loads) {
     if (per_row(tv) || (held(tv) && loaded.count(tv))) {
+      continue;
+    }
+    if (!early(tv)) {
+      late.push_back(tv);
       continue;
     }
     const size_t t = slot_of(tv);
     ss << load(t, "in_" + name_of_value(tv) + "[k]", column_offset(t), in);
     loaded.insert(tv);
   }
-  // Every group's loads go out before any group's math: with the math in
-  // the same branch, the compiler issued group k + 1's loads only after
-  // group k's values had arrived and been used (one memory round trip per
-  // group; cross-entropy forward bf16 at 53% of copy bandwidth).
   ss << indent << "  }\n"
      << indent << "}\n"
      << "#pragma unroll\n"
@@ -286,6 +317,11 @@ std::string ReductionGenerator::inner_phase(
      << indent << "  [[maybe_unused]] const Index col = "
         "((chunk * kGroups + k) * kLanes + lane) * kVec;\n"
      << indent << "  if (valid[k]) {\n";
+  for (const TensorView* tv : late) {
+    const size_t t = slot_of(tv);
+    ss << load(t, "in_" + name_of_value(tv) + "[k]", column_offset(t), in);
+    loaded.insert(tv);
+  }
   for (const TensorView* tv : outputs) {
     ss << in << array_type(slot_of(tv)) << " out_" << name_of_value(tv) << ";\n";
   }
