@@ -214,3 +214,30 @@ def test_column_result_feeding_elements_falls_back_to_segments():
     fd = _two_class_fusion(body)
     code = fd.cuda_code_for([torch.randn(64, 256)])
     assert len(kernels_of(code)) == 2 and "inner_outer" not in code
+
+
+def _phase0(code):
+    start = code.index("// phase 0")
+    return code[start:code.index("row_reduce", start)]
+
+
+def test_held_rows_and_small_chunks_load_every_group_before_the_math():
+    """A phase issues all its groups' loads in one loop and does the math
+    in the next (else each group's loads waited for the previous group's
+    values); a weight read per column stays with its math."""
+    softmax = define_case("softmax_fwd", torch.bfloat16)
+    phase = _phase0(softmax.cuda_code_for(cpu_inputs("softmax_fwd", 64, 8192, torch.bfloat16)))
+    assert phase.count("for (int k = 0; k < kGroups; ++k)") == 2
+    loads, math = phase.split("[[maybe_unused]] const Index col")
+    assert "in_t0[k] = *reinterpret_cast" in loads and "MaxOp" in math and "MaxOp" not in loads
+    sums = define_case("sum_inner", torch.bfloat16)  # a chunk of 4 x 16 bytes a thread
+    loads, math = _phase0(sums.cuda_code_for(cpu_inputs("sum_inner", 16, 65536, torch.bfloat16))).split(
+        "[[maybe_unused]] const Index col")
+    assert "in_t0[k] = *reinterpret_cast" in loads and "SumOp" in math
+    norm = define_case("layer_norm_fwd", torch.float32)
+    code = norm.cuda_code_for(cpu_inputs("layer_norm_fwd", 64, 8192, torch.float32))
+    phase1 = code[code.index("// phase 1"):]
+    loads, math = phase1.split("[[maybe_unused]] const Index col", 1)
+    assert "*reinterpret_cast" not in loads  # x is held; the weight and bias come late
+    assert math.count("[k] = *reinterpret_cast") == 2
+    assert _C.nvrtc_compile(code, "nvfuse_reduction", 90)["bytes"] > 0
