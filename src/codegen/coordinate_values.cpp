@@ -466,6 +466,9 @@ std::string CoordinateValues::cat(
         int64_of(extent_of(expr.input(k), dim)) + ")"));
   }
   share_predicate(coords[dim], boundaries);
+  if (count == 1) {
+    return value_at(tensor_input(expr, 0), coords);
+  }
   // Part k read at its own coordinates: shifted back by where it starts.
   auto part_coords = [&](size_t k) {
     std::vector<LaneCoord> in = coords;
@@ -497,7 +500,7 @@ std::string CoordinateValues::cat(
     if (k + 1 < count) {
       test += std::string(test.empty() ? "" : " && ") + at + " < " + starts[k + 1];
     }
-    in_part.push_back(test.empty() ? "true" : declare("bool", test));
+    in_part.push_back(declare("bool", test));
     const std::vector<LaneCoord> in = part_coords(k);
     open_guard(in_part.back());
     parts.push_back(value_at(tensor_input(expr, k), in));
@@ -550,9 +553,7 @@ void CoordinateValues::close_guard() {
 std::string CoordinateValues::current_guard() const {
   std::string all;
   for (const std::string& g : guards_) {
-    if (g != "true") {
-      all += (all.empty() ? "" : " && ") + g;
-    }
+    all += (all.empty() ? "" : " && ") + g;
   }
   return all;
 }

@@ -44,11 +44,9 @@ class Analyzer {
         continue;  // scalar arithmetic runs on the host
       }
       if (expr->is<GatherOp>()) {
-        gathers_.push_back(expr);
-        continue;  // checked once the reduced axes are known
-      }
-      if (!is_elementwise_expr(*expr) && !is_reduction(expr) &&
-          !is_position_expr(*expr) && !expr->is<SqueezeOp>()) {
+        gathers_.push_back(expr);  // checked once the reduced axes are known
+      } else if (!is_elementwise_expr(*expr) && !is_reduction(expr) &&
+                 !is_position_expr(*expr) && !expr->is<SqueezeOp>()) {
         return reject(std::string("it has a ") + name_of(expr->kind()));
       }
       std::string why_not;
@@ -217,7 +215,6 @@ class Analyzer {
       if (!assign(gather->input(0)->as<TensorView>(), identity())) {
         return false;
       }
-      a_.has_row_gather = true;
     }
     return true;
   }
@@ -432,7 +429,7 @@ bool is_row_gather(const Expr& expr, int64_t rank, const std::vector<int64_t>& r
   };
   return reduced_axes == std::vector<int64_t>{dim} && source->rank() == rank &&
       index->rank() == rank && source->definition() == nullptr &&
-      !source->is_cpu_scalar() && !extent_one(source) && extent_one(index);
+      !extent_one(source) && extent_one(index);
 }
 
 bool has_reduction(const Fusion& fusion) {

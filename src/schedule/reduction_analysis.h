@@ -81,11 +81,17 @@ struct ReductionAnalysis {
   // launch, in the order of their (seed, offset) kernel arguments.
   std::vector<const RngOp*> drawn_random_ops;
 
+  bool has_outer_reductions() const { return !outer_reductions.empty(); }
   // Some per-row value is a row gather: the kernel must walk rows (the
   // gather reads along the row), so the outer kernel is out.
-  bool has_row_gather = false;
-
-  bool has_outer_reductions() const { return !outer_reductions.empty(); }
+  bool has_row_gather() const {
+    for (const Expr* expr : exprs) {
+      if (expr->is<GatherOp>()) {
+        return true;
+      }
+    }
+    return false;
+  }
   bool has_variance() const {
     for (const Expr* r : reductions) {
       if (r->is<VarMeanOp>()) {

@@ -370,7 +370,7 @@ std::optional<ReductionSchedule> schedule_reduction(
   const bool main_outer_contiguous =
       main_tensor >= 0 && space.row_strides[main_tensor].back() == 1;
   p.outer = !main_inner && main_outer_contiguous && analysis.last_element_phase == 0 &&
-      !analysis.has_row_gather;
+      !analysis.has_row_gather();
   if (analysis.has_outer_reductions() && !main_inner) {
     return std::nullopt;  // inner-outer walks rows; the segments take it
   }
