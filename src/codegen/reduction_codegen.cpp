@@ -245,6 +245,7 @@ std::string ReductionGenerator::inner_phase(
   std::ostringstream ss;
   ss << "  {  // phase " << phase << "\n";
   std::string indent = "    ";
+  ss << row_divisors(exprs, indent);
   if (p_.persistent) {
     ss << indent << "const Index chunk = "
        << (p_.cluster > 1 ? "blockIdx.x % kCluster" : "0") << ";\n";

@@ -7,6 +7,7 @@
 #include "codegen/index_values.h"
 #include "ir/printer.h"
 #include "schedule/coordinate_analysis.h"
+#include "schedule/value_signs.h"
 
 namespace nvfuse {
 
@@ -223,7 +224,56 @@ std::string ReductionGenerator::statement(const Expr* expr, Walk walk) const {
   if (expr->is<GatherOp>()) {
     return row_gather_statement(expr, walk);
   }
+  if (walk == Walk::kInner && exp_of_nonpositive(expr)) {
+    return "const float " + name_of_value(expr->output(0)) + " = nvfuse::exp_nonpositive(" +
+        name_of_value(expr->input(0)) + ");  // " + print_expr(*expr) + "\n";
+  }
+  if (walk == Walk::kInner && divides_by_row_value(expr)) {
+    const Val* out = expr->output(0);
+    return "const " + cuda_type_of(out->dtype()) + " " + name_of_value(out) + " = divisor_" +
+        name_of_value(expr->input(1)) + ".divide(" + name_of_value(expr->input(0)) +
+        ");  // " + print_expr(*expr) + "\n";
+  }
   return expr_statement(*expr, [this](const Val* v) { return is_value_input(v); });
+}
+
+bool ReductionGenerator::divides_by_row_value(const Expr* expr) const {
+  if (!expr->is<PointwiseOp>()) {
+    return false;
+  }
+  const OpType op = expr->as<PointwiseOp>()->op();
+  if (op != OpType::truediv && op != OpType::div) {
+    return false;
+  }
+  const DataType dtype = expr->output(0)->dtype();
+  const Val* a = expr->input(0);
+  const Val* b = expr->input(1);
+  return (dtype == DataType::Float || dtype == DataType::Double) && a->is<TensorView>() &&
+      b->is<TensorView>() && a->dtype() == dtype && b->dtype() == dtype &&
+      !per_row(a->as<TensorView>()) && per_row(b->as<TensorView>());
+}
+
+bool ReductionGenerator::exp_of_nonpositive(const Expr* expr) const {
+  return expr->is<PointwiseOp>() && expr->as<PointwiseOp>()->op() == OpType::exp &&
+      expr->output(0)->dtype() == DataType::Float &&
+      expr->input(0)->dtype() == DataType::Float && is_never_positive(expr->input(0));
+}
+
+std::string ReductionGenerator::row_divisors(
+    const std::vector<const Expr*>& exprs, const std::string& indent) const {
+  std::ostringstream ss;
+  std::set<std::string> declared;
+  for (const Expr* expr : exprs) {
+    if (!divides_by_row_value(expr)) {
+      continue;
+    }
+    const std::string divisor = name_of_value(expr->input(1));
+    if (declared.insert(divisor).second) {
+      ss << indent << "const nvfuse::RowDivisor<" << cuda_type_of(expr->output(0)->dtype())
+         << "> divisor_" << divisor << "(" << divisor << ");\n";
+    }
+  }
+  return ss.str();
 }
 
 std::string ReductionGenerator::row_gather_statement(const Expr* expr, Walk walk) const {

@@ -76,6 +76,16 @@ class ReductionGenerator {
   // the row's index along the reduced axis, loaded once per row.
   std::string row_gather_statement(const Expr* expr, Walk walk) const;
   std::string arg_text(const Val* v) const { return "args." + name_of_value(v); }
+  // A float division of a per-element value by a per-row one: computed as
+  // a product with the row's reciprocal (nvfuse::RowDivisor, declared by
+  // row_divisors at the top of the phase).
+  bool divides_by_row_value(const Expr* expr) const;
+  // An fp32 exp of a value that is never positive (schedule/value_signs.h:
+  // softmax's y - max(y), log-softmax's y - max(y) - log-sum): computed by
+  // nvfuse::exp_nonpositive.
+  bool exp_of_nonpositive(const Expr* expr) const;
+  std::string row_divisors(const std::vector<const Expr*>& exprs,
+                           const std::string& indent) const;
 
   // ---- position tensors (iota, random ops) ----------------------------------
 

@@ -1,0 +1,25 @@
+// Signs of values that some patterns guarantee, so that code generation can
+// pick cheaper math that is accurate only on that range (see
+// nvfuse::exp_nonpositive in codegen/device_reduction.cuh). The rules are
+// few and exact; anything else is "not known".
+//
+//   never positive:  y - broadcast(max(y))      (the max re-expanded over
+//                                                the axes it reduced)
+//                    a - b, a never positive and b never negative
+//   never negative:  broadcast(v), v never negative
+//                    log(sum(exp(y - broadcast(max(y)))))   (over the max's
+//                                                axes, so each sum holds
+//                                                exp(0) = 1: log-softmax's
+//                                                log-sum)
+//
+// NaN inputs give NaN either way; the rules speak of the other values.
+#pragma once
+
+#include "ir/all_exprs.h"
+
+namespace nvfuse {
+
+bool is_never_positive(const Val* v);
+bool is_never_negative(const Val* v);
+
+}  // namespace nvfuse
