@@ -183,3 +183,23 @@ def test_one_hot_softmax_grad_matches_torch_on_the_gpu():
     (grad,) = _one_hot_softmax_grad(1000).execute([logits, labels])
     expected = torch.softmax(logits, 1) - torch.nn.functional.one_hot(labels, 1000).float()
     torch.testing.assert_close(grad, expected, rtol=1e-5, atol=1e-6)
+
+
+def test_a_persistent_row_draws_its_random_values_while_its_loads_are_in_flight():
+    """Dropout after a softmax: the Philox rounds go right after phase 0's
+    loads (they need no data), not into phase 2 after two reductions."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor([-1, -1], contiguity=True)
+        shifted = x - fd.ops.broadcast(fd.ops.max(x, [1]), [False, True])
+        e = fd.ops.exp(shifted)
+        probs = e / fd.ops.broadcast(fd.ops.sum(e, [1]), [False, True])
+        keep = fd.ops.lt(fd.ops.rand_like(probs), 1.0 - P_DROP)
+        fd.add_output(fd.ops.where(keep, probs * (1.0 / (1.0 - P_DROP)), 0.0))
+    code = fd.cuda_code_for([torch.randn(64, 1024)])
+    phase0 = code[code.index("// phase 0"):code.index("// phase 1")]
+    loads, rest = phase0.split("// The row's random values", 1)
+    assert "= *reinterpret_cast" in loads and "unit_floats<kVec>" in rest
+    assert rest.index("unit_floats<kVec>") < rest.index("MaxOp")
+    assert "unit_floats<" not in code[code.index("// phase 1"):]
+    compiled = _C.nvrtc_compile(code, "nvfuse_reduction", 90)
+    assert compiled["bytes"] > 0 and "warning" not in compiled["log"], compiled["log"]

@@ -6,7 +6,10 @@ on the GPU and prints % of copy bandwidth per setting, each measured twice
 kernel's registers per thread, with
 torch.compile's number for reference.
 
-    python3 tools/tune_reduction.py [case:dtype:ROWSxWIDTH ...]
+    python3 tools/tune_reduction.py [--settings E/P/C/L/K,...] [case:dtype:ROWSxWIDTH ...]
+
+--settings replaces the swept settings (each as printed in the header:
+elements/persistent/chunked/pipelining/cluster).
 
 Cases are those of tests_py/norm_definitions.py, or of
 benchmarks/loss_and_norm_definitions.py (cross_entropy_fwd, ...: their
@@ -47,7 +50,12 @@ DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 
 
 def main():
-    targets = sys.argv[1:] or DEFAULT_TARGETS
+    global SETTINGS
+    args = sys.argv[1:]
+    if args[:1] == ["--settings"]:
+        SETTINGS = [tuple(int(v) for v in s.split("/")) for s in args[1].split(",")]
+        args = args[2:]
+    targets = args or DEFAULT_TARGETS
     flush_buffer = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
     flush = flush_buffer.zero_
 

@@ -315,6 +315,7 @@ std::string ReductionGenerator::inner_phase(
   }
   ss << indent << "  }\n"
      << indent << "}\n"
+     << early_draws(loaded, indent)
      << "#pragma unroll\n"
      << indent << "for (int k = 0; k < kGroups; ++k) {\n"
      << indent << "  [[maybe_unused]] const Index col = "
@@ -429,6 +430,25 @@ std::string ReductionGenerator::inner_phase(
   }
   ss << "  }\n";
   return ss.str();
+}
+
+std::string ReductionGenerator::early_draws(TensorSet& drawn, const std::string& indent) const {
+  if (!p_.persistent || p_.inner_outer) {
+    return "";
+  }
+  std::vector<const RngOp*> ops;
+  for (const RngOp* rng : unit_float_ops(a_.exprs)) {
+    if (drawn.insert(rng->output(0)->as<TensorView>()).second) {
+      ops.push_back(rng);
+    }
+  }
+  if (ops.empty()) {
+    return "";
+  }
+  return indent + "// The row's random values, drawn while its loads are in flight.\n" +
+      "#pragma unroll\n" + indent + "for (int k = 0; k < kGroups; ++k) {\n" + indent +
+      "  if (valid[k]) {\n" + draw_unit_floats(ops, Walk::kInner, "[k]", indent + "    ") +
+      indent + "  }\n" + indent + "}\n";
 }
 
 std::string ReductionGenerator::element_values(

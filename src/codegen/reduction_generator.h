@@ -217,6 +217,13 @@ class ReductionGenerator {
   // The kernel inputs held in registers across a persistent row's phases.
   std::vector<const TensorView*> held_inputs() const;
   std::string inner_phase(int phase, TensorSet& loaded) const;
+  // A persistent row's unit floats (random ops), all drawn in its first
+  // phase right after the loads go out: the Philox rounds need no data, so
+  // they fill the loads' latency instead of lengthening a later phase (the
+  // attention prologue's dropout after softmax's two reductions). Adds
+  // them to `drawn`. Not in inner-outer kernels, which have no registers
+  // to hold them longer.
+  std::string early_draws(TensorSet& drawn, const std::string& indent) const;
   // Element (k, v) of the loaded per-element tensors in `loads` and the
   // values `exprs` compute from them, one statement each.
   std::string element_values(const TensorSet& loads,
