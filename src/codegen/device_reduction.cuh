@@ -9,11 +9,18 @@ template <>
 struct Limits<float> {
   __device__ static float lowest() { return -__int_as_float(0x7f800000); }
   __device__ static float highest() { return __int_as_float(0x7f800000); }
+  // 1 / b is a normal number: |b| in [2^-126, 2^126] (not 0, inf or NaN).
+  __device__ static bool has_normal_reciprocal(float b) {
+    return fabsf(b) >= 0x1p-126f && fabsf(b) <= 0x1p126f;
+  }
 };
 template <>
 struct Limits<double> {
   __device__ static double lowest() { return -__longlong_as_double(0x7ff0000000000000LL); }
   __device__ static double highest() { return __longlong_as_double(0x7ff0000000000000LL); }
+  __device__ static bool has_normal_reciprocal(double b) {
+    return fabs(b) >= 0x1p-1022 && fabs(b) <= 0x1p1022;
+  }
 };
 template <>
 struct Limits<int> {
@@ -94,30 +101,17 @@ __device__ __forceinline__ Welford<T> welford_add(Welford<T> s, T x) {
 // its reciprocal once per row, then one product per value instead of a
 // division (a dozen instructions each, which bf16 softmax rows are bound
 // by). a * (1 / b) is within 1.5 ulp of a / b while 1 / b is a normal
-// number, |b| in [2^-emin, 2^emax - 1]; other divisors (0, inf, NaN,
+// number (Limits::has_normal_reciprocal); other divisors (0, inf, NaN,
 // subnormals, the largest values) divide as written, so special values
 // come out as IEEE division gives them.
 template <typename T>
-struct RowDivisor;
-template <>
-struct RowDivisor<float> {
-  float value;
-  float reciprocal;
+struct RowDivisor {
+  T value;
+  T reciprocal;
   bool by_reciprocal;
-  __device__ explicit RowDivisor(float b)
-      : value(b), reciprocal(1.0f / b),
-        by_reciprocal(fabsf(b) >= 0x1p-126f && fabsf(b) <= 0x1p126f) {}
-  __device__ float divide(float a) const { return by_reciprocal ? a * reciprocal : a / value; }
-};
-template <>
-struct RowDivisor<double> {
-  double value;
-  double reciprocal;
-  bool by_reciprocal;
-  __device__ explicit RowDivisor(double b)
-      : value(b), reciprocal(1.0 / b),
-        by_reciprocal(fabs(b) >= 0x1p-1022 && fabs(b) <= 0x1p1022) {}
-  __device__ double divide(double a) const { return by_reciprocal ? a * reciprocal : a / value; }
+  __device__ explicit RowDivisor(T b)
+      : value(b), reciprocal(T(1) / b), by_reciprocal(Limits<T>::has_normal_reciprocal(b)) {}
+  __device__ T divide(T a) const { return by_reciprocal ? a * reciprocal : a / value; }
 };
 
 // exp(x) of x <= 0, as softmax's exp(y - max(y)): the hardware's 2^x (two
