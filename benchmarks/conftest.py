@@ -13,9 +13,8 @@ import gc
 import pytest
 import torch
 
-from gpu_timing import copy_gbps
+from gpu_timing import copy_gbps, make_l2_flush
 
-L2_FLUSH_BYTES = 256 * 1024 * 1024  # well above the H100/H200 L2 (50-60 MB)
 COPY_BYTES = 1 << 30
 
 
@@ -40,12 +39,7 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="session")
 def l2_flush():
-    buffer = torch.empty(L2_FLUSH_BYTES, dtype=torch.uint8, device="cuda")
-
-    def flush():
-        buffer.zero_()  # returns None: pytest-benchmark's setup must
-
-    return flush
+    return make_l2_flush()
 
 
 @pytest.fixture(scope="session")

@@ -1,6 +1,19 @@
-"""GPU timing shared by the benchmarks and tools/tune_pointwise.py."""
+"""GPU timing shared by the benchmarks and the tuning tools (tools/tune_*.py)."""
 
 import torch
+
+L2_FLUSH_BYTES = 256 * 1024 * 1024  # well above the H100/H200 L2 (50-60 MB)
+
+
+def make_l2_flush():
+    """A function that evicts the L2 cache (zeroes a buffer larger than it),
+    to run before each timed call so that no input is read from L2."""
+    buffer = torch.empty(L2_FLUSH_BYTES, dtype=torch.uint8, device="cuda")
+
+    def flush():
+        buffer.zero_()  # returns None: pytest-benchmark's setup must
+
+    return flush
 
 
 def median_event_time_ms(fn, flush, rounds=20, warmup=3):

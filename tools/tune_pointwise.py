@@ -8,11 +8,9 @@ three times (median of 30 CUDA-event timings, L2 flushed before each).
 import os
 import sys
 
-import torch
-
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
 import test_pointwise as cases  # noqa: E402
-from gpu_timing import copy_gbps, median_event_time_ms  # noqa: E402
+from gpu_timing import copy_gbps, make_l2_flush, median_event_time_ms  # noqa: E402
 
 import nvfuse  # noqa: E402
 
@@ -28,8 +26,7 @@ def median_ms(fn, flush):
 
 def main():
     targets = sys.argv[1:] or DEFAULT_TARGETS
-    flush_buffer = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
-    flush = flush_buffer.zero_
+    flush = make_l2_flush()
     copy = copy_gbps(flush, rounds=30)
     print(f"copy: {copy:.0f} GB/s")
     print(f"{'case':<32}" + "".join(f"{f'{b}x{u}':>16}" for b, u in SETTINGS))

@@ -24,7 +24,7 @@ import torch
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 sys.path.insert(0, os.path.join(ROOT, "tests_py"))
-from gpu_timing import copy_gbps, median_event_time_ms  # noqa: E402
+from gpu_timing import copy_gbps, make_l2_flush, median_event_time_ms  # noqa: E402
 from norm_definitions import CASES, define_case  # noqa: E402
 import loss_and_norm_definitions as loss_defs  # noqa: E402
 import test_normalization as bench  # noqa: E402
@@ -50,21 +50,20 @@ DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 
 
 def main():
-    global SETTINGS
     args = sys.argv[1:]
+    settings = SETTINGS
     if args[:1] == ["--settings"]:
-        SETTINGS = [tuple(int(v) for v in s.split("/")) for s in args[1].split(",")]
+        settings = [tuple(int(v) for v in s.split("/")) for s in args[1].split(",")]
         args = args[2:]
     targets = args or DEFAULT_TARGETS
-    flush_buffer = torch.empty(256 << 20, dtype=torch.uint8, device="cuda")
-    flush = flush_buffer.zero_
+    flush = make_l2_flush()
 
     def median_ms(fn):
         return median_event_time_ms(fn, flush, rounds=20, warmup=3)
 
     copy = copy_gbps(flush)
     print(f"copy: {copy:.0f} GB/s")
-    header = "".join(f"{'/'.join(map(str, s)):>18}" for s in SETTINGS)
+    header = "".join(f"{'/'.join(map(str, s)):>18}" for s in settings)
     print(f"{'case':<48}{'compile':>9}{header}")
     default = nvfuse._C.reduction_tuning()
     for target in targets:
@@ -93,7 +92,7 @@ def main():
         compiled = torch.compile(eager, dynamic=False)
         compile_pct = pct(lambda: compiled(*inputs))
         cells = []
-        for setting in SETTINGS:
+        for setting in settings:
             nvfuse._C.set_reduction_tuning(*setting)
             fd = make_fd()
             fn = lambda: fd.execute(inputs)  # noqa: E731

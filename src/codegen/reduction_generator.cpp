@@ -225,16 +225,19 @@ std::string ReductionGenerator::statement(const Expr* expr, Walk walk) const {
     return row_gather_statement(expr, walk);
   }
   if (walk == Walk::kInner && exp_of_nonpositive(expr)) {
-    return "const float " + name_of_value(expr->output(0)) + " = nvfuse::exp_nonpositive(" +
-        name_of_value(expr->input(0)) + ");  // " + print_expr(*expr) + "\n";
+    return declaration(expr, "nvfuse::exp_nonpositive(" + name_of_value(expr->input(0)) + ")");
   }
   if (walk == Walk::kInner && divides_by_row_value(expr)) {
-    const Val* out = expr->output(0);
-    return "const " + cuda_type_of(out->dtype()) + " " + name_of_value(out) + " = divisor_" +
-        name_of_value(expr->input(1)) + ".divide(" + name_of_value(expr->input(0)) +
-        ");  // " + print_expr(*expr) + "\n";
+    return declaration(expr, "divisor_" + name_of_value(expr->input(1)) + ".divide(" +
+                                 name_of_value(expr->input(0)) + ")");
   }
   return expr_statement(*expr, [this](const Val* v) { return is_value_input(v); });
+}
+
+std::string ReductionGenerator::declaration(const Expr* expr, const std::string& value) {
+  const Val* out = expr->output(0);
+  return "const " + cuda_type_of(out->dtype()) + " " + name_of_value(out) + " = " + value +
+      ";  // " + print_expr(*expr) + "\n";
 }
 
 bool ReductionGenerator::divides_by_row_value(const Expr* expr) const {
@@ -278,14 +281,13 @@ std::string ReductionGenerator::row_divisors(
 
 std::string ReductionGenerator::row_gather_statement(const Expr* expr, Walk walk) const {
   NVFUSE_ASSERT(walk == Walk::kRow, "a row gather is computed once per row");
-  const std::string out = name_of_value(expr->output(0));
   const std::string source = name_of_value(expr->input(0));
   // The row's offsets are in bounds (row 0 for a row past the end, whose
   // index loaded as 0), and the index is clamped into the row.
-  return "const " + cuda_type_of(expr->output(0)->dtype()) + " " + out + " = args." +
-      source + "[row_" + source + " + Index(nvfuse::index_in_range(nvfuse::int64(" +
-      name_of_value(expr->input(1)) + "), args.width)) * args.col_stride_" + source +
-      "];  // " + print_expr(*expr) + "\n";
+  return declaration(expr, "args." + source + "[row_" + source +
+                               " + Index(nvfuse::index_in_range(nvfuse::int64(" +
+                               name_of_value(expr->input(1)) + "), args.width)) * args.col_stride_" +
+                               source + "]");
 }
 
 std::string ReductionGenerator::position_of(
@@ -370,8 +372,7 @@ std::string ReductionGenerator::position_statement(const Expr* expr, Walk walk) 
     }
     value = random_value(rng, index, key, unit, text);
   }
-  return "const " + cuda_type_of(tv->dtype()) + " " + name + " = " + value + ";  // " +
-      print_expr(*expr) + "\n";
+  return declaration(expr, value);
 }
 
 // ---- shared text ------------------------------------------------------------

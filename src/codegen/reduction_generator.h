@@ -72,6 +72,8 @@ class ReductionGenerator {
   // kernel's per-column epilogue.
   enum class Walk { kRow, kInner, kOuter, kOuterRow };
   std::string statement(const Expr* expr, Walk walk) const;
+  // `const <type> <out> = value;  // <expr>`, for `expr`'s output.
+  static std::string declaration(const Expr* expr, const std::string& value);
   // A row gather (schedule/reduction_analysis.h): the source's element at
   // the row's index along the reduced axis, loaded once per row.
   std::string row_gather_statement(const Expr* expr, Walk walk) const;
