@@ -114,23 +114,52 @@ def _channels_last_torch(x):
     return torch.relu(x.float() * 2.0 + 1.0).to(x.dtype)
 
 
+def _transpose_add_inputs(numel, dtype):
+    rows = numel // COLUMNS
+    return [_matrix(numel, dtype),
+            torch.randn(COLUMNS, rows, device="cuda", dtype=dtype).t()]
+
+
+def _transpose_add_fd(fd, x, y, dtype):
+    return _downcast(fd, _upcast(fd, x) + _upcast(fd, y), dtype)
+
+
+def _transpose_add_torch(x, y):
+    return (x.float() + y.float()).to(x.dtype)
+
+
+def _nchw_inputs(numel, dtype):
+    n, c = 8, 64
+    hw = max(1, int(math.sqrt(numel // (n * c))))
+    return [torch.randn(n, c, hw, hw, device="cuda", dtype=dtype)]
+
+
+def _to_channels_last_torch(x):
+    y = torch.relu(x.float() * 2.0 + 1.0).to(x.dtype)
+    return y.contiguous(memory_format=torch.channels_last)
+
+
 CASES = {
     "add_mul_relu": (_add_mul_relu_inputs, _add_mul_relu_fd, _add_mul_relu_torch),
     "bias_gelu": (_gelu_inputs, _gelu_fd, _gelu_torch),
     "chain10": (_chain_inputs, _chain_fd, _chain_torch),
     "row_broadcast_add": (_row_add_inputs, _row_add_fd, _row_add_torch),
     "channels_last": (_channels_last_inputs, _channels_last_fd, _channels_last_torch),
+    # Inputs and outputs that disagree on the innermost axis: the transpose
+    # scheduler's tiles.
+    "transpose_add": (_transpose_add_inputs, _transpose_add_fd, _transpose_add_torch),
+    "to_channels_last": (_nchw_inputs, _channels_last_fd, _to_channels_last_torch),
 }
 
 
-def _nvfuse_callable(body, inputs, dtype):
+def _nvfuse_callable(body, inputs, dtype, layout_like):
     nv_dtype = torch_dtype_to_nvfuse_dtype(dtype)
     with FusionDefinition() as fd:
         handles = [fd.from_pytorch(t) for t in inputs]
         out = body(fd, *handles, nv_dtype)
-        # The output keeps the layout of the first input (channels_last).
-        order = sorted(range(inputs[0].dim()), key=lambda d: -inputs[0].stride(d))
-        stride_order = [0] * inputs[0].dim()
+        # The output takes the layout of torch's result (channels_last...).
+        order = sorted(range(layout_like.dim()), key=lambda d: -layout_like.stride(d))
+        stride_order = [0] * layout_like.dim()
         for rank, axis in enumerate(reversed(order)):
             stride_order[axis] = rank
         fd.add_output(out, stride_order=stride_order)
@@ -148,8 +177,9 @@ def test_pointwise(gpu_benchmark, case, dtype, size, executor):
     inputs = make_inputs(numel, torch_dtype)
     expected = torch_fn(*inputs)
     if executor == "nvfuse":
-        fn = _nvfuse_callable(body, inputs, torch_dtype)
+        fn = _nvfuse_callable(body, inputs, torch_dtype, expected)
         (out,) = fn()
+        assert out.stride() == expected.stride()
     elif executor == "eager":
         fn = lambda: torch_fn(*inputs)  # noqa: E731
         out = fn()

@@ -131,16 +131,107 @@ TEST(PointwiseCodegen, MisalignedInputStepsTheVectorWidthDown) {
   expect_compiles(p.source);
 }
 
-TEST(PointwiseCodegen, TransposedInputIsReadWithStrides) {
+TEST(PointwiseCodegen, TransposedInputIsTiledThroughSharedMemory) {
+  Fusion f;
+  TensorView* a = input(f, 2, DataType::Float);
+  TensorView* b = input(f, 2, DataType::Float);
+  f.add_output(pointwise(OpType::add, {a, b}));
+  TensorArg transposed{DataType::Float, {128, 64}, {1, 128}, 0};
+  Planned p = plan(f, {transposed, contiguous(DataType::Float, {128, 64})}, {128, 64});
+  const PointwiseParams& params = p.schedule.params;
+  EXPECT_EQ(params.collapsed_rank, 2);
+  ASSERT_TRUE(params.transpose.enabled());
+  EXPECT_EQ(params.transpose.axis, 0);
+  EXPECT_EQ(params.transpose.tile, 32);
+  EXPECT_EQ(params.transpose.transposed, (std::vector<bool>{true, false, false}));
+  EXPECT_EQ(p.schedule.grid_size, 4 * 2);  // 128 / 32 by 64 / 32 tiles
+  EXPECT_NE(p.source.code.find("__shared__ float tile_t0[kTile][kTile + 1];"),
+            std::string::npos)
+      << p.source.code;
+  // The transposed input along its contiguous axis (k), the other along i.
+  EXPECT_NE(p.source.code.find("args.t0[base_t0 + k + i * args.stride_t0[1]]"),
+            std::string::npos);
+  EXPECT_NE(p.source.code.find("args.t1[base_t1 + k * args.stride_t1[0] + i]"),
+            std::string::npos);
+  expect_compiles(p.source);
+}
+
+TEST(PointwiseCodegen, OutputInAnotherLayoutIsWrittenFromATile) {
+  Fusion f;
+  TensorView* a = input(f, 2, DataType::Half);
+  auto* out = pointwise(OpType::relu, {a})->as<TensorView>();
+  auto* copy = pointwise(OpType::neg, {a})->as<TensorView>();
+  out->set_allocation_domain({out->logical()[1], out->logical()[0]}, {true, true});
+  f.add_output(copy);  // row-major, like the input: the iteration order
+  f.add_output(out);
+  Planned p = plan(f, {contiguous(DataType::Half, {100, 300})}, {100, 300});
+  const TransposeTiling& tiling = p.schedule.params.transpose;
+  ASSERT_TRUE(tiling.enabled());
+  EXPECT_EQ(tiling.tile, 64);  // 2-byte elements
+  EXPECT_EQ(tiling.transposed, (std::vector<bool>{false, false, true}));
+  EXPECT_EQ(p.schedule.grid_size, 2 * 5);  // partial tiles at both edges
+  EXPECT_NE(p.source.code.find("__shared__ nvfuse::Half tile_t1[kTile][kTile + 2];"),
+            std::string::npos)
+      << p.source.code;
+  EXPECT_NE(p.source.code.find("transposed outputs"), std::string::npos);
+  expect_compiles(p.source);
+}
+
+TEST(PointwiseCodegen, PermutedBatchedInputTilesItsContiguousAxis) {
+  Fusion f;
+  TensorView* a = input(f, 3, DataType::BFloat16);
+  f.add_output(pointwise(OpType::sigmoid, {a}));
+  // permute(0, 2, 1) of a contiguous (8, 48, 64) tensor.
+  TensorArg permuted{DataType::BFloat16, {8, 64, 48}, {48 * 64, 1, 64}, 0};
+  Planned p = plan(f, {permuted}, {8, 64, 48});
+  const TransposeTiling& tiling = p.schedule.params.transpose;
+  ASSERT_TRUE(tiling.enabled());
+  EXPECT_EQ(tiling.axis, 1);
+  EXPECT_EQ(p.schedule.grid_size, 8 * 1 * 1);
+  EXPECT_NE(p.source.code.find("const Index base_t0 = c0 * args.stride_t0[0];"),
+            std::string::npos)
+      << p.source.code;
+  expect_compiles(p.source);
+}
+
+TEST(PointwiseCodegen, ShortTransposedAxesStayWithThePointwiseKernel) {
   Fusion f;
   TensorView* a = input(f, 2, DataType::Float);
   f.add_output(pointwise(OpType::exp, {a}));
-  TensorArg transposed{DataType::Float, {128, 64}, {1, 128}, 0};
-  Planned p = plan(f, {transposed}, {128, 64});
-  EXPECT_EQ(p.schedule.params.collapsed_rank, 2);
+  TensorArg transposed{DataType::Float, {128, 8}, {1, 128}, 0};
+  Planned p = plan(f, {transposed}, {128, 8});
+  EXPECT_FALSE(p.schedule.params.transpose.enabled());
   EXPECT_EQ(p.schedule.params.vector_width, 1);
   EXPECT_EQ(p.schedule.params.inner_access[0], InnerAccess::kStrided);
   expect_compiles(p.source);
+}
+
+TEST(PointwiseCodegen, TensorsContiguousAlongDifferentAxesStayPointwise) {
+  Fusion f;
+  TensorView* a = input(f, 3, DataType::Float);
+  TensorView* b = input(f, 3, DataType::Float);
+  f.add_output(pointwise(OpType::mul, {a, b}));
+  TensorArg along_0{DataType::Float, {32, 32, 32}, {1, 32 * 32, 32}, 0};
+  TensorArg along_1{DataType::Float, {32, 32, 32}, {32 * 32, 1, 32}, 0};
+  Planned p = plan(f, {along_0, along_1}, {32, 32, 32});
+  EXPECT_FALSE(p.schedule.params.transpose.enabled());
+  expect_compiles(p.source);
+}
+
+TEST(PointwiseCodegen, TransposeTilesShrinkToFitSharedMemory) {
+  IterationSpace space;
+  space.extents = {256, 256};
+  space.strides.assign(3, {1, 256});  // three transposed fp32 tensors
+  space.strides.push_back({256, 1});
+  std::vector<TensorArg> tensors(4, contiguous(DataType::Float, {256, 256}));
+  // 64 x 65 x 4 bytes x 3 is over 48 KB.
+  auto tiling = choose_transpose_tiling(space, tensors, /*tile=*/64);
+  ASSERT_TRUE(tiling.has_value());
+  EXPECT_EQ(tiling->tile, 32);
+  space.strides.assign(13, {1, 256});  // 13 x 32 x 33 x 4 bytes: over 48 KB
+  space.strides.push_back({256, 1});
+  tensors.assign(14, contiguous(DataType::Float, {256, 256}));
+  EXPECT_FALSE(choose_transpose_tiling(space, tensors).has_value());
 }
 
 TEST(PointwiseCodegen, OutputStrideOrderSetsTheIterationOrder) {

@@ -97,6 +97,27 @@ def test_a_view_and_its_base_read_by_one_reduction_stay_one_kernel(device):
     assert _kinds(fd) == ["view", "fused"]
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_permuted_input_of_an_elementwise_fusion_is_a_view(device):
+    # The kernel then reads x through its transposed strides, a tile at a
+    # time (the transpose scheduler), instead of element by element.
+    x = make_input((48, 64), torch.float32, device=device)
+    y = make_input((64, 48), torch.float32, device=device)
+    fd = _define(lambda fd, a, b: fd.ops.relu(fd.ops.permute(a, [1, 0]) + b), [x, y])
+    (out,) = fd.execute([x, y])
+    torch.testing.assert_close(out, torch.relu(x.t() + y))
+    assert _kinds(fd) == ["view", "fused"]
+
+
+def test_a_permute_next_to_a_slice_stays_in_the_coordinate_kernel():
+    x = make_input((48, 64), torch.float32)
+    fd = _define(lambda fd, a: fd.ops.slice(fd.ops.permute(a, [1, 0]), [0, 0], [32, 48]) * 2.0,
+                 [x])
+    (out,) = fd.execute([x])
+    torch.testing.assert_close(out, x.t()[:32] * 2.0)
+    assert _kinds(fd) == ["fused"]
+
+
 def test_slices_feeding_a_reduction_free_kernel_stay_inside_it():
     # RoPE's slices: the coordinate kernel reads them with no extra traffic
     # and no host latency, so they are not bookended.

@@ -55,15 +55,18 @@ void init_execute(py::module_& m) {
       "the reference evaluator on CPU) or 'aten' (one ATen call)");
   m.def(
       "set_pointwise_tuning",
-      [](int block_size, int max_unroll, int elements_per_thread) {
-        set_pointwise_tuning({block_size, max_unroll, elements_per_thread});
+      [](int block_size, int max_unroll, int elements_per_thread, int transpose_tile) {
+        set_pointwise_tuning(
+            {block_size, max_unroll, elements_per_thread, transpose_tile});
       },
       py::arg("block_size"), py::arg("max_unroll"),
-      py::arg("elements_per_thread") = 16,
-      "Launch-shape defaults of the pointwise scheduler (for tuning runs)");
+      py::arg("elements_per_thread") = 16, py::arg("transpose_tile") = 0,
+      "Launch-shape defaults of the pointwise scheduler (for tuning runs); "
+      "transpose_tile 0 picks the transpose kernel's tile by element size");
   m.def("pointwise_tuning", [] {
     const PointwiseTuning t = pointwise_tuning();
-    return py::make_tuple(t.block_size, t.max_unroll, t.elements_per_thread);
+    return py::make_tuple(
+        t.block_size, t.max_unroll, t.elements_per_thread, t.transpose_tile);
   });
   m.def(
       "set_coordinate_tuning",

@@ -5,6 +5,8 @@
 
 #include "codegen/device_runtime.h"
 #include "codegen/expr_statement.h"
+#include "codegen/pointwise_body.h"
+#include "codegen/transpose_codegen.h"
 
 namespace nvfuse {
 
@@ -16,15 +18,11 @@ class PointwiseGenerator {
       const Fusion& fusion,
       const PointwiseAnalysis& analysis,
       const PointwiseParams& params)
-      : fusion_(fusion), analysis_(analysis), params_(params) {
-    for (const TensorView* tv : analysis.inputs) {
-      tensors_.push_back(tv);
-    }
-    for (const TensorView* tv : analysis.outputs) {
-      tensors_.push_back(tv);
-    }
-    build_layout();
-  }
+      : fusion_(fusion),
+        analysis_(analysis),
+        params_(params),
+        tensors_(kernel_tensors(analysis)),
+        layout_(pointwise_arg_layout(analysis, params)) {}
 
   KernelSource generate() const {
     KernelSource source;
@@ -36,7 +34,7 @@ class PointwiseGenerator {
        << "typedef " << (params_.index_32bit ? "int" : "nvfuse::int64")
        << " Index;\n\n"
        << layout_.to_cuda() << "\n"
-       << body_function() << "\n"
+       << fused_element_function(fusion_, analysis_) << "\n"
        << kernel_function();
     source.code = ss.str();
     source.layout = layout_;
@@ -49,58 +47,6 @@ class PointwiseGenerator {
   // Elements one load or store of tensor t moves per vector group.
   int width_of(size_t t) const {
     return access(t) == InnerAccess::kBroadcast ? 1 : params_.vector_width;
-  }
-
-  void build_layout() {
-    layout_.index_32bit = params_.index_32bit;
-    for (size_t t = 0; t < tensors_.size(); ++t) {
-      layout_.add({ArgField::kTensorPointer, static_cast<int>(t), 1,
-                   tensors_[t]->dtype(), name_of_value(tensors_[t])});
-      layout_.args.back().read_only = !is_output(t);
-    }
-    for (size_t i = 0; i < analysis_.value_inputs.size(); ++i) {
-      const Val* v = analysis_.value_inputs[i];
-      layout_.add({ArgField::kValue, static_cast<int>(i), 1, v->dtype(),
-                   name_of_value(v)});
-    }
-    const int rank = params_.collapsed_rank;
-    layout_.add({ArgField::kNumel, 0, 1, DataType::Null, "numel"});
-    layout_.add({ArgField::kExtents, 0, rank, DataType::Null, "extent"});
-    for (size_t t = 0; t < tensors_.size(); ++t) {
-      layout_.add({ArgField::kStrides, static_cast<int>(t), rank,
-                   DataType::Null, "stride_" + name_of_value(tensors_[t])});
-    }
-  }
-
-  bool is_value_input(const Val* v) const {
-    return std::find(
-               analysis_.value_inputs.begin(), analysis_.value_inputs.end(),
-               v) != analysis_.value_inputs.end();
-  }
-
-  std::string body_function() const {
-    std::ostringstream ss;
-    ss << "// One element of the fusion: inputs in, outputs out.\n"
-       << "__device__ __forceinline__ void fused(\n    const Args& args";
-    for (size_t t = 0; t < tensors_.size(); ++t) {
-      ss << ",\n    " << (is_output(t) ? "" : "const ")
-         << cuda_type_of(tensors_[t]->dtype()) << (is_output(t) ? "& out_" : " ")
-         << name_of_value(tensors_[t]);
-    }
-    ss << ") {\n";
-    for (const Expr* expr : fusion_.exprs()) {
-      if (expr->output(0)->is<TensorView>()) {
-        ss << "  " << expr_statement(*expr, [this](const Val* v) {
-          return is_value_input(v);
-        });
-      }
-    }
-    for (size_t t = analysis_.inputs.size(); t < tensors_.size(); ++t) {
-      ss << "  out_" << name_of_value(tensors_[t]) << " = "
-         << name_of_value(tensors_[t]) << ";\n";
-    }
-    ss << "}\n";
-    return ss.str();
   }
 
   // Offset of tensor t's element at coordinates c0..c{rank-1}.
@@ -255,8 +201,8 @@ class PointwiseGenerator {
   const Fusion& fusion_;
   const PointwiseAnalysis& analysis_;
   const PointwiseParams& params_;
-  std::vector<const TensorView*> tensors_;
-  KernelArgLayout layout_;
+  const std::vector<const TensorView*> tensors_;
+  const KernelArgLayout layout_;
 };
 
 }  // namespace
@@ -265,6 +211,9 @@ KernelSource generate_pointwise_kernel(
     const Fusion& fusion,
     const PointwiseAnalysis& analysis,
     const PointwiseParams& params) {
+  if (params.transpose.enabled()) {
+    return generate_transpose_kernel(fusion, analysis, params);
+  }
   return PointwiseGenerator(fusion, analysis, params).generate();
 }
 

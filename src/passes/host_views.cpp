@@ -3,6 +3,7 @@
 #include <unordered_map>
 
 #include "ir/all_exprs.h"
+#include "schedule/pointwise_analysis.h"
 #include "segment/aten_segmenter.h"
 
 namespace nvfuse {
@@ -18,7 +19,8 @@ class HostViewFinder {
   HostViewFinder(const Fusion& fusion, FusionReductions reductions)
       : fusion_(fusion),
         reductions_(reductions),
-        has_reduction_(reductions.sets != FusionReductions::kNone) {}
+        has_reduction_(reductions.sets != FusionReductions::kNone),
+        pointwise_but_permutes_(is_pointwise_but_permutes(fusion)) {}
 
   std::unordered_set<const Expr*> run() {
     std::vector<const Expr*> exprs;
@@ -30,7 +32,8 @@ class HostViewFinder {
     for (const Expr* expr : exprs) {
       if (!has_own_layout(expr) && is_source(expr->input(0)) &&
           ((is_view_expr(*expr) &&
-            (expr->kind() == ExprKind::ReshapeOp || has_reduction_)) ||
+            (expr->kind() == ExprKind::ReshapeOp || has_reduction_ ||
+             (expr->kind() == ExprKind::PermuteOp && pointwise_but_permutes_))) ||
            ((is_view_expr(*expr) || is_broadcast_view(*expr)) &&
             reaches_only_sinks(expr->output(0))))) {
         host_.insert(expr);
@@ -48,6 +51,21 @@ class HostViewFinder {
   }
 
  private:
+  // Every tensor expr is elementwise, a squeeze or a permute: with the
+  // permutes of its sources on the host, the kernel is a pointwise one,
+  // which the transpose scheduler tiles so that the permuted tensor is read
+  // coalesced (the coordinate kernel would read it element by element).
+  static bool is_pointwise_but_permutes(const Fusion& fusion) {
+    for (const Expr* expr : fusion.exprs()) {
+      if (expr->output(0)->is<TensorView>() && !is_elementwise_expr(*expr) &&
+          expr->kind() != ExprKind::PermuteOp &&
+          expr->kind() != ExprKind::SqueezeOp) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   // An output given a stride_order is written in that layout, not viewed.
   bool has_own_layout(const Expr* expr) const {
     const auto* out = expr->output(0)->as<TensorView>();
@@ -100,6 +118,7 @@ class HostViewFinder {
   const Fusion& fusion_;
   const FusionReductions reductions_;
   const bool has_reduction_;
+  const bool pointwise_but_permutes_;
   std::unordered_set<const Expr*> host_;
   std::unordered_map<const Val*, bool> reaches_only_sinks_;
 };

@@ -8,7 +8,9 @@
 //  - Input side: the expr views a *source* (a fusion input, an ATen
 //    segment's result, or another host view), and either it is a reshape
 //    (no kernel computes one), or the fusion has a reduction (where a view
-//    op would otherwise be cut out as a copy kernel of its own), or its
+//    op would otherwise be cut out as a copy kernel of its own), or it is
+//    a permute in a fusion of otherwise elementwise exprs (the transpose
+//    scheduler then reads the permuted tensor a tile at a time), or its
 //    result only reaches ATen exprs and fusion outputs through views (a
 //    chain such as linear -> slice -> reshape -> permute -> attention, or
 //    the broadcast of cross-entropy's labels into a gather).
@@ -21,7 +23,8 @@
 // handed the kernel a 3-D stride-0 input that dropped its vectorization to
 // 1. Why not every slice or permute in a reduction-free fusion: the
 // coordinate kernel already reads them at no extra traffic, and each host
-// view adds host latency.
+// view adds host latency. (It reads a permuted tensor element by element,
+// though; with only elementwise work around, the transpose kernel wins.)
 #pragma once
 
 #include <unordered_set>

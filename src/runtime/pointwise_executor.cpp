@@ -19,6 +19,10 @@ ProcessSetting<PointwiseTuning>& tuning_setting() {
 
 void set_pointwise_tuning(const PointwiseTuning& tuning) {
   check_launch_tuning(tuning.block_size, tuning.max_unroll, tuning.elements_per_thread);
+  NVFUSE_CHECK(tuning.transpose_tile == 0 || tuning.transpose_tile == 32 ||
+                   tuning.transpose_tile == 64,
+               "transpose_tile must be 0 (by element size), 32 or 64, got ",
+               tuning.transpose_tile);
   tuning_setting().set(tuning);
 }
 

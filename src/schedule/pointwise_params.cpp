@@ -180,6 +180,16 @@ PointwiseSchedule schedule_pointwise(
   for (const auto& strides : schedule.space.strides) {
     params.inner_access.push_back(inner_access_of(strides.back()));
   }
+  if (auto tiling = choose_transpose_tiling(
+          schedule.space, tensors, tuning.transpose_tile)) {
+    params.transpose = std::move(*tiling);
+    params.block_size = kTransposeThreads;
+    params.index_32bit = fits_32bit_indexing(schedule.space, params);
+    schedule.grid_size = schedule.space.numel == 0
+        ? 0
+        : transpose_grid_size(schedule.space, params.transpose);
+    return schedule;
+  }
   params.vector_width =
       vector_width_for(schedule.space, tensors, params.inner_access);
   if (params.vector_width == 1) {
@@ -218,7 +228,11 @@ std::string PointwiseParams::to_string() const {
                : inner_access[i] == InnerAccess::kBroadcast ? "broadcast"
                                                             : "strided");
   }
-  ss << "])";
+  ss << "]";
+  if (transpose.enabled()) {
+    ss << ", " << transpose.to_string();
+  }
+  ss << ")";
   return ss.str();
 }
 
@@ -226,7 +240,7 @@ bool PointwiseParams::operator==(const PointwiseParams& other) const {
   return collapsed_rank == other.collapsed_rank &&
       vector_width == other.vector_width && unroll == other.unroll &&
       block_size == other.block_size && index_32bit == other.index_32bit &&
-      inner_access == other.inner_access;
+      inner_access == other.inner_access && transpose == other.transpose;
 }
 
 }  // namespace nvfuse

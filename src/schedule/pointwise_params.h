@@ -9,6 +9,7 @@
 
 #include "schedule/pointwise_analysis.h"
 #include "schedule/tensor_arg.h"
+#include "schedule/transpose_params.h"
 
 namespace nvfuse {
 
@@ -32,6 +33,9 @@ struct PointwiseParams {
   bool index_32bit = true;
   // One per kernel tensor: the analysis's inputs, then its outputs.
   std::vector<InnerAccess> inner_access;
+  // Enabled: the tiled kernel (transpose_params.h); vector_width and
+  // unroll are then 1 and block_size kTransposeThreads.
+  TransposeTiling transpose;
 
   std::string to_string() const;
   bool operator==(const PointwiseParams& other) const;
@@ -53,6 +57,7 @@ struct PointwiseTuning {
   int block_size = 256;
   int max_unroll = 4;
   int elements_per_thread = 16;
+  int transpose_tile = 0;  // 0: by element size (choose_transpose_tiling)
 };
 
 struct PointwiseSchedule {

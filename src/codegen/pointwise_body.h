@@ -1,0 +1,31 @@
+// What the pointwise and the transpose kernels share: the kernel tensors
+// and their Args layout, and `fused`, the fusion's exprs as one device
+// function from one element of every input to one of every output.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "codegen/kernel_args.h"
+#include "ir/fusion.h"
+#include "schedule/pointwise_analysis.h"
+#include "schedule/pointwise_params.h"
+
+namespace nvfuse {
+
+// The analysis's inputs, then its outputs: the order of pointers, strides
+// and PointwiseParams' per-tensor entries.
+std::vector<const TensorView*> kernel_tensors(const PointwiseAnalysis& analysis);
+
+// Pointers, value inputs, numel, the collapsed extents and every tensor's
+// collapsed strides.
+KernelArgLayout pointwise_arg_layout(
+    const PointwiseAnalysis& analysis,
+    const PointwiseParams& params);
+
+// `__device__ void fused(const Args& args, <inputs>, <outputs by reference>)`.
+std::string fused_element_function(
+    const Fusion& fusion,
+    const PointwiseAnalysis& analysis);
+
+}  // namespace nvfuse
