@@ -142,16 +142,17 @@ TEST(PointwiseCodegen, TransposedInputIsTiledThroughSharedMemory) {
   EXPECT_EQ(params.collapsed_rank, 2);
   ASSERT_TRUE(params.transpose.enabled());
   EXPECT_EQ(params.transpose.axis, 0);
-  EXPECT_EQ(params.transpose.tile, 32);
+  EXPECT_EQ(params.transpose.tile, 64);
+  EXPECT_EQ(params.vector_width, 4);
   EXPECT_EQ(params.transpose.transposed, (std::vector<bool>{true, false, false}));
-  EXPECT_EQ(p.schedule.grid_size, 4 * 2);  // 128 / 32 by 64 / 32 tiles
+  EXPECT_EQ(p.schedule.grid_size, 2 * 1);  // 128 / 64 by 64 / 64 tiles
   EXPECT_NE(p.source.code.find("__shared__ float tile_t0[kTile][kTile + 1];"),
             std::string::npos)
       << p.source.code;
   // The transposed input along its contiguous axis (k), the other along i.
-  EXPECT_NE(p.source.code.find("args.t0[base_t0 + k + i * args.stride_t0[1]]"),
+  EXPECT_NE(p.source.code.find("(args.t0 + base_t0 + k + i * args.stride_t0[1])"),
             std::string::npos);
-  EXPECT_NE(p.source.code.find("args.t1[base_t1 + k * args.stride_t1[0] + i]"),
+  EXPECT_NE(p.source.code.find("(args.t1 + base_t1 + k * args.stride_t1[0] + i)"),
             std::string::npos);
   expect_compiles(p.source);
 }
@@ -167,10 +168,11 @@ TEST(PointwiseCodegen, OutputInAnotherLayoutIsWrittenFromATile) {
   Planned p = plan(f, {contiguous(DataType::Half, {100, 300})}, {100, 300});
   const TransposeTiling& tiling = p.schedule.params.transpose;
   ASSERT_TRUE(tiling.enabled());
-  EXPECT_EQ(tiling.tile, 64);  // 2-byte elements
+  EXPECT_EQ(tiling.tile, 64);
+  EXPECT_EQ(p.schedule.params.vector_width, 4);
   EXPECT_EQ(tiling.transposed, (std::vector<bool>{false, false, true}));
   EXPECT_EQ(p.schedule.grid_size, 2 * 5);  // partial tiles at both edges
-  EXPECT_NE(p.source.code.find("__shared__ nvfuse::Half tile_t1[kTile][kTile + 2];"),
+  EXPECT_NE(p.source.code.find("__shared__ nvfuse::Half tile_t1[kTile][kTile + 1];"),
             std::string::npos)
       << p.source.code;
   EXPECT_NE(p.source.code.find("transposed outputs"), std::string::npos);
@@ -191,6 +193,18 @@ TEST(PointwiseCodegen, PermutedBatchedInputTilesItsContiguousAxis) {
   EXPECT_NE(p.source.code.find("const Index base_t0 = c0 * args.stride_t0[0];"),
             std::string::npos)
       << p.source.code;
+  expect_compiles(p.source);
+}
+
+TEST(PointwiseCodegen, OddExtentsReadTransposedTilesElementByElement) {
+  Fusion f;
+  TensorView* a = input(f, 2, DataType::BFloat16);
+  f.add_output(pointwise(OpType::neg, {a}));
+  TensorArg transposed{DataType::BFloat16, {513, 257}, {1, 513}, 0};
+  Planned p = plan(f, {transposed}, {513, 257});
+  ASSERT_TRUE(p.schedule.params.transpose.enabled());
+  EXPECT_EQ(p.schedule.params.vector_width, 1);
+  EXPECT_NE(p.source.code.find("tile_t0[kTile][kTile + 2];"), std::string::npos);
   expect_compiles(p.source);
 }
 

@@ -109,3 +109,16 @@ def test_kernel_has_no_spills():
     fd.execute([x, y])
     _assert_transpose_kernel(fd)
     assert fd.last_kernel_info()["local_bytes"] == 0
+
+
+def test_misaligned_transposed_view_steps_the_vector_width_down():
+    x = make_input((256, 128), torch.bfloat16, device="cuda")
+    base = make_input((256 * 128 + 1,), torch.bfloat16, device="cuda")
+    y = base[1:].view(128, 256).t()  # 2 bytes past an aligned address
+    with FusionDefinition() as fd:
+        a, b = fd.from_pytorch(x), fd.from_pytorch(y)
+        fd.add_output(a - b)
+    (out,) = fd.execute([x, y])
+    assert_close_gpu(out, x - y)
+    _assert_transpose_kernel(fd)
+    assert "constexpr int kVec = 1;" in fd.last_cuda_code()

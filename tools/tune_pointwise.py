@@ -16,7 +16,7 @@ from gpu_timing import copy_gbps, make_l2_flush, median_event_time_ms  # noqa: E
 import nvfuse  # noqa: E402
 
 SETTINGS = [(128, 4), (256, 4), (256, 8), (512, 4), (128, 8), (256, 2), (512, 2)]
-TILES = [32, 64]
+TILES = [(32, 1), (64, 1), (32, 2), (64, 2), (64, 4)]  # (tile, vector)
 DEFAULT_TARGETS = ["channels_last:bf16:1GB", "add_mul_relu:bf16:64MB",
                    "bias_gelu:bf16:64MB", "row_broadcast_add:bf16:64MB",
                    "chain10:fp32:1GB", "add_mul_relu:fp32:1GB"]
@@ -26,11 +26,12 @@ def median_ms(fn, flush):
     return median_event_time_ms(fn, flush, rounds=30, warmup=5)
 
 
-def _tuning(setting):
+def _tuning(setting, sweep_tiles):
     """set_pointwise_tuning's arguments for one sweep setting."""
-    if isinstance(setting, int):  # a transpose tile
+    if sweep_tiles:
+        tile, vector = setting
         return dict(block_size=256, max_unroll=4, elements_per_thread=16,
-                    transpose_tile=setting)
+                    transpose_tile=tile, transpose_vector=vector)
     block, unroll = setting
     return dict(block_size=block, max_unroll=unroll, elements_per_thread=1024)
 
@@ -43,7 +44,7 @@ def main():
     flush = make_l2_flush()
     copy = copy_gbps(flush, rounds=30)
     print(f"copy: {copy:.0f} GB/s")
-    labels = [f"tile {s}" if sweep_tiles else f"{s[0]}x{s[1]}" for s in settings]
+    labels = [f"tile {s[0]} vec {s[1]}" if sweep_tiles else f"{s[0]}x{s[1]}" for s in settings]
     print(f"{'case':<32}" + "".join(f"{label:>16}" for label in labels))
     for target in targets:
         case, dtype, size = target.split(":")
@@ -55,7 +56,7 @@ def main():
             t.numel() * t.element_size() for t in inputs[1:])
         cells = []
         for setting in settings:
-            nvfuse._C.set_pointwise_tuning(**_tuning(setting))
+            nvfuse._C.set_pointwise_tuning(**_tuning(setting, sweep_tiles))
             fn = cases._nvfuse_callable(body, inputs, torch_dtype, layout_like)
             runs = [moved / (median_ms(fn, flush) * 1e-3) / 1e9 for _ in range(3)]
             cells.append("/".join(f"{100 * r / copy:.0f}" for r in runs))

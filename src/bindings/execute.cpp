@@ -55,18 +55,21 @@ void init_execute(py::module_& m) {
       "the reference evaluator on CPU) or 'aten' (one ATen call)");
   m.def(
       "set_pointwise_tuning",
-      [](int block_size, int max_unroll, int elements_per_thread, int transpose_tile) {
-        set_pointwise_tuning(
-            {block_size, max_unroll, elements_per_thread, transpose_tile});
+      [](int block_size, int max_unroll, int elements_per_thread,
+         int transpose_tile, int transpose_vector) {
+        set_pointwise_tuning({block_size, max_unroll, elements_per_thread,
+                              transpose_tile, transpose_vector});
       },
       py::arg("block_size"), py::arg("max_unroll"),
       py::arg("elements_per_thread") = 16, py::arg("transpose_tile") = 0,
+      py::arg("transpose_vector") = 0,
       "Launch-shape defaults of the pointwise scheduler (for tuning runs); "
-      "transpose_tile 0 picks the transpose kernel's tile by element size");
+      "the transpose kernel's tile and vector width, 0 for the defaults");
   m.def("pointwise_tuning", [] {
     const PointwiseTuning t = pointwise_tuning();
     return py::make_tuple(
-        t.block_size, t.max_unroll, t.elements_per_thread, t.transpose_tile);
+        t.block_size, t.max_unroll, t.elements_per_thread, t.transpose_tile,
+        t.transpose_vector);
   });
   m.def(
       "set_coordinate_tuning",

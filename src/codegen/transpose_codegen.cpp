@@ -99,9 +99,27 @@ class TransposeGenerator {
   // Offset of another tensor's element (k, i): contiguous or broadcast
   // along i.
   std::string direct_offset(size_t t) const {
-    const std::string inner =
-        params_.inner_access[t] == InnerAccess::kBroadcast ? "" : " + i";
-    return "base_" + name(t) + " + k * " + stride(t, tiling_.axis) + inner;
+    return "base_" + name(t) + " + k * " + stride(t, tiling_.axis) +
+        (broadcast(t) ? "" : " + i");
+  }
+
+  bool broadcast(size_t t) const {
+    return params_.inner_access[t] == InnerAccess::kBroadcast;
+  }
+
+  // The register type of one access of tensor t: a vector of kVec elements,
+  // one element where it broadcasts along i.
+  std::string access_type(size_t t) const {
+    return broadcast(t) ? type(t) : "nvfuse::Array<" + type(t) + ", kVec>";
+  }
+
+  // `args.t[offset]` as an access of access_type(t).
+  std::string access(size_t t, const std::string& offset) const {
+    if (broadcast(t)) {
+      return "args." + name(t) + "[" + offset + "]";
+    }
+    return "*reinterpret_cast<" + std::string(is_output(t) ? "" : "const ") +
+        access_type(t) + "*>(args." + name(t) + " + " + offset + ")";
   }
 
   bool has_transposed(bool outputs) const {
@@ -113,15 +131,15 @@ class TransposeGenerator {
     return false;
   }
 
-  // Transposed inputs: loaded along k (lanes), rows of threads along i,
-  // then stored to their tiles at [i][k].
+  // Transposed inputs: kVec elements along k per lane, rows of threads
+  // along i, stored to their tiles at [i][k].
   std::string read_transposed_inputs() const {
     std::ostringstream ss;
     ss << "  {  // transposed inputs: coalesced along their contiguous axis\n"
-       << "    const Index k = k0 + lane;\n";
+       << "    const Index k = k0 + lane * kVec;\n";
     for (size_t t = 0; t < analysis_.inputs.size(); ++t) {
       if (transposed(t)) {
-        ss << "    " << type(t) << " v_" << name(t) << "[kSteps] = {};\n";
+        ss << "    " << access_type(t) << " v_" << name(t) << "[kSteps] = {};\n";
       }
     }
     ss << "#pragma unroll\n"
@@ -130,32 +148,35 @@ class TransposeGenerator {
        << "      if (k < extent_k && i < extent_i) {\n";
     for (size_t t = 0; t < analysis_.inputs.size(); ++t) {
       if (transposed(t)) {
-        ss << "        v_" << name(t) << "[s] = args." << name(t) << "["
-           << transposed_offset(t) << "];\n";
+        ss << "        v_" << name(t) << "[s] = " << access(t, transposed_offset(t))
+           << ";\n";
       }
     }
     ss << "      }\n    }\n"
        << "#pragma unroll\n"
-       << "    for (int s = 0; s < kSteps; ++s) {\n";
+       << "    for (int s = 0; s < kSteps; ++s) {\n"
+       << "#pragma unroll\n"
+       << "      for (int v = 0; v < kVec; ++v) {\n";
     for (size_t t = 0; t < analysis_.inputs.size(); ++t) {
       if (transposed(t)) {
-        ss << "      tile_" << name(t) << "[row + s * kRows][lane] = v_" << name(t)
-           << "[s];\n";
+        ss << "        tile_" << name(t) << "[row + s * kRows][lane * kVec + v] = v_"
+           << name(t) << "[s].val[v];\n";
       }
     }
-    ss << "    }\n  }\n  __syncthreads();\n";
+    ss << "      }\n    }\n  }\n  __syncthreads();\n";
     return ss.str();
   }
 
-  // Lanes along i: the other inputs read directly, the fusion computed,
-  // the other outputs written directly and the transposed ones to tiles.
+  // Lanes along i (kVec elements each): the other inputs read directly,
+  // the fusion computed, the other outputs written directly and the
+  // transposed ones to their tiles.
   std::string compute_along_inner_axis() const {
     std::ostringstream ss;
     ss << "  {  // along the innermost axis\n"
-       << "    const Index i = i0 + lane;\n";
+       << "    const Index i = i0 + lane * kVec;\n";
     for (size_t t = 0; t < analysis_.inputs.size(); ++t) {
       if (!transposed(t)) {
-        ss << "    " << type(t) << " in_" << name(t) << "[kSteps] = {};\n";
+        ss << "    " << access_type(t) << " in_" << name(t) << "[kSteps] = {};\n";
       }
     }
     ss << "#pragma unroll\n"
@@ -164,8 +185,8 @@ class TransposeGenerator {
        << "      if (i < extent_i && k < extent_k) {\n";
     for (size_t t = 0; t < analysis_.inputs.size(); ++t) {
       if (!transposed(t)) {
-        ss << "        in_" << name(t) << "[s] = args." << name(t) << "["
-           << direct_offset(t) << "];\n";
+        ss << "        in_" << name(t) << "[s] = " << access(t, direct_offset(t))
+           << ";\n";
       }
     }
     ss << "      }\n    }\n"
@@ -176,42 +197,54 @@ class TransposeGenerator {
     std::string call = "fused(args";
     for (size_t t = 0; t < tensors_.size(); ++t) {
       if (is_output(t)) {
-        ss << "        " << type(t) << " out_" << name(t) << ";\n";
-        call += ", out_" + name(t);
+        ss << "        nvfuse::Array<" << type(t) << ", kVec> out_" << name(t) << ";\n";
+        call += ", out_" + name(t) + ".val[v]";
       } else if (transposed(t)) {
-        call += ", tile_" + name(t) + "[lane][row + s * kRows]";
+        call += ", tile_" + name(t) + "[lane * kVec + v][row + s * kRows]";
       } else {
-        call += ", in_" + name(t) + "[s]";
+        call += ", in_" + name(t) + "[s]" + (broadcast(t) ? "" : ".val[v]");
       }
     }
-    ss << "        " << call << ");\n";
+    ss << "#pragma unroll\n"
+       << "        for (int v = 0; v < kVec; ++v) {\n"
+       << "          " << call << ");\n";
     for (size_t t = analysis_.inputs.size(); t < tensors_.size(); ++t) {
       if (transposed(t)) {
-        ss << "        tile_" << name(t) << "[lane][row + s * kRows] = out_"
-           << name(t) << ";\n";
-      } else {
-        ss << "        args." << name(t) << "[" << direct_offset(t) << "] = out_"
-           << name(t) << ";\n";
+        ss << "          tile_" << name(t) << "[lane * kVec + v][row + s * kRows] = out_"
+           << name(t) << ".val[v];\n";
+      }
+    }
+    ss << "        }\n";
+    for (size_t t = analysis_.inputs.size(); t < tensors_.size(); ++t) {
+      if (!transposed(t)) {
+        ss << "        " << access(t, direct_offset(t)) << " = out_" << name(t)
+           << ";\n";
       }
     }
     ss << "      }\n    }\n  }\n";
     return ss.str();
   }
 
-  // Transposed outputs: from their tiles, written along k.
+  // Transposed outputs: from their tiles, kVec elements along k per lane.
   std::string write_transposed_outputs() const {
     std::ostringstream ss;
     ss << "  __syncthreads();\n"
        << "  {  // transposed outputs: coalesced along their contiguous axis\n"
-       << "    const Index k = k0 + lane;\n"
+       << "    const Index k = k0 + lane * kVec;\n"
        << "#pragma unroll\n"
        << "    for (int s = 0; s < kSteps; ++s) {\n"
        << "      const Index i = i0 + row + s * kRows;\n"
        << "      if (k < extent_k && i < extent_i) {\n";
     for (size_t t = analysis_.inputs.size(); t < tensors_.size(); ++t) {
       if (transposed(t)) {
-        ss << "        args." << name(t) << "[" << transposed_offset(t)
-           << "] = tile_" << name(t) << "[row + s * kRows][lane];\n";
+        ss << "        " << access_type(t) << " w_" << name(t) << ";\n"
+           << "#pragma unroll\n"
+           << "        for (int v = 0; v < kVec; ++v) {\n"
+           << "          w_" << name(t) << ".val[v] = tile_" << name(t)
+           << "[row + s * kRows][lane * kVec + v];\n"
+           << "        }\n"
+           << "        " << access(t, transposed_offset(t)) << " = w_" << name(t)
+           << ";\n";
       }
     }
     ss << "      }\n    }\n  }\n";
@@ -223,15 +256,17 @@ class TransposeGenerator {
     ss << "extern \"C\" __global__ void __launch_bounds__(" << params_.block_size
        << ") nvfuse_pointwise(const Args args) {\n"
        << "  constexpr int kTile = " << tiling_.tile << ";\n"
-       << "  constexpr int kRows = " << params_.block_size << " / kTile;\n"
-       << "  constexpr int kSteps = kTile / kRows;  // elements per thread\n"
-       << "  const int lane = threadIdx.x % kTile;\n"
-       << "  const int row = threadIdx.x / kTile;\n"
+       << "  constexpr int kVec = " << params_.vector_width << ";\n"
+       << "  constexpr int kLanes = kTile / kVec;\n"
+       << "  constexpr int kRows = " << params_.block_size << " / kLanes;\n"
+       << "  constexpr int kSteps = kTile / kRows;  // accesses per thread\n"
+       << "  const int lane = threadIdx.x % kLanes;\n"
+       << "  const int row = threadIdx.x / kLanes;\n"
        << tile_coordinates();
     for (size_t t = 0; t < tensors_.size(); ++t) {
       if (transposed(t)) {
-        ss << "  __shared__ " << type(t) << " tile_" << name(t)
-           << "[kTile][kTile + " << tile_row_padding(tensors_[t]->dtype())
+        ss << "  __shared__ " << type(t) << " tile_" << name(t) << "[kTile][kTile + "
+           << tile_row_padding(tensors_[t]->dtype(), tiling_.tile, params_.vector_width)
            << "];  // [i][k]\n";
       }
     }

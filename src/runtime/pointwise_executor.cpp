@@ -21,8 +21,12 @@ void set_pointwise_tuning(const PointwiseTuning& tuning) {
   check_launch_tuning(tuning.block_size, tuning.max_unroll, tuning.elements_per_thread);
   NVFUSE_CHECK(tuning.transpose_tile == 0 || tuning.transpose_tile == 32 ||
                    tuning.transpose_tile == 64,
-               "transpose_tile must be 0 (by element size), 32 or 64, got ",
+               "transpose_tile must be 0 (the default), 32 or 64, got ",
                tuning.transpose_tile);
+  NVFUSE_CHECK(tuning.transpose_vector == 0 || tuning.transpose_vector == 1 ||
+                   tuning.transpose_vector == 2 || tuning.transpose_vector == 4,
+               "transpose_vector must be 0 (by element size), 1, 2 or 4, got ",
+               tuning.transpose_vector);
   tuning_setting().set(tuning);
 }
 

@@ -184,6 +184,8 @@ PointwiseSchedule schedule_pointwise(
           schedule.space, tensors, tuning.transpose_tile)) {
     params.transpose = std::move(*tiling);
     params.block_size = kTransposeThreads;
+    params.vector_width = transpose_vector_width(
+        schedule.space, tensors, params.transpose, tuning.transpose_vector);
     params.index_32bit = fits_32bit_indexing(schedule.space, params);
     schedule.grid_size = schedule.space.numel == 0
         ? 0

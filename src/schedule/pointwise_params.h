@@ -33,8 +33,9 @@ struct PointwiseParams {
   bool index_32bit = true;
   // One per kernel tensor: the analysis's inputs, then its outputs.
   std::vector<InnerAccess> inner_access;
-  // Enabled: the tiled kernel (transpose_params.h); vector_width and
-  // unroll are then 1 and block_size kTransposeThreads.
+  // Enabled: the tiled kernel (transpose_params.h); vector_width is then
+  // its vector along each phase's contiguous axis, unroll 1 and block_size
+  // kTransposeThreads.
   TransposeTiling transpose;
 
   std::string to_string() const;
@@ -57,7 +58,8 @@ struct PointwiseTuning {
   int block_size = 256;
   int max_unroll = 4;
   int elements_per_thread = 16;
-  int transpose_tile = 0;  // 0: by element size (choose_transpose_tiling)
+  int transpose_tile = 0;    // 0: the default (choose_transpose_tiling)
+  int transpose_vector = 0;  // 0: by element size (transpose_vector_width)
 };
 
 struct PointwiseSchedule {

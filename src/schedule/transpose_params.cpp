@@ -43,7 +43,8 @@ int64_t shared_bytes(
   for (size_t t = 0; t < tensors.size(); ++t) {
     if (transposed[t]) {
       const DataType dtype = tensors[t].dtype;
-      bytes += int64_t{tile} * (tile + tile_row_padding(dtype)) *
+      // The padding of scalar accesses: the most any vector width needs.
+      bytes += int64_t{tile} * (tile + tile_row_padding(dtype, tile, 1)) *
           size_in_bytes(dtype);
     }
   }
@@ -52,8 +53,15 @@ int64_t shared_bytes(
 
 }  // namespace
 
-int tile_row_padding(DataType dtype) {
-  return std::max<int>(1, 4 / static_cast<int>(size_in_bytes(dtype)));
+int tile_row_padding(DataType dtype, int tile, int vector_width) {
+  const int64_t size = size_in_bytes(dtype);
+  for (int pad = 1; pad <= 8; ++pad) {
+    // A lane's step, vector_width rows, is 4 bytes times an odd number.
+    if (vector_width * (tile + pad) * size % 8 == 4) {
+      return pad;
+    }
+  }
+  return 1;
 }
 
 std::optional<TransposeTiling> choose_transpose_tiling(
@@ -71,15 +79,11 @@ std::optional<TransposeTiling> choose_transpose_tiling(
   }
   TransposeTiling tiling;
   tiling.axis = axis;
-  int64_t widest = 1;
   for (size_t t = 0; t < tensors.size(); ++t) {
     const int64_t inner_stride = space.strides[t][inner];
     tiling.transposed.push_back(inner_stride != 0 && inner_stride != 1);
-    if (tiling.transposed.back()) {
-      widest = std::max(widest, size_in_bytes(tensors[t].dtype));
-    }
   }
-  tiling.tile = tile > 0 ? tile : (widest <= 2 ? 64 : 32);
+  tiling.tile = tile > 0 ? tile : 64;
   while (shared_bytes(tensors, tiling.transposed, tiling.tile) > kSharedBytes) {
     if (tiling.tile == 32) {
       return std::nullopt;  // too many transposed tensors for one block
@@ -87,6 +91,45 @@ std::optional<TransposeTiling> choose_transpose_tiling(
     tiling.tile = 32;
   }
   return tiling;
+}
+
+int transpose_vector_width(
+    const IterationSpace& space,
+    const std::vector<TensorArg>& tensors,
+    const TransposeTiling& tiling,
+    int requested) {
+  const int inner = static_cast<int>(space.extents.size()) - 1;
+  int64_t widest = 1;
+  for (const TensorArg& t : tensors) {
+    widest = std::max(widest, size_in_bytes(t.dtype));
+  }
+  int width = requested > 0
+      ? requested
+      : static_cast<int>(std::clamp<int64_t>(16 / widest, 1, 4));
+  const auto fits = [&](int w) {
+    for (size_t t = 0; t < tensors.size(); ++t) {
+      const std::vector<int64_t>& strides = space.strides[t];
+      if (strides[inner] == 0) {
+        continue;  // broadcast along i: read one element at a time
+      }
+      // Along this axis the tensor is contiguous and read as vectors.
+      const int along = tiling.transposed[t] ? tiling.axis : inner;
+      if (space.extents[along] % w != 0 ||
+          tensors[t].address % (w * size_in_bytes(tensors[t].dtype)) != 0) {
+        return false;
+      }
+      for (size_t a = 0; a < strides.size(); ++a) {
+        if (static_cast<int>(a) != along && strides[a] % w != 0) {
+          return false;
+        }
+      }
+    }
+    return true;
+  };
+  while (width > 1 && (tiling.tile % width != 0 || !fits(width))) {
+    width /= 2;
+  }
+  return width;
 }
 
 int64_t transpose_grid_size(

@@ -33,13 +33,16 @@ struct TransposeTiling {
   bool operator==(const TransposeTiling& other) const;
 };
 
-// The threads of a tiled block: `tile` lanes along the contiguous axis of
-// each phase, kTransposeThreads / tile rows of them.
+// The threads of a tiled block: tile / vector_width lanes along the
+// contiguous axis of each phase (each moving vector_width elements at a
+// time), kTransposeThreads / lanes rows of them.
 constexpr int kTransposeThreads = 256;
 
-// Elements of padding after each row of a shared tile: a column walk then
-// hits 32 different banks (a 4-byte step past each row's end).
-int tile_row_padding(DataType dtype);
+// Elements of padding after each row of a shared tile, so that a column
+// walk (lane l reading row l * vector_width) steps an odd number of 4-byte
+// banks per lane and hits 32 different banks where the element size
+// allows (8-byte elements, and fp32 in vectors, get 2-way conflicts).
+int tile_row_padding(DataType dtype, int tile, int vector_width);
 
 // The tiling for one call's iteration space, or nullopt when the pointwise
 // kernel serves: every tensor must be contiguous or broadcast along the
@@ -47,12 +50,26 @@ int tile_row_padding(DataType dtype);
 // least one of the latter; both axes at least kMinTransposeExtent long
 // (below that a tile is mostly idle threads); and the tiles must fit in
 // shared memory.
-// `tile` 0 picks by element size (64 for 1- and 2-byte tensors, which
-// move half as many bytes per load, else 32); tuning runs pass one.
+// `tile` 0 picks 64 (on an H100, 64 beat 32 by 2-20 points of copy
+// bandwidth for fp32 and bf16), shrunk to 32 where the tiles would not
+// fit; tuning runs pass one.
 std::optional<TransposeTiling> choose_transpose_tiling(
     const IterationSpace& space,
     const std::vector<TensorArg>& tensors,
     int tile = 0);
+
+// Elements per vector access along the contiguous axis of each phase:
+// `requested` (0: 4, or 16 bytes of the widest tensor if fewer), halved
+// until every tensor read or written as vectors has aligned addresses,
+// strides and extents. On an H100 (tools/tune_pointwise.py --tiles), 4
+// beat 1 and 2 by up to 16 points of copy bandwidth for bf16 (8-byte
+// accesses) and by 0-2 for fp32, even with the 2- and 4-way bank conflicts
+// its column walks then have.
+int transpose_vector_width(
+    const IterationSpace& space,
+    const std::vector<TensorArg>& tensors,
+    const TransposeTiling& tiling,
+    int requested = 0);
 
 constexpr int64_t kMinTransposeExtent = 16;
 
