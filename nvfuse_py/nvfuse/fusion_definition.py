@@ -374,6 +374,33 @@ class FusionDefinition:
         self._ensure_defined()
         return [(kind, list(ops)) for kind, ops in _C.segment_summary(self._id)]
 
+    def segment(self, inputs) -> list:
+        """The fusion as execute(inputs) cuts it (segment_summary): one new
+        FusionDefinition per segment, in run order, each specialized to
+        the sizes of these inputs. Each carries `segment_kind` ("fused",
+        "aten" or "view"), `segment_inputs` (per input, ("input", i) for
+        input i of this fusion or ("segment", j, k) for output k of
+        segment j) and `segment_outputs` (per output, the positions among
+        this fusion's outputs it is; empty when only later segments read
+        it). Running them in order, feeding each its inputs, gives
+        execute(inputs)'s outputs. An UnsupportedError names an op whose
+        segment cannot be printed as a definition yet (indexing, random and
+        attention ops)."""
+        self._ensure_defined()
+        segments = []
+        for kind, text, sources, destinations in _C.segment_definitions(
+                self._id, list(inputs)):
+            segment = FusionDefinition()
+            with segment:
+                exec(text, {"fd": segment, "DataType": DataType})
+            segment.segment_kind = kind
+            segment.segment_inputs = [
+                ("input", i) if j < 0 else ("segment", j, i) for j, i in sources
+            ]
+            segment.segment_outputs = [list(d) for d in destinations]
+            segments.append(segment)
+        return segments
+
     def cuda_code_for(self, inputs) -> str:
         """The CUDA C++ generated for these inputs, without running it."""
         self._ensure_defined()

@@ -46,6 +46,19 @@ void init_execute(py::module_& m) {
       },
       py::arg("fusion_id"), py::arg("inputs"));
   m.def(
+      "segment_definitions",
+      [](int64_t fusion_id, const py::sequence& inputs) {
+        std::vector<Argument> args = arguments_from_python(inputs);
+        py::list result;
+        for (auto& d : executor_for(FusionCache::get().at(fusion_id))
+                           .segment_definitions(args)) {
+          result.append(py::make_tuple(d.kind, d.python, d.sources, d.destinations));
+        }
+        return result;
+      },
+      py::arg("fusion_id"), py::arg("inputs"),
+      "[(kind, python, sources, destinations)] per segment (fd.segment)");
+  m.def(
       "segment_summary",
       [](int64_t fusion_id) {
         return executor_for(FusionCache::get().at(fusion_id)).segment_summary();

@@ -43,6 +43,22 @@ class FusionExecutor : public RuntimeState {
   std::vector<std::pair<std::string, std::vector<std::string>>>
   segment_summary() const;
 
+  // fd.segment(): each segment (as segment_summary cuts the fusion) as
+  // Python definition text, specialized to the sizes of `args`
+  // (frontend/fusion_to_python.h); defined in segment_definitions.cpp.
+  struct SegmentDefinition {
+    std::string kind;    // "fused", "aten" or "view"
+    std::string python;  // the body of a definition of `fd`
+    // Per input of the segment: (-1, i) for the fusion's input i, (j, k)
+    // for output k of segment j.
+    std::vector<std::pair<int64_t, int64_t>> sources;
+    // Per output of the segment: its positions among the fusion's outputs
+    // (none when only later segments read it).
+    std::vector<std::vector<int64_t>> destinations;
+  };
+  std::vector<SegmentDefinition> segment_definitions(
+      const std::vector<Argument>& args) const;
+
   // The generated kernel for `args` (without running it), and the last one
   // launched.
   std::string cuda_code_for(const std::vector<Argument>& args);

@@ -1,0 +1,26 @@
+// Prints a Fusion (a segment of a cut fusion) back as the body of a Python
+// definition, so fd.segment() can hand each segment to the user as a
+// FusionDefinition of its own. The IR keeps no symbolic name for the sizes
+// a definition computes (a reshape's -1, a cat's extent), so sizes are
+// printed as the values of one call: the definition is specialized to the
+// shapes it was printed for. Scalar inputs stay inputs.
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+
+#include "ir/fusion.h"
+
+namespace nvfuse {
+
+// `size_of(s)`: the concrete value of a symbolic size or index scalar for
+// the call being printed, nullopt when unknown. Lines read `T3 =
+// fd.ops.add(T0, T1)`, one per input, expr and output, with `fd` the
+// definition. An UnsupportedError names the first expr kind it cannot
+// print.
+std::string fusion_to_python(
+    const Fusion& fusion,
+    const std::function<std::optional<int64_t>(const Scalar*)>& size_of);
+
+}  // namespace nvfuse

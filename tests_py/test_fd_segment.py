@@ -1,0 +1,105 @@
+"""fd.segment(inputs): the segments execute() runs, each handed back as a
+FusionDefinition of its own; run in order, they give execute()'s outputs."""
+
+import pytest
+import torch
+
+import nvfuse
+from nvfuse import DataType, FusionDefinition
+from fusion_helpers import DEVICES, make_input
+
+BIG = 1 << 40
+
+
+def _run_segments(segments, inputs, output_count):
+    values = {}
+    outputs = [None] * output_count
+    for j, segment in enumerate(segments):
+        args = [inputs[s[1]] if s[0] == "input" else values[(s[1], s[2])]
+                for s in segment.segment_inputs]
+        for k, out in enumerate(segment.execute(args)):
+            values[(j, k)] = out
+            for position in segment.segment_outputs[k]:
+                outputs[position] = out
+    return outputs
+
+
+def _assert_segments_reproduce(fd, inputs):
+    segments = fd.segment(inputs)
+    expected = fd.execute(inputs)
+    assert [s.segment_kind for s in segments] == [k for k, _ in fd.segment_summary()]
+    actual = _run_segments(segments, inputs, len(expected))
+    for a, e in zip(actual, expected):
+        torch.testing.assert_close(a, e)
+    return segments
+
+
+def test_a_single_kernel_fusion_is_one_segment_reading_every_input():
+    x, y = make_input((8, 16), torch.float32), make_input((16,), torch.float32)
+    with FusionDefinition() as fd:
+        a, b = fd.from_pytorch(x), fd.from_pytorch(y)
+        fd.add_output(fd.ops.relu(a + b))
+    (segment,) = _assert_segments_reproduce(fd, [x, y])
+    assert segment.segment_inputs == [("input", 0), ("input", 1)]
+    assert segment.segment_outputs == [[0]]
+    assert "fd.ops.broadcast(" in repr(segment) and "fd.ops.add(" in repr(segment)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_linear_between_kernels_and_a_view_chain_in_order(device):
+    x, w, b = (make_input(s, torch.float32, device=device)
+               for s in [(4, 16, 32), (24, 32), (24,)])
+    with FusionDefinition() as fd:
+        X, W, B = fd.from_pytorch(x), fd.from_pytorch(w), fd.from_pytorch(b)
+        s = fd.define_scalar(dtype=DataType.Double)
+        y = fd.ops.linear(fd.ops.relu(X * s), W, B)
+        z = fd.ops.reshape(y, [4, 16 * 24])
+        fd.add_output(fd.ops.sigmoid(z))
+        fd.add_output(fd.ops.sum(z, [1]))
+    inputs = [x, w, b, 0.5]
+    segments = _assert_segments_reproduce(fd, inputs)
+    assert [s.segment_kind for s in segments] == ["fused", "aten", "view", "fused"]
+    assert segments[0].segment_inputs == [("input", 0), ("input", 3)]  # the scalar stays an input
+    assert segments[1].segment_inputs == [("input", 1), ("input", 2), ("segment", 0, 0)]
+    assert segments[3].segment_outputs == [[0], [1]]
+    assert "fd.ops.reshape(T0, new_shape=[4, 384])" in repr(segments[2])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_half_precision_casts_slices_and_pads_around_a_reduction(device):
+    x = make_input((6, 40), torch.bfloat16, device=device)
+    with FusionDefinition() as fd:
+        t = fd.from_pytorch(x)
+        sliced = fd.ops.slice(t, [0, 8], [BIG, 40])
+        wide = fd.ops.pad(fd.ops.cast(sliced, DataType.Float), [1, 2], 0.0)
+        total = fd.ops.sum(wide, [1], keepdim=True)
+        fd.add_output(fd.ops.cast(wide / total, DataType.BFloat16))
+    segments = _assert_segments_reproduce(fd, [x])
+    text = "".join(repr(s) for s in segments)
+    assert "fd.ops.slice(" in text and "fd.ops.pad(" in text
+
+
+def test_matmul_with_an_expanded_bias():
+    a, b = make_input((8, 12), torch.float32), make_input((12, 5), torch.float32)
+    bias = make_input((1, 5), torch.float32)
+    with FusionDefinition() as fd:
+        A, B, C = fd.from_pytorch(a), fd.from_pytorch(b), fd.from_pytorch(bias)
+        fd.add_output(fd.ops.matmul(A, B) + fd.ops.expand(C, [8, 5]))
+    _assert_segments_reproduce(fd, [a, b, bias])
+
+
+def test_ops_it_cannot_print_yet_raise_unsupported():
+    x = make_input((4, 8), torch.float32)
+    with FusionDefinition() as fd:
+        t = fd.from_pytorch(x)
+        fd.add_output(fd.ops.cumsum(fd.ops.exp(t), 1))
+    with pytest.raises(nvfuse.UnsupportedError, match="fd.segment: cannot print a cumsum"):
+        fd.segment([x])
+
+
+def test_wrong_inputs_are_an_input_error():
+    x = make_input((4, 8), torch.float32)
+    with FusionDefinition() as fd:
+        fd.add_output(fd.ops.neg(fd.from_pytorch(x)))
+    with pytest.raises(nvfuse.InputError):
+        fd.segment([])
