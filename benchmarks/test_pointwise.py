@@ -99,11 +99,14 @@ def _row_add_torch(x, row):
     return (x.float() + row.float()).to(x.dtype)
 
 
-def _channels_last_inputs(numel, dtype):
+def _nchw_inputs(numel, dtype):
     n, c = 8, 64
     hw = max(1, int(math.sqrt(numel // (n * c))))
-    x = torch.randn(n, c, hw, hw, device="cuda", dtype=dtype)
-    return [x.to(memory_format=torch.channels_last)]
+    return [torch.randn(n, c, hw, hw, device="cuda", dtype=dtype)]
+
+
+def _channels_last_inputs(numel, dtype):
+    return [x.to(memory_format=torch.channels_last) for x in _nchw_inputs(numel, dtype)]
 
 
 def _channels_last_fd(fd, x, dtype):
@@ -126,12 +129,6 @@ def _transpose_add_fd(fd, x, y, dtype):
 
 def _transpose_add_torch(x, y):
     return (x.float() + y.float()).to(x.dtype)
-
-
-def _nchw_inputs(numel, dtype):
-    n, c = 8, 64
-    hw = max(1, int(math.sqrt(numel // (n * c))))
-    return [torch.randn(n, c, hw, hw, device="cuda", dtype=dtype)]
 
 
 def _to_channels_last_torch(x):

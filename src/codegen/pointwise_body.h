@@ -28,4 +28,13 @@ std::string fused_element_function(
     const Fusion& fusion,
     const PointwiseAnalysis& analysis);
 
+// The whole kernel: the device runtime, a header naming `scheduler` and
+// the params, the Index type, Args, fused() and `kernel_function`.
+KernelSource assemble_pointwise_kernel(
+    const Fusion& fusion,
+    const PointwiseAnalysis& analysis,
+    const PointwiseParams& params,
+    const std::string& scheduler,
+    const std::string& kernel_function);
+
 }  // namespace nvfuse

@@ -5,6 +5,7 @@
 
 #include "ir/all_exprs.h"
 #include "ir/errors.h"
+#include "ir/python_list.h"
 
 namespace nvfuse {
 
@@ -14,16 +15,6 @@ std::string dtype_text(DataType dtype) {
   return std::string("DataType.") + name_of(dtype);
 }
 
-template <typename T>
-std::string list_text(const std::vector<T>& values) {
-  std::ostringstream ss;
-  ss << "[";
-  for (size_t i = 0; i < values.size(); ++i) {
-    ss << (i ? ", " : "") << values[i];
-  }
-  ss << "]";
-  return ss.str();
-}
 
 class FusionPrinter {
  public:
@@ -135,8 +126,8 @@ class FusionPrinter {
       contiguity.push_back(id->is_broadcast() ? "None" : "False");
       shape.push_back(id->is_broadcast() ? 1 : -1);
     }
-    ss_ << n << " = fd.define_tensor(shape=" << list_text(shape)
-        << ", contiguity=" << list_text(contiguity)
+    ss_ << n << " = fd.define_tensor(shape=" << python_list(shape)
+        << ", contiguity=" << python_list(contiguity)
         << ", dtype=" << dtype_text(tv->dtype())
         << (tv->is_cpu_scalar() ? ", is_cpu=True" : "") << ")\n";
   }
@@ -155,7 +146,7 @@ class FusionPrinter {
     for (const Val* in : expr.inputs()) {
       names.push_back(name(in));
     }
-    return list_text(names);
+    return python_list(names);
   }
 
   void print_expr(const Expr& expr) {
@@ -178,11 +169,8 @@ class FusionPrinter {
                  dtype_text(expr.output(0)->dtype()) + ")");
         return;
       case ExprKind::BroadcastOp: {
-        std::vector<std::string> flags;
-        for (bool f : expr.as<BroadcastOp>()->is_broadcast_dim()) {
-          flags.push_back(f ? "True" : "False");
-        }
-        emit(expr, "fd.ops.broadcast(" + name(in) + ", " + list_text(flags) + ")");
+        emit(expr, "fd.ops.broadcast(" + name(in) + ", " +
+                 python_list(expr.as<BroadcastOp>()->is_broadcast_dim()) + ")");
         return;
       }
       case ExprKind::ExpandOp: {
@@ -195,19 +183,19 @@ class FusionPrinter {
                               ? size(out_axes[a]->logical_extent())
                               : -1);
         }
-        emit(expr, "fd.ops.expand(" + name(in) + ", " + list_text(shape) + ")");
+        emit(expr, "fd.ops.expand(" + name(in) + ", " + python_list(shape) + ")");
         return;
       }
       case ExprKind::ReductionOp: {
         const auto* r = expr.as<ReductionOp>();
         emit(expr, std::string("fd.ops.") + reduction_name(r->op()) + "(" + name(in) +
-                 ", dims=" + list_text(r->axes()) + ", keepdim=False, dtype=" +
+                 ", dims=" + python_list(r->axes()) + ", keepdim=False, dtype=" +
                  dtype_text(expr.output(0)->dtype()) + ")");
         return;
       }
       case ExprKind::VarMeanOp: {
         const auto* v = expr.as<VarMeanOp>();
-        emit(expr, "fd.ops.var_mean(" + name(in) + ", dims=" + list_text(v->axes()) +
+        emit(expr, "fd.ops.var_mean(" + name(in) + ", dims=" + python_list(v->axes()) +
                  ", correction=" + std::to_string(v->correction()) + ", keepdim=False)");
         return;
       }
@@ -223,16 +211,16 @@ class FusionPrinter {
         if (unknown > 1) {
           unknown_size();
         }
-        emit(expr, "fd.ops.reshape(" + name(in) + ", " + list_text(sizes) + ")");
+        emit(expr, "fd.ops.reshape(" + name(in) + ", " + python_list(sizes) + ")");
         return;
       }
       case ExprKind::PermuteOp:
         emit(expr, "fd.ops.permute(" + name(in) + ", " +
-                 list_text(expr.as<PermuteOp>()->dims()) + ")");
+                 python_list(expr.as<PermuteOp>()->dims()) + ")");
         return;
       case ExprKind::SqueezeOp:
         emit(expr, "fd.ops.squeeze(" + name(in) + ", " +
-                 list_text(expr.as<SqueezeOp>()->dims()) + ")");
+                 python_list(expr.as<SqueezeOp>()->dims()) + ")");
         return;
       case ExprKind::SliceOp: {
         std::vector<int64_t> starts, ends, steps;
@@ -241,8 +229,8 @@ class FusionPrinter {
           ends.push_back(size(expr.input(i + 1)->as<Scalar>()));
           steps.push_back(size(expr.input(i + 2)->as<Scalar>()));
         }
-        emit(expr, "fd.ops.slice(" + name(in) + ", " + list_text(starts) + ", " +
-                 list_text(ends) + ", " + list_text(steps) + ")");
+        emit(expr, "fd.ops.slice(" + name(in) + ", " + python_list(starts) + ", " +
+                 python_list(ends) + ", " + python_list(steps) + ")");
         return;
       }
       case ExprKind::PadOp: {
@@ -252,7 +240,7 @@ class FusionPrinter {
           widths.push_back(size(expr.input(i - 2)->as<Scalar>()));
           widths.push_back(size(expr.input(i - 1)->as<Scalar>()));
         }
-        emit(expr, "fd.ops.pad(" + name(in) + ", " + list_text(widths) + ", " +
+        emit(expr, "fd.ops.pad(" + name(in) + ", " + python_list(widths) + ", " +
                  operand(expr.input(1)) + ")");
         return;
       }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <sstream>
 
+#include "ir/python_list.h"
+
 #include "ir/all_exprs.h"
 #include "ir/scalar_value.h"
 
@@ -24,21 +26,6 @@ const char* name_of(ExprKind kind) {
 
 namespace {
 
-template <typename T>
-std::string list_to_string(const std::vector<T>& values) {
-  std::ostringstream ss;
-  ss << "[";
-  for (size_t i = 0; i < values.size(); ++i) {
-    ss << (i ? ", " : "");
-    if constexpr (std::is_same_v<T, bool>) {
-      ss << (values[i] ? "True" : "False");
-    } else {
-      ss << values[i];
-    }
-  }
-  ss << "]";
-  return ss.str();
-}
 
 }  // namespace
 
@@ -57,7 +44,7 @@ std::string to_string(const AttributeValue& value) {
         } else if constexpr (std::is_same_v<T, OpType>) {
           return name_of(v);
         } else {
-          return list_to_string(v);
+          return python_list(v);
         }
       },
       value);

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "ir/printer.h"
+#include "ir/python_list.h"
 
 namespace nvfuse {
 
@@ -29,22 +30,12 @@ std::string shape_of_definition(const TensorView& tv) {
   return ss.str();
 }
 
-template <typename T>
-std::string list(const T& values) {
-  std::ostringstream ss;
-  ss << "[";
-  for (size_t i = 0; i < values.size(); ++i) {
-    ss << (i ? ", " : "") << values[i];
-  }
-  ss << "]";
-  return ss.str();
-}
 
 std::string describe_argument(const Argument& arg) {
   if (const auto* t = std::get_if<at::Tensor>(&arg)) {
     return std::string("a ") + c10::toString(t->scalar_type()) +
-        " tensor of shape " + list(t->sizes()) + " and strides " +
-        list(t->strides()) + " on " + t->device().str();
+        " tensor of shape " + python_list(t->sizes()) + " and strides " +
+        python_list(t->strides()) + " on " + t->device().str();
   }
   const ScalarValue& v = std::get<ScalarValue>(arg);
   return "the Python scalar " + v.to_python();
@@ -307,7 +298,7 @@ std::string describe_input(const Val& input) {
   ss << "]";
   std::vector<int64_t> stride_order = tv.stride_order();
   if (!stride_order.empty()) {
-    ss << ", stride_order=" << list(stride_order);
+    ss << ", stride_order=" << python_list(stride_order);
   }
   if (tv.is_cpu_scalar()) {
     ss << ", is_cpu=True";
