@@ -88,12 +88,33 @@ def test_matmul_with_an_expanded_bias():
     _assert_segments_reproduce(fd, [a, b, bias])
 
 
-def test_ops_it_cannot_print_yet_raise_unsupported():
+@pytest.mark.parametrize("device", DEVICES)
+def test_indexing_and_creation_ops_next_to_reductions(device):
+    x = make_input((6, 10), torch.float32, device=device)
+    table = make_input((12, 10), torch.float32, device=device)
+    rows = torch.tensor([3, 0, 11, 5, 5, 1], device=device)
+    labels = torch.tensor([[1], [0], [9], [4], [4], [2]], device=device)
+    with FusionDefinition() as fd:
+        X, T, R, L = (fd.from_pytorch(t) for t in (x, table, rows, labels))
+        embedded = fd.ops.embedding_fwd(R, T)
+        picked = fd.ops.index_select(T, R, 0)
+        h = fd.ops.cumsum(X + embedded, 1) + fd.ops.triu(picked, 1)
+        h = h + fd.ops.full([6, 10], 0.5, DataType.Float)
+        fd.add_output(fd.ops.sum(h, [1]))
+        fd.add_output(fd.ops.gather(h, L, 1))
+        fd.add_output(fd.ops.select(h, 2, 0))
+    segments = _assert_segments_reproduce(fd, [x, table, rows, labels])
+    text = "".join(repr(s) for s in segments)
+    for op in ["embedding_fwd", "index_select", "cumsum", "triu", "full", "gather", "select"]:
+        assert f"fd.ops.{op}(" in text
+
+
+def test_random_ops_raise_unsupported():
     x = make_input((4, 8), torch.float32)
     with FusionDefinition() as fd:
         t = fd.from_pytorch(x)
-        fd.add_output(fd.ops.cumsum(fd.ops.exp(t), 1))
-    with pytest.raises(nvfuse.UnsupportedError, match="fd.segment: cannot print a cumsum"):
+        fd.add_output(fd.ops.sum(t * fd.ops.rand_like(t), [1]))
+    with pytest.raises(nvfuse.UnsupportedError, match="fd.segment: cannot print a"):
         fd.segment([x])
 
 

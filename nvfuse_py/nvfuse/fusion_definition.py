@@ -384,8 +384,8 @@ class FusionDefinition:
         this fusion's outputs it is; empty when only later segments read
         it). Running them in order, feeding each its inputs, gives
         execute(inputs)'s outputs. An UnsupportedError names an op whose
-        segment cannot be printed as a definition yet (indexing, random and
-        attention ops)."""
+        segment cannot be printed as a definition yet (random and attention
+        ops)."""
         self._ensure_defined()
         segments = []
         for kind, text, sources, destinations in _C.segment_definitions(

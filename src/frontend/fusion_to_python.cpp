@@ -255,6 +255,54 @@ class FusionPrinter {
         emit(expr, "fd.ops.linear(" + name(in) + ", " + name(expr.input(1)) +
                  (expr.as<LinearOp>()->has_bias() ? ", " + name(expr.input(2)) : "") + ")");
         return;
+      case ExprKind::SelectOp:
+        emit(expr, "fd.ops.select(" + name(in) + ", " + operand(expr.input(1)) + ", " +
+                 std::to_string(expr.as<SelectOp>()->dim()) + ")");
+        return;
+      case ExprKind::IndexSelectOp:
+        emit(expr, "fd.ops.index_select(" + name(in) + ", " + name(expr.input(1)) +
+                 ", " + std::to_string(expr.as<IndexSelectOp>()->dim()) + ")");
+        return;
+      case ExprKind::GatherOp: {
+        const auto* g = expr.as<GatherOp>();
+        emit(expr, std::string("fd.ops.") + (g->take_along_axis() ? "take_along_axis" : "gather") +
+                 "(" + name(in) + ", " + name(expr.input(1)) + ", " +
+                 std::to_string(g->dim()) + ")");
+        return;
+      }
+      case ExprKind::ScatterOp:
+        emit(expr, "fd.ops.scatter(" + name(in) + ", " + name(expr.input(1)) + ", " +
+                 name(expr.input(2)) + ", " +
+                 std::to_string(expr.as<ScatterOp>()->dim()) + ")");
+        return;
+      case ExprKind::IndexPutAccumulateOp:
+        emit(expr, "fd.ops.index_put_accumulate(" + name(in) + ", " +
+                 name(expr.input(1)) + ", " + name(expr.input(2)) + ")");
+        return;
+      case ExprKind::EmbeddingFwdOp:
+        emit(expr, "fd.ops.embedding_fwd(" + name(in) + ", " + name(expr.input(1)) + ")");
+        return;
+      case ExprKind::TriuOp:
+        emit(expr, "fd.ops.triu(" + name(in) + ", " + operand(expr.input(1)) + ")");
+        return;
+      case ExprKind::CumsumOp:
+        emit(expr, "fd.ops.cumsum(" + name(in) + ", " +
+                 std::to_string(expr.as<CumsumOp>()->dim()) + ")");
+        return;
+      case ExprKind::FullOp: {
+        std::vector<int64_t> shape;
+        for (size_t i = 1; i < expr.inputs().size(); ++i) {
+          shape.push_back(size(expr.input(i)->as<Scalar>()));
+        }
+        emit(expr, "fd.ops.full(" + python_list(shape) + ", " + operand(in) +
+                 ", dtype=" + dtype_text(expr.output(0)->dtype()) + ")");
+        return;
+      }
+      case ExprKind::IotaOp:
+        emit(expr, "fd.ops.iota(" + std::to_string(size(in->as<Scalar>())) + ", " +
+                 operand(expr.input(1)) + ", " + operand(expr.input(2)) +
+                 ", dtype=" + dtype_text(expr.output(0)->dtype()) + ")");
+        return;
       default:
         NVFUSE_UNSUPPORTED("fd.segment: cannot print a ", expr.op_name(),
                            " segment as a definition yet (", name_of(expr.kind()), ")");

@@ -18,7 +18,8 @@ namespace nvfuse {
 // the call being printed, nullopt when unknown. Lines read `T3 =
 // fd.ops.add(T0, T1)`, one per input, expr and output, with `fd` the
 // definition. An UnsupportedError names the first expr kind it cannot
-// print.
+// print (random ops, whose printed form would draw new values, and
+// attention).
 std::string fusion_to_python(
     const Fusion& fusion,
     const std::function<std::optional<int64_t>(const Scalar*)>& size_of);
