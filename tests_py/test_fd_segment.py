@@ -17,7 +17,8 @@ def _run_segments(segments, inputs, output_count):
     for j, segment in enumerate(segments):
         args = [inputs[s[1]] if s[0] == "input" else values[(s[1], s[2])]
                 for s in segment.segment_inputs]
-        for k, out in enumerate(segment.execute(args)):
+        # A segment that reads no tensor (a full) runs where it is told.
+        for k, out in enumerate(segment.execute(args, device=inputs[0].device)):
             values[(j, k)] = out
             for position in segment.segment_outputs[k]:
                 outputs[position] = out
@@ -124,3 +125,14 @@ def test_wrong_inputs_are_an_input_error():
         fd.add_output(fd.ops.neg(fd.from_pytorch(x)))
     with pytest.raises(nvfuse.InputError):
         fd.segment([])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_fusion_reading_no_tensor_runs_on_the_device_asked(device):
+    with FusionDefinition() as fd:
+        fd.add_output(fd.ops.full([3, 4], 2.0, DataType.Float) * 3.0)
+    (out,) = fd.execute([], device=device)
+    assert out.device.type == device
+    torch.testing.assert_close(out.cpu(), torch.full((3, 4), 6.0))
+    (out,) = fd.execute([])
+    assert out.device.type == "cpu"

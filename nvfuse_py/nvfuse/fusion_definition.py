@@ -282,7 +282,10 @@ class FusionDefinition:
         save_repro_inputs=False,
     ):
         """Runs the fusion on `inputs` (tensors and Python numbers, in the
-        order their definitions were recorded); returns the outputs."""
+        order their definitions were recorded); returns the outputs.
+        `device` ("cuda", "cuda:1", "cpu"): the tensor inputs must be there,
+        and a fusion that reads no tensor (a lone full or iota) runs there
+        (else on the CPU)."""
         self._ensure_defined()
         if profile:
             raise UnsupportedError(
@@ -290,8 +293,11 @@ class FusionDefinition:
                 "code generator"
             )
         inputs = list(inputs)
+        cuda_device = -1
         if device is not None:
-            _check_device(inputs, torch.device(device))
+            device = _normalized_device(device)
+            _check_device(inputs, device)
+            cuda_device = device.index if device.type == "cuda" else -1
         if save_repro_inputs:
             self._saved_inputs = [
                 t.detach().clone() if isinstance(t, torch.Tensor) else t
@@ -305,7 +311,7 @@ class FusionDefinition:
             from .multidevice import dtensor
 
             return dtensor.execute_sharded(self, inputs)
-        return _C.execute(self._id, inputs)
+        return _C.execute(self._id, inputs, cuda_device)
 
     def output_shardings(self):
         """Each output's nvfuse.multidevice.Sharding (mesh and sharded axes)."""
@@ -415,6 +421,14 @@ def _dtype_arg(dtype):
             f"dtype must be a nvfuse DataType (e.g. DataType.Float), got {dtype!r}"
         )
     return dtype
+
+
+def _normalized_device(device):
+    """torch.device(device), with "cuda" resolved to the current GPU."""
+    device = torch.device(device)
+    if device.type == "cuda" and device.index is None:
+        device = torch.device("cuda", torch.cuda.current_device())
+    return device
 
 
 def _check_device(inputs, device):

@@ -130,12 +130,15 @@ void init_execute(py::module_& m) {
       "A folder to look for libnvrtc.so in before the system's");
   m.def(
       "execute",
-      [](int64_t fusion_id, const py::sequence& inputs) {
+      [](int64_t fusion_id, const py::sequence& inputs, int cuda_device) {
         std::vector<Argument> args = arguments_from_python(inputs);
+        const c10::Device device = cuda_device < 0
+            ? c10::Device(c10::kCPU)
+            : c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(cuda_device));
         std::vector<at::Tensor> outputs;
         {
           py::gil_scoped_release no_gil;
-          outputs = execute_cached_fusion(fusion_id, args);
+          outputs = execute_cached_fusion(fusion_id, args, device);
         }
         py::list result;
         for (at::Tensor& out : outputs) {
@@ -144,7 +147,8 @@ void init_execute(py::module_& m) {
         }
         return result;
       },
-      py::arg("fusion_id"), py::arg("inputs"));
+      py::arg("fusion_id"), py::arg("inputs"), py::arg("cuda_device") = -1,
+      "cuda_device: where a fusion that reads no tensor runs (-1: the CPU)");
 }
 
 }  // namespace nvfuse

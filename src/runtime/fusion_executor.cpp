@@ -377,12 +377,12 @@ std::vector<at::Tensor> FusionExecutor::compute(
 }
 
 std::vector<at::Tensor> FusionExecutor::execute(
-    const std::vector<Argument>& args) {
+    const std::vector<Argument>& args,
+    c10::Device device) {
   const auto& fusion_outputs = fusion_->outputs();
   // A kernel wrote fresh tensors laid out by their allocation domains; the
   // reference evaluator's values may be views of inputs or laid out by ATen.
   std::vector<bool> from_kernel;
-  c10::Device device(c10::kCPU);
   std::vector<at::Tensor> values = compute(args, from_kernel, device);
   std::vector<at::Tensor> input_tensors;  // for materialize_output, on demand
   auto inputs_of_args = [&]() -> const std::vector<at::Tensor>& {
@@ -462,13 +462,14 @@ FusionExecutor& executor_for(CachedFusion& entry) {
 
 std::vector<at::Tensor> execute_cached_fusion(
     int64_t fusion_id,
-    const std::vector<Argument>& args) {
+    const std::vector<Argument>& args,
+    c10::Device device) {
   CachedFusion& entry = FusionCache::get().at(fusion_id);
   try {
     if (entry.sharded) {
       return multidevice_executor_for(entry).execute(args);
     }
-    return executor_for(entry).execute(args);
+    return executor_for(entry).execute(args, device);
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::kInternal) {
       throw;

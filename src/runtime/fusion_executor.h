@@ -27,7 +27,10 @@ class FusionExecutor : public RuntimeState {
   // coordinate scheduler accepts the fusion (or each of its segments, when its
   // reductions reduce different axes); everything else runs on the ATen
   // reference evaluator.
-  std::vector<at::Tensor> execute(const std::vector<Argument>& args);
+  // `device`: where a fusion without tensor inputs runs (execute(device=)).
+  std::vector<at::Tensor> execute(
+      const std::vector<Argument>& args,
+      c10::Device device = c10::Device(c10::kCPU));
   // The values of the fusion's outputs as computed, without laying them out
   // or writing in-place outputs (what a part hands to the next one);
   // from_kernel[i]: output i is a fresh kernel output in its final layout.
@@ -141,8 +144,10 @@ class FusionExecutor : public RuntimeState {
 FusionExecutor& executor_for(CachedFusion& entry);
 
 // Executes a cached fusion. Internal errors carry the fusion's repro script.
+// `device` is where a fusion that reads no tensor runs.
 std::vector<at::Tensor> execute_cached_fusion(
     int64_t fusion_id,
-    const std::vector<Argument>& args);
+    const std::vector<Argument>& args,
+    c10::Device device = c10::Device(c10::kCPU));
 
 }  // namespace nvfuse
