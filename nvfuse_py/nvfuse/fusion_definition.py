@@ -382,8 +382,9 @@ class FusionDefinition:
 
     def segment(self, inputs) -> list:
         """The fusion as execute(inputs) cuts it (segment_summary): one new
-        FusionDefinition per segment, in run order, each specialized to
-        the sizes of these inputs. Each carries `segment_kind` ("fused",
+        FusionDefinition per segment, in run order. Tensor inputs take any
+        size and layout; the sizes ops take (reshape, expand, full, slice,
+        pad) are those of these inputs. Each carries `segment_kind` ("fused",
         "aten" or "view"), `segment_inputs` (per input, ("input", i) for
         input i of this fusion or ("segment", j, k) for output k of
         segment j) and `segment_outputs` (per output, the positions among

@@ -1,6 +1,5 @@
 #include "codegen/pointwise_codegen.h"
 
-#include <algorithm>
 #include <sstream>
 
 #include "codegen/expr_statement.h"

@@ -15,7 +15,6 @@ std::string dtype_text(DataType dtype) {
   return std::string("DataType.") + name_of(dtype);
 }
 
-
 class FusionPrinter {
  public:
   FusionPrinter(
@@ -168,11 +167,10 @@ class FusionPrinter {
         emit(expr, "fd.ops.cast(" + operand(in) + ", dtype=" +
                  dtype_text(expr.output(0)->dtype()) + ")");
         return;
-      case ExprKind::BroadcastOp: {
+      case ExprKind::BroadcastOp:
         emit(expr, "fd.ops.broadcast(" + name(in) + ", " +
                  python_list(expr.as<BroadcastOp>()->is_broadcast_dim()) + ")");
         return;
-      }
       case ExprKind::ExpandOp: {
         // -1 keeps an axis; the expanded ones get this call's sizes.
         std::vector<int64_t> shape;

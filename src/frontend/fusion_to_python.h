@@ -1,9 +1,10 @@
 // Prints a Fusion (a segment of a cut fusion) back as the body of a Python
 // definition, so fd.segment() can hand each segment to the user as a
-// FusionDefinition of its own. The IR keeps no symbolic name for the sizes
-// a definition computes (a reshape's -1, a cat's extent), so sizes are
-// printed as the values of one call: the definition is specialized to the
-// shapes it was printed for. Scalar inputs stay inputs.
+// FusionDefinition of its own. Tensor inputs are printed symbolic (any
+// size and layout) and scalar inputs stay inputs; but the IR keeps no
+// symbolic name for the sizes an op takes (a reshape's -1, an expand's or
+// a full's shape, slice bounds, pad widths), so those are printed as their
+// values in one call, and the definition is specialized to them.
 #pragma once
 
 #include <functional>
@@ -15,7 +16,8 @@
 namespace nvfuse {
 
 // `size_of(s)`: the concrete value of a symbolic size or index scalar for
-// the call being printed, nullopt when unknown. Lines read `T3 =
+// the call being printed, nullopt when unknown (a size only an ATen
+// segment's result knows). Lines read `T3 =
 // fd.ops.add(T0, T1)`, one per input, expr and output, with `fd` the
 // definition. An UnsupportedError names the first expr kind it cannot
 // print (random ops, whose printed form would draw new values, and

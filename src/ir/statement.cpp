@@ -3,9 +3,8 @@
 #include <algorithm>
 #include <sstream>
 
-#include "ir/python_list.h"
-
 #include "ir/all_exprs.h"
+#include "ir/python_list.h"
 #include "ir/scalar_value.h"
 
 namespace nvfuse {
@@ -23,11 +22,6 @@ const char* name_of(ExprKind kind) {
   }
   return "<unknown ExprKind>";
 }
-
-namespace {
-
-
-}  // namespace
 
 std::string to_string(const AttributeValue& value) {
   return std::visit(

@@ -47,7 +47,7 @@ class FusionExecutor : public RuntimeState {
   segment_summary() const;
 
   // fd.segment(): each segment (as segment_summary cuts the fusion) as
-  // Python definition text, specialized to the sizes of `args`
+  // Python definition text, its ops' sizes those of `args`
   // (frontend/fusion_to_python.h); defined in segment_definitions.cpp.
   struct SegmentDefinition {
     std::string kind;    // "fused", "aten" or "view"

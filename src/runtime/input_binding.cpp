@@ -30,7 +30,6 @@ std::string shape_of_definition(const TensorView& tv) {
   return ss.str();
 }
 
-
 std::string describe_argument(const Argument& arg) {
   if (const auto* t = std::get_if<at::Tensor>(&arg)) {
     return std::string("a ") + c10::toString(t->scalar_type()) +
