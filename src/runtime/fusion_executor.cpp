@@ -1,5 +1,6 @@
 #include "runtime/fusion_executor.h"
 
+#include <algorithm>
 #include <sstream>
 
 #include "ir/dump.h"
@@ -44,7 +45,48 @@ std::unique_ptr<KernelExecutor> kernel_executor_for(
   return nullptr;
 }
 
+bool is_one_kernel(const Fusion& fusion) {
+  std::string kind;
+  std::string why_not;
+  return kernel_executor_for(fusion, &kind, &why_not) != nullptr;
+}
+
 }  // namespace
+
+std::vector<FusionExecutor::Segment> FusionExecutor::split_by_reduction_class(
+    const Fusion& fusion,
+    std::string* why_not) {
+  std::vector<Segment> split;
+  auto groups = has_reduction(fusion)
+      ? group_outputs_by_reduction_axes(fusion, why_not)
+      : std::nullopt;
+  if (!groups.has_value() || groups->size() < 2) {
+    return split;
+  }
+  for (const std::vector<size_t>& positions : *groups) {
+    Segment segment;
+    segment.owned = fusion.clone();
+    segment.owned->retain_outputs(positions);
+    segment.fusion = segment.owned.get();
+    segment.kernel = kernel_executor_for(
+        *segment.fusion, &segment.kind, &segment.why_no_kernel);
+    segment.outputs = positions;
+    split.push_back(std::move(segment));
+  }
+  return split;
+}
+
+bool FusionExecutor::runs_as_kernels(const Fusion& fusion) {
+  if (is_one_kernel(fusion)) {
+    return true;
+  }
+  std::string why_not;
+  const auto split = split_by_reduction_class(fusion, &why_not);
+  return !split.empty() &&
+      std::all_of(split.begin(), split.end(), [](const auto& s) {
+        return s.kernel != nullptr;
+      });
+}
 
 std::string FusionExecutor::segment_header(
     const Segment& segment,
@@ -65,7 +107,8 @@ FusionExecutor::FusionExecutor(const Fusion& definition)
     dump("fusion_ir", definition.to_string());
   }
   run_presegmentation_passes(*fusion_);
-  for (FusionSegment& plan : segment_at_aten_ops(*fusion_)) {
+  const SchedulerChecks checks{runs_as_kernels, is_one_kernel};
+  for (FusionSegment& plan : segment_at_aten_ops(*fusion_, checks)) {
     // The piece went through the passes with the whole fusion.
     std::unique_ptr<FusionExecutor> executor(
         new FusionExecutor(std::move(plan.fusion), plan.is_host_view));
@@ -103,22 +146,7 @@ void FusionExecutor::plan_segments() {
     whole.outputs.push_back(i);
   }
   std::string why_not_split;
-  auto groups = has_reduction(*fusion_)
-      ? group_outputs_by_reduction_axes(*fusion_, &why_not_split)
-      : std::nullopt;
-  std::vector<Segment> split;
-  if (groups.has_value() && groups->size() > 1) {
-    for (const std::vector<size_t>& positions : *groups) {
-      Segment segment;
-      segment.owned = fusion_->clone();
-      segment.owned->retain_outputs(positions);
-      segment.fusion = segment.owned.get();
-      segment.kernel = kernel_executor_for(
-          *segment.fusion, &segment.kind, &segment.why_no_kernel);
-      segment.outputs = positions;
-      split.push_back(std::move(segment));
-    }
-  }
+  std::vector<Segment> split = split_by_reduction_class(*fusion_, &why_not_split);
   if (whole.kernel != nullptr) {
     // One kernel for everything (an inner-outer reduction); the split is
     // its fallback.
@@ -167,7 +195,9 @@ FusionExecutor::segment_summary() const {
 void FusionExecutor::dump_segments() const {
   std::ostringstream ss;
   if (!parts_.empty()) {
-    ss << parts_.size() << " segment(s), cut at the ATen ops:\n";
+    ss << parts_.size()
+       << " segment(s), cut at the ATen ops and where one kernel cannot take "
+          "the whole:\n";
     for (const Part& part : parts_) {
       const Fusion& piece = part.executor->prepared_fusion();
       ss << "  "
@@ -300,6 +330,27 @@ std::vector<at::Tensor> FusionExecutor::compute_segments(
   return values;
 }
 
+namespace {
+
+// `value` with stride 0 on the axes that `tv` expands: a part reading `tv`
+// declares them expanded broadcasts, and a producer that computed them on
+// the reference evaluator may have written them out. The values along
+// such an axis are all equal, so its first index stands for every index.
+at::Tensor as_expanded(const TensorView& tv, const at::Tensor& value) {
+  std::vector<int64_t> strides = value.strides().vec();
+  bool changed = false;
+  for (int64_t axis = 0; axis < tv.rank(); ++axis) {
+    if (tv.logical()[axis]->is_expanded() && strides[axis] != 0) {
+      strides[axis] = 0;
+      changed = true;
+    }
+  }
+  return changed ? value.as_strided(value.sizes(), strides, value.storage_offset())
+                 : value;
+}
+
+}  // namespace
+
 std::vector<Argument> FusionExecutor::part_args(
     const Part& part,
     const std::vector<Argument>& args,
@@ -310,7 +361,7 @@ std::vector<Argument> FusionExecutor::part_args(
     result.push_back(args[position]);
   }
   for (const Val* b : part.plan.boundary) {
-    result.emplace_back(values.at(b));
+    result.emplace_back(as_expanded(*b->as<TensorView>(), values.at(b)));
   }
   return result;
 }

@@ -106,17 +106,39 @@ class Analyzer {
           "its reductions reduce different axes, and neither set's results feed "
           "only outputs");
     }
+    // The per-row (inner) class must reduce the axis innermost in memory:
+    // the kernel's schedule declines every input where it does not.
+    const int64_t innermost = innermost_axis(rank);
+    const auto reduces_innermost = [&](int c) {
+      const auto& axes = reduced_axes_of(*classes[c].front());
+      return std::find(axes.begin(), axes.end(), innermost) != axes.end();
+    };
     int outer = candidates.front();
     if (candidates.size() == 2) {
-      const auto& axes = reduced_axes_of(*classes[0].front());
-      const bool first_reduces_last =
-          std::find(axes.begin(), axes.end(), rank - 1) != axes.end();
-      outer = first_reduces_last ? 1 : 0;
+      outer = reduces_innermost(0) ? 1 : 0;
+    }
+    if (!reduces_innermost(1 - outer)) {
+      return reject(
+          "its reductions reduce different axes, and the set whose results "
+          "feed only outputs reduces the innermost axis");
     }
     feeds_only_columns(classes[outer], &a_.column_exprs, &a_.column_outputs);
     a_.outer_reductions = classes[outer];
     reductions_ = classes[1 - outer];
     return true;
+  }
+
+  // The logical axis that is innermost in memory in tensors of `rank`
+  // axes: as the first fusion input of that rank is laid out (its stride
+  // order), else the last axis.
+  int64_t innermost_axis(int64_t rank) const {
+    for (const Val* in : fusion_.inputs()) {
+      if (in->is<TensorView>() && in->as<TensorView>()->rank() == rank) {
+        auto order = in->as<TensorView>()->domain().allocation_permutation();
+        return order.has_value() && !order->empty() ? order->back() : rank - 1;
+      }
+    }
+    return rank - 1;
   }
 
   // Between them a and b reduce every axis of one shape exactly once.

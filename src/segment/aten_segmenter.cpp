@@ -12,6 +12,7 @@
 #include "passes/host_views.h"
 #include "schedule/coordinate_analysis.h"
 #include "schedule/reduction_analysis.h"
+#include "segment/merge_groups.h"
 
 namespace nvfuse {
 
@@ -258,16 +259,55 @@ bool is_segment_set(const Expr& expr) {
   return expr.is<PointwiseOp>() && expr.as<PointwiseOp>()->op() == OpType::segment_set;
 }
 
+// Segments are ordered by depth; at one depth, host views of values from
+// earlier depths first, then kernels, then ATen exprs and views of kernel
+// results (they read values of depth <= d only).
+enum Phase { kViewOfEarlier, kKernel, kAfterKernels, kDeferredKernel };
+bool is_kernel(Phase phase) {
+  return phase == kKernel || phase == kDeferredKernel;
+}
+struct Planned {
+  int depth;
+  Phase phase;
+  std::vector<const Expr*> members;
+};
+
+// Kernel groups that the schedulers do not take whole (a sum of a sum),
+// each split into groups that one kernel takes (segment/merge_groups.h);
+// the pieces keep the group's place in the run order.
+std::vector<Planned> split_unschedulable_kernels(
+    const Fusion& fusion,
+    std::vector<Planned> planned,
+    const SchedulerChecks& checks) {
+  const GroupCheck is_one_kernel = [&](const std::vector<const Expr*>& exprs) {
+    return checks.is_one_kernel(*build_segment(fusion, exprs, false).fusion);
+  };
+  std::vector<Planned> result;
+  for (Planned& group : planned) {
+    if (!is_kernel(group.phase) ||
+        checks.runs_as_kernels(*build_segment(fusion, group.members, false).fusion)) {
+      result.push_back(std::move(group));
+      continue;
+    }
+    for (MergedGroup& piece : merge_into_kernel_groups(fusion, group.members, is_one_kernel)) {
+      result.push_back({group.depth, group.phase, std::move(piece.exprs)});
+    }
+  }
+  return result;
+}
+
 // The segments of `fusion` cut at the exprs `is_cut` accepts (each its own
 // segment), `host_views` among them. With `defer_independent`, kernel exprs
 // that feed no cut of their depth run after those cuts (so that work a
 // communication does not wait for overlaps it). A segment_set starts a
 // new kernel: it runs as a copy at the head of its consumers' kernel, and
-// what it reads is written by an earlier one.
+// what it reads is written by an earlier one. With `checks`, kernel groups
+// the schedulers do not take whole are split further.
 std::vector<FusionSegment> segment_at_cuts(
     const Fusion& fusion,
     const std::function<bool(const Expr&)>& is_cut,
     const std::unordered_set<const Expr*>& host_views,
+    const SchedulerChecks* checks,
     bool defer_independent = false) {
   std::vector<const Expr*> exprs;
   for (const Expr* expr : fusion.exprs()) {
@@ -278,7 +318,7 @@ std::vector<FusionSegment> segment_at_cuts(
   const bool any_cut = std::any_of(exprs.begin(), exprs.end(), [&](const Expr* e) {
     return is_cut(*e) || is_segment_set(*e);
   });
-  if (!any_cut) {
+  if (!any_cut && (checks == nullptr || checks->runs_as_kernels(fusion))) {
     return {};
   }
   // Depth of a tensor: ATen exprs on the longest path from the inputs.
@@ -379,15 +419,6 @@ std::vector<FusionSegment> segment_at_cuts(
       }
     }
   }
-  // Segments ordered by depth; at one depth, host views of values from
-  // earlier depths first, then kernels, then ATen exprs and views of
-  // kernel results (they read values of depth <= d only).
-  enum Phase { kViewOfEarlier, kKernel, kAfterKernels, kDeferredKernel };
-  struct Planned {
-    int depth;
-    Phase phase;
-    std::vector<const Expr*> members;
-  };
   const auto phase_of_cut = [&](const Expr* expr) {
     if (!host_views.count(expr)) {
       return kAfterKernels;
@@ -421,9 +452,11 @@ std::vector<FusionSegment> segment_at_cuts(
     }
     ordered[it->second].members.push_back(exprs[i]);
   }
+  if (checks != nullptr) {
+    ordered = split_unschedulable_kernels(fusion, std::move(ordered), *checks);
+  }
   // One kernel needs no cutting; one ATen expr or host view still runs as
   // its own segment (a view must not become a copy kernel).
-  const auto is_kernel = [](Phase p) { return p == kKernel || p == kDeferredKernel; };
   if (ordered.size() < 2 && (ordered.empty() || is_kernel(ordered[0].phase))) {
     return {};
   }
@@ -443,7 +476,9 @@ std::vector<FusionSegment> segment_at_cuts(
 
 }  // namespace
 
-std::vector<FusionSegment> segment_at_aten_ops(const Fusion& fusion) {
+std::vector<FusionSegment> segment_at_aten_ops(
+    const Fusion& fusion,
+    const SchedulerChecks& checks) {
   // Without reductions, the coordinate kernel computes slices, gathers,
   // random values... with the pointwise work around them; with them, most
   // of those exprs are cut out (each then runs as its own coordinate kernel).
@@ -455,14 +490,14 @@ std::vector<FusionSegment> segment_at_aten_ops(const Fusion& fusion) {
       [&](const Expr& e) {
         return host_views.count(&e) || is_cut_out(e, reductions);
       },
-      host_views);
+      host_views, &checks);
 }
 
 std::vector<FusionSegment> segment_at_host_steps(
     const Fusion& fusion,
     const std::unordered_set<const Expr*>& steps) {
   return segment_at_cuts(
-      fusion, [&](const Expr& e) { return steps.count(&e) > 0; }, {},
+      fusion, [&](const Expr& e) { return steps.count(&e) > 0; }, {}, nullptr,
       /*defer_independent=*/true);
 }
 

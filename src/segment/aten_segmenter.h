@@ -4,6 +4,7 @@
 // fusion stays one piece.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_set>
@@ -57,14 +58,26 @@ struct FusionSegment {
   bool is_host_view = false;
 };
 
+// What the runtime's schedulers take (runtime/fusion_executor.cpp), asked
+// of a segment's fusion: whether it runs as generated kernels (one, or one
+// per reduction class), and whether it runs as one.
+struct SchedulerChecks {
+  std::function<bool(const Fusion&)> runs_as_kernels;
+  std::function<bool(const Fusion&)> is_one_kernel;
+};
+
 // The segments in an order that runs producers first: kernel groups are
 // connected pointwise/reduction exprs at one "ATen depth" (the number of
 // ATen exprs on the longest path from the inputs; host views do not count,
 // being free), so no two segments depend on each other. A segment_set
 // counts as one more step of depth (a hint: the kernel computing its input
-// ends there and the set heads its consumers' kernel). Empty when the
-// fusion is a single kernel segment.
-std::vector<FusionSegment> segment_at_aten_ops(const Fusion& fusion);
+// ends there and the set heads its consumers' kernel). A kernel group that
+// does not run as kernels is split into the fewest groups that one kernel
+// each takes (segment/merge_groups.h); what no kernel takes runs on the
+// reference evaluator. Empty when the fusion is a single segment.
+std::vector<FusionSegment> segment_at_aten_ops(
+    const Fusion& fusion,
+    const SchedulerChecks& checks);
 
 // A sharded fusion cut at its host steps (communications and local slices,
 // multidevice/insert_communications.h), each a segment of its own, the

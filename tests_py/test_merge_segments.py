@@ -1,0 +1,155 @@
+"""Fusions that no scheduler takes whole are split into the groups that one
+generated kernel each takes (segment/merge_groups.h), not sent whole to the
+ATen reference evaluator: a sum of a sum, a row sum plus a column sum, a
+layer-norm variance summed over rows, a complex-valued middle. Decisions are
+asserted without a GPU (segment counts, generated code compiled by NVRTC,
+results on the CPU reference path); the GPU tests run the kernels."""
+
+import time
+
+import pytest
+import torch
+
+from nvfuse import _C, DataType, FusionDefinition
+from fusion_helpers import assert_close
+
+REFERENCE_NOTE = "runs on the ATen reference evaluator"
+
+
+def kernel_parts(code):
+    """The parts of generated code that are kernels (an inner-outer
+    reduction brings its finishing kernel in the same part)."""
+    return [part for part in code.split("// ==== nvfuse segment: fused ====\n")
+            if "__global__" in part]
+
+
+def _define(body, ranks=(2,)):
+    with FusionDefinition() as fd:
+        inputs = [fd.define_tensor([-1] * rank, contiguity=True, dtype=DataType.Float)
+                  for rank in ranks]
+        for out in body(fd, *inputs):
+            fd.add_output(out)
+    return fd
+
+
+def sum_of_sum(fd, t):
+    return [fd.ops.sum(fd.ops.sum(t, [1]), [0])]
+
+
+def row_plus_column(fd, t):
+    rows = fd.ops.sum(t, [1], keepdim=True)
+    columns = fd.ops.sum(t, [0], keepdim=True)
+    return [fd.ops.add(rows, columns)]
+
+
+def variance_summed_over_rows(fd, t):
+    var, mean = fd.ops.var_mean(t, dims=[1], correction=0, keepdim=True)
+    return [fd.ops.cast(t - mean, DataType.BFloat16), fd.ops.sum(var, [0])]
+
+
+def complex_middle(fd, t):
+    c = fd.ops.cast(fd.ops.mul(t, 2.0), DataType.ComplexFloat)
+    return [fd.ops.add(fd.ops.real(fd.ops.mul(c, c)), 1.0)]
+
+
+def torch_results(name, x):
+    if name == "sum_of_sum":
+        return [x.sum(1).sum(0)]
+    if name == "row_plus_column":
+        return [x.sum(1, keepdim=True) + x.sum(0, keepdim=True)]
+    if name == "variance_summed_over_rows":
+        var, mean = torch.var_mean(x, dim=1, correction=0, keepdim=True)
+        return [(x - mean).to(torch.bfloat16), var.sum(0)]
+    return [(x * 2) ** 2 + 1]
+
+
+CASES = {
+    # body, expected segment op lists, parts run as generated kernels
+    "sum_of_sum": (sum_of_sum, [["sum"], ["sum"]], 2),
+    # Both sums read x once in one kernel; the add writes the matrix.
+    "row_plus_column": (row_plus_column, [["sum", "sum"], ["add"]], 2),
+    "variance_summed_over_rows": (
+        variance_summed_over_rows, [["var_mean", "sub", "cast"], ["sum"]], 2),
+    # The complex ops run on the reference evaluator between two kernels.
+    "complex_middle": (complex_middle, [["mul"], ["cast", "mul", "real"], ["add"]], 2),
+}
+
+
+def _ops(fd):
+    return [[op for op in ops if op not in ("broadcast", "expand")]
+            for _, ops in fd.segment_summary()]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_merge_segments_are_the_fewest_kernel_groups(name):
+    body, expected, _ = CASES[name]
+    assert _ops(_define(body)) == expected
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_merge_segments_compile_with_nvrtc(name):
+    body, _, kernels = CASES[name]
+    code = _define(body).cuda_code_for([torch.randn(6, 10)])
+    assert len(kernel_parts(code)) == kernels
+    assert (REFERENCE_NOTE in code) == (name == "complex_middle")
+    for part in kernel_parts(code):
+        name_start = part.index("__global__ void ") + len("__global__ void ")
+        kernel_name = part[name_start:part.index("(", name_start)]
+        assert _C.nvrtc_compile(part, kernel_name, 90)["bytes"] > 0
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_merge_segments_match_torch_on_the_cpu(name):
+    body, _, _ = CASES[name]
+    x = torch.randn(6, 10)
+    for out, want in zip(_define(body).execute([x]), torch_results(name, x)):
+        assert_close(out, want)
+
+
+def test_an_unschedulable_whole_of_one_expr_stays_one_segment():
+    # Nothing to split: the reason for the reference evaluator is kept.
+    fd = _define(lambda fd, t: [fd.ops.real(fd.ops.cast(t, DataType.ComplexFloat))])
+    assert len(fd.segment_summary()) == 1
+    with pytest.raises(Exception, match="reference evaluator"):
+        fd.cuda_code_for([torch.randn(2, 3)])
+
+
+def test_a_chain_of_40_reductions_over_alternating_axes_segments_in_under_a_second():
+    # Each reduction reduces the other axis of the one before: a column sum
+    # of rows shifted by their sums is one inner-outer kernel, so pairs
+    # share a kernel, and every part is a generated kernel. The greedy
+    # merge asks the schedulers a bounded number of times per expr
+    # (measured ~0.03 s on a 2-core machine).
+    def body(fd, t):
+        y = t
+        for i in range(40):
+            y = fd.ops.add(fd.ops.mul(fd.ops.sum(y, [i % 2], keepdim=True), 0.1), t)
+        return [y]
+
+    start = time.perf_counter()
+    fd = _define(body)
+    summary = fd.segment_summary()
+    seconds = time.perf_counter() - start
+    assert len(summary) == 21
+    assert seconds < 1.0, seconds
+    assert REFERENCE_NOTE not in fd.cuda_code_for([torch.randn(6, 10)])
+    x = torch.randn(6, 10)
+    want = x
+    for i in range(40):
+        want = want.sum(i % 2, keepdim=True) * 0.1 + x
+    out, = fd.execute([x])
+    torch.testing.assert_close(out, want, rtol=1e-4, atol=1e-4)
+
+
+# --- on the GPU ----------------------------------------------------------
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_merge_segments_match_torch_on_the_gpu(name):
+    body, _, kernels = CASES[name]
+    fd = _define(body)
+    x = torch.randn(1000, 700, device="cuda")
+    for out, want in zip(fd.execute([x]), torch_results(name, x)):
+        torch.testing.assert_close(out, want, rtol=1e-4, atol=1e-2)
+    assert len(kernel_parts(fd.last_cuda_code())) == kernels
