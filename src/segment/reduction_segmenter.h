@@ -6,9 +6,9 @@
 // from the fusion inputs: nothing intermediate is written to memory, and
 // the pointwise work shared by groups is recomputed (cheap next to the
 // extra read of the inputs that a materialized intermediate would cost).
-// Outputs that depend on reductions over different axes (a reduction of a
-// normalized value) are not split here: such fusions run on the reference
-// evaluator until the full segmenter lands.
+// Outputs that depend on reductions over different axes (a sum of a sum)
+// are not split here: aten_segmenter.h splits such fusions into kernels
+// that pass intermediate tensors (merge_groups.h).
 #pragma once
 
 #include <optional>
