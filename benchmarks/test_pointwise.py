@@ -136,6 +136,18 @@ def _to_channels_last_torch(x):
     return y.contiguous(memory_format=torch.channels_last)
 
 
+def _split_heads_fd(fd, x, bias, dtype):
+    # A reshape of a computed value between pointwise ops: one coordinate
+    # kernel, not two kernels around an ATen view.
+    h = fd.ops.reshape(_upcast(fd, x) + _upcast(fd, bias), [-1, 32, COLUMNS // 32])
+    return _downcast(fd, h * 0.5 + 1.0, dtype)
+
+
+def _split_heads_torch(x, bias):
+    h = (x.float() + bias.float()).reshape(-1, 32, COLUMNS // 32)
+    return (h * 0.5 + 1.0).to(x.dtype)
+
+
 CASES = {
     "add_mul_relu": (_add_mul_relu_inputs, _add_mul_relu_fd, _add_mul_relu_torch),
     "bias_gelu": (_gelu_inputs, _gelu_fd, _gelu_torch),
@@ -146,6 +158,7 @@ CASES = {
     # scheduler's tiles.
     "transpose_add": (_transpose_add_inputs, _transpose_add_fd, _transpose_add_torch),
     "to_channels_last": (_nchw_inputs, _channels_last_fd, _to_channels_last_torch),
+    "bias_split_heads": (_gelu_inputs, _split_heads_fd, _split_heads_torch),
 }
 
 

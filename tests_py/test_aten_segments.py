@@ -62,17 +62,31 @@ def test_independent_work_on_inputs_joins_its_consumer_kernel():
     assert_close(out, torch.exp(x @ w) + torch.sin(x))
 
 
-def test_reshape_between_pointwise_ops_cuts_three_segments():
+def test_reshape_between_pointwise_ops_is_one_coordinate_kernel():
     x = torch.randn(4, 6)
 
     def build(fd, t):
         return fd.ops.reshape(fd.ops.relu(t), [2, 12]) * 3.0
 
     (out,), fd = run_fusion(build, [x])
-    assert fd.segment_summary() == [
-        ("fused", ["relu"]), ("aten", ["reshape"]), ("fused", ["mul"])
-    ]
+    assert fd.segment_summary() == [("fused", ["relu", "reshape", "mul"])]
+    assert "CoordinateParams" in fd.cuda_code_for([x])
     assert_close(out, x.relu().reshape(2, 12) * 3.0)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_reshape_between_reduction_kernels_stays_an_aten_view(device):
+    # Next to reductions a reshape is cut out; alone it is no copy kernel
+    # but an ATen reshape, a view of the first kernel's output.
+    x = make_input((4, 6), torch.float32, device=device)
+
+    def build(fd, t):
+        rows = fd.ops.reshape(fd.ops.relu(t) - fd.ops.sum(t, [1], keepdim=True), [2, 12])
+        return fd.ops.sum(rows, [1])
+
+    (out,), fd = run_fusion(build, [x])
+    assert fd.segment_summary()[1] == ("aten", ["reshape"])
+    assert_close(out, (x.relu() - x.sum(1, keepdim=True)).reshape(2, 12).sum(1))
 
 
 def test_fused_parts_print_their_generated_kernels():

@@ -1,5 +1,5 @@
 """The coordinate kernel: slices, pads, cats, selects, gathers, embeddings,
-permutes, squeezes, triu, full, iota and random values computed inside one
+permutes, squeezes, reshapes, triu, full, iota and random values computed inside one
 generated kernel with the pointwise work around them. Without a GPU the
 generated code is inspected and compiled by NVRTC; on a GPU each case runs
 as that kernel and must give the reference evaluator's values (to
@@ -62,6 +62,14 @@ CASES = {
     "full_iota": (["x"], lambda fd, x: fd.ops.slice(x, [0, 0, 0, 0], [1, 1, 1, 16]) + fd.ops.broadcast_in_dim(
         fd.ops.iota(16, 3.0, 0.5, DataType.Float), [1, 1, 1, 16], [3]) * fd.ops.full([1, 1, 1, 16], 2.0, DataType.Float)),
     "iota_int": (["x"], lambda fd, x: fd.ops.iota(9, 4, -3, DataType.Int)),
+    # Reshapes of computed values: lanes that stay on one input row share
+    # the index arithmetic; others unravel per lane.
+    "reshape_split": (["x"], lambda fd, x: fd.ops.reshape(fd.ops.relu(x), [2, 3, 5, 2, 8]) * 2.0),
+    "reshape_merge": (["x"], lambda fd, x: fd.ops.reshape(fd.ops.exp(x), [6, 80]) + 1.0),
+    "reshape_odd": (["x"], lambda fd, x: fd.ops.reshape(x * 2.0, [16, 30]) - 1.0),
+    "reshape_inferred": (["x"], lambda fd, x: fd.ops.reshape(fd.ops.neg(x), [-1, 16]) * x.ndim),
+    "permute_of_reshape": (["x"], lambda fd, x: fd.ops.permute(fd.ops.reshape(fd.ops.abs(x), [6, 80]), [1, 0]) + 1.0),
+    "slice_of_reshape": (["x"], lambda fd, x: fd.ops.slice(fd.ops.reshape(fd.ops.exp(x), [6, 80]), [0, 3], [6, 67])),
 }
 
 
@@ -108,6 +116,22 @@ def test_cat_of_many_parts_branches_and_pad_nests_its_guard():
     # The pad's predicate and the cat's inside it both guard the cat's loads.
     nested = _group_body("pad_of_cat")
     assert re.search(r"if \(v\d+ && v\d+\) \{", nested)
+
+
+def test_reshape_lanes_on_one_input_row_share_the_index_arithmetic():
+    # [2,3,5,16] -> [2,3,5,2,8]: 4 fp32 lanes never straddle an input row.
+    body = _group_body("reshape_split")
+    assert "kVec = 4" in _code(*_define("reshape_split", _inputs("cpu")))
+    assert re.search(r"const Index v\d+ = .* // T\d+_Float\[.*\] = reshape", body)
+    assert "nvfuse::Array<Index, kVec>" not in body
+    # 16 and 30 wide rows: lanes share only if they cannot straddle either.
+    assert "vector_width=2" in _code(*_define("reshape_odd", _inputs("cpu")))
+
+
+@pytest.mark.parametrize("name", ["permute_of_reshape", "slice_of_reshape"])
+def test_reshape_lanes_off_its_last_axis_or_shifted_unravel_per_lane(name):
+    body = _group_body(name)
+    assert re.search(r"nvfuse::Array<Index, kVec> v\d+;  // T\d+_Float\[.*\] = reshape", body)
 
 
 def test_random_ops_carry_philox_and_a_drawn_seed():

@@ -278,6 +278,8 @@ std::string CoordinateValues::compute(
       return cat(*def.as<CatOp>(), coords);
     case ExprKind::SliceOp:
       return value_at(tensor_input(def, 0), slice_coords(*def.as<SliceOp>(), coords));
+    case ExprKind::ReshapeOp:
+      return value_at(tensor_input(def, 0), reshape_coords(*def.as<ReshapeOp>(), coords));
     case ExprKind::PermuteOp: {
       const auto& dims = def.as<PermuteOp>()->dims();
       for (size_t i = 0; i < dims.size(); ++i) {
@@ -400,6 +402,7 @@ std::vector<LaneCoord> CoordinateValues::slice_coords(
       }
       if (!first.empty()) {
         c.base = "(" + first + " + " + c.base + ")";
+        c.aligned = false;
       }
     }
     in.push_back(c);

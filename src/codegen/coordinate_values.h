@@ -44,6 +44,10 @@ struct LaneCoord {
   std::string base;
   int64_t lane_step = 0;
   bool per_lane = false;
+  // Lane 0's coordinate is a multiple of kVec (the iteration's, shifted by
+  // lane multiples only; a slice start is not one). A reshape needs it to
+  // keep the lanes on one input row.
+  bool aligned = true;
 
   std::string lane(const std::string& l) const;
   bool varies() const { return per_lane || lane_step != 0; }
@@ -112,6 +116,12 @@ class CoordinateValues {
   std::string random(const RngOp& expr, const std::vector<LaneCoord>& coords);
   std::vector<LaneCoord> slice_coords(
       const SliceOp& expr,
+      const std::vector<LaneCoord>& coords);
+  // Where a reshape's element at `coords` is in its input: its row-major
+  // position in the output, unraveled over the input's extents
+  // (coordinate_reshape.cpp).
+  std::vector<LaneCoord> reshape_coords(
+      const ReshapeOp& expr,
       const std::vector<LaneCoord>& coords);
   // A predicate on `coord` evaluated at lane 0 for every lane: notes what
   // must hold for that (boundaries at multiples of kVec).

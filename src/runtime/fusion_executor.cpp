@@ -19,6 +19,13 @@ namespace nvfuse {
 
 namespace {
 
+bool only_reshapes(const Fusion& fusion) {
+  const auto exprs = fusion.exprs();
+  return !exprs.empty() && std::all_of(exprs.begin(), exprs.end(), [](const Expr* e) {
+    return !e->output(0)->is<TensorView>() || e->is<ReshapeOp>();
+  });
+}
+
 // The generated-kernel executor for `fusion`, or nullptr with the reason.
 std::unique_ptr<KernelExecutor> kernel_executor_for(
     const Fusion& fusion,
@@ -34,8 +41,14 @@ std::unique_ptr<KernelExecutor> kernel_executor_for(
     return kernel;
   }
   // Reading operands at other coordinates (slices, gathers...) or making
-  // values from coordinates (random, iota) needs the coordinate kernel.
+  // values from coordinates (random, iota) needs the coordinate kernel. A
+  // reshape alone stays an ATen reshape: a view where the layout allows.
   *kind = "coordinate";
+  if (only_reshapes(fusion)) {
+    *why_not = "pointwise: " + why_not_pointwise +
+        "; a reshape alone runs as an ATen reshape (a view where it can be)";
+    return nullptr;
+  }
   std::string why_not_coordinate;
   if (auto kernel = CoordinateExecutor::try_create(fusion, &why_not_coordinate)) {
     return kernel;

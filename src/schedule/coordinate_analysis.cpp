@@ -33,6 +33,7 @@ bool is_coordinate_expr(const Expr& expr) {
     case ExprKind::EmbeddingFwdOp:
     case ExprKind::PermuteOp:
     case ExprKind::SqueezeOp:
+    case ExprKind::ReshapeOp:
     case ExprKind::TriuOp:
     case ExprKind::FullOp:
     case ExprKind::IotaOp:
@@ -82,6 +83,14 @@ std::vector<const Scalar*> scalars_read_by(const Expr& expr) {
       break;
     case ExprKind::EmbeddingFwdOp:
       scalars.push_back(extent_of(expr.input(1), 0));
+      break;
+    case ExprKind::ReshapeOp:
+      // The output's extents ravel the position, the input's unravel it.
+      for (const Val* tv : {static_cast<const Val*>(expr.output(0)), in}) {
+        for (int64_t axis = 0; axis < tv->as<TensorView>()->rank(); ++axis) {
+          scalars.push_back(extent_of(tv, axis));
+        }
+      }
       break;
     case ExprKind::TriuOp:
       input(1);

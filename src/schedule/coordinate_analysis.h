@@ -1,7 +1,8 @@
 // canSchedule for the coordinate scheduler: fusions whose outputs are
 // computed element by element from their coordinates, where an operand may
 // be read at other coordinates than its result (slice, pad, cat, select,
-// index_select, gather, take_along_axis, embedding, permute, squeeze) or a
+// index_select, gather, take_along_axis, embedding, permute, squeeze,
+// reshape) or a
 // value made from the coordinates alone (full, iota, uniform, normal, triu).
 // The pointwise scheduler, which vectorizes and merges axes, keeps every
 // fusion it accepts; this one takes the rest of the reduction-free fusions.
