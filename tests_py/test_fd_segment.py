@@ -1,6 +1,8 @@
 """fd.segment(inputs): the segments execute() runs, each handed back as a
 FusionDefinition of its own; run in order, they give execute()'s outputs."""
 
+import re
+
 import pytest
 import torch
 
@@ -110,13 +112,54 @@ def test_indexing_and_creation_ops_next_to_reductions(device):
         assert f"fd.ops.{op}(" in text
 
 
-def test_random_ops_raise_unsupported():
+@pytest.mark.parametrize("device", DEVICES)
+def test_random_ops_with_an_explicit_seed_reproduce(device):
+    x = make_input((4, 8), torch.float32, device=device)
+    w = make_input((8, 8), torch.float32, device=device)
+    with FusionDefinition() as fd:
+        t, u = fd.from_pytorch(x), fd.from_pytorch(w)
+        seed, offset = fd.define_scalar(dtype=DataType.Int), fd.define_scalar(dtype=DataType.Int)
+        h = fd.ops.matmul(t, u)
+        noise = fd.ops.randn_like(t, rng_seed=seed, rng_offset=offset)
+        fd.add_output(fd.ops.sum(h + noise, [1]))
+    segments = _assert_segments_reproduce(fd, [x, w, 7, 8])
+    assert re.search(r"fd\.ops\.normal\(S\d+, S\d+, shape=\[4, 8\], rng_seed=S\d+, "
+                     r"rng_offset=S\d+", repr(segments[1]))
+
+
+def test_drawn_random_ops_print_without_a_seed():
+    # Each run of the segment draws its own seed, as the fusion does.
     x = make_input((4, 8), torch.float32)
     with FusionDefinition() as fd:
         t = fd.from_pytorch(x)
         fd.add_output(fd.ops.sum(t * fd.ops.rand_like(t), [1]))
-    with pytest.raises(nvfuse.UnsupportedError, match="fd.segment: cannot print a"):
-        fd.segment([x])
+    (segment,) = fd.segment([x])
+    assert re.search(r"fd\.ops\.uniform\(S\d+, S\d+, shape=\[4, 8\], rng_seed=None, "
+                     r"rng_offset=None, dtype=DataType\.Float\)", repr(segment))
+    (out,) = segment.execute([x])
+    assert out.shape == (4,)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_attention_forward_and_backward_segments_reproduce(device):
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(1, 2, 16, 32, dtype=torch.bfloat16, device=device)
+               for _ in range(3))
+    with FusionDefinition() as fd:
+        tq, tk, tv = (fd.from_pytorch(t) for t in (q, k, v))
+        out, lse, seed, offset = fd.ops.sdpfa_fwd(fd.ops.mul(tq, 2.0), tk, tv,
+                                                 dropout_p=0.0, is_causal=True)
+        grads = fd.ops.sdpfa_bwd(out, tq, tk, tv, out, lse, 0.0, True, seed, offset,
+                                 scale=0.25)
+        fd.add_output(out)
+        for g in grads:
+            fd.add_output(g)
+    segments = _assert_segments_reproduce(fd, [q, k, v])
+    text = "".join(repr(s) for s in segments)
+    assert re.search(r"= fd\.ops\.sdpfa_fwd\(T2, T0, T1, dropout_p=S\d+, is_causal=S\d+, "
+                     r"scale=None\)", text)
+    assert re.search(r"= fd\.ops\.sdpfa_bwd\(T3, T0, T1, T2, T3, T4, dropout_p=S\d+, "
+                     r"is_causal=S\d+, philox_seed=T5, philox_offset=T6, scale=S\d+\)", text)
 
 
 def test_wrong_inputs_are_an_input_error():

@@ -390,9 +390,10 @@ class FusionDefinition:
         segment j) and `segment_outputs` (per output, the positions among
         this fusion's outputs it is; empty when only later segments read
         it). Running them in order, feeding each its inputs, gives
-        execute(inputs)'s outputs. An UnsupportedError names an op whose
-        segment cannot be printed as a definition yet (random and attention
-        ops)."""
+        execute(inputs)'s outputs. A random op whose seed is drawn from
+        torch prints without one (the segment draws its own each run). An
+        UnsupportedError says when a size only an ATen segment's result
+        knows (it is not run here) or an internal op cannot be printed."""
         self._ensure_defined()
         segments = []
         for kind, text, sources, destinations in _C.segment_definitions(

@@ -301,6 +301,45 @@ class FusionPrinter {
                  operand(expr.input(1)) + ", " + operand(expr.input(2)) +
                  ", dtype=" + dtype_text(expr.output(0)->dtype()) + ")");
         return;
+      case ExprKind::RngOp: {
+        // A seed drawn from torch's generator prints as none given: the
+        // segment run alone draws its own, as the fusion does each run.
+        const auto& rng = *expr.as<RngOp>();
+        std::vector<int64_t> shape;
+        for (size_t i = rng.first_size_input(); i < expr.inputs().size(); ++i) {
+          shape.push_back(size(expr.input(i)->as<Scalar>()));
+        }
+        std::string seed;
+        if (rng.has_explicit_seed()) {
+          seed = ", rng_seed=" + operand(expr.input(2)) +
+              ", rng_offset=" + operand(expr.input(3));
+        }
+        emit(expr, std::string("fd.ops.") + (rng.is_normal() ? "normal(" : "uniform(") +
+                 operand(in) + ", " + operand(expr.input(1)) + ", shape=" +
+                 python_list(shape) + seed +
+                 ", dtype=" + dtype_text(expr.output(0)->dtype()) + ")");
+        return;
+      }
+      case ExprKind::SdpaFwdOp:
+        emit(expr, "fd.ops.sdpfa_fwd(" + name(in) + ", " + name(expr.input(1)) + ", " +
+                 name(expr.input(2)) + ", dropout_p=" + operand(expr.input(3)) +
+                 ", is_causal=" + operand(expr.input(4)) +
+                 (expr.as<SdpaFwdOp>()->has_scale()
+                      ? ", scale=" + operand(expr.input(5)) : "") + ")");
+        return;
+      case ExprKind::SdpaBwdOp: {
+        std::string args;
+        for (size_t i = 0; i < 6; ++i) {
+          args += name(expr.input(i)) + ", ";
+        }
+        emit(expr, "fd.ops.sdpfa_bwd(" + args + "dropout_p=" + operand(expr.input(6)) +
+                 ", is_causal=" + operand(expr.input(7)) +
+                 ", philox_seed=" + name(expr.input(8)) +
+                 ", philox_offset=" + name(expr.input(9)) +
+                 (expr.as<SdpaBwdOp>()->has_scale()
+                      ? ", scale=" + operand(expr.input(10)) : "") + ")");
+        return;
+      }
       default:
         NVFUSE_UNSUPPORTED("fd.segment: cannot print a ", expr.op_name(),
                            " segment as a definition yet (", name_of(expr.kind()), ")");

@@ -19,9 +19,9 @@ namespace nvfuse {
 // the call being printed, nullopt when unknown (a size only an ATen
 // segment's result knows). Lines read `T3 =
 // fd.ops.add(T0, T1)`, one per input, expr and output, with `fd` the
-// definition. An UnsupportedError names the first expr kind it cannot
-// print (random ops, whose printed form would draw new values, and
-// attention).
+// definition. A random op whose seed is drawn from torch prints without
+// one (run alone, the segment draws its own). An UnsupportedError names
+// the first expr it cannot print (internal ops).
 std::string fusion_to_python(
     const Fusion& fusion,
     const std::function<std::optional<int64_t>(const Scalar*)>& size_of);
