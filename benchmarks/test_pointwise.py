@@ -148,6 +148,16 @@ def _split_heads_torch(x, bias):
     return (h * 0.5 + 1.0).to(x.dtype)
 
 
+def _cumsum_fd(fd, x, dtype):
+    # A prefix sum along the rows with work before and after it: one scan
+    # kernel (a warp per row).
+    return _downcast(fd, fd.ops.cumsum(_upcast(fd, x) * 2.0, 1) + 1.0, dtype)
+
+
+def _cumsum_torch(x):
+    return (torch.cumsum(x.float() * 2.0, 1) + 1.0).to(x.dtype)
+
+
 CASES = {
     "add_mul_relu": (_add_mul_relu_inputs, _add_mul_relu_fd, _add_mul_relu_torch),
     "bias_gelu": (_gelu_inputs, _gelu_fd, _gelu_torch),
@@ -159,6 +169,7 @@ CASES = {
     "transpose_add": (_transpose_add_inputs, _transpose_add_fd, _transpose_add_torch),
     "to_channels_last": (_nchw_inputs, _channels_last_fd, _to_channels_last_torch),
     "bias_split_heads": (_gelu_inputs, _split_heads_fd, _split_heads_torch),
+    "scaled_cumsum": (_chain_inputs, _cumsum_fd, _cumsum_torch),
 }
 
 

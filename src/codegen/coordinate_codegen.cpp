@@ -7,6 +7,7 @@
 #include "codegen/device_runtime.h"
 #include "codegen/expr_statement.h"
 #include "codegen/index_values.h"
+#include "codegen/scan_codegen.h"
 
 namespace nvfuse {
 
@@ -46,47 +47,12 @@ class CoordinateGenerator {
   }
 
   LaneRequirements lane_requirements() const {
-    const CoordinateValues values = group_values();
-    LaneRequirements lanes;
-    lanes.multiples.assign(values.lane_multiples().begin(), values.lane_multiples().end());
-    lanes.shareable = values.lanes_share_predicates();
-    for (const TensorView* tv : values.vector_tensors()) {
-      const auto at = std::find(tensors_.begin(), tensors_.end(), tv);
-      lanes.vector_tensors.push_back(static_cast<size_t>(at - tensors_.begin()));
-    }
-    lanes.alignment_terms.assign(values.alignment_terms().begin(),
-                                 values.alignment_terms().end());
-    return lanes;
+    return lanes_of(group_values(), analysis_);
   }
 
  private:
   void build_layout() {
-    layout_.index_32bit = params_.index_32bit;
-    for (size_t t = 0; t < tensors_.size(); ++t) {
-      layout_.add({ArgField::kTensorPointer, static_cast<int>(t), 1,
-                   tensors_[t]->dtype(), name_of_value(tensors_[t])});
-      layout_.args.back().read_only = t < analysis_.inputs.size();
-    }
-    const auto& values = analysis_.value_inputs;
-    for (size_t i = 0; i < values.size(); ++i) {
-      layout_.add({ArgField::kValue, static_cast<int>(i), 1, values[i]->dtype(),
-                   name_of_value(values[i])});
-    }
-    add_drawn_seed_args(layout_, values.size(), analysis_.drawn_random_ops.size());
-    layout_.add({ArgField::kNumel, 0, 1, DataType::Null, "numel"});
-    if (params_.rank > 0) {
-      layout_.add({ArgField::kExtents, 0, params_.rank, DataType::Null, "extent"});
-    }
-    if (fast_division()) {
-      layout_.add({ArgField::kDividers, 0, params_.rank, DataType::Null, "divider"});
-    }
-    for (size_t t = 0; t < tensors_.size(); ++t) {
-      if (tensors_[t]->rank() > 0) {
-        layout_.add({ArgField::kStrides, static_cast<int>(t),
-                     static_cast<int>(tensors_[t]->rank()), DataType::Null,
-                     "stride_" + name_of_value(tensors_[t])});
-      }
-    }
+    layout_ = coordinate_arg_layout(analysis_, params_, tensors_, fast_division());
   }
 
   // The statements of one group of kVec lanes, with what the lanes need of
@@ -177,6 +143,41 @@ class CoordinateGenerator {
 
 }  // namespace
 
+KernelArgLayout coordinate_arg_layout(
+    const CoordinateAnalysis& analysis,
+    const CoordinateParams& params,
+    const std::vector<const TensorView*>& tensors,
+    bool dividers) {
+  KernelArgLayout layout;
+  layout.index_32bit = params.index_32bit;
+  for (size_t t = 0; t < tensors.size(); ++t) {
+    layout.add({ArgField::kTensorPointer, static_cast<int>(t), 1,
+                tensors[t]->dtype(), name_of_value(tensors[t])});
+    layout.args.back().read_only = t < analysis.inputs.size();
+  }
+  const auto& values = analysis.value_inputs;
+  for (size_t i = 0; i < values.size(); ++i) {
+    layout.add({ArgField::kValue, static_cast<int>(i), 1, values[i]->dtype(),
+                name_of_value(values[i])});
+  }
+  add_drawn_seed_args(layout, values.size(), analysis.drawn_random_ops.size());
+  layout.add({ArgField::kNumel, 0, 1, DataType::Null, "numel"});
+  if (params.rank > 0) {
+    layout.add({ArgField::kExtents, 0, params.rank, DataType::Null, "extent"});
+  }
+  if (dividers) {
+    layout.add({ArgField::kDividers, 0, params.rank, DataType::Null, "divider"});
+  }
+  for (size_t t = 0; t < tensors.size(); ++t) {
+    if (tensors[t]->rank() > 0) {
+      layout.add({ArgField::kStrides, static_cast<int>(t),
+                  static_cast<int>(tensors[t]->rank()), DataType::Null,
+                  "stride_" + name_of_value(tensors[t])});
+    }
+  }
+  return layout;
+}
+
 LaneRequirements lane_requirements(
     const Fusion& fusion,
     const CoordinateAnalysis& analysis) {
@@ -184,14 +185,36 @@ LaneRequirements lane_requirements(
   CoordinateParams params;
   params.rank = static_cast<int>(analysis.outputs.front()->rank());
   params.vector_width = 8;
+  if (!analysis.scans.empty()) {
+    params.scan_axis = static_cast<int>(analysis.scan_axis);
+    return lanes_of(scan_values(fusion, analysis, params), analysis);
+  }
   CoordinateGenerator generator(fusion, analysis, params);
   return generator.lane_requirements();
+}
+
+LaneRequirements lanes_of(const CoordinateValues& values, const CoordinateAnalysis& analysis) {
+  std::vector<const TensorView*> tensors = analysis.inputs;
+  tensors.insert(tensors.end(), analysis.outputs.begin(), analysis.outputs.end());
+  LaneRequirements lanes;
+  lanes.multiples.assign(values.lane_multiples().begin(), values.lane_multiples().end());
+  lanes.shareable = values.lanes_share_predicates();
+  for (const TensorView* tv : values.vector_tensors()) {
+    const auto at = std::find(tensors.begin(), tensors.end(), tv);
+    lanes.vector_tensors.push_back(static_cast<size_t>(at - tensors.begin()));
+  }
+  lanes.alignment_terms.assign(values.alignment_terms().begin(),
+                               values.alignment_terms().end());
+  return lanes;
 }
 
 KernelSource generate_coordinate_kernel(
     const Fusion& fusion,
     const CoordinateAnalysis& analysis,
     const CoordinateParams& params) {
+  if (!analysis.scans.empty()) {
+    return generate_scan_kernel(fusion, analysis, params);
+  }
   return CoordinateGenerator(fusion, analysis, params).generate();
 }
 

@@ -28,6 +28,19 @@ LaneRequirements lane_requirements(
     const Fusion& fusion,
     const CoordinateAnalysis& analysis);
 
+class CoordinateValues;
+// What `values` (a kernel body's statements) needs of its lanes.
+LaneRequirements lanes_of(const CoordinateValues& values, const CoordinateAnalysis& analysis);
+
+// The kernel's arguments: `tensors` (inputs then outputs) as pointers, the
+// by-value inputs, drawn seeds, numel, the iteration extents, the fast
+// dividers when `dividers`, and the tensors' strides.
+KernelArgLayout coordinate_arg_layout(
+    const CoordinateAnalysis& analysis,
+    const CoordinateParams& params,
+    const std::vector<const TensorView*>& tensors,
+    bool dividers);
+
 KernelSource generate_coordinate_kernel(
     const Fusion& fusion,
     const CoordinateAnalysis& analysis,

@@ -136,14 +136,7 @@ void CoordinateValues::share_predicate(
 std::string CoordinateValues::value_at(
     const TensorView* tv,
     std::vector<LaneCoord> coords) {
-  NVFUSE_ASSERT(
-      static_cast<int64_t>(coords.size()) == tv->rank(), tv->name(),
-      " read with ", coords.size(), " coordinates");
-  for (int64_t axis = 0; axis < tv->rank(); ++axis) {
-    if (tv->logical()[axis]->is_broadcast()) {
-      coords[axis] = uniform("0");  // every element of a size-1 axis is the one
-    }
-  }
+  coords = on_broadcast_axes_zero(tv, std::move(coords));
   const std::string key = key_of(tv, coords);
   for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope) {
     auto found = scope->find(key);
@@ -154,6 +147,37 @@ std::string CoordinateValues::value_at(
   const std::string name = compute(tv, coords);
   scopes_.back()[key] = name;
   return name;
+}
+
+std::vector<LaneCoord> CoordinateValues::on_broadcast_axes_zero(
+    const TensorView* tv,
+    std::vector<LaneCoord> coords) const {
+  NVFUSE_ASSERT(
+      static_cast<int64_t>(coords.size()) == tv->rank(), tv->name(),
+      " read with ", coords.size(), " coordinates");
+  for (int64_t axis = 0; axis < tv->rank(); ++axis) {
+    if (tv->logical()[axis]->is_broadcast()) {
+      coords[axis] = uniform("0");  // every element of a size-1 axis is the one
+    }
+  }
+  return coords;
+}
+
+void CoordinateValues::provide(
+    const TensorView* tv,
+    std::vector<LaneCoord> coords,
+    const std::string& name) {
+  scopes_.back()[key_of(tv, on_broadcast_axes_zero(tv, std::move(coords)))] = name;
+}
+
+void CoordinateValues::open_block(const std::string& header) {
+  line(header + " {");
+  open_scope();
+}
+
+void CoordinateValues::close_block() {
+  close_scope();
+  line("}");
 }
 
 std::string CoordinateValues::load(

@@ -74,6 +74,19 @@ class CoordinateValues {
   // Stores `value` (an Array) into output `tv` at `coords`.
   void store(const TensorView* tv, const std::vector<LaneCoord>& coords,
              const std::string& value);
+  // For the scan kernel (scan_codegen.cpp): `name` (an Array) is `tv` at
+  // `coords` from here to the end of the current block; a statement of
+  // its own; a block (`header {`, e.g. a loop) with a scope of its own
+  // for the values computed in it; a guard for the loads of the values
+  // computed until close_guard (zeros where `predicate` is false).
+  void provide(const TensorView* tv, std::vector<LaneCoord> coords, const std::string& name);
+  void statement(const std::string& text) { line(text); }
+  void open_block(const std::string& header);
+  void close_block();
+  void open_guard(const std::string& predicate);
+  void close_guard();
+  // A fresh local name.
+  std::string fresh_name() { return "v" + std::to_string(next_name_++); }
   std::string code() const { return code_.str(); }
 
   const std::vector<const Scalar*>& lane_multiples() const { return lane_multiples_; }
@@ -85,6 +98,9 @@ class CoordinateValues {
   const std::vector<const Scalar*>& alignment_terms() const { return alignment_terms_; }
 
  private:
+  // `coords` with "0" on the broadcast axes of `tv`: the key of a value.
+  std::vector<LaneCoord> on_broadcast_axes_zero(const TensorView* tv,
+                                                std::vector<LaneCoord> coords) const;
   std::string compute(const TensorView* tv, const std::vector<LaneCoord>& coords);
   std::string load(const TensorView* tv, const std::vector<LaneCoord>& coords);
   std::string elementwise(const Expr& expr, const std::vector<LaneCoord>& coords);
@@ -101,8 +117,6 @@ class CoordinateValues {
   // Values computed between open_guard and close_guard are valid only
   // where `predicate` holds (a bool local): loads there are predicated on
   // it (and on the enclosing guards), and the values stay in their scope.
-  void open_guard(const std::string& predicate);
-  void close_guard();
   std::string current_guard() const;
   std::string indexed(
       const Expr& expr,

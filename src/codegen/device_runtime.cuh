@@ -285,4 +285,22 @@ __device__ __forceinline__ bool vector_ok(const T* p, Index stride) {
        reinterpret_cast<unsigned long long>(p) % (sizeof(T) * kVec) == 0);
 }
 
+// The scan kernel's warp step: the sum of `value` over the lanes before
+// `lane` (0 for lane 0), and in `total` the sum over all 32 lanes. Every
+// lane of the warp must call it.
+template <typename T>
+__device__ __forceinline__ T warp_exclusive_sum(T value, int lane, T* total) {
+  T inclusive = value;
+#pragma unroll
+  for (int offset = 1; offset < 32; offset <<= 1) {
+    const T before = __shfl_up_sync(0xffffffffu, inclusive, offset);
+    if (lane >= offset) {
+      inclusive += before;
+    }
+  }
+  *total = __shfl_sync(0xffffffffu, inclusive, 31);
+  const T exclusive = __shfl_up_sync(0xffffffffu, inclusive, 1);
+  return lane == 0 ? T(0) : exclusive;
+}
+
 }  // namespace nvfuse

@@ -20,12 +20,14 @@ ProcessSetting<CoordinateTuning>& tuning_setting() {
 
 // The schedule for tensors (inputs then outputs) described as `tensors`;
 // nullopt when the outputs differ in shape (the iteration space is theirs).
+// With a scan axis (>= 0), the scan kernel's launch.
 std::optional<CoordinateSchedule> schedule_for(
     size_t input_count,
     const std::vector<TensorArg>& tensors,
     int64_t lane_alignment,
     const std::vector<size_t>& vectorized,
-    const std::vector<int64_t>& shifts) {
+    const std::vector<int64_t>& shifts,
+    int64_t scan_axis) {
   const std::vector<int64_t>& extents = tensors[input_count].sizes;
   for (size_t t = input_count + 1; t < tensors.size(); ++t) {
     if (tensors[t].sizes != extents) {
@@ -36,6 +38,9 @@ std::optional<CoordinateSchedule> schedule_for(
       schedule_coordinates(extents, tensors, lane_alignment, coordinate_tuning());
   schedule.params.vectors_aligned = vector_accesses_aligned(
       schedule.params.vector_width, tensors, vectorized, shifts);
+  if (scan_axis >= 0) {
+    schedule_scan(schedule, extents, static_cast<int>(scan_axis));
+  }
   return schedule;
 }
 
@@ -104,7 +109,7 @@ std::string CoordinateExecutor::cuda_code_for(
   }
   auto schedule = schedule_for(
       analysis_.inputs.size(), tensors, lane_alignment(args, bound),
-      lanes_.vector_tensors, lane_shifts(args, bound));
+      lanes_.vector_tensors, lane_shifts(args, bound), analysis_.scan_axis);
   NVFUSE_CHECK_AS(
       ErrorKind::kUnsupported, schedule.has_value(),
       "the outputs of this fusion differ in shape for these inputs");
@@ -126,7 +131,7 @@ std::optional<std::vector<at::Tensor>> CoordinateExecutor::run(
   }
   const auto schedule = schedule_for(
       analysis_.inputs.size(), described, lane_alignment(args, bound),
-      lanes_.vector_tensors, lane_shifts(args, bound));
+      lanes_.vector_tensors, lane_shifts(args, bound), analysis_.scan_axis);
   if (!schedule.has_value()) {
     return std::nullopt;
   }

@@ -20,6 +20,33 @@ Scalar* extent_of(const Val* tv, int64_t axis) {
   return tv->as<TensorView>()->logical()[axis]->logical_extent();
 }
 
+// The cumsums, when the scan kernel can walk them: one axis of the
+// iteration space for all, their results read only by elementwise exprs
+// and cumsums (at the element the walk is at) and outputs.
+bool find_scans(const Fusion& fusion, CoordinateAnalysis& analysis, std::string* why_not) {
+  const int64_t rank = analysis.outputs.empty() ? 0 : analysis.outputs.front()->rank();
+  for (const Expr* expr : fusion.exprs()) {
+    if (!expr->is<CumsumOp>()) {
+      continue;
+    }
+    const auto* scan = expr->as<CumsumOp>();
+    if (scan->output(0)->as<TensorView>()->rank() != rank) {
+      return reject(why_not, "a cumsum's rank differs from the outputs'");
+    }
+    if (analysis.scan_axis >= 0 && scan->dim() != analysis.scan_axis) {
+      return reject(why_not, "its cumsums run along different axes");
+    }
+    for (const Expr* use : scan->output(0)->uses()) {
+      if (!use->is<CumsumOp>() && (!is_elementwise_expr(*use) || use->is<BroadcastOp>())) {
+        return reject(why_not, "a cumsum's result is read by a " + use->op_name());
+      }
+    }
+    analysis.scan_axis = scan->dim();
+    analysis.scans.push_back(scan);
+  }
+  return true;
+}
+
 }  // namespace
 
 bool is_coordinate_expr(const Expr& expr) {
@@ -38,6 +65,7 @@ bool is_coordinate_expr(const Expr& expr) {
     case ExprKind::FullOp:
     case ExprKind::IotaOp:
     case ExprKind::RngOp:
+    case ExprKind::CumsumOp:
       return true;
     default:
       return false;
@@ -146,6 +174,9 @@ std::optional<CoordinateAnalysis> analyze_coordinates(
     return std::nullopt;
   }
   analysis.outputs = std::move(*outputs);
+  if (!find_scans(fusion, analysis, why_not)) {
+    return std::nullopt;
+  }
 
   // What the outputs depend on, walking back from them.
   std::vector<const Val*> pending(analysis.outputs.begin(), analysis.outputs.end());

@@ -3,7 +3,8 @@
 // be read at other coordinates than its result (slice, pad, cat, select,
 // index_select, gather, take_along_axis, embedding, permute, squeeze,
 // reshape) or a
-// value made from the coordinates alone (full, iota, uniform, normal, triu).
+// value made from the coordinates alone (full, iota, uniform, normal, triu),
+// and prefix sums (cumsum) along one axis.
 // The pointwise scheduler, which vectorizes and merges axes, keeps every
 // fusion it accepts; this one takes the rest of the reduction-free fusions.
 #pragma once
@@ -30,9 +31,15 @@ struct CoordinateAnalysis {
   // (seed, offset) pair drawn from torch's generator.
   std::vector<const RngOp*> drawn_random_ops;
   bool has_random_ops = false;
+  // Cumsums (prefix sums), all along `scan_axis` of the iteration space,
+  // in run order: the kernel walks that axis (codegen/scan_codegen.h);
+  // -1 when there are none.
+  std::vector<const CumsumOp*> scans;
+  int64_t scan_axis = -1;
 };
 
-// True for the exprs this scheduler adds over the pointwise one.
+// True for the exprs this scheduler adds over the pointwise one (cumsum
+// included: a fusion with one walks its axis instead).
 bool is_coordinate_expr(const Expr& expr);
 
 // True for the coordinate exprs whose element is a function of its position

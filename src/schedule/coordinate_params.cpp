@@ -14,7 +14,8 @@ std::string CoordinateParams::to_string() const {
   ss << "CoordinateParams(rank=" << rank << ", vector_width=" << vector_width
      << ", block=" << block_size
      << ", unroll=" << unroll << ", index=" << (index_32bit ? "int32" : "int64")
-     << (vectors_aligned ? ", aligned" : "") << ")";
+     << (vectors_aligned ? ", aligned" : "")
+     << (scan_axis >= 0 ? ", scan_axis=" + std::to_string(scan_axis) : "") << ")";
   return ss.str();
 }
 
@@ -22,7 +23,27 @@ bool CoordinateParams::operator==(const CoordinateParams& other) const {
   return rank == other.rank && vector_width == other.vector_width &&
       block_size == other.block_size &&
       unroll == other.unroll && index_32bit == other.index_32bit &&
-      vectors_aligned == other.vectors_aligned;
+      vectors_aligned == other.vectors_aligned && scan_axis == other.scan_axis;
+}
+
+void schedule_scan(
+    CoordinateSchedule& schedule,
+    const std::vector<int64_t>& extents,
+    int scan_axis) {
+  CoordinateParams& p = schedule.params;
+  p.scan_axis = scan_axis;
+  p.unroll = 1;
+  p.block_size = std::max(32, p.block_size / 32 * 32);  // whole warps
+  if (schedule.numel == 0) {
+    schedule.grid_size = 0;
+    return;
+  }
+  const int64_t walked = extents[scan_axis];
+  const bool warp_per_row = scan_axis + 1 == static_cast<int>(extents.size());
+  const int64_t per_block = warp_per_row ? p.block_size / 32 : p.block_size;
+  const int64_t units = warp_per_row ? schedule.numel / walked
+                                     : schedule.numel / walked / p.vector_width;
+  schedule.grid_size = (units + per_block - 1) / per_block;
 }
 
 namespace {

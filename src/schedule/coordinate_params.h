@@ -22,6 +22,10 @@ struct CoordinateParams {
   // Every vector access is aligned (checked on the host for this call's
   // tensors): the kernel carries no lane-by-lane fallback.
   bool vectors_aligned = false;
+  // The axis the cumsums walk (codegen/scan_codegen.h), -1 without: along
+  // the innermost axis a warp per row, else a thread per group of kVec
+  // lanes along the innermost axis, walking the scan axis.
+  int scan_axis = -1;
 
   std::string to_string() const;
   bool operator==(const CoordinateParams& other) const;
@@ -58,6 +62,11 @@ CoordinateSchedule schedule_coordinates(
     const std::vector<TensorArg>& tensors,
     int64_t lane_alignment,
     const CoordinateTuning& tuning = {});
+
+// A scan kernel's launch (CoordinateParams::scan_axis): one thread per
+// group, or one warp per row when the scan axis is the innermost one.
+void schedule_scan(CoordinateSchedule& schedule, const std::vector<int64_t>& extents,
+                   int scan_axis);
 
 // Per axis, what the kernel divides a group index by to find that axis's
 // coordinate (its FastDividers): the innermost extent in groups of `width`
