@@ -173,6 +173,9 @@ CASES = {
 }
 
 
+SUM_ATOL = {"scaled_cumsum": 1e-3}
+
+
 def _nvfuse_callable(body, inputs, dtype, layout_like):
     nv_dtype = torch_dtype_to_nvfuse_dtype(dtype)
     with FusionDefinition() as fd:
@@ -212,7 +215,10 @@ def test_pointwise(gpu_benchmark, case, dtype, size, executor):
         fn = lambda: compiled(*inputs)  # noqa: E731
         out = fn()
     tol = 2e-2 if torch_dtype == torch.bfloat16 else 1e-4
-    torch.testing.assert_close(out, expected, rtol=tol, atol=tol)
+    # Sums of 4096 terms: eager, torch.compile and nvfuse add in different
+    # orders, so values near zero differ by ~1e-4 absolute.
+    atol = max(tol, SUM_ATOL.get(case, 0.0))
+    torch.testing.assert_close(out, expected, rtol=tol, atol=atol)
     bytes_moved = sum(t.numel() * t.element_size() for t in inputs)
     bytes_moved += expected.numel() * expected.element_size()
     gpu_benchmark(fn, bytes_moved)
