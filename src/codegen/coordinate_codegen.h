@@ -32,6 +32,15 @@ class CoordinateValues;
 // What `values` (a kernel body's statements) needs of its lanes.
 LaneRequirements lanes_of(const CoordinateValues& values, const CoordinateAnalysis& analysis);
 
+// What every coordinate-family kernel starts with: the device runtime
+// (and Philox when it draws), a header naming `scheduler` and the params,
+// Index, kVec and the Args struct of `layout`.
+std::string coordinate_kernel_prelude(
+    const CoordinateAnalysis& analysis,
+    const CoordinateParams& params,
+    const KernelArgLayout& layout,
+    const std::string& scheduler);
+
 // The kernel's arguments: `tensors` (inputs then outputs) as pointers, the
 // by-value inputs, drawn seeds, numel, the iteration extents, the fast
 // dividers when `dividers`, and the tensors' strides.
