@@ -159,6 +159,24 @@ def test_misaligned_views_step_the_vector_width_down(offset):
     assert "constexpr int kVec = 4;" not in fd.last_cuda_code()
 
 
+def test_the_last_schedule_is_reused_only_for_the_same_sizes_strides_and_alignment():
+    # One definition called with aligned, misaligned, resized and strided
+    # inputs in turn: each call's schedule must be its own (the executor
+    # keeps the last one for calls that look the same).
+    with FusionDefinition() as fd:
+        t = fd.define_tensor([-1], contiguity=[False])
+        fd.add_output(fd.ops.mul(t, 3.0))
+    base = make_input((8192 + 8,), torch.float32, device="cuda")
+    calls = [base[:4096], base[1:4097], base[:4096], base[:8192], base[:8192:2], base[:4096]]
+    widths = []
+    for x in calls:
+        (out,) = fd.execute([x])
+        assert_close_gpu(out, x * 3.0)
+        widths.append(fd.last_cuda_code().split("constexpr int kVec = ")[1].split(";")[0])
+    assert widths[0] == widths[2] == widths[5] == "4"
+    assert widths[1] != "4" and widths[4] == "1"
+
+
 @pytest.mark.parametrize("numel", [1, 3, 1023, 4097, 65537])
 def test_sizes_with_tails(numel):
     x = make_input((numel,), torch.bfloat16, device="cuda")

@@ -6,6 +6,7 @@
 #include "runtime/cuda/dynamic_library.h"
 #include "runtime/coordinate_executor.h"
 #include "runtime/fusion_executor.h"
+#include "runtime/host_timing.h"
 #include "runtime/pointwise_executor.h"
 #include "runtime/reduction_executor.h"
 #include "runtime/cuda/nvrtc.h"
@@ -131,7 +132,12 @@ void init_execute(py::module_& m) {
   m.def(
       "execute",
       [](int64_t fusion_id, const py::sequence& inputs, int cuda_device) {
-        std::vector<Argument> args = arguments_from_python(inputs);
+        const HostStepTimer whole("1 _C.execute (all of it)");
+        std::vector<Argument> args;
+        {
+          const HostStepTimer step("2 arguments from Python");
+          args = arguments_from_python(inputs);
+        }
         const c10::Device device = cuda_device < 0
             ? c10::Device(c10::kCPU)
             : c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(cuda_device));
@@ -140,6 +146,7 @@ void init_execute(py::module_& m) {
           py::gil_scoped_release no_gil;
           outputs = execute_cached_fusion(fusion_id, args, device);
         }
+        const HostStepTimer step("9 outputs to Python");
         py::list result;
         for (at::Tensor& out : outputs) {
           result.append(py::reinterpret_steal<py::object>(

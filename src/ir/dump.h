@@ -15,7 +15,8 @@ namespace nvfuse {
   X(host_ir)                   \
   X(communication)             \
   X(python_definition)         \
-  X(compile_time)
+  X(compile_time)              \
+  X(host_time)
 
 enum class DumpOption {
 #define NVFUSE_DUMP_ENUM(name) name,

@@ -16,15 +16,18 @@ at::Tensor allocate_output(
     const at::TensorOptions& options) {
   // Expanded axes are allocated with size 1, then expanded (stride 0).
   std::vector<int64_t> compact_sizes(logical_sizes.begin(), logical_sizes.end());
+  bool expanded = false;
   for (int64_t axis = 0; axis < tv.rank(); ++axis) {
     if (tv.logical()[axis]->is_expanded()) {
       compact_sizes[axis] = 1;
+      expanded = true;
     }
   }
   at::Tensor compact = at::empty_strided(
       compact_sizes, strides_for_allocation(tv, logical_sizes.vec()),
       options.dtype(to_aten(tv.dtype())));
-  return compact.expand(logical_sizes);
+  // An expand of nothing would still make a view (a new tensor per call).
+  return expanded ? compact.expand(logical_sizes) : compact;
 }
 
 namespace {

@@ -1,0 +1,73 @@
+#include "runtime/host_timing.h"
+
+#include <cstdint>
+#include <iomanip>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <string>
+
+#include "ir/dump.h"
+
+namespace nvfuse {
+
+namespace {
+
+struct StepTotals {
+  int64_t calls = 0;
+  int64_t nanoseconds = 0;
+};
+
+// The totals per step; printed when the process exits.
+class HostTimes {
+ public:
+  void add(const char* step, int64_t nanoseconds) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    StepTotals& totals = steps_[step];  // keyed by the literal's address
+    ++totals.calls;
+    totals.nanoseconds += nanoseconds;
+  }
+
+  ~HostTimes() {
+    if (steps_.empty()) {
+      return;
+    }
+    std::ostringstream ss;
+    ss << std::left << std::setw(36) << "step" << std::right << std::setw(10) << "calls"
+       << std::setw(12) << "us/call" << "\n";
+    std::map<std::string, StepTotals> by_name(steps_.begin(), steps_.end());
+    for (const auto& [step, totals] : by_name) {
+      ss << std::left << std::setw(36) << step << std::right << std::setw(10) << totals.calls
+         << std::setw(12) << std::fixed << std::setprecision(2)
+         << static_cast<double>(totals.nanoseconds) / 1e3 / static_cast<double>(totals.calls)
+         << "\n";
+    }
+    dump("host_time", ss.str());
+  }
+
+ private:
+  std::mutex mutex_;
+  std::map<const char*, StepTotals> steps_;
+};
+
+HostTimes& host_times() {
+  static HostTimes times;
+  return times;
+}
+
+}  // namespace
+
+bool host_timing_enabled() {
+  static const bool enabled = dump_enabled(DumpOption::host_time);
+  return enabled;
+}
+
+HostStepTimer::~HostStepTimer() {
+  if (step_ != nullptr) {
+    const auto elapsed = std::chrono::steady_clock::now() - start_;
+    host_times().add(
+        step_, std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count());
+  }
+}
+
+}  // namespace nvfuse
