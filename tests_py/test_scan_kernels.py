@@ -129,3 +129,60 @@ def test_a_cumsum_next_to_a_reduction_is_its_own_segment(device):
     assert [kind for kind, _ in fd.segment_summary()] == ["aten", "fused"]
     (out,) = fd.execute([x])
     assert_close(out, torch.cumsum(x, 1).sum(1))
+
+
+# --- what the scan kernel does not walk --------------------------------------
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_cumsum_read_at_other_coordinates_downstream_is_not_walked(device):
+    # The slice reads the doubled sums at shifted columns: the sums must be
+    # a tensor first (two segments), not a value of the walk.
+    x = make_input((4, 8), torch.float32, device=device)
+    with FusionDefinition() as fd:
+        t = fd.from_pytorch(x)
+        c = fd.ops.mul(fd.ops.cumsum(t, 1), 2.0)
+        fd.add_output(fd.ops.slice(c, [0, 2], [4, 8], [1, 1]))
+    assert len(fd.segment_summary()) == 2
+    (out,) = fd.execute([x])
+    torch.testing.assert_close(out, (torch.cumsum(x, 1) * 2.0)[:, 2:8])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dim", [0, 1])
+def test_a_cumsum_along_a_broadcast_axis_is_not_walked(dim, device):
+    shape = [5, 1] if dim == 1 else [1, 8]
+    x = make_input(tuple(shape), torch.float32, device=device)
+    y = make_input((5, 8), torch.float32, device=device)
+    with FusionDefinition() as fd:
+        t = fd.define_tensor([-1 if s > 1 else 1 for s in shape],
+                             contiguity=[True if s > 1 else None for s in shape])
+        u = fd.from_pytorch(y)
+        fd.add_output(fd.ops.add(fd.ops.cumsum(t, dim), u))
+    (out,) = fd.execute([x, y])
+    torch.testing.assert_close(out, torch.cumsum(x, dim) + y)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_a_cumsum_of_an_expanded_axis_grows_along_it(device):
+    # The sums of a value repeated along an axis are not repeated: the
+    # result is an ordinary tensor there (not a stride-0 output).
+    x = make_input((5, 7), torch.float32, device=device)
+    with FusionDefinition() as fd:
+        t = fd.from_pytorch(x)
+        rows = fd.ops.expand(fd.ops.sum(t, [1], keepdim=True), [5, 7])
+        fd.add_output(fd.ops.cumsum(rows + 1.0, 1))
+    (out,) = fd.execute([x])
+    expected = torch.cumsum(x.sum(1, keepdim=True).expand(5, 7) + 1.0, 1)
+    torch.testing.assert_close(out, expected)
+    assert out.stride(1) != 0
+
+
+def test_a_cumsum_of_a_0d_tensor_is_not_walked():
+    with FusionDefinition() as fd:
+        t = fd.define_tensor([], dtype=DataType.Float)
+        fd.add_output(fd.ops.cumsum(t, 0))
+    with pytest.raises(Exception, match="reference evaluator"):
+        fd.cuda_code_for([torch.tensor(2.0)])
+    (out,) = fd.execute([torch.tensor(2.0)])
+    torch.testing.assert_close(out, torch.cumsum(torch.tensor(2.0), 0))

@@ -132,10 +132,10 @@ void init_execute(py::module_& m) {
   m.def(
       "execute",
       [](int64_t fusion_id, const py::sequence& inputs, int cuda_device) {
-        const HostStepTimer whole("1 _C.execute (all of it)");
+        const HostStepTimer whole("01 _C.execute (all of it)");
         std::vector<Argument> args;
         {
-          const HostStepTimer step("2 arguments from Python");
+          const HostStepTimer step("02 arguments from Python");
           args = arguments_from_python(inputs);
         }
         const c10::Device device = cuda_device < 0
@@ -146,7 +146,7 @@ void init_execute(py::module_& m) {
           py::gil_scoped_release no_gil;
           outputs = execute_cached_fusion(fusion_id, args, device);
         }
-        const HostStepTimer step("9 outputs to Python");
+        const HostStepTimer step("10 outputs to Python");
         py::list result;
         for (at::Tensor& out : outputs) {
           result.append(py::reinterpret_steal<py::object>(

@@ -192,6 +192,14 @@ TensorView* cumsum(TensorView* in, int64_t dim) {
                                                           : in->dtype();
   Fusion* fusion = in->fusion();
   TensorView* out = new_tensor_like_axes(fusion, in->logical(), dtype);
+  if (in->rank() > 0 && in->logical()[axis]->is_expanded()) {
+    // The sums grow along an expanded (stride-0, constant) axis: the
+    // result varies there, an ordinary axis of the expanded size.
+    std::vector<IterDomain*> axes = out->logical();
+    axes[axis] = fusion->create<IterDomain>(
+        in->logical()[axis]->logical_extent(), IterType::kIteration);
+    out = fusion->create<TensorView>(TensorDomain(std::move(axes)), dtype);
+  }
   fusion->create<CumsumOp>(ExprFields{{in}, {out}, {{"dim", axis}}});
   return out;
 }

@@ -449,7 +449,7 @@ std::vector<at::Tensor> FusionExecutor::execute(
   // reference evaluator's values may be views of inputs or laid out by ATen.
   std::vector<bool> from_kernel;
   std::vector<at::Tensor> values = compute(args, from_kernel, device);
-  const HostStepTimer step("8 lay out outputs");
+  const HostStepTimer step("09 lay out outputs");
   std::vector<at::Tensor> input_tensors;  // for materialize_output, on demand
   auto inputs_of_args = [&]() -> const std::vector<at::Tensor>& {
     if (input_tensors.empty()) {
@@ -495,9 +495,9 @@ bool FusionExecutor::run_segment(
     std::vector<bool>& from_kernel,
     c10::Device& device) {
   // Every segment keeps all the fusion's inputs: binding validates them.
-  std::optional<HostStepTimer> step("3 bind inputs");
+  std::optional<HostStepTimer> step("04 bind inputs");
   BoundInputs bound = bind_inputs(*s.fusion, args, device);
-  step.emplace("4 kernel run (all of it)");
+  step.emplace("05 kernel or reference run (all of it)");
   device = bound.device;
   std::optional<std::vector<at::Tensor>> kernel_values;
   if (bound.device.is_cuda() && s.kernel != nullptr) {
@@ -532,7 +532,7 @@ std::vector<at::Tensor> execute_cached_fusion(
     int64_t fusion_id,
     const std::vector<Argument>& args,
     c10::Device device) {
-  std::optional<HostStepTimer> step("2 cache lookup");
+  std::optional<HostStepTimer> step("03 cache lookup");
   CachedFusion& entry = FusionCache::get().at(fusion_id);
   step.reset();
   try {

@@ -29,13 +29,18 @@ class HostTimes {
   }
 
   ~HostTimes() {
+    std::lock_guard<std::mutex> lock(mutex_);
     if (steps_.empty()) {
       return;
     }
     std::ostringstream ss;
     ss << std::left << std::setw(36) << "step" << std::right << std::setw(10) << "calls"
-       << std::setw(12) << "us/call" << "\n";
-    std::map<std::string, StepTotals> by_name(steps_.begin(), steps_.end());
+       << std::setw(12) << "us/call" << "\n";  // per timed use (a segment's, for steps inside one)
+    std::map<std::string, StepTotals> by_name;  // two sites may share a name
+    for (const auto& [step, totals] : steps_) {
+      by_name[step].calls += totals.calls;
+      by_name[step].nanoseconds += totals.nanoseconds;
+    }
     for (const auto& [step, totals] : by_name) {
       ss << std::left << std::setw(36) << step << std::right << std::setw(10) << totals.calls
          << std::setw(12) << std::fixed << std::setprecision(2)

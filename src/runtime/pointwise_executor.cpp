@@ -111,13 +111,13 @@ std::optional<std::vector<at::Tensor>> PointwiseExecutor::run(
     const std::vector<Argument>& args,
     BoundInputs& bound) {
   const c10::Device device = bound.device;
-  std::optional<HostStepTimer> step("5 device guard, allocate outputs");
+  std::optional<HostStepTimer> step("06 device guard, allocate outputs");
   const c10::DeviceGuard guard(device);
   auto tensors = io_.launch_tensors(args, bound);
   if (!tensors.has_value()) {
     return std::nullopt;
   }
-  step.emplace("6 schedule, kernel lookup");
+  step.emplace("07 schedule, kernel lookup");
   std::vector<TensorArg> described = io_.input_args(args);
   for (TensorArg& out : io_.output_args(*tensors)) {
     described.push_back(std::move(out));
@@ -127,7 +127,7 @@ std::optional<std::vector<at::Tensor>> PointwiseExecutor::run(
   const bool launch = schedule.grid_size > 0;
   auto [source, kernel] =
       variants_.for_launch(schedule.params, launch ? device.index() : -1);
-  step.emplace("7 pack arguments, launch");
+  step.emplace("08 pack arguments, launch");
   if (launch) {
     LaunchValues values;
     for (const at::Tensor& t : *tensors) {

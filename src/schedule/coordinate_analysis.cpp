@@ -21,28 +21,47 @@ Scalar* extent_of(const Val* tv, int64_t axis) {
 }
 
 // The cumsums, when the scan kernel can walk them: one axis of the
-// iteration space for all, their results read only by elementwise exprs
-// and cumsums (at the element the walk is at) and outputs.
+// iteration space for all (not a broadcast axis of theirs), their results
+// and everything computed from them read only by elementwise exprs and
+// cumsums (at the element the walk is at) and outputs.
 bool find_scans(const Fusion& fusion, CoordinateAnalysis& analysis, std::string* why_not) {
   const int64_t rank = analysis.outputs.empty() ? 0 : analysis.outputs.front()->rank();
+  std::vector<const Val*> walked_values;  // read where the walk is
   for (const Expr* expr : fusion.exprs()) {
     if (!expr->is<CumsumOp>()) {
       continue;
     }
     const auto* scan = expr->as<CumsumOp>();
-    if (scan->output(0)->as<TensorView>()->rank() != rank) {
-      return reject(why_not, "a cumsum's rank differs from the outputs'");
+    const auto* in = scan->input(0)->as<TensorView>();
+    if (rank == 0 || scan->output(0)->as<TensorView>()->rank() != rank) {
+      return reject(why_not, "a cumsum's rank differs from the outputs' (or is 0)");
     }
     if (analysis.scan_axis >= 0 && scan->dim() != analysis.scan_axis) {
       return reject(why_not, "its cumsums run along different axes");
     }
-    for (const Expr* use : scan->output(0)->uses()) {
-      if (!use->is<CumsumOp>() && (!is_elementwise_expr(*use) || use->is<BroadcastOp>())) {
-        return reject(why_not, "a cumsum's result is read by a " + use->op_name());
-      }
+    if (in->logical()[scan->dim()]->is_broadcast()) {
+      // The walk follows the iteration space's extent, not this size-1 axis.
+      return reject(why_not, "a cumsum runs along a broadcast axis");
     }
     analysis.scan_axis = scan->dim();
     analysis.scans.push_back(scan);
+    walked_values.push_back(scan->output(0));
+  }
+  // A value computed from a cumsum's result is only known where the walk
+  // is: every expr downstream must read its operands at its own element.
+  std::unordered_set<const Val*> seen;
+  while (!walked_values.empty()) {
+    const Val* v = walked_values.back();
+    walked_values.pop_back();
+    if (!seen.insert(v).second) {
+      continue;
+    }
+    for (const Expr* use : v->uses()) {
+      if (!use->is<CumsumOp>() && (!is_elementwise_expr(*use) || use->is<BroadcastOp>())) {
+        return reject(why_not, "a cumsum's result reaches a " + use->op_name());
+      }
+      walked_values.insert(walked_values.end(), use->outputs().begin(), use->outputs().end());
+    }
   }
   return true;
 }

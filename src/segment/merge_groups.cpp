@@ -8,6 +8,7 @@
 #include <unordered_set>
 
 #include "ir/all_exprs.h"
+#include "ir/errors.h"
 
 namespace nvfuse {
 
@@ -284,6 +285,10 @@ class Merger {
       }
     }
     std::vector<MergedGroup> ordered;
+    size_t alive = 0;
+    for (const Group& group : groups_) {
+      alive += group.alive ? 1 : 0;
+    }
     while (!ready.empty()) {
       const size_t g = ready.top().second;
       ready.pop();
@@ -294,6 +299,7 @@ class Merger {
         }
       }
     }
+    NVFUSE_ASSERT(ordered.size() == alive, "the merged groups depend on each other in a cycle");
     return ordered;
   }
 

@@ -1,8 +1,9 @@
-// Splits a group of kernel exprs that no scheduler takes whole into the
-// fewest groups that one kernel each does take (a sum of a sum, a row sum
-// added to a column sum): exprs are merged greedily, in run order, into the
+// Splits a group of kernel exprs that no scheduler takes whole into few
+// groups that one kernel each does take (a sum of a sum, a row sum added
+// to a column sum): exprs are merged greedily, in run order, into the
 // group of a producer or of a reader of the same tensor when the merged
-// group is still one kernel and the groups still form a DAG.
+// group is still one kernel and the groups still form a DAG. Greedy: not
+// always the fewest, but each merge is checked, and it never loops.
 #pragma once
 
 #include <functional>
@@ -28,7 +29,8 @@ using GroupCheck = std::function<bool(const std::vector<const Expr*>&)>;
 // producers first. Broadcasts, expands and squeezes go with their consumer
 // (a relabeling is never a kernel of its own when it can be avoided);
 // rejected exprs that touch are merged, as the reference evaluator runs
-// them alike. `accepts` is called O(exprs x producers) times.
+// them alike. `accepts` is called about once per (expr, candidate group)
+// in the first pass, then once per producer edge per pass of the second.
 std::vector<MergedGroup> merge_into_kernel_groups(
     const Fusion& fusion,
     const std::vector<const Expr*>& exprs,
