@@ -100,6 +100,22 @@ std::vector<int64_t> CoordinateExecutor::lane_shifts(
   return shifts;
 }
 
+std::optional<CoordinateSchedule> CoordinateExecutor::memoized_schedule(
+    const std::vector<TensorArg>& tensors,
+    const std::vector<Argument>& args,
+    BoundInputs& bound) {
+  const int64_t alignment = lane_alignment(args, bound);
+  const std::vector<int64_t> shifts = lane_shifts(args, bound);
+  const CoordinateTuning tuning = coordinate_tuning();
+  std::vector<int64_t> numbers = {alignment, tuning.block_size, tuning.elements_per_thread,
+                                  tuning.max_unroll};
+  numbers.insert(numbers.end(), shifts.begin(), shifts.end());
+  return last_schedule_.get(tensors, std::move(numbers), [&] {
+    return schedule_for(analysis_.inputs.size(), tensors, alignment, lanes_.vector_tensors,
+                        shifts, analysis_.scan_axis);
+  });
+}
+
 std::string CoordinateExecutor::cuda_code_for(
     const std::vector<Argument>& args,
     BoundInputs& bound) {
@@ -107,9 +123,7 @@ std::string CoordinateExecutor::cuda_code_for(
   for (TensorArg& out : io_.planned_output_args(bound)) {
     tensors.push_back(std::move(out));
   }
-  auto schedule = schedule_for(
-      analysis_.inputs.size(), tensors, lane_alignment(args, bound),
-      lanes_.vector_tensors, lane_shifts(args, bound), analysis_.scan_axis);
+  auto schedule = memoized_schedule(tensors, args, bound);
   NVFUSE_CHECK_AS(
       ErrorKind::kUnsupported, schedule.has_value(),
       "the outputs of this fusion differ in shape for these inputs");
@@ -129,9 +143,7 @@ std::optional<std::vector<at::Tensor>> CoordinateExecutor::run(
   for (const at::Tensor& t : *tensors) {
     described.push_back(tensor_arg_of(t));
   }
-  const auto schedule = schedule_for(
-      analysis_.inputs.size(), described, lane_alignment(args, bound),
-      lanes_.vector_tensors, lane_shifts(args, bound), analysis_.scan_axis);
+  const auto schedule = memoized_schedule(described, args, bound);
   if (!schedule.has_value()) {
     return std::nullopt;
   }

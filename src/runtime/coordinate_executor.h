@@ -14,6 +14,7 @@
 #include "codegen/coordinate_codegen.h"
 #include "runtime/generated_kernel_executor.h"
 #include "runtime/kernel_io.h"
+#include "runtime/schedule_memo.h"
 #include "schedule/coordinate_analysis.h"
 
 namespace nvfuse {
@@ -45,11 +46,19 @@ class CoordinateExecutor : public GeneratedKernelExecutor<CoordinateParams> {
   // alignment depends on (LaneRequirements::alignment_terms).
   std::vector<int64_t> lane_shifts(const std::vector<Argument>& args,
                                    BoundInputs& bound) const;
+  // The schedule for `tensors` (inputs then outputs); nullopt when the
+  // outputs differ in shape. The last call's when it applies
+  // (schedule_memo.h).
+  std::optional<CoordinateSchedule> memoized_schedule(
+      const std::vector<TensorArg>& tensors,
+      const std::vector<Argument>& args,
+      BoundInputs& bound);
 
   const Fusion& fusion_;
   CoordinateAnalysis analysis_;
   KernelIo io_;
   LaneRequirements lanes_;
+  ScheduleMemo<std::optional<CoordinateSchedule>> last_schedule_;
 };
 
 }  // namespace nvfuse

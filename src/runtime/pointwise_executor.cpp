@@ -67,44 +67,19 @@ std::string PointwiseExecutor::cuda_code_for(
   return variants_.code_for(schedule.params);
 }
 
-namespace {
-
-bool same_for_scheduling(const TensorArg& a, const TensorArg& b) {
-  return a.dtype == b.dtype && a.sizes == b.sizes && a.strides == b.strides &&
-      a.address % 128 == b.address % 128;
-}
-
-bool same_tuning(const PointwiseTuning& a, const PointwiseTuning& b) {
-  return a.block_size == b.block_size && a.max_unroll == b.max_unroll &&
-      a.elements_per_thread == b.elements_per_thread &&
-      a.transpose_tile == b.transpose_tile && a.transpose_vector == b.transpose_vector;
-}
-
-}  // namespace
-
 PointwiseSchedule PointwiseExecutor::schedule_for(
     std::vector<TensorArg> tensors,
     const DeviceInfo& device,
     const PointwiseTuning& tuning) {
-  for (TensorArg& t : tensors) {
-    t.address %= 128;
-  }
-  {
-    std::lock_guard<std::mutex> lock(last_mutex_);
-    if (last_.has_value() && last_->device.sm_count == device.sm_count &&
-        last_->device.arch == device.arch && same_tuning(last_->tuning, tuning) &&
-        std::equal(tensors.begin(), tensors.end(), last_->tensors.begin(),
-                   last_->tensors.end(), same_for_scheduling)) {
-      return last_->schedule;
-    }
-  }
-  const size_t input_count = analysis_.inputs.size();
-  const std::vector<TensorArg> inputs(tensors.begin(), tensors.begin() + input_count);
-  const std::vector<TensorArg> outputs(tensors.begin() + input_count, tensors.end());
-  PointwiseSchedule schedule = schedule_pointwise(analysis_, inputs, outputs, device, tuning);
-  std::lock_guard<std::mutex> lock(last_mutex_);
-  last_ = LastSchedule{std::move(tensors), device, tuning, schedule};
-  return schedule;
+  std::vector<int64_t> numbers = {device.sm_count, device.arch, tuning.block_size,
+                                  tuning.max_unroll, tuning.elements_per_thread,
+                                  tuning.transpose_tile, tuning.transpose_vector};
+  return last_schedule_.get(tensors, std::move(numbers), [&] {
+    const auto split = tensors.begin() + static_cast<std::ptrdiff_t>(analysis_.inputs.size());
+    return schedule_pointwise(
+        analysis_, std::vector<TensorArg>(tensors.begin(), split),
+        std::vector<TensorArg>(split, tensors.end()), device, tuning);
+  });
 }
 
 std::optional<std::vector<at::Tensor>> PointwiseExecutor::run(

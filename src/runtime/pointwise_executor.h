@@ -5,7 +5,6 @@
 #include <ATen/core/Tensor.h>
 
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,6 +12,7 @@
 #include "codegen/pointwise_codegen.h"
 #include "runtime/generated_kernel_executor.h"
 #include "runtime/kernel_io.h"
+#include "runtime/schedule_memo.h"
 #include "schedule/pointwise_analysis.h"
 
 namespace nvfuse {
@@ -38,28 +38,17 @@ class PointwiseExecutor : public GeneratedKernelExecutor<PointwiseParams> {
  private:
   PointwiseExecutor(const Fusion& fusion, PointwiseAnalysis analysis);
 
-  // The schedule of a call with these tensors (inputs then outputs): the
-  // last call's while the tensors keep their dtypes, sizes, strides and
-  // alignment (the address mod 128: what the vector width checks) and the
-  // device and tuning stay, as across a training loop's calls. Scheduling
-  // took ~1.5 us of a ~15 us call on the H100 VM (NVFUSE_DUMP=host_time).
+  // The schedule of a call with these tensors (inputs then outputs),
+  // the last call's when it applies (schedule_memo.h).
   PointwiseSchedule schedule_for(
       std::vector<TensorArg> tensors,
       const DeviceInfo& device,
       const PointwiseTuning& tuning);
 
-  struct LastSchedule {
-    std::vector<TensorArg> tensors;  // addresses mod 128
-    DeviceInfo device;
-    PointwiseTuning tuning;
-    PointwiseSchedule schedule;
-  };
-
   const Fusion& fusion_;
   PointwiseAnalysis analysis_;
   KernelIo io_;
-  std::mutex last_mutex_;  // calls may come from several threads
-  std::optional<LastSchedule> last_;
+  ScheduleMemo<PointwiseSchedule> last_schedule_;
 };
 
 }  // namespace nvfuse

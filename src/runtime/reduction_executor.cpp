@@ -69,13 +69,30 @@ std::optional<ReductionSchedule> ReductionExecutor::schedule(
   if (!reference.has_value() || !position_sizes.has_value()) {
     return std::nullopt;
   }
-  std::vector<TensorArg> positions;
-  for (size_t i = 0; i < position_sizes->size(); ++i) {
-    positions.push_back({analysis_.position_tensors[i]->dtype(), (*position_sizes)[i], {}, 0});
+  const DeviceInfo device = device_info_of(bound.device);
+  const ReductionTuning tuning = reduction_tuning();
+  std::vector<TensorArg> tensors = io_.input_args(args);
+  tensors.insert(tensors.end(), outputs.begin(), outputs.end());
+  // The sizes bound from scalars (reference, positions) are keyed too.
+  std::vector<int64_t> numbers = {device.sm_count, device.arch,
+                                  tuning.elements_per_thread, tuning.max_persistent_threads,
+                                  tuning.chunked_threads, tuning.pipelining, tuning.max_cluster};
+  numbers.push_back(-1);
+  numbers.insert(numbers.end(), reference->front().begin(), reference->front().end());
+  for (const std::vector<int64_t>& sizes : *position_sizes) {
+    numbers.push_back(-1);
+    numbers.insert(numbers.end(), sizes.begin(), sizes.end());
   }
-  return schedule_reduction(
-      analysis_, reference->front(), io_.input_args(args), outputs, positions,
-      device_info_of(bound.device), reduction_tuning());
+  return last_schedule_.get(tensors, std::move(numbers), [&] {
+    std::vector<TensorArg> positions;
+    for (size_t i = 0; i < position_sizes->size(); ++i) {
+      positions.push_back(
+          {analysis_.position_tensors[i]->dtype(), (*position_sizes)[i], {}, 0});
+    }
+    return schedule_reduction(
+        analysis_, reference->front(), io_.input_args(args), outputs, positions,
+        device, tuning);
+  });
 }
 
 std::string ReductionExecutor::cuda_code_for(

@@ -14,6 +14,7 @@
 #include "runtime/generated_kernel_executor.h"
 #include "runtime/kernel_io.h"
 #include "runtime/kernel_launch.h"
+#include "runtime/schedule_memo.h"
 #include "schedule/reduction_analysis.h"
 #include "schedule/reduction_params.h"
 
@@ -41,7 +42,8 @@ class ReductionExecutor : public GeneratedKernelExecutor<ReductionParams> {
   explicit ReductionExecutor(ReductionAnalysis analysis, const Fusion& fusion);
 
   // The schedule for these inputs and (laid out) outputs; nullopt when the
-  // scheduler declines them.
+  // scheduler declines them. The last call's when it applies
+  // (schedule_memo.h).
   std::optional<ReductionSchedule> schedule(
       const std::vector<Argument>& args,
       BoundInputs& bound,
@@ -67,6 +69,7 @@ class ReductionExecutor : public GeneratedKernelExecutor<ReductionParams> {
 
   ReductionAnalysis analysis_;
   KernelIo io_;
+  mutable ScheduleMemo<std::optional<ReductionSchedule>> last_schedule_;
   std::mutex occupancy_mutex_;
   std::map<std::pair<void*, int64_t>, int> occupancy_;
 };
