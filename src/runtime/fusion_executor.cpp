@@ -122,17 +122,31 @@ FusionExecutor::FusionExecutor(const Fusion& definition)
   }
   run_presegmentation_passes(*fusion_);
   const SchedulerChecks checks{runs_as_kernels, is_one_kernel};
-  for (FusionSegment& plan : segment_at_aten_ops(*fusion_, checks)) {
+  add_parts(segment_at_aten_ops(*fusion_, checks));
+  if (parts_.empty()) {
+    plan_segments();
+    const bool all_kernels = std::all_of(
+        segments_.begin(), segments_.end(), [](const Segment& s) { return s.kernel != nullptr; });
+    if (!all_kernels) {
+      // No plan makes kernels of the whole: split it (segment/merge_groups.h).
+      add_parts(segment_at_aten_ops(*fusion_, checks, /*split_uncut=*/true));
+      if (!parts_.empty()) {
+        segments_.clear();
+        fallback_.clear();
+      }
+    }
+  }
+  if (dump_enabled(DumpOption::segments)) {
+    dump_segments();
+  }
+}
+
+void FusionExecutor::add_parts(std::vector<FusionSegment> plans) {
+  for (FusionSegment& plan : plans) {
     // The piece went through the passes with the whole fusion.
     std::unique_ptr<FusionExecutor> executor(
         new FusionExecutor(std::move(plan.fusion), plan.is_host_view));
     parts_.push_back({std::move(plan), std::move(executor)});
-  }
-  if (parts_.empty()) {
-    plan_segments();
-  }
-  if (dump_enabled(DumpOption::segments)) {
-    dump_segments();
   }
 }
 

@@ -111,6 +111,9 @@ class FusionExecutor : public RuntimeState {
   FusionExecutor(std::unique_ptr<Fusion> part, bool is_host_view);
   // Fills segments_ (and fallback_) for the prepared fusion.
   void plan_segments();
+  // Appends a part per plan (of the prepared fusion), each with its own
+  // executor.
+  void add_parts(std::vector<FusionSegment> plans);
   // One segment per reduction class of `fusion` (reduction_segmenter.h),
   // each keeping only its outputs; empty when there is no such split.
   static std::vector<Segment> split_by_reduction_class(

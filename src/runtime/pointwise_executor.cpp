@@ -68,7 +68,7 @@ std::string PointwiseExecutor::cuda_code_for(
 }
 
 PointwiseSchedule PointwiseExecutor::schedule_for(
-    std::vector<TensorArg> tensors,
+    const std::vector<TensorArg>& tensors,
     const DeviceInfo& device,
     const PointwiseTuning& tuning) {
   std::vector<int64_t> numbers = {device.sm_count, device.arch, tuning.block_size,
@@ -98,7 +98,7 @@ std::optional<std::vector<at::Tensor>> PointwiseExecutor::run(
     described.push_back(std::move(out));
   }
   const PointwiseSchedule schedule =
-      schedule_for(std::move(described), device_info_of(device), pointwise_tuning());
+      schedule_for(described, device_info_of(device), pointwise_tuning());
   const bool launch = schedule.grid_size > 0;
   auto [source, kernel] =
       variants_.for_launch(schedule.params, launch ? device.index() : -1);

@@ -41,7 +41,7 @@ class PointwiseExecutor : public GeneratedKernelExecutor<PointwiseParams> {
   // The schedule of a call with these tensors (inputs then outputs),
   // the last call's when it applies (schedule_memo.h).
   PointwiseSchedule schedule_for(
-      std::vector<TensorArg> tensors,
+      const std::vector<TensorArg>& tensors,
       const DeviceInfo& device,
       const PointwiseTuning& tuning);
 

@@ -89,9 +89,9 @@ std::optional<ReductionSchedule> ReductionExecutor::schedule(
       positions.push_back(
           {analysis_.position_tensors[i]->dtype(), (*position_sizes)[i], {}, 0});
     }
+    const std::vector<TensorArg> inputs(tensors.begin(), tensors.end() - outputs.size());
     return schedule_reduction(
-        analysis_, reference->front(), io_.input_args(args), outputs, positions,
-        device, tuning);
+        analysis_, reference->front(), inputs, outputs, positions, device, tuning);
   });
 }
 

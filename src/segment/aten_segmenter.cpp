@@ -302,12 +302,14 @@ std::vector<Planned> split_unschedulable_kernels(
 // communication does not wait for overlaps it). A segment_set starts a
 // new kernel: it runs as a copy at the head of its consumers' kernel, and
 // what it reads is written by an earlier one. With `checks`, kernel groups
-// the schedulers do not take whole are split further.
+// the schedulers do not take whole are split further; a fusion nothing
+// cuts is left whole unless `split_uncut`.
 std::vector<FusionSegment> segment_at_cuts(
     const Fusion& fusion,
     const std::function<bool(const Expr&)>& is_cut,
     const std::unordered_set<const Expr*>& host_views,
     const SchedulerChecks* checks,
+    bool split_uncut,
     bool defer_independent = false) {
   std::vector<const Expr*> exprs;
   for (const Expr* expr : fusion.exprs()) {
@@ -318,7 +320,7 @@ std::vector<FusionSegment> segment_at_cuts(
   const bool any_cut = std::any_of(exprs.begin(), exprs.end(), [&](const Expr* e) {
     return is_cut(*e) || is_segment_set(*e);
   });
-  if (!any_cut && (checks == nullptr || checks->runs_as_kernels(fusion))) {
+  if (!any_cut && !split_uncut) {
     return {};
   }
   // Depth of a tensor: ATen exprs on the longest path from the inputs.
@@ -478,7 +480,8 @@ std::vector<FusionSegment> segment_at_cuts(
 
 std::vector<FusionSegment> segment_at_aten_ops(
     const Fusion& fusion,
-    const SchedulerChecks& checks) {
+    const SchedulerChecks& checks,
+    bool split_uncut) {
   // Without reductions, the coordinate kernel computes slices, gathers,
   // random values... with the pointwise work around them; with them, most
   // of those exprs are cut out (each then runs as its own coordinate kernel).
@@ -490,7 +493,7 @@ std::vector<FusionSegment> segment_at_aten_ops(
       [&](const Expr& e) {
         return host_views.count(&e) || is_cut_out(e, reductions);
       },
-      host_views, &checks);
+      host_views, &checks, split_uncut);
 }
 
 std::vector<FusionSegment> segment_at_host_steps(
@@ -498,7 +501,7 @@ std::vector<FusionSegment> segment_at_host_steps(
     const std::unordered_set<const Expr*>& steps) {
   return segment_at_cuts(
       fusion, [&](const Expr& e) { return steps.count(&e) > 0; }, {}, nullptr,
-      /*defer_independent=*/true);
+      /*split_uncut=*/false, /*defer_independent=*/true);
 }
 
 }  // namespace nvfuse

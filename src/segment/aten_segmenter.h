@@ -74,10 +74,13 @@ struct SchedulerChecks {
 // ends there and the set heads its consumers' kernel). A kernel group that
 // does not run as kernels is split into the fewest groups that one kernel
 // each takes (segment/merge_groups.h); what no kernel takes runs on the
-// reference evaluator. Empty when the fusion is a single segment.
+// reference evaluator. Empty when the fusion is a single segment: always
+// when nothing cuts it, unless `split_uncut` (its caller found that no plan
+// runs it as kernels), which splits it like any other kernel group.
 std::vector<FusionSegment> segment_at_aten_ops(
     const Fusion& fusion,
-    const SchedulerChecks& checks);
+    const SchedulerChecks& checks,
+    bool split_uncut = false);
 
 // A sharded fusion cut at its host steps (communications and local slices,
 // multidevice/insert_communications.h), each a segment of its own, the
