@@ -68,6 +68,10 @@ def summarize(path):
              for k in row if k.startswith(STALL_PREFIX) and k.endswith(STALL_SUFFIX)
              and not k.endswith("not_issued" + STALL_SUFFIX)),
             reverse=True)[:3]
+        # Warp instructions executed: what an issue-bound kernel's time
+        # follows (the InstructionStats section).
+        inst = first_key(row, "smsp__inst_executed.sum", "sm__inst_executed.sum",
+                         contains=("inst_executed", ".sum"))
         dram_bytes = number(row, read) + number(row, write)
         if dram_bytes != dram_bytes:  # no byte counts: rate times duration
             dram_bytes = number(row, "dram__bytes.sum.per_second") * number(
@@ -78,6 +82,7 @@ def summarize(path):
             f"dram {number(row, dram_pct):5.1f}% "
             f"{dram_bytes / 1e6:8.1f} MB  sm {number(row, 'sm__throughput.avg.pct_of_peak_sustained_elapsed'):5.1f}% "
             f"occ {number(row, 'sm__warps_active.avg.pct_of_peak_sustained_active'):5.1f}% "
+            f"inst {number(row, inst) / 1e6:6.2f}M "
             f"r{row.get('launch__registers_per_thread', '?')} "
             f"{row.get('launch__grid_size', '?')}x{row.get('launch__block_size', '?')}"
             + (f" c{cluster}" if cluster not in ("", "0", "1") else "")

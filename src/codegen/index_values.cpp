@@ -4,6 +4,7 @@
 
 #include "codegen/emit_op.h"
 #include "codegen/kernel_args.h"
+#include "ir/scalar.h"
 
 namespace nvfuse {
 
@@ -63,6 +64,23 @@ PhiloxKey philox_key_of(const RngOp& expr, const ArgText& arg_text,
           "nvfuse::uint64(" + int64_text(expr.input(3), arg_text) + ")"};
 }
 
+namespace {
+
+bool is_constant_equal(const Val* v, double expected) {
+  if (!v->is<Scalar>() || !v->as<Scalar>()->is_constant()) {
+    return false;
+  }
+  const auto* scalar = v->as<Scalar>();
+  const ScalarValue& value = scalar->value();
+  if (value.is_double()) {
+    return value.as_double() == expected;
+  }
+  const std::optional<int64_t> integer = scalar->constant_int();
+  return integer.has_value() && static_cast<double>(*integer) == expected;
+}
+
+}  // namespace
+
 bool uses_unit_floats(const RngOp& expr) {
   return !expr.is_normal() && expr.output(0)->dtype() != DataType::Double;
 }
@@ -75,7 +93,12 @@ std::string random_value(const RngOp& expr, const std::string& index,
   const std::string type = cuda_type_of(expr.output(0)->dtype());
   const std::string at = key.seed + ", " + key.offset + ", " + index;
   std::string value;
-  if (uses_unit_floats(expr)) {
+  if (uses_unit_floats(expr) && is_constant_equal(expr.input(0), 0.0) &&
+      is_constant_equal(expr.input(1), 1.0)) {
+    // uniform(0, 1), as rand_like and dropout draw it: 0 + 1 * u is u
+    // exactly, but NVRTC keeps the __fadd_rn/__fmul_rn below as written.
+    value = unit;
+  } else if (uses_unit_floats(expr)) {
     // low + span * u, rounded step by step as on the host.
     value = "__fadd_rn(float(" + a + "), __fmul_rn(float(" + b + " - " + a + "), " +
         unit + "))";
