@@ -153,6 +153,22 @@ def test_reduction_over_a_middle_axis_of_a_permuted_input():
     _C.nvrtc_compile(code, "nvfuse_reduction", 90)
 
 
+def test_rows_of_several_axes_find_their_coordinates_by_magic_numbers():
+    """A row index splits into coordinates by FastDividers with 32-bit
+    indices (no hardware divide per thread); the GPU tests of every axis
+    pattern check the values."""
+    x = torch.randn(5, 3, 7, 33).transpose(0, 1)  # no two row axes merge
+    with FusionDefinition() as fd:
+        t = fd.from_pytorch(x)
+        fd.add_output(fd.ops.sum(t, [3]))
+    code = fd.cuda_code_for([x])
+    assert "row_rank=3" in params_of(code) and "index=int32" in params_of(code)
+    assert "nvfuse::FastDivider row_divider[2];" in code
+    assert code.count("nvfuse::fast_div(rest, args.row_divider[") == 2
+    assert "rest % args.row_extent" not in code
+    _C.nvrtc_compile(code, "nvfuse_reduction", 90)
+
+
 def test_column_sums_of_normalized_rows_are_one_inner_outer_kernel():
     # The outer reduction reads a phase-1 value (after the row sums).
     with FusionDefinition() as fd:

@@ -1,6 +1,7 @@
 """Cheaper math in the reduction kernels where the row fixes the range:
 division by a per-row value as a product with its reciprocal (falling back
-to division for divisors whose reciprocal is not a normal number), and the
+to division for divisors whose reciprocal is not a normal number, unless the
+divisor is a softmax's sum, which holds exp(0) = 1), and the
 hardware exp for values that are never positive (softmax's y - max(y),
 log-softmax's y - max(y) - log-sum). Without a GPU the kernel text is
 checked and compiled by NVRTC; on a GPU the results against torch,
@@ -29,9 +30,27 @@ def test_softmax_divides_by_the_row_reciprocal_and_takes_the_hardware_exp():
     code = define_case("softmax_fwd", torch.bfloat16).cuda_code_for(
         [torch.randn(64, 8192, dtype=torch.bfloat16)])
     kernel = _kernel(code)
-    assert kernel.count("nvfuse::RowDivisor<float> divisor_") == 1
+    # The sum holds exp(0) = 1: no divisor check (RowReciprocal).
+    assert kernel.count("nvfuse::RowReciprocal<float> divisor_") == 1
+    assert "RowDivisor<" not in kernel
     assert ".divide(" in kernel and " / " not in kernel.split("// phase 2")[1]
     assert kernel.count("nvfuse::exp_nonpositive(") == 2 and "expf(" not in kernel
+    _compiles(code)
+
+
+def test_division_by_other_row_sums_checks_the_divisor():
+    """A plain sum may be 0, subnormal or huge: RowDivisor keeps IEEE
+    division for those rows; so does a sum of exps of another row's max."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor([-1, -1], contiguity=True, dtype=DataType.Float)
+        z = fd.define_tensor([-1, -1], contiguity=True, dtype=DataType.Float)
+        e = fd.ops.exp(z - fd.ops.broadcast(fd.ops.max(x, [1]), [False, True]))
+        fd.add_output(x / fd.ops.broadcast(fd.ops.sum(x, [1]), [False, True]))
+        fd.add_output(e / fd.ops.broadcast(fd.ops.sum(e, [1]), [False, True]))
+    code = fd.cuda_code_for([torch.randn(16, 1024), torch.randn(16, 1024)])
+    kernel = _kernel(code)
+    assert kernel.count("nvfuse::RowDivisor<float> divisor_") == 2
+    assert "RowReciprocal<" not in kernel
     _compiles(code)
 
 

@@ -114,6 +114,18 @@ struct RowDivisor {
   __device__ T divide(T a) const { return by_reciprocal ? a * reciprocal : a / value; }
 };
 
+// Division by a row value that is NaN or at least one and far below 2^126
+// (a softmax's sum of exp(y - max(y)), which holds exp(0) = 1; see
+// schedule/value_signs.h): its reciprocal is normal or NaN, so the product
+// needs none of RowDivisor's checks. Those cost a branch around every
+// element (BSSY, BRA, BSYNC) that the compiler does not hoist out of the row.
+template <typename T>
+struct RowReciprocal {
+  T reciprocal;
+  __device__ explicit RowReciprocal(T b) : reciprocal(T(1) / b) {}
+  __device__ T divide(T a) const { return a * reciprocal; }
+};
+
 // exp(x) of x <= 0, as softmax's exp(y - max(y)): the hardware's 2^x (two
 // instructions where expf takes nine, which bf16 softmax rows are bound
 // by). Its relative error, about 2^-22 plus |x| * 2^-24 from rounding

@@ -59,6 +59,9 @@ void ReductionGenerator::build_layout() {
     layout_.add({ArgField::kPartialRows, 0, 1, DataType::Null, "partial_rows"});
   }
   layout_.add({ArgField::kExtents, 0, p_.row_rank, DataType::Null, "row_extent"});
+  if (uses_row_dividers()) {
+    layout_.add({ArgField::kDividers, 0, p_.row_rank - 1, DataType::Null, "row_divider"});
+  }
   const std::vector<std::string> walked = walked_names();
   for (size_t t = 0; t < walked.size(); ++t) {
     const std::string& name = walked[t];
@@ -272,8 +275,11 @@ std::string ReductionGenerator::row_divisors(
     }
     const std::string divisor = name_of_value(expr->input(1));
     if (declared.insert(divisor).second) {
-      ss << indent << "const nvfuse::RowDivisor<" << cuda_type_of(expr->output(0)->dtype())
-         << "> divisor_" << divisor << "(" << divisor << ");\n";
+      // A softmax's sum holds exp(0) = 1: no special-value path to check.
+      const char* type =
+          is_at_least_one(expr->input(1)) ? "nvfuse::RowReciprocal<" : "nvfuse::RowDivisor<";
+      ss << indent << "const " << type << cuda_type_of(expr->output(0)->dtype()) << "> divisor_"
+         << divisor << "(" << divisor << ");\n";
     }
   }
   return ss.str();
@@ -377,12 +383,27 @@ std::string ReductionGenerator::position_statement(const Expr* expr, Walk walk) 
 
 // ---- shared text ------------------------------------------------------------
 
+// A row's coordinates divide its index by the row extents: with 32-bit
+// indices by magic numbers (FastDivider: a multiply-high and a shift, where
+// an int32 division by a launch-time value costs ~20 instructions, a
+// twentieth of an attention-prologue thread's).
+bool ReductionGenerator::uses_row_dividers() const {
+  return p_.index_32bit && p_.row_rank > 1;
+}
+
 std::string ReductionGenerator::row_offsets(const std::string& index) const {
   std::ostringstream ss;
   ss << "  Index rest = " << index << ";\n";
   for (int axis = p_.row_rank - 1; axis > 0; --axis) {
-    ss << "  const Index c" << axis << " = rest % args.row_extent[" << axis
-       << "];\n  rest /= args.row_extent[" << axis << "];\n";
+    if (uses_row_dividers()) {
+      const std::string q = "q" + std::to_string(axis);
+      ss << "  const Index " << q << " = nvfuse::fast_div(rest, args.row_divider["
+         << axis - 1 << "]);\n  const Index c" << axis << " = rest - " << q
+         << " * args.row_extent[" << axis << "];\n  rest = " << q << ";\n";
+    } else {
+      ss << "  const Index c" << axis << " = rest % args.row_extent[" << axis
+         << "];\n  rest /= args.row_extent[" << axis << "];\n";
+    }
   }
   ss << "  const Index c0 = rest;\n";
   for (const std::string& name : walked_names()) {

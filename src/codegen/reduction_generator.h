@@ -181,6 +181,7 @@ class ReductionGenerator {
 
   // Offsets of every kernel tensor at the row coordinates of `index`.
   std::string row_offsets(const std::string& index) const;
+  bool uses_row_dividers() const;
   // Loads `target` (an Array) from offset `offset`: a vector where the
   // tensor is contiguous along the vectorized axis, else one element.
   std::string load(size_t t, const std::string& target, const std::string& offset,

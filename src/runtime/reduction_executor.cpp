@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 #include <c10/core/DeviceGuard.h>
 
+#include <algorithm>
 #include <mutex>
 
 #include "runtime/kernel_launch.h"
@@ -168,6 +169,12 @@ LaunchValues ReductionExecutor::launch_values(
   values.numel = planned.space.rows;
   values.width = planned.space.width;
   values.extents = planned.space.row_extents;
+  // The kernel's row_divider (when it divides by magic numbers): the
+  // extents of row axes 1.., at least 1 (a row axis of extent 0 leaves no
+  // rows to divide).
+  for (size_t axis = 1; axis < values.extents.size(); ++axis) {
+    values.divisors.push_back(std::max<int64_t>(1, values.extents[axis]));
+  }
   values.strides = planned.space.row_strides;
   values.col_strides = planned.space.col_strides;
   return values;

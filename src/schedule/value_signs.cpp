@@ -61,7 +61,14 @@ bool is_never_negative(const Val* v) {
     return is_never_negative(def->input(0));
   }
   const Expr* log = pointwise_def(v, OpType::log);
-  const Expr* sum = log == nullptr ? nullptr : log->input(0)->definition();
+  return log != nullptr && is_at_least_one(log->input(0));
+}
+
+bool is_at_least_one(const Val* v) {
+  const Expr* sum = v->definition();
+  if (sum != nullptr && sum->is<BroadcastOp>()) {
+    return is_at_least_one(sum->input(0));
+  }
   if (sum == nullptr || !sum->is<ReductionOp>() || sum->as<ReductionOp>()->op() != OpType::add) {
     return false;
   }

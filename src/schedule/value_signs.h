@@ -7,10 +7,13 @@
 //                                                the axes it reduced)
 //                    a - b, a never positive and b never negative
 //   never negative:  broadcast(v), v never negative
-//                    log(sum(exp(y - broadcast(max(y)))))   (over the max's
+//                    log(v), v at least one
+//   at least one:    broadcast(v), v at least one
+//                    sum(exp(y - broadcast(max(y))))   (over the max's
 //                                                axes, so each sum holds
-//                                                exp(0) = 1: log-softmax's
-//                                                log-sum)
+//                                                exp(0) = 1: softmax's
+//                                                divisor, log-softmax's
+//                                                log-sum; below 2^31 too)
 //
 // NaN inputs give NaN either way; the rules speak of the other values.
 #pragma once
@@ -21,5 +24,6 @@ namespace nvfuse {
 
 bool is_never_positive(const Val* v);
 bool is_never_negative(const Val* v);
+bool is_at_least_one(const Val* v);
 
 }  // namespace nvfuse
