@@ -46,8 +46,9 @@ def test_dropout_before_a_layer_norm_is_one_kernel():
     assert [kind for kind, _ in fd.segment_summary()] == ["fused"]
     code = fd.cuda_code_for([torch.randn(4, 64), torch.randn(4, 64)])
     assert "nvfuse::int64 seed_0;" in code and "nvfuse::int64 offset_0;" in code
-    # Lanes of a group share Philox blocks.
-    assert "nvfuse_philox::unit_floats<kVec>(nvfuse::uint64(args.seed_0)" in code
+    # Lanes of a group share Philox blocks; the keep mask compares words.
+    assert "nvfuse_philox::unit_words<kVec>(nvfuse::uint64(args.seed_0)" in code
+    assert "nvfuse_philox::unit_below(unit_" in code
     assert _C.nvrtc_compile(code, "nvfuse_reduction", 90)["bytes"] > 0
 
 
@@ -176,6 +177,48 @@ def test_dropout_layer_norm_mask_equals_the_coordinate_kernels_for_one_seed():
     assert torch.equal(keep, alone)
 
 
+def _compared_mask(op, rand_first, bound):
+    """A reduction kernel's mask `rand op bound` (or `bound op rand`) with an
+    explicit seed, and the row sums it keeps; `bound` None is a scalar
+    input."""
+    with FusionDefinition() as fd:
+        t = fd.define_tensor([-1, -1], contiguity=True)
+        p = fd.define_scalar(dtype=DataType.Double) if bound is None else bound
+        r = fd.ops.rand_like(t, 5, 6)
+        keep = getattr(fd.ops, op)(r, p) if rand_first else getattr(fd.ops, op)(p, r)
+        fd.add_output(keep)
+        fd.add_output(fd.ops.sum(fd.ops.where(keep, t, 0.0), [1]))
+    return fd
+
+
+@pytest.mark.parametrize("rand_first", [True, False])
+@pytest.mark.parametrize("op", ["lt", "le", "gt", "ge"])
+def test_masks_of_compared_uniforms_compare_words(op, rand_first):
+    fd = _compared_mask(op, rand_first, 0.75)
+    code = fd.cuda_code_for([torch.randn(8, 256)])
+    mirrored = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
+    name = {"lt": "unit_below(", "le": "unit_at_most(", "gt": "unit_above(",
+            "ge": "unit_at_least("}[op if rand_first else mirrored[op]]
+    assert "nvfuse_philox::" + name in code
+    assert _C.nvrtc_compile(code, "nvfuse_reduction", 90)["bytes"] > 0
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("bound", [0.75, 0.0, 1.0, 1.0 - 2.0 ** -24, -0.5, 2.0, None])
+@pytest.mark.parametrize("rand_first", [True, False])
+@pytest.mark.parametrize("op", ["lt", "le", "gt", "ge"])
+def test_word_compares_keep_what_the_cpu_float_compares_keep(op, rand_first, bound):
+    """Same (seed, offset): the GPU's word compares keep exactly the elements
+    that the reference evaluator's float compares keep."""
+    x = torch.randn(64, 1600)
+    args = [x] if bound is not None else [x, 0.3]
+    fd = _compared_mask(op, rand_first, bound)
+    keep_cpu, sums_cpu = fd.execute(args)
+    keep_gpu, sums_gpu = fd.execute([a.cuda() if torch.is_tensor(a) else a for a in args])
+    assert torch.equal(keep_gpu.cpu(), keep_cpu)
+    torch.testing.assert_close(sums_gpu.cpu(), sums_cpu, rtol=1e-4, atol=1e-3)
+
+
 @pytest.mark.gpu
 def test_one_hot_softmax_grad_matches_torch_on_the_gpu():
     logits = torch.randn(512, 1000, device="cuda")
@@ -198,8 +241,8 @@ def test_a_persistent_row_draws_its_random_values_while_its_loads_are_in_flight(
     code = fd.cuda_code_for([torch.randn(64, 1024)])
     phase0 = code[code.index("// phase 0"):code.index("// phase 1")]
     loads, rest = phase0.split("// The row's random values", 1)
-    assert "= *reinterpret_cast" in loads and "unit_floats<kVec>" in rest
-    assert rest.index("unit_floats<kVec>") < rest.index("MaxOp")
-    assert "unit_floats<" not in code[code.index("// phase 1"):]
+    assert "= *reinterpret_cast" in loads and "unit_words<kVec>" in rest
+    assert rest.index("unit_words<kVec>") < rest.index("MaxOp")
+    assert "unit_words<" not in code[code.index("// phase 1"):]
     compiled = _C.nvrtc_compile(code, "nvfuse_reduction", 90)
     assert compiled["bytes"] > 0 and "warning" not in compiled["log"], compiled["log"]

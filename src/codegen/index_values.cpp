@@ -85,6 +85,11 @@ bool uses_unit_floats(const RngOp& expr) {
   return !expr.is_normal() && expr.output(0)->dtype() != DataType::Double;
 }
 
+bool is_unit_uniform(const RngOp& expr) {
+  return uses_unit_floats(expr) && is_constant_equal(expr.input(0), 0.0) &&
+      is_constant_equal(expr.input(1), 1.0);
+}
+
 std::string random_value(const RngOp& expr, const std::string& index,
                          const PhiloxKey& key, const std::string& unit,
                          const ArgText& arg_text) {
@@ -93,8 +98,7 @@ std::string random_value(const RngOp& expr, const std::string& index,
   const std::string type = cuda_type_of(expr.output(0)->dtype());
   const std::string at = key.seed + ", " + key.offset + ", " + index;
   std::string value;
-  if (uses_unit_floats(expr) && is_constant_equal(expr.input(0), 0.0) &&
-      is_constant_equal(expr.input(1), 1.0)) {
+  if (is_unit_uniform(expr)) {
     // uniform(0, 1), as rand_like and dropout draw it: 0 + 1 * u is u
     // exactly, but NVRTC keeps the __fadd_rn/__fmul_rn below as written.
     value = unit;

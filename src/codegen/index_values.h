@@ -45,6 +45,8 @@ PhiloxKey philox_key_of(const RngOp& expr, const ArgText& arg_text,
 // elements share one Philox block for (nvfuse_philox::unit_floats); every
 // other kind computes each element from its index alone.
 bool uses_unit_floats(const RngOp& expr);
+// A uniform(0, 1) drawn as unit floats: its value is the unit float itself.
+bool is_unit_uniform(const RngOp& expr);
 
 // Element `index` of the random op's result; `unit` is that element's unit
 // float where uses_unit_floats(expr), else ignored.

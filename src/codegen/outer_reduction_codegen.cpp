@@ -56,8 +56,8 @@ std::string ReductionGenerator::outer_kernel() const {
   for (const TensorView* tv : outputs) {
     ss << "      " << array_type(slot_of(tv)) << " out_" << name_of_value(tv) << ";\n";
   }
-  ss << declare_unit_floats(exprs, "[kVec]", "      ")
-     << draw_unit_floats(unit_float_ops(exprs), Walk::kOuter, "", "      ")
+  ss << declare_unit_words(exprs, "[kVec]", "      ")
+     << draw_unit_words(unit_word_ops(exprs), Walk::kOuter, "", "      ")
      << "#pragma unroll\n"
      << "      for (int v = 0; v < kVec; ++v) {\n";
   for (const TensorView* tv : loads) {

@@ -11,7 +11,7 @@
 #define NVFUSE_PHILOX_FN inline
 #endif
 #if !defined(__CUDACC_RTC__)
-#include <math.h>  // sqrtf, logf, cosf on the host (NVRTC has them built in)
+#include <math.h>  // sqrtf, logf, cosf, ceilf, floorf on the host (NVRTC has them built in)
 #endif
 
 namespace nvfuse_philox {
@@ -88,27 +88,67 @@ NVFUSE_PHILOX_FN float uniform_float(
   return unit_float(block(seed, offset, i / 4).w[i % 4]);
 }
 
-// The unit floats of kCount elements first, first + step, ... of a uniform
-// float tensor (element i: word i % 4 of block i / 4). Consecutive elements
-// from a multiple of four share one block per four: a quarter of the Philox
-// rounds, which a memory-bound kernel with dropout cannot otherwise afford.
+// The random words of kCount elements first, first + step, ... of a uniform
+// float tensor (element i: word i % 4 of block i / 4; its unit float is
+// unit_float(word)). Consecutive elements from a multiple of four share one
+// block per four: a quarter of the Philox rounds, which a memory-bound
+// kernel with dropout cannot otherwise afford.
 template <int kCount>
-NVFUSE_PHILOX_FN void unit_floats(
+NVFUSE_PHILOX_FN void unit_words(
     unsigned long long seed, unsigned long long offset,
-    unsigned long long first, long long step, float* out) {
+    unsigned long long first, long long step, unsigned int* out) {
   if (kCount % 4 == 0 && step == 1 && first % 4 == 0) {
     for (int q = 0; q < kCount / 4; ++q) {
       const Words w = block(seed, offset, first / 4 + q);
       for (int k = 0; k < 4; ++k) {
-        out[4 * q + k] = unit_float(w.w[k]);
+        out[4 * q + k] = w.w[k];
       }
     }
     return;
   }
   for (int l = 0; l < kCount; ++l) {
     const unsigned long long i = first + static_cast<unsigned long long>(l * step);
-    out[l] = unit_float(block(seed, offset, i / 4).w[i % 4]);
+    out[l] = block(seed, offset, i / 4).w[i % 4];
   }
+}
+
+// The same elements' unit floats.
+template <int kCount>
+NVFUSE_PHILOX_FN void unit_floats(
+    unsigned long long seed, unsigned long long offset,
+    unsigned long long first, long long step, float* out) {
+  unsigned int words[kCount];
+  unit_words<kCount>(seed, offset, first, step, words);
+  for (int l = 0; l < kCount; ++l) {
+    out[l] = unit_float(words[l]);
+  }
+}
+
+// unit_float(word) < p, <= p, > p, >= p without the conversion (dropout's
+// keep mask): the unit float is m * 2^-24 exactly, m = word >> 8 < 2^24,
+// and p * 2^24 is exact, so m * 2^-24 < p iff m < ceil(p * 2^24), and
+// m * 2^-24 <= p iff m < floor(p * 2^24) + 1. With p a constant the
+// compiler folds the bound: a shift and a compare per element where the
+// float took a shift, a conversion, a multiply and a compare. A NaN p makes
+// every compare false, as the float compares say.
+NVFUSE_PHILOX_FN bool unit_below(unsigned int word, float p) {
+  if (!(p > 0.0f)) {
+    return false;
+  }
+  return p > 1.0f || (word >> 8) < static_cast<unsigned int>(ceilf(p * 16777216.0f));
+}
+NVFUSE_PHILOX_FN bool unit_at_most(unsigned int word, float p) {
+  if (!(p >= 0.0f)) {
+    return false;
+  }
+  return p >= 1.0f ||
+      (word >> 8) < static_cast<unsigned int>(floorf(p * 16777216.0f)) + 1u;
+}
+NVFUSE_PHILOX_FN bool unit_above(unsigned int word, float p) {
+  return p == p && !unit_at_most(word, p);
+}
+NVFUSE_PHILOX_FN bool unit_at_least(unsigned int word, float p) {
+  return p == p && !unit_below(word, p);
 }
 
 // Element i of a uniform double tensor, and the two uniforms of element i

@@ -208,7 +208,7 @@ std::string ReductionGenerator::row_body() const {
            << "[kGroups];\n";
       }
     }
-    ss << declare_unit_floats(a_.exprs, "[kGroups][kVec]", "  ");
+    ss << declare_unit_words(a_.exprs, "[kGroups][kVec]", "  ");
   }
   for (int phase = 0; phase <= a_.last_element_phase; ++phase) {
     ss << inner_phase(phase, loaded);
@@ -261,7 +261,7 @@ std::string ReductionGenerator::inner_phase(
     }
   }
   if (!p_.persistent) {
-    ss << declare_unit_floats(exprs, "[kGroups][kVec]", indent);
+    ss << declare_unit_words(exprs, "[kGroups][kVec]", indent);
   }
   for (const Expr* r : reductions) {
     if (r->is<VarMeanOp>()) {
@@ -338,13 +338,13 @@ std::string ReductionGenerator::inner_phase(
        << column_name(r) << ";\n";
   }
   std::vector<const RngOp*> draws;
-  for (const RngOp* rng : unit_float_ops(exprs)) {
+  for (const RngOp* rng : unit_word_ops(exprs)) {
     const auto* tv = rng->output(0)->as<TensorView>();
     if (!p_.persistent || loaded.insert(tv).second) {
       draws.push_back(rng);
     }
   }
-  ss << draw_unit_floats(draws, Walk::kInner, "[k]", in)
+  ss << draw_unit_words(draws, Walk::kInner, "[k]", in)
      << "#pragma unroll\n"
      << in << "for (int v = 0; v < kVec; ++v) {\n";
   const std::string body = in + "  ";
@@ -437,7 +437,7 @@ std::string ReductionGenerator::early_draws(TensorSet& drawn, const std::string&
     return "";
   }
   std::vector<const RngOp*> ops;
-  for (const RngOp* rng : unit_float_ops(a_.exprs)) {
+  for (const RngOp* rng : unit_word_ops(a_.exprs)) {
     if (drawn.insert(rng->output(0)->as<TensorView>()).second) {
       ops.push_back(rng);
     }
@@ -447,7 +447,7 @@ std::string ReductionGenerator::early_draws(TensorSet& drawn, const std::string&
   }
   return indent + "// The row's random values, drawn while its loads are in flight.\n" +
       "#pragma unroll\n" + indent + "for (int k = 0; k < kGroups; ++k) {\n" + indent +
-      "  if (valid[k]) {\n" + draw_unit_floats(ops, Walk::kInner, "[k]", indent + "    ") +
+      "  if (valid[k]) {\n" + draw_unit_words(ops, Walk::kInner, "[k]", indent + "    ") +
       indent + "  }\n" + indent + "}\n";
 }
 

@@ -227,6 +227,9 @@ std::string ReductionGenerator::statement(const Expr* expr, Walk walk) const {
   if (expr->is<GatherOp>()) {
     return row_gather_statement(expr, walk);
   }
+  if (std::string compare = unit_compare(expr, walk); !compare.empty()) {
+    return compare;
+  }
   if (walk == Walk::kInner && exp_of_nonpositive(expr)) {
     return declaration(expr, "nvfuse::exp_nonpositive(" + name_of_value(expr->input(0)) + ")");
   }
@@ -318,7 +321,7 @@ std::string ReductionGenerator::position_of(
   return "(" + row + " + " + along_row + ")";
 }
 
-std::vector<const RngOp*> ReductionGenerator::unit_float_ops(
+std::vector<const RngOp*> ReductionGenerator::unit_word_ops(
     const std::vector<const Expr*>& exprs) const {
   std::vector<const RngOp*> ops;
   for (const Expr* expr : exprs) {
@@ -330,17 +333,17 @@ std::vector<const RngOp*> ReductionGenerator::unit_float_ops(
   return ops;
 }
 
-std::string ReductionGenerator::declare_unit_floats(
+std::string ReductionGenerator::declare_unit_words(
     const std::vector<const Expr*>& exprs, const std::string& extents,
     const std::string& indent) const {
   std::ostringstream ss;
-  for (const RngOp* rng : unit_float_ops(exprs)) {
-    ss << indent << "float unit_" << name_of_value(rng->output(0)) << extents << ";\n";
+  for (const RngOp* rng : unit_word_ops(exprs)) {
+    ss << indent << "unsigned int unit_" << name_of_value(rng->output(0)) << extents << ";\n";
   }
   return ss.str();
 }
 
-std::string ReductionGenerator::draw_unit_floats(
+std::string ReductionGenerator::draw_unit_words(
     const std::vector<const RngOp*>& ops, Walk walk, const std::string& slot,
     const std::string& indent) const {
   std::ostringstream ss;
@@ -352,11 +355,55 @@ std::string ReductionGenerator::draw_unit_floats(
         ? "args.col_stride_" + position_name(tv)
         : "args.row_stride_" + position_name(tv) + "[" + std::to_string(p_.row_rank - 1) +
             "]";
-    ss << indent << "nvfuse_philox::unit_floats<kVec>(" << key.seed << ", " << key.offset
+    ss << indent << "nvfuse_philox::unit_words<kVec>(" << key.seed << ", " << key.offset
        << ", " << position_of(tv, walk, "0") << ", " << step << ", unit_"
        << name_of_value(tv) << slot << ");\n";
   }
   return ss.str();
+}
+
+std::string ReductionGenerator::unit_word_of(const Val* v, Walk walk) const {
+  const Expr* def = v->definition();
+  if ((walk != Walk::kInner && walk != Walk::kOuter) || def == nullptr || !def->is<RngOp>() ||
+      v->dtype() != DataType::Float || !is_unit_uniform(*def->as<RngOp>())) {
+    return "";
+  }
+  const std::vector<const RngOp*> drawn = unit_word_ops({def});
+  if (drawn.empty()) {
+    return "";
+  }
+  return "unit_" + name_of_value(v) + (walk == Walk::kInner ? "[k][v]" : "[v]");
+}
+
+std::string ReductionGenerator::unit_compare(const Expr* expr, Walk walk) const {
+  if (!expr->is<PointwiseOp>() || expr->inputs().size() != 2) {
+    return "";
+  }
+  OpType op = expr->as<PointwiseOp>()->op();
+  if (op != OpType::lt && op != OpType::le && op != OpType::gt && op != OpType::ge) {
+    return "";
+  }
+  const Val* unit = expr->input(0);
+  const Val* bound = expr->input(1);
+  if (unit_word_of(unit, walk).empty()) {
+    // bound OP u is u OP' bound, the compare mirrored.
+    std::swap(unit, bound);
+    op = op == OpType::lt ? OpType::gt
+        : op == OpType::le ? OpType::ge
+        : op == OpType::gt ? OpType::lt
+                           : OpType::le;
+  }
+  const std::string word = unit_word_of(unit, walk);
+  if (word.empty() || !bound->is<Scalar>()) {
+    return "";
+  }
+  const ArgText text = [this](const Val* v) { return arg_text(v); };
+  const std::string p = "float(" + scalar_text_as(bound, DataType::Float, text) + ")";
+  const char* test = op == OpType::lt ? "unit_below("
+      : op == OpType::le              ? "unit_at_most("
+      : op == OpType::gt              ? "unit_above("
+                                      : "unit_at_least(";
+  return declaration(expr, "nvfuse_philox::" + std::string(test) + word + ", " + p + ")");
 }
 
 std::string ReductionGenerator::position_statement(const Expr* expr, Walk walk) const {
@@ -371,7 +418,8 @@ std::string ReductionGenerator::position_statement(const Expr* expr, Walk walk) 
     const auto& rng = *expr->as<RngOp>();
     const PhiloxKey key = philox_key_of(rng, text, drawn_philox_key(a_.drawn_random_ops, rng));
     // Per-row values (one per row or column): no lanes share their blocks.
-    std::string unit = "unit_" + name + (walk == Walk::kInner ? "[k][v]" : "[v]");
+    std::string unit = "nvfuse_philox::unit_float(unit_" + name +
+        (walk == Walk::kInner ? "[k][v])" : "[v])");
     if (walk == Walk::kRow || walk == Walk::kOuterRow) {
       unit = "nvfuse_philox::uniform_float(" + key.seed + ", " + key.offset + ", " +
           index + ")";

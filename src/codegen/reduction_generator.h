@@ -110,18 +110,25 @@ class ReductionGenerator {
   // The element's position in `tv` (a position tensor) at lane `v`.
   std::string position_of(const TensorView* tv, Walk walk, const std::string& v) const;
   // The random ops of `exprs` that use unit floats (their per-element ones).
-  std::vector<const RngOp*> unit_float_ops(const std::vector<const Expr*>& exprs) const;
-  // `float unit_<name>` `extents` for each of them: the inner kernels hold
+  std::vector<const RngOp*> unit_word_ops(const std::vector<const Expr*>& exprs) const;
+  // `unsigned int unit_<name>` `extents` for each of them, the random words
+  // whose unit floats the elements take: the inner kernels hold
   // [kGroups][kVec] (drawn once per group, and by the first phase only when
   // the row is persistent: Philox rounds cost more than the registers),
   // the outer kernel [kVec].
-  std::string declare_unit_floats(const std::vector<const Expr*>& exprs,
+  std::string declare_unit_words(const std::vector<const Expr*>& exprs,
                                   const std::string& extents,
                                   const std::string& indent) const;
-  // Draws their kVec lanes' unit floats into unit_<name>`slot` (four
-  // consecutive lanes share a Philox block).
-  std::string draw_unit_floats(const std::vector<const RngOp*>& ops, Walk walk,
+  // Draws their kVec lanes' words into unit_<name>`slot` (four consecutive
+  // lanes share a Philox block).
+  std::string draw_unit_words(const std::vector<const RngOp*>& ops, Walk walk,
                                const std::string& slot, const std::string& indent) const;
+  // The word that element `v` of `tv` holds in `walk`, when `tv` is a
+  // uniform(0, 1) float tensor drawn as unit words there, else "".
+  std::string unit_word_of(const Val* tv, Walk walk) const;
+  // A compare of such a tensor with a scalar, as a compare of its words
+  // (nvfuse_philox::unit_below): dropout's keep mask; else "".
+  std::string unit_compare(const Expr* expr, Walk walk) const;
   std::string position_statement(const Expr* expr, Walk walk) const;
 
   void build_layout();
