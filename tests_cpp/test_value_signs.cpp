@@ -1,5 +1,6 @@
 // schedule/value_signs: the patterns whose sign is known (softmax's shifted
-// values and log-softmax's log-sum), and near misses that are not.
+// values and log-softmax's log-sum), softmax's sum (at least one), and near
+// misses that are not.
 #include <gtest/gtest.h>
 
 #include "fusion_builders.h"
@@ -36,6 +37,20 @@ TEST(ValueSigns, LogSoftmaxIsNeverPositive) {
                            DataType::Null)}));
   EXPECT_TRUE(is_never_negative(log_sum));
   EXPECT_TRUE(is_never_positive(pointwise(OpType::sub, {shifted, broadcast(log_sum, {false, true})})));
+}
+
+TEST(ValueSigns, SoftmaxSumIsAtLeastOne) {
+  Fusion f;
+  TensorView* y = testing::symbolic_input(f, 2, DataType::Float);
+  Val* e = pointwise(OpType::exp,
+                     {pointwise(OpType::sub, {y, row_broadcast(OpType::maximum, y)})});
+  TensorView* sum = reduce(OpType::add, tv(e), {1}, false, DataType::Null);
+  EXPECT_TRUE(is_at_least_one(sum));
+  EXPECT_TRUE(is_at_least_one(broadcast(sum, {false, true})));
+  // Over the other axis the sum need not hold exp(0); a sum of y may be 0.
+  EXPECT_FALSE(is_at_least_one(reduce(OpType::add, tv(e), {0}, false, DataType::Null)));
+  EXPECT_FALSE(is_at_least_one(reduce(OpType::add, y, {1}, false, DataType::Null)));
+  EXPECT_FALSE(is_at_least_one(e));
 }
 
 TEST(ValueSigns, NearMissesAreNotKnown) {
