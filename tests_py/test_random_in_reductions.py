@@ -177,25 +177,27 @@ def test_dropout_layer_norm_mask_equals_the_coordinate_kernels_for_one_seed():
     assert torch.equal(keep, alone)
 
 
-def _compared_mask(op, rand_first, bound):
+def _compared_mask(op, rand_first, bound, axis=1):
     """A reduction kernel's mask `rand op bound` (or `bound op rand`) with an
-    explicit seed, and the row sums it keeps; `bound` None is a scalar
-    input."""
+    explicit seed, and the sums over `axis` it keeps (1: an inner kernel,
+    0: an outer one); `bound` None is a scalar input."""
     with FusionDefinition() as fd:
         t = fd.define_tensor([-1, -1], contiguity=True)
         p = fd.define_scalar(dtype=DataType.Double) if bound is None else bound
         r = fd.ops.rand_like(t, 5, 6)
         keep = getattr(fd.ops, op)(r, p) if rand_first else getattr(fd.ops, op)(p, r)
         fd.add_output(keep)
-        fd.add_output(fd.ops.sum(fd.ops.where(keep, t, 0.0), [1]))
+        fd.add_output(fd.ops.sum(fd.ops.where(keep, t, 0.0), [axis]))
     return fd
 
 
+@pytest.mark.parametrize("axis", [1, 0])
 @pytest.mark.parametrize("rand_first", [True, False])
 @pytest.mark.parametrize("op", ["lt", "le", "gt", "ge"])
-def test_masks_of_compared_uniforms_compare_words(op, rand_first):
-    fd = _compared_mask(op, rand_first, 0.75)
+def test_masks_of_compared_uniforms_compare_words(op, rand_first, axis):
+    fd = _compared_mask(op, rand_first, 0.75, axis)
     code = fd.cuda_code_for([torch.randn(8, 256)])
+    assert ("ReductionParams(outer" in code) == (axis == 0)
     mirrored = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
     name = {"lt": "unit_below(", "le": "unit_at_most(", "gt": "unit_above(",
             "ge": "unit_at_least("}[op if rand_first else mirrored[op]]
@@ -204,15 +206,16 @@ def test_masks_of_compared_uniforms_compare_words(op, rand_first):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("axis", [1, 0])
 @pytest.mark.parametrize("bound", [0.75, 0.0, 1.0, 1.0 - 2.0 ** -24, -0.5, 2.0, None])
 @pytest.mark.parametrize("rand_first", [True, False])
 @pytest.mark.parametrize("op", ["lt", "le", "gt", "ge"])
-def test_word_compares_keep_what_the_cpu_float_compares_keep(op, rand_first, bound):
+def test_word_compares_keep_what_the_cpu_float_compares_keep(op, rand_first, bound, axis):
     """Same (seed, offset): the GPU's word compares keep exactly the elements
     that the reference evaluator's float compares keep."""
     x = torch.randn(64, 1600)
     args = [x] if bound is not None else [x, 0.3]
-    fd = _compared_mask(op, rand_first, bound)
+    fd = _compared_mask(op, rand_first, bound, axis)
     keep_cpu, sums_cpu = fd.execute(args)
     keep_gpu, sums_gpu = fd.execute([a.cuda() if torch.is_tensor(a) else a for a in args])
     assert torch.equal(keep_gpu.cpu(), keep_cpu)
