@@ -70,13 +70,8 @@ bool is_constant_equal(const Val* v, double expected) {
   if (!v->is<Scalar>() || !v->as<Scalar>()->is_constant()) {
     return false;
   }
-  const auto* scalar = v->as<Scalar>();
-  const ScalarValue& value = scalar->value();
-  if (value.is_double()) {
-    return value.as_double() == expected;
-  }
-  const std::optional<int64_t> integer = scalar->constant_int();
-  return integer.has_value() && static_cast<double>(*integer) == expected;
+  const ScalarValue& value = v->as<Scalar>()->value();
+  return !value.is_complex() && value.as_double() == expected;
 }
 
 }  // namespace

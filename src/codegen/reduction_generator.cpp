@@ -325,12 +325,16 @@ std::vector<const RngOp*> ReductionGenerator::unit_word_ops(
     const std::vector<const Expr*>& exprs) const {
   std::vector<const RngOp*> ops;
   for (const Expr* expr : exprs) {
-    if (expr->is<RngOp>() && uses_unit_floats(*expr->as<RngOp>()) &&
-        (p_.outer || !per_row(expr->output(0)->as<TensorView>()))) {
+    if (draws_unit_words(expr)) {
       ops.push_back(expr->as<RngOp>());
     }
   }
   return ops;
+}
+
+bool ReductionGenerator::draws_unit_words(const Expr* expr) const {
+  return expr->is<RngOp>() && uses_unit_floats(*expr->as<RngOp>()) &&
+      (p_.outer || !per_row(expr->output(0)->as<TensorView>()));
 }
 
 std::string ReductionGenerator::declare_unit_words(
@@ -364,12 +368,9 @@ std::string ReductionGenerator::draw_unit_words(
 
 std::string ReductionGenerator::unit_word_of(const Val* v, Walk walk) const {
   const Expr* def = v->definition();
-  if ((walk != Walk::kInner && walk != Walk::kOuter) || def == nullptr || !def->is<RngOp>() ||
-      v->dtype() != DataType::Float || !is_unit_uniform(*def->as<RngOp>())) {
-    return "";
-  }
-  const std::vector<const RngOp*> drawn = unit_word_ops({def});
-  if (drawn.empty()) {
+  if ((walk != Walk::kInner && walk != Walk::kOuter) || def == nullptr ||
+      !draws_unit_words(def) || v->dtype() != DataType::Float ||
+      !is_unit_uniform(*def->as<RngOp>())) {
     return "";
   }
   return "unit_" + name_of_value(v) + (walk == Walk::kInner ? "[k][v]" : "[v]");

@@ -111,6 +111,7 @@ class ReductionGenerator {
   std::string position_of(const TensorView* tv, Walk walk, const std::string& v) const;
   // The random ops of `exprs` that use unit floats (their per-element ones).
   std::vector<const RngOp*> unit_word_ops(const std::vector<const Expr*>& exprs) const;
+  bool draws_unit_words(const Expr* expr) const;
   // `unsigned int unit_<name>` `extents` for each of them, the random words
   // whose unit floats the elements take: the inner kernels hold
   // [kGroups][kVec] (drawn once per group, and by the first phase only when
