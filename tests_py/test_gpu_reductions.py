@@ -274,5 +274,19 @@ def test_layer_norm_backward_is_one_inner_outer_kernel_on_gpu(dtype):
     fd = check_case("layer_norm_bwd", dtype, 8192, 4096, "cuda")
     code = fd.last_cuda_code()
     assert "inner_outer" in code and "nvfuse segment" not in code
-    fd = check_case("layer_norm_bwd", dtype, 64, 65536, "cuda")  # the fallback
+    fd = check_case("layer_norm_bwd", dtype, 64, 262144, "cuda")  # the fallback
     assert "nvfuse segment" in fd.last_cuda_code()
+
+
+@pytest.mark.parametrize("rows", [1, 37, 301])
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name", ["layer_norm_bwd", "rms_norm_bwd"])
+def test_long_backward_rows_walked_by_clusters_match_torch(name, dtype, rows):
+    """Rows of 65536 held by a cluster of 8 blocks that walks rows (several
+    per cluster at 301 rows: each cluster reduction alternates its slots
+    between rounds) with the column partials in each block's shared
+    memory: one inner-outer kernel and its finishing kernel."""
+    fd = check_case(name, dtype, rows, 65536, "cuda")
+    code = fd.last_cuda_code()
+    assert "inner_outer" in code and "cluster=8" in code and "nvfuse segment" not in code
+    assert fd.last_kernel_info()["local_bytes"] == 0, fd.last_kernel_info()

@@ -32,9 +32,9 @@ def test_every_case_compiles_as_reduction_kernels(name, dtype, width):
     code = fd.cuda_code_for(cpu_inputs(name, 4, width, dtype))
     kernels = kernels_of(code)
     backward = name in ("layer_norm_bwd", "rms_norm_bwd")
-    # Backward: one inner-outer kernel while the row fits in registers, else
-    # one kernel per reduction class.
-    expected = 2 if backward and width == 65536 else 1
+    # Backward: one inner-outer kernel while the row fits in the registers
+    # of a block or of a cluster (65536: 8 blocks).
+    expected = 1
     assert len(kernels) == expected
     for kernel in kernels:
         assert "nvfuse_reduction" in kernel
@@ -169,6 +169,30 @@ def test_rows_of_several_axes_find_their_coordinates_by_magic_numbers():
     _C.nvrtc_compile(code, "nvfuse_reduction", 90)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("name", ["layer_norm_bwd", "rms_norm_bwd"])
+def test_long_backward_rows_are_one_inner_outer_kernel_over_a_cluster(name, dtype):
+    """Backward rows too long for one block: a cluster of 8 blocks holds each
+    row and walks the rows together, each block accumulating the column
+    partials of its own chunk (shared memory for a chunk, not the row);
+    rows no cluster holds fall back to a kernel per reduction class."""
+    fd = define_case(name, dtype)
+    code = fd.cuda_code_for(cpu_inputs(name, 4, 65536, dtype))
+    params = params_of(code)
+    assert "inner_outer" in params and "cluster=8" in params
+    assert len(kernels_of(code)) == 1 and "nvfuse_reduction_finish" in code
+    assert "const Index shared_width = Index(kGroups) * kLanes * kVec;" in code
+    assert "++cluster_round;" in code and ", cluster_round)" in code
+    for kernel in ("nvfuse_reduction", "nvfuse_reduction_finish"):
+        assert _C.nvrtc_compile(code, kernel, 90)["bytes"] > 0
+    wider = fd.cuda_code_for(cpu_inputs(name, 4, 262144, dtype))
+    if name == "rms_norm_bwd" and dtype == torch.bfloat16:
+        # One row sum per phase: a 16-block cluster holds 32 bf16 a thread.
+        assert "inner_outer" in params_of(wider) and "cluster=16" in params_of(wider)
+    else:
+        assert len(kernels_of(wider)) == 2 and "inner_outer" not in wider
+
+
 def test_column_sums_of_normalized_rows_are_one_inner_outer_kernel():
     # The outer reduction reads a phase-1 value (after the row sums).
     with FusionDefinition() as fd:
@@ -259,3 +283,34 @@ def test_held_rows_and_small_chunks_load_every_group_before_the_math():
     assert "*reinterpret_cast" not in loads  # x is held; the weight and bias come late
     assert math.count("[k] = *reinterpret_cast") == 2
     assert _C.nvrtc_compile(code, "nvfuse_reduction", 90)["bytes"] > 0
+
+
+PTXAS_ENTRY = re.compile(
+    r"Compiling entry function '(\w+)'.*?(\d+) bytes stack frame, (\d+) bytes spill stores"
+    r".*?Used (\d+) registers", re.S)
+
+
+def ptxas_resources(code, kernel="nvfuse_reduction"):
+    """Each kernel's (registers, stack bytes, spilled bytes) from ptxas's
+    report of the NVRTC compile that the GPU runs (NVRTC's ptxas does not
+    pick the registers that nvcc's does for the same source)."""
+    log = _C.nvrtc_compile(code, kernel, 90, ["--ptxas-options=-v"])["log"]
+    return {m.group(1): (int(m.group(4)), int(m.group(2)), int(m.group(3)))
+            for m in PTXAS_ENTRY.finditer(log)}
+
+
+@pytest.mark.parametrize("width", [1600, 8192, 65536, 131072])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+@pytest.mark.parametrize("name", ["layer_norm_fwd", "layer_norm_bwd", "rms_norm_fwd",
+                                  "rms_norm_bwd", "softmax_fwd", "softmax_bwd",
+                                  "log_softmax_fwd"])
+def test_normalization_kernels_do_not_spill(name, dtype, width):
+    """No local memory (spills or stack) in the common normalizations'
+    kernels, as NVRTC compiles them for the H100, without a GPU."""
+    code = define_case(name, dtype).cuda_code_for(cpu_inputs(name, 64, width, dtype))
+    for kernel in kernels_of(code):
+        resources = ptxas_resources(kernel)
+        assert resources, "ptxas reported no kernel"
+        for entry, (registers, stack, spilled) in resources.items():
+            assert stack == 0 and spilled == 0, (entry, registers, stack, spilled,
+                                                 params_of(kernel))

@@ -115,8 +115,9 @@ void init_execute(py::module_& m) {
   });
   m.def(
       "nvrtc_compile",
-      [](const std::string& source, const std::string& name, int arch) {
-        CompiledBinary binary = compile_cuda(source, name, arch);
+      [](const std::string& source, const std::string& name, int arch,
+         const std::vector<std::string>& options) {
+        CompiledBinary binary = compile_cuda(source, name, arch, options);
         py::dict result;
         result["is_ptx"] = binary.is_ptx;
         result["bytes"] = binary.image.size();
@@ -124,8 +125,11 @@ void init_execute(py::module_& m) {
         return result;
       },
       py::arg("source"), py::arg("name"), py::arg("arch") = 90,
-      "Compiles generated code with NVRTC (no GPU needed); raises "
-      "InternalError with NVRTC's log on a compile error");
+      py::arg("options") = std::vector<std::string>{},
+      "Compiles generated code with NVRTC (no GPU needed) and `options` "
+      "after nvfuse's own (\"--ptxas-options=-v\" puts each kernel's "
+      "registers and spills in the log); raises InternalError with NVRTC's "
+      "log on a compile error");
   m.def(
       "add_nvrtc_search_directory", &add_nvrtc_search_directory,
       "A folder to look for libnvrtc.so in before the system's");

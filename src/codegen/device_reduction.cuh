@@ -250,22 +250,28 @@ __device__ __forceinline__ void store_to_block(T* local, unsigned rank, const T&
 // gets the same, deterministic result); every thread gets it. Every thread
 // calls it. Each block sends its value to slot `rank` of every block, so
 // one barrier suffices: kSite numbers the call sites of a kernel so that no
-// two share slots (a kernel reduces each row once per site, and no block
-// writes a slot again after the barrier that lets its owner read it).
+// two share slots, and `round` (the row a cluster that walks several rows
+// is on, 0 for the first; the same in every block) alternates two sets of
+// slots, so that no block writes a slot again before its owner has read
+// it: a block writing round n + 2's slots has passed round n + 1's barrier,
+// which its owner reaches only after reading round n's.
 template <int kCluster, int kSite, typename T, typename Op>
-__device__ __forceinline__ T cluster_reduce(T v, Op op) {
-  __shared__ T slots[kCluster];
+__device__ __forceinline__ T cluster_reduce(T v, Op op, int round) {
+  __shared__ T slots[2][kCluster];
   if constexpr (kSite == 0) {
-    cluster_wait();  // every block has started: see cluster_arrive
+    if (round == 0) {
+      cluster_wait();  // every block has started: see cluster_arrive
+    }
   }
+  T* round_slots = slots[round & 1];
   if (threadIdx.x < kCluster) {
-    store_to_block(&slots[cluster_rank()], threadIdx.x, v);
+    store_to_block(&round_slots[cluster_rank()], threadIdx.x, v);
   }
   cluster_sync();
-  T result = slots[0];
+  T result = round_slots[0];
 #pragma unroll
   for (int r = 1; r < kCluster; ++r) {
-    result = op(result, slots[r]);
+    result = op(result, round_slots[r]);
   }
   return result;
 }

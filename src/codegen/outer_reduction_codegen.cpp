@@ -170,7 +170,7 @@ std::string ReductionGenerator::column_finish_kernel() const {
      << "  const int ty = threadIdx.x / kX;\n"
      << "  const Index col = Index(blockIdx.x) * kX + threadIdx.x % kX;\n"
      << "  const bool col_valid = col < args.width;\n"
-     << column_regions("args.workspace", "args.partial_rows", "partial_", "  ");
+     << column_regions("args.workspace", "args.partial_rows", "args.width", "partial_", "  ");
   for (const Expr* r : a_.outer_reductions) {
     const std::string acc = acc_name(r);
     ss << "  " << acc_type(r) << " " << acc << " = " << op_type(r) << "::identity();\n"

@@ -44,6 +44,7 @@ KernelSource ReductionGenerator::generate() const {
 std::string ReductionGenerator::inner_kernel() const {
   std::ostringstream ss;
   ss << "extern \"C\" __global__ void __launch_bounds__(" << p_.block_size
+     << (p_.min_blocks_per_sm > 0 ? ", " + std::to_string(p_.min_blocks_per_sm) : "")
      << ") nvfuse_reduction(const Args args) {\n"
      << "  constexpr int kVec = " << p_.vector_width << ";\n"
      << "  constexpr int kGroups = " << p_.groups_per_thread << ";\n"
@@ -55,10 +56,13 @@ std::string ReductionGenerator::inner_kernel() const {
     ss << "  // A cluster of kCluster blocks holds each row: block rank r the\n"
        << "  // columns of chunk r.\n"
        << "  constexpr int kCluster = " << p_.cluster << ";\n"
-       << "  nvfuse::cluster_arrive();  // the first cluster_reduce waits\n"
-       << "  const Index row = Index(blockIdx.x / kCluster);\n"
-       << row_body() << "}\n";
-    return ss.str();
+       << "  nvfuse::cluster_arrive();  // the first cluster_reduce waits\n";
+    if (!p_.inner_outer) {
+      ss << "  constexpr int cluster_round = 0;  // one row per cluster\n"
+         << "  const Index row = Index(blockIdx.x / kCluster);\n"
+         << row_body() << "}\n";
+      return ss.str();
+    }
   }
   if (p_.pipelined) {
     ss << pipelined_rows() << "}\n";
@@ -70,32 +74,53 @@ std::string ReductionGenerator::inner_kernel() const {
        << row_body() << "}\n";
     return ss.str();
   }
+  ss << inner_outer_rows() << "}\n";
+  return ss.str();
+}
+
+std::string ReductionGenerator::inner_outer_rows() const {
+  const bool cluster = p_.cluster > 1;
+  // A cluster's blocks walk its rows together, each with its own chunk of
+  // the columns (and partial column results for that chunk only).
+  const std::string walker = cluster ? "Index(blockIdx.x / kCluster)" : "Index(blockIdx.x)";
+  const std::string walkers = cluster ? "Index(gridDim.x / kCluster)" : "Index(gridDim.x)";
+  std::ostringstream ss;
   ss << "  // Inner-outer: the block walks rows grid-stride; each thread owns the\n"
      << "  // same columns in every row and accumulates their outer reductions\n"
      << "  // in shared memory (its own slots: no synchronization).\n"
      << "  constexpr int kRows = kBlock / kLanes;\n"
-     << "  const int slot = threadIdx.x / kLanes;\n"
-     << "  extern __shared__ __align__(64) char column_shared[];\n"
-     << column_regions("column_shared", "kRows", "column_", "  ");
+     << "  const int slot = threadIdx.x / kLanes;\n";
+  if (cluster) {
+    ss << "  // The block's chunk of the row: its columns and its shared partials.\n"
+       << "  const Index shared_width = Index(kGroups) * kLanes * kVec;\n"
+       << "  const Index first_column = Index(blockIdx.x % kCluster) * shared_width;\n"
+       << "  int cluster_round = 0;  // see nvfuse::cluster_reduce\n";
+  } else {
+    ss << "  const Index shared_width = args.width;\n"
+       << "  const Index first_column = 0;\n";
+  }
+  ss << "  extern __shared__ __align__(64) char column_shared[];\n"
+     << column_regions("column_shared", "kRows", "shared_width", "column_", "  ");
   std::string clear;
   for (const Expr* r : a_.outer_reductions) {
-    clear += column_name(r) + "[Index(slot) * args.width + col + v] = " +
+    clear += column_name(r) + "[Index(slot) * shared_width + col - first_column + v] = " +
         op_type(r) + "::identity();\n";
   }
   ss << owned_columns(clear)
-     << "  for (Index group = blockIdx.x; group * kRows < args.rows; group += gridDim.x) {\n"
+     << "  for (Index group = " << walker << "; group * kRows < args.rows; group += "
+     << walkers << ") {\n"
      << "    const Index row = group * kRows + slot;\n"
-     << indented(row_body(), "  ") << "  }\n"
+     << indented(row_body(), "  ") << (cluster ? "    ++cluster_round;\n" : "") << "  }\n"
      << "  // This block's partial rows, one per slot, for the finishing kernel.\n"
      << "  {\n"
-     << column_regions("args.workspace", "args.partial_rows", "partial_", "    ")
-     << "    const Index partial_row = Index(blockIdx.x) * kRows + slot;\n";
+     << column_regions("args.workspace", "args.partial_rows", "args.width", "partial_", "    ")
+     << "    const Index partial_row = " << walker << " * kRows + slot;\n";
   std::string copy;
   for (const Expr* r : a_.outer_reductions) {
     copy += column_name(r, "partial_") + "[partial_row * args.width + col + v] = " +
-        column_name(r) + "[Index(slot) * args.width + col + v];\n";
+        column_name(r) + "[Index(slot) * shared_width + col - first_column + v];\n";
   }
-  ss << indented(owned_columns(copy), "  ") << "  }\n}\n";
+  ss << indented(owned_columns(copy), "  ") << "  }\n";
   return ss.str();
 }
 
@@ -154,7 +179,7 @@ std::vector<const TensorView*> ReductionGenerator::held_inputs() const {
 std::string ReductionGenerator::owned_columns(const std::string& body) const {
   return "#pragma unroll\n"
          "  for (int k = 0; k < kGroups; ++k) {\n"
-         "    const Index col = (Index(k) * kLanes + lane) * kVec;\n"
+         "    const Index col = first_column + (Index(k) * kLanes + lane) * kVec;\n"
          "    if (col < args.width) {\n"
          "#pragma unroll\n"
          "      for (int v = 0; v < kVec; ++v) {\n" +
@@ -294,11 +319,15 @@ std::string ReductionGenerator::inner_phase(
           size_in_bytes(tv->dtype());
     }
   }
-  // Not in inner-outer kernels: at their 64 registers the reordering made
-  // the layer-norm backward fp32 kernel spill 8 bytes on the H100.
+  // Not in inner-outer kernels of one block per row: at their 64 registers
+  // the reordering made the layer-norm backward fp32 kernel spill 8 bytes
+  // on the H100. A cluster's inner-outer blocks (at most 512 threads, no
+  // register cap below 128) load their held row first.
   const auto early = [&](const TensorView* tv) {
-    return !p_.inner_outer &&
-        (held(tv) || (!per_column(tv) && streamed_bytes <= kMaxEarlyChunkBytes));
+    if (p_.inner_outer) {
+      return p_.cluster > 1 && held(tv);
+    }
+    return held(tv) || (!per_column(tv) && streamed_bytes <= kMaxEarlyChunkBytes);
   };
   std::vector<const TensorView*> late;
   for (const TensorView* tv : loads) {
@@ -333,7 +362,8 @@ std::string ReductionGenerator::inner_phase(
   for (const Expr* r : outer) {
     const std::string array = "nvfuse::Array<" + acc_type(r) + ", kVec>";
     ss << in << array << "& shared_" << column_name(r) << " = *reinterpret_cast<"
-       << array << "*>(" << column_name(r) << " + Index(slot) * args.width + col);\n"
+       << array << "*>(" << column_name(r)
+       << " + Index(slot) * shared_width + col - first_column);\n"
        << in << array << " " << column_name(r, "sums_") << " = shared_"
        << column_name(r) << ";\n";
   }
@@ -482,7 +512,7 @@ bool ReductionGenerator::uses_row_variance() const {
 std::string ReductionGenerator::cluster_reduce(
     const std::string& value, const std::string& op) const {
   return "nvfuse::cluster_reduce<kCluster, " + std::to_string(cluster_sites_++) + ">(" +
-      value + ", " + op + ")";
+      value + ", " + op + ", cluster_round)";
 }
 
 std::string ReductionGenerator::row_variance(const Expr* r) const {

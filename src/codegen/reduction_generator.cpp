@@ -108,7 +108,7 @@ std::vector<const Expr*> ReductionGenerator::of_phase(
 }
 
 std::string ReductionGenerator::column_regions(
-    const std::string& base, const std::string& rows,
+    const std::string& base, const std::string& rows, const std::string& width,
     const std::string& prefix, const std::string& indent) const {
   std::ostringstream ss;
   ss << indent << "Index " << prefix << "offset = 0;\n";
@@ -117,7 +117,7 @@ std::string ReductionGenerator::column_regions(
     ss << indent << acc << "* " << column_name(r, prefix) << " = reinterpret_cast<"
        << acc << "*>(" << base << " + " << prefix << "offset);\n"
        << indent << prefix << "offset += (Index(" << rows
-       << ") * args.width * Index(sizeof(" << acc << ")) + 63) / 64 * 64;\n";
+       << ") * " << width << " * Index(sizeof(" << acc << ")) + 63) / 64 * 64;\n";
   }
   return ss.str();
 }

@@ -164,9 +164,10 @@ class ReductionGenerator {
     return prefix + name_of_value(r->output(0));
   }
   // Pointers `prefix`<result> to each outer reduction's partial rows (`rows`
-  // rows of width columns) in `base`: the regions of column_partial_offsets.
+  // rows of `width` columns) in `base`: the regions of column_partial_offsets.
   std::string column_regions(const std::string& base, const std::string& rows,
-                             const std::string& prefix, const std::string& indent) const;
+                             const std::string& width, const std::string& prefix,
+                             const std::string& indent) const;
 
   // The results of `r` from its final accumulator `acc`.
   std::string finalize(const Expr* r, const std::string& acc,
@@ -216,6 +217,8 @@ class ReductionGenerator {
   // The loop over a thread's columns of an inner-outer row (col, v), with
   // `body` (one statement per line) inside; at a two-space indent.
   std::string owned_columns(const std::string& body) const;
+  // Inner-outer: the rows a block (or a cluster) walks, and its partial rows.
+  std::string inner_outer_rows() const;
   // One row of the inner kernel (or one per slot of a block), from `row`
   // on: per-row inputs, the phases, the per-row outputs.
   std::string row_body() const;

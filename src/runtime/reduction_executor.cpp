@@ -205,6 +205,21 @@ int ReductionExecutor::blocks_per_sm(const LoadedKernel& kernel, int block_size,
   return it->second;
 }
 
+int ReductionExecutor::clusters_resident(const LoadedKernel& kernel, int cluster,
+                                         int block_size, int64_t shared_bytes) {
+  std::lock_guard<std::mutex> lock(occupancy_mutex_);
+  const auto key = std::make_pair(kernel.function, shared_bytes);
+  auto it = cluster_occupancy_.find(key);
+  if (it == cluster_occupancy_.end()) {
+    it = cluster_occupancy_
+             .emplace(key, cuda_driver::max_active_clusters(
+                               kernel.function, static_cast<unsigned>(cluster), block_size,
+                               static_cast<unsigned>(shared_bytes)))
+             .first;
+  }
+  return it->second;
+}
+
 bool ReductionExecutor::run_inner_outer(
     const ReductionSchedule& planned,
     const std::vector<Argument>& args,
@@ -219,18 +234,27 @@ bool ReductionExecutor::run_inner_outer(
   if (resident == 0) {
     return false;  // the block does not fit on an SM: the segments take it
   }
-  // At most one wave of blocks walking the rows, and at least
-  // kInnerOuterRowsPerBlock rows per block where that still fills the SMs:
-  // each block's partial rows cost a write and a read of `width` values,
-  // and the finishing kernel walks them (2048 x 1600 layer-norm backward:
-  // 71 us with a partial row per row).
+  // At most one wave of blocks (or clusters of blocks, each cluster holding
+  // a row) walking the rows, and at least kInnerOuterRowsPerBlock rows per
+  // block where that still fills the SMs: each block's partial rows cost a
+  // write and a read of `width` values, and the finishing kernel walks them
+  // (2048 x 1600 layer-norm backward: 71 us with a partial row per row).
   const int64_t sm_count = device_info_of(device).sm_count;
-  const int64_t grid_x = std::min<int64_t>(
-      {planned.grid_x, int64_t{resident} * sm_count,
-       std::max<int64_t>(sm_count, (planned.grid_x + kInnerOuterRowsPerBlock - 1) /
-                                       kInnerOuterRowsPerBlock)});
+  const int64_t cluster = planned.params.cluster;
+  const int64_t resident_walkers =
+      cluster > 1 ? clusters_resident(*kernel, static_cast<int>(cluster),
+                                      planned.params.block_size, planned.shared_bytes)
+                  : int64_t{resident} * sm_count;
+  if (resident_walkers == 0) {
+    return false;
+  }
+  const int64_t row_walkers = planned.grid_x / cluster;
+  const int64_t grid_x = cluster * std::min<int64_t>(
+      {row_walkers, resident_walkers,
+       std::max<int64_t>(sm_count / cluster, (row_walkers + kInnerOuterRowsPerBlock - 1) /
+                                                 kInnerOuterRowsPerBlock)});
   LaunchValues values = launch_values(planned, args, tensors, bound);
-  values.partial_rows = grid_x * planned.rows_per_block;
+  values.partial_rows = grid_x / cluster * planned.rows_per_block;
   const at::Tensor workspace = at::empty(
       {column_partial_offsets(analysis_, values.partial_rows, values.width).back()},
       at::TensorOptions().device(device).dtype(at::kByte));
@@ -240,7 +264,7 @@ bool ReductionExecutor::run_inner_outer(
       *kernel, device, {static_cast<unsigned>(grid_x)},
       {static_cast<unsigned>(planned.params.block_size)}, packed,
       [&] { return description_of(planned); },
-      static_cast<unsigned>(planned.shared_bytes));
+      static_cast<unsigned>(planned.shared_bytes), static_cast<unsigned>(cluster));
   launch_on_current_stream(
       finish, device,
       {static_cast<unsigned>((planned.space.width + kFinishColumns - 1) / kFinishColumns)},

@@ -66,12 +66,17 @@ class ReductionExecutor : public GeneratedKernelExecutor<ReductionParams> {
   static std::string description_of(const ReductionSchedule& planned);
   // Blocks of `kernel` resident per SM (cached; allows the shared memory).
   int blocks_per_sm(const LoadedKernel& kernel, int block_size, int64_t shared_bytes);
+  // Clusters of `cluster` such blocks resident on the device (cached; call
+  // blocks_per_sm first, which allows the shared memory).
+  int clusters_resident(const LoadedKernel& kernel, int cluster, int block_size,
+                        int64_t shared_bytes);
 
   ReductionAnalysis analysis_;
   KernelIo io_;
   mutable ScheduleMemo<std::optional<ReductionSchedule>> last_schedule_;
   std::mutex occupancy_mutex_;
   std::map<std::pair<void*, int64_t>, int> occupancy_;
+  std::map<std::pair<void*, int64_t>, int> cluster_occupancy_;
 };
 
 }  // namespace nvfuse

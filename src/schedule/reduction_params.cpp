@@ -39,6 +39,12 @@ constexpr int64_t kLeastPipelinedRowGroups = 8;
 // over 32 registers leave none.
 constexpr int64_t kMaxClusterHeldBytes = 128;
 constexpr int64_t kMaxClusterThreads = 512;
+// sm_90 (the cluster rows' architecture): shared memory and registers of
+// an SM, and the fewest registers a cluster row's thread is given (the
+// inner-outer rows of 16-32 elements take 58-83 when left unbounded).
+constexpr int64_t kSharedBytesPerSm = 228 * 1024;
+constexpr int64_t kRegistersPerSm = 64 * 1024;
+constexpr int64_t kLeastClusterRowRegisters = 64;
 
 int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
@@ -195,6 +201,17 @@ std::optional<ClusterShape> cluster_for_row(
   return std::nullopt;
 }
 
+// The blocks of an inner-outer cluster row an SM holds: as many as its
+// shared memory admits (kSharedBytesPerSm, 1 KB of it reserved per block,
+// and the kernel's static slots), but not so many that a thread gets
+// fewer than kLeastClusterRowRegisters registers.
+int cluster_blocks_per_sm(int block_size, int64_t shared_bytes) {
+  const int64_t by_shared = kSharedBytesPerSm / (shared_bytes + 2 * 1024);
+  const int64_t by_registers =
+      kRegistersPerSm / (int64_t{block_size} * kLeastClusterRowRegisters);
+  return static_cast<int>(std::max<int64_t>(1, std::min(by_shared, by_registers)));
+}
+
 }  // namespace
 
 int64_t partial_slot_bytes(const Expr& reduction) {
@@ -230,6 +247,8 @@ std::string ReductionParams::to_string() const {
   ss << (split ? ", split" : "") << (inner_outer ? ", inner_outer" : "")
      << (pipelined ? ", pipelined" : "")
      << (cluster > 1 ? ", cluster=" + std::to_string(cluster) : std::string())
+     << (min_blocks_per_sm > 0 ? ", min_blocks=" + std::to_string(min_blocks_per_sm)
+                               : std::string())
      << ", index=" << (index_32bit ? "int32" : "int64")
      << ", access=";
   for (InnerAccess a : access) {
@@ -246,7 +265,7 @@ bool ReductionParams::operator==(const ReductionParams& o) const {
       groups_per_thread == o.groups_per_thread && persistent == o.persistent &&
       block_x == o.block_x && block_y == o.block_y && split == o.split &&
       inner_outer == o.inner_outer && pipelined == o.pipelined &&
-      cluster == o.cluster &&
+      cluster == o.cluster && min_blocks_per_sm == o.min_blocks_per_sm &&
       index_32bit == o.index_32bit && access == o.access;
 }
 
@@ -453,8 +472,10 @@ std::optional<ReductionSchedule> schedule_reduction(
     p.persistent = lanes <= tuning.max_persistent_threads;
     // A row too long for one block that phases would re-read: held by a
     // cluster of blocks instead.
-    if (!p.persistent && analysis.last_element_phase > 0 && device.arch >= 90 &&
-        !analysis.has_outer_reductions()) {
+    // With outer reductions too (layer-norm backward at 65536), the
+    // cluster's blocks walk rows together, each accumulating the column
+    // partials of its own chunk.
+    if (!p.persistent && analysis.last_element_phase > 0 && device.arch >= 90) {
       // 16 blocks (rows of 262144) only without a variance and with one
       // reduction per phase, as measured on the H100 at 512 x 262144 (% of
       // copy bandwidth, chunked -> 16 blocks): log-softmax fp32 49 -> 64,
@@ -498,11 +519,16 @@ std::optional<ReductionSchedule> schedule_reduction(
       // The row must stay in registers (each thread owns the same columns
       // in every row) and the block's column partials fit in shared memory.
       p.inner_outer = true;
+      const int64_t block_columns =
+          p.cluster > 1 ? p.groups_per_thread * lanes * p.vector_width : space.width;
       schedule.shared_bytes =
-          column_partial_offsets(analysis, rows_per_block, space.width).back();
+          column_partial_offsets(analysis, rows_per_block, block_columns).back();
       if (!p.persistent || schedule.shared_bytes > kMaxInnerOuterSharedBytes ||
           space.rows == 0) {
         return std::nullopt;
+      }
+      if (p.cluster > 1) {
+        p.min_blocks_per_sm = cluster_blocks_per_sm(p.block_size, schedule.shared_bytes);
       }
     }
     const int64_t held_bytes = p.groups_per_thread * held_bytes_per_group;

@@ -53,6 +53,12 @@ struct ReductionParams {
   // cluster of this many blocks holds the row, each block a contiguous
   // part, and combines its reductions through distributed shared memory.
   int cluster = 1;
+  // __launch_bounds__'s blocks per SM (0: not stated). Inner-outer cluster
+  // rows state what their shared memory admits, so that ptxas fits their
+  // registers to it: left to itself, NVRTC's ptxas capped a 512-thread
+  // kernel at 64 registers and spilled (RMS-norm backward fp32 at 65536),
+  // or took 83 and left one block per SM (layer-norm backward fp32).
+  int min_blocks_per_sm = 0;
   bool index_32bit = true;
   // One per kernel tensor (inputs, then outputs): its access along the
   // vectorized axis.

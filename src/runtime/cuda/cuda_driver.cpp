@@ -84,6 +84,9 @@ struct DriverApi {
   CUresult (*OccupancyMaxActiveBlocksPerMultiprocessor)(int*, CUfunction, int, size_t) =
       load<CUresult (*)(int*, CUfunction, int, size_t)>(
           "cuOccupancyMaxActiveBlocksPerMultiprocessor");
+  CUresult (*OccupancyMaxActiveClusters)(int*, CUfunction, const LaunchConfig*) =
+      load<CUresult (*)(int*, CUfunction, const LaunchConfig*)>(
+          "cuOccupancyMaxActiveClusters");
   CUresult (*FuncGetAttribute)(int*, int, CUfunction) =
       load<CUresult (*)(int*, int, CUfunction)>("cuFuncGetAttribute");
   CUresult (*LaunchKernel)(
@@ -223,6 +226,21 @@ int max_active_blocks_per_sm(void* function, int block_size, size_t shared_bytes
           &blocks, static_cast<CUfunction>(function), block_size, shared_bytes),
       "cuOccupancyMaxActiveBlocksPerMultiprocessor");
   return blocks;
+}
+
+int max_active_clusters(void* function, unsigned cluster_x, int block_size,
+                        unsigned shared_bytes) {
+  const DriverApi& api = driver();
+  LaunchAttribute cluster{};
+  cluster.id = kLaunchAttrClusterDimension;
+  cluster.value.cluster = {cluster_x, 1, 1};
+  const LaunchConfig config{cluster_x, 1, 1, static_cast<unsigned>(block_size), 1, 1,
+                            shared_bytes, nullptr, &cluster, 1};
+  int clusters = 0;
+  api.check(api.OccupancyMaxActiveClusters(&clusters, static_cast<CUfunction>(function),
+                                           &config),
+            "cuOccupancyMaxActiveClusters");
+  return clusters;
 }
 
 void launch(

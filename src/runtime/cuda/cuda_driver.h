@@ -39,6 +39,10 @@ void allow_non_portable_clusters(void* function);
 // Blocks of `block_size` threads with `shared_bytes` of dynamic shared
 // memory that fit on one SM at once.
 int max_active_blocks_per_sm(void* function, int block_size, size_t shared_bytes);
+// Clusters of `cluster_x` such blocks that the device runs at once (fewer
+// than the SMs' blocks over cluster_x where a cluster must fit in one GPC).
+int max_active_clusters(void* function, unsigned cluster_x, int block_size,
+                        unsigned shared_bytes);
 
 struct Dim3 {
   unsigned x = 1, y = 1, z = 1;
