@@ -290,3 +290,30 @@ def test_long_backward_rows_walked_by_clusters_match_torch(name, dtype, rows):
     code = fd.last_cuda_code()
     assert "inner_outer" in code and "cluster=8" in code and "nvfuse segment" not in code
     assert fd.last_kernel_info()["local_bytes"] == 0, fd.last_kernel_info()
+
+
+@pytest.mark.parametrize("rows,width", [(513, 7), (300, 1600), (8, 65536)])
+def test_reductions_of_one_phase_reduced_together_match_torch(rows, width):
+    """A sum, a max, an integer sum and a min of the same rows, each scaled
+    back into the row (a second phase): the four pass the lanes, the block
+    and (at 65536) the cluster as one nested pair."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        n = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Int32)
+        shape = [rows, width]
+        stats = [fd.ops.sum(x, dims=[1]), fd.ops.max(x, dims=[1]),
+                 fd.ops.cast(fd.ops.sum(n, dims=[1]), DataType.Float), fd.ops.min(x, dims=[1])]
+        out = x
+        for s in stats:
+            out = fd.ops.add(out, fd.ops.broadcast_in_dim(s, shape=shape, broadcast_dims=[0]))
+        fd.add_output(out)
+    torch.manual_seed(width)
+    x = torch.randn(rows, width, device="cuda")
+    n = torch.randint(-1000, 1000, (rows, width), device="cuda", dtype=torch.int32)
+    (out,) = fd.execute([x, n])
+    expected = (x + x.sum(1, keepdim=True) + x.amax(1, keepdim=True) +
+                n.sum(1, keepdim=True).float() + x.amin(1, keepdim=True))
+    torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-3)
+    code = fd.last_cuda_code()
+    assert "nvfuse::Pair<float, nvfuse::Pair<float, nvfuse::Pair<nvfuse::int64, float>>>" in code
+    assert ("cluster=8" in code) == (width == 65536)

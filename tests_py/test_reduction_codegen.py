@@ -183,6 +183,11 @@ def test_long_backward_rows_are_one_inner_outer_kernel_over_a_cluster(name, dtyp
     assert len(kernels_of(code)) == 1 and "nvfuse_reduction_finish" in code
     assert "const Index shared_width = Index(kGroups) * kLanes * kVec;" in code
     assert "++cluster_round;" in code and ", cluster_round)" in code
+    if name == "layer_norm_bwd":
+        # Its two row sums pass the block and the cluster together: one
+        # cluster barrier per row (one site, its slots alternating).
+        assert "nvfuse::Pair<float, float> together" in code
+        assert "cluster_reduce<kCluster, 1>" not in code
     for kernel in ("nvfuse_reduction", "nvfuse_reduction_finish"):
         assert _C.nvrtc_compile(code, kernel, 90)["bytes"] > 0
     wider = fd.cuda_code_for(cpu_inputs(name, 4, 262144, dtype))
@@ -299,15 +304,18 @@ def ptxas_resources(code, kernel="nvfuse_reduction"):
             for m in PTXAS_ENTRY.finditer(log)}
 
 
-@pytest.mark.parametrize("width", [1600, 8192, 65536, 131072])
+@pytest.mark.parametrize("rows,width", [(64, 1600), (64, 8192), (64, 65536), (1, 65536),
+                                        (64, 131072), (1, 262144)])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("name", ["layer_norm_fwd", "layer_norm_bwd", "rms_norm_fwd",
                                   "rms_norm_bwd", "softmax_fwd", "softmax_bwd",
                                   "log_softmax_fwd"])
-def test_normalization_kernels_do_not_spill(name, dtype, width):
+def test_normalization_kernels_do_not_spill(name, dtype, rows, width):
     """No local memory (spills or stack) in the common normalizations'
-    kernels, as NVRTC compiles them for the H100, without a GPU."""
-    code = define_case(name, dtype).cuda_code_for(cpu_inputs(name, 64, width, dtype))
+    kernels, as NVRTC compiles them for the H100, without a GPU. A single
+    row holds as many elements per thread as many rows do (its strides
+    are all 0, its axes are not)."""
+    code = define_case(name, dtype).cuda_code_for(cpu_inputs(name, rows, width, dtype))
     for kernel in kernels_of(code):
         resources = ptxas_resources(kernel)
         assert resources, "ptxas reported no kernel"

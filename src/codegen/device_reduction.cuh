@@ -151,6 +151,30 @@ __device__ __forceinline__ Welford<T> shfl_xor(Welford<T> v, int mask) {
   return {shfl_xor(v.sum, mask), shfl_xor(v.m2, mask), shfl_xor(v.count, mask)};
 }
 
+// Two results reduced together (nested for more): the reductions of one
+// phase pass the lanes, the block and the cluster once, with one barrier
+// each, instead of once per reduction (layer-norm backward: two row sums).
+template <typename A, typename B>
+struct Pair {
+  A first;
+  B second;
+};
+template <typename A, typename B>
+__device__ __forceinline__ Pair<A, B> shfl_xor(Pair<A, B> v, int mask) {
+  return {shfl_xor(v.first, mask), shfl_xor(v.second, mask)};
+}
+template <typename OpA, typename OpB>
+struct PairOp {
+  __device__ static auto identity() {
+    return Pair<decltype(OpA::identity()), decltype(OpB::identity())>{OpA::identity(),
+                                                                      OpB::identity()};
+  }
+  template <typename A, typename B>
+  __device__ Pair<A, B> operator()(Pair<A, B> a, Pair<A, B> b) const {
+    return {OpA()(a.first, b.first), OpB()(a.second, b.second)};
+  }
+};
+
 // Combines `v` across groups of kLanes adjacent lanes (kLanes <= 32, a power
 // of two); every lane of the group gets the result. The whole warp calls it.
 template <int kLanes, typename T, typename Op>

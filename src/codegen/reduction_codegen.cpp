@@ -555,9 +555,14 @@ std::string ReductionGenerator::row_variance(const Expr* r) const {
 std::string ReductionGenerator::inner_reduce(int phase) const {
   const std::vector<const Expr*> reductions = reductions_of_phase(phase);
   std::ostringstream ss;
+  std::vector<const Expr*> plain;
   for (const Expr* r : reductions) {
     if (uses_row_variance() && r->is<VarMeanOp>()) {
       continue;  // reduced over the row by row_variance
+    }
+    if (!r->is<VarMeanOp>()) {
+      plain.push_back(r);
+      continue;
     }
     ss << "  " << acc_name(r) << " = nvfuse::row_reduce<kLanes, kBlock>("
        << acc_name(r) << ", " << op_type(r) << "(), block_reductions);\n";
@@ -566,6 +571,7 @@ std::string ReductionGenerator::inner_reduce(int phase) const {
          << cluster_reduce(acc_name(r), op_type(r) + "()") << ";\n";
     }
   }
+  ss << reduce_together(plain);
   if (!p_.split || reductions.empty()) {
     return ss.str();
   }
@@ -588,6 +594,49 @@ std::string ReductionGenerator::inner_reduce(int phase) const {
        << "  " << acc_name(r) << " = nvfuse::row_reduce<kLanes, kBlock>("
        << acc_name(r) << ", " << op_type(r) << "(), block_reductions);\n";
   }
+  return ss.str();
+}
+
+std::string ReductionGenerator::reduce_together(const std::vector<const Expr*>& reductions) const {
+  if (reductions.empty()) {
+    return "";
+  }
+  // Nested pairs, folded from the right: Pair<a, Pair<b, c>>; .first and
+  // .second paths give each accumulator back.
+  std::string type = acc_type(reductions.back());
+  std::string op = op_type(reductions.back());
+  std::string value = acc_name(reductions.back());
+  std::vector<std::string> paths(reductions.size(), "");
+  for (size_t i = reductions.size() - 1; i-- > 0;) {
+    const Expr* r = reductions[i];
+    type = "nvfuse::Pair<" + acc_type(r) + ", " + type + ">";
+    op = "nvfuse::PairOp<" + op_type(r) + ", " + op + ">";
+    value = type + "{" + acc_name(r) + ", " + value + "}";
+    paths[i] = ".first";
+    for (size_t j = i + 1; j < reductions.size(); ++j) {
+      paths[j] = ".second" + paths[j];
+    }
+  }
+  std::ostringstream ss;
+  if (reductions.size() == 1) {
+    ss << "  " << value << " = nvfuse::row_reduce<kLanes, kBlock>(" << value << ", " << op
+       << "(), block_reductions);\n";
+    if (p_.cluster > 1) {
+      ss << "  " << value << " = " << cluster_reduce(value, op + "()") << ";\n";
+    }
+    return ss.str();
+  }
+  ss << "  {  // the phase's reductions together: one barrier per level\n"
+     << "    " << type << " together = " << value << ";\n"
+     << "    together = nvfuse::row_reduce<kLanes, kBlock>(together, " << op
+     << "(), block_reductions);\n";
+  if (p_.cluster > 1) {
+    ss << "    together = " << cluster_reduce("together", op + "()") << ";\n";
+  }
+  for (size_t i = 0; i < reductions.size(); ++i) {
+    ss << "    " << acc_name(reductions[i]) << " = together" << paths[i] << ";\n";
+  }
+  ss << "  }\n";
   return ss.str();
 }
 

@@ -28,16 +28,6 @@ ReductionGenerator::ReductionGenerator(
 
 // ---- tensors and names ------------------------------------------------------
 
-bool ReductionGenerator::per_column(const TensorView* tv) const {
-  const std::vector<int>& map = a_.axis_map.at(tv);
-  for (size_t i = 0; i < map.size(); ++i) {
-    if (map[i] >= 0 && !a_.reduced[map[i]] && !tv->logical()[i]->is_broadcast()) {
-      return false;
-    }
-  }
-  return true;
-}
-
 void ReductionGenerator::build_layout() {
   layout_.index_32bit = p_.index_32bit;
   for (size_t t = 0; t < tensors_.size(); ++t) {

@@ -48,7 +48,7 @@ class ReductionGenerator {
   // The same values in every row (a weight, a bias): reloaded by each phase
   // that reads them (from L1/L2) instead of held in registers across the
   // reductions of a persistent row.
-  bool per_column(const TensorView* tv) const;
+  bool per_column(const TensorView* tv) const { return a_.is_per_column(tv); }
   // Loaded once per row and held in registers by every phase.
   bool held(const TensorView* tv) const {
     return p_.persistent && !per_row(tv) && !per_column(tv);
@@ -217,6 +217,9 @@ class ReductionGenerator {
   // The loop over a thread's columns of an inner-outer row (col, v), with
   // `body` (one statement per line) inside; at a two-space indent.
   std::string owned_columns(const std::string& body) const;
+  // Reduces `reductions` (plain, not Welford) across the row's lanes, block
+  // and cluster together: one barrier per level for all of them.
+  std::string reduce_together(const std::vector<const Expr*>& reductions) const;
   // Inner-outer: the rows a block (or a cluster) walks, and its partial rows.
   std::string inner_outer_rows() const;
   // One row of the inner kernel (or one per slot of a block), from `row`

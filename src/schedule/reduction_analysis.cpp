@@ -469,4 +469,14 @@ std::optional<ReductionAnalysis> analyze_reduction(
   return Analyzer(fusion, why_not).run();
 }
 
+bool ReductionAnalysis::is_per_column(const TensorView* tv) const {
+  const std::vector<int>& map = axis_map.at(tv);
+  for (size_t i = 0; i < map.size(); ++i) {
+    if (map[i] >= 0 && !reduced[map[i]] && !tv->logical()[i]->is_broadcast()) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace nvfuse

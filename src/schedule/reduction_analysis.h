@@ -108,6 +108,9 @@ struct ReductionAnalysis {
   }
 
   bool is_per_row(const TensorView* tv) const { return per_row.at(tv); }
+  // The same values in every row (a weight, a bias): no kept axis of its
+  // own, whatever the call's sizes.
+  bool is_per_column(const TensorView* tv) const;
   // Fusion inputs are phase 0.
   int phase_of(const TensorView* tv) const {
     auto it = phase.find(tv);

@@ -459,10 +459,9 @@ std::optional<ReductionSchedule> schedule_reduction(
     int64_t held_bytes_per_group = 0;
     bool holds_only_half_types = true;
     for (size_t t = 0; t < inputs.size(); ++t) {
-      const bool varies_by_row = std::any_of(
-          space.row_strides[t].begin(), space.row_strides[t].end(),
-          [](int64_t s) { return s != 0; });
-      if (per_element[t] && varies_by_row) {
+      // What the kernel holds (ReductionGenerator::held): by the fusion's
+      // axes, not this call's strides (a single row's are all 0).
+      if (per_element[t] && !analysis.is_per_column(analysis.inputs[t])) {
         const int width = p.access[t] == InnerAccess::kBroadcast ? 1 : p.vector_width;
         held_bytes_per_group += width * size_in_bytes(tensors[t].dtype);
         holds_only_half_types = holds_only_half_types && size_in_bytes(tensors[t].dtype) <= 2;
