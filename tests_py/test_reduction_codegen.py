@@ -86,12 +86,11 @@ def test_long_normalization_rows_are_held_by_a_cluster():
     assert "cluster_reduce<kCluster, 0>(acc_" in half and "cluster_reduce<kCluster, 1>" not in half
     code = fd.cuda_code_for(cpu_inputs("layer_norm_fwd", 4, 131072, torch.float32))
     assert "cluster=8" in params_of(code) and "threads_per_row=512" in params_of(code)
-    # 262144: 16 blocks (a non-portable cluster) without a variance and
-    # with one reduction per phase; layer norm's rows, and layer-norm
-    # backward's (two sums in one phase), are chunked there, as measured
-    # faster.
+    # 262144: 16 blocks (a non-portable cluster) without a variance; layer
+    # norm's rows are chunked there, as measured faster. Layer-norm
+    # backward's two sums pass the cluster together.
     backward = define_case("layer_norm_bwd", torch.bfloat16)
-    assert "cluster=16" not in backward.cuda_code_for(
+    assert "cluster=16" in backward.cuda_code_for(
         cpu_inputs("layer_norm_bwd", 4, 262144, torch.bfloat16))
     assert "chunked" in params_of(fd.cuda_code_for(cpu_inputs("layer_norm_fwd", 4, 262144, torch.float32)))
     for case in ("log_softmax_fwd", "softmax_fwd", "rms_norm_fwd"):
@@ -191,8 +190,8 @@ def test_long_backward_rows_are_one_inner_outer_kernel_over_a_cluster(name, dtyp
     for kernel in ("nvfuse_reduction", "nvfuse_reduction_finish"):
         assert _C.nvrtc_compile(code, kernel, 90)["bytes"] > 0
     wider = fd.cuda_code_for(cpu_inputs(name, 4, 262144, dtype))
-    if name == "rms_norm_bwd" and dtype == torch.bfloat16:
-        # One row sum per phase: a 16-block cluster holds 32 bf16 a thread.
+    if dtype == torch.bfloat16:
+        # No variance: a 16-block cluster holds 32 bf16 a thread.
         assert "inner_outer" in params_of(wider) and "cluster=16" in params_of(wider)
     else:
         assert len(kernels_of(wider)) == 2 and "inner_outer" not in wider

@@ -161,16 +161,6 @@ bool fits_32bit(const ReductionSpace& space) {
   return true;
 }
 
-// At most one reduction per phase (softmax: a max, then a sum; RMS norm:
-// one sum), which is what 16-block clusters were measured to pay for.
-bool one_reduction_per_phase(const ReductionAnalysis& analysis) {
-  std::set<int> phases;
-  for (const Expr* r : analysis.reductions) {
-    phases.insert(analysis.phase_of(r->input(0)->as<TensorView>()));
-  }
-  return phases.size() == analysis.reductions.size();
-}
-
 struct ClusterShape {
   int blocks = 1;
   int64_t lanes = 1;
@@ -475,17 +465,18 @@ std::optional<ReductionSchedule> schedule_reduction(
     // cluster's blocks walk rows together, each accumulating the column
     // partials of its own chunk.
     if (!p.persistent && analysis.last_element_phase > 0 && device.arch >= 90) {
-      // 16 blocks (rows of 262144) only without a variance and with one
-      // reduction per phase, as measured on the H100 at 512 x 262144 (% of
-      // copy bandwidth, chunked -> 16 blocks): log-softmax fp32 49 -> 64,
-      // bf16 49 -> 62; softmax fp32 48 -> 62, bf16 48 -> 53; softmax
-      // backward bf16 59 -> 78; RMS norm bf16 63 -> 72; but layer norm fp32
-      // 63 -> 54, bf16 57 -> 55, and layer-norm backward's row kernel (two
-      // sums in one phase) bf16 39 -> 33: there the chunked kernel, which
-      // re-reads the row, beats a 16-SM cluster at one block per SM.
-      const int max_blocks = analysis.has_variance() || !one_reduction_per_phase(analysis)
-                                 ? std::min(8, tuning.max_cluster)
-                                 : tuning.max_cluster;
+      // 16 blocks (rows of 262144) only without a variance, as measured on
+      // the H100 at 512 x 262144 (% of copy bandwidth, chunked -> 16
+      // blocks): log-softmax fp32 49 -> 64, bf16 49 -> 62; softmax fp32 48
+      // -> 62, bf16 48 -> 53; softmax backward bf16 59 -> 78; RMS norm bf16
+      // 63 -> 72; but layer norm fp32 63 -> 54, bf16 57 -> 55: there the
+      // chunked kernel, which re-reads the row, beats a 16-SM cluster at
+      // one block per SM. Layer-norm backward's row kernel (then two
+      // cluster barriers per row, one per sum) measured 39 -> 33; its sums
+      // now pass the cluster together (reduce_together), and its column
+      // sums join the row kernel (inner-outer), which no longer re-reads.
+      const int max_blocks =
+          analysis.has_variance() ? std::min(8, tuning.max_cluster) : tuning.max_cluster;
       if (auto cluster =
               cluster_for_row(groups, max_groups, held_bytes_per_group, max_blocks, tuning)) {
         p.cluster = cluster->blocks;
