@@ -323,6 +323,58 @@ __device__ __forceinline__ T column_reduce(T v, Op op) {
   return result;
 }
 
+// column_reduce for each of a thread's kN values (its vector's columns):
+// one write, then thread row y combines values y, y + kY, ... over the kY
+// rows in row order, so three barriers serve all kN values instead of
+// log2(kY) + 2 for each (a bf16 outer sum's last block waited on 32). Past
+// 16 KB of shared memory (Welford states of 16-value vectors), value by
+// value.
+template <int kX, int kY, int kN, typename T, typename Op>
+__device__ __forceinline__ void column_reduce_all(T (&v)[kN], Op op) {
+  if constexpr (kY * kN * kX * sizeof(T) > 16384) {
+#pragma unroll
+    for (int n = 0; n < kN; ++n) {
+      v[n] = column_reduce<kX, kY>(v[n], op);
+    }
+  } else {
+    constexpr int kPerRow = (kN + kY - 1) / kY;
+    __shared__ T shared[kY][kN][kX];
+    const int x = threadIdx.x % kX;
+    const int y = threadIdx.x / kX;
+#pragma unroll
+    for (int n = 0; n < kN; ++n) {
+      shared[y][n][x] = v[n];
+    }
+    __syncthreads();
+    T combined[kPerRow];
+#pragma unroll
+    for (int i = 0; i < kPerRow; ++i) {
+      const int n = y + i * kY;
+      if (n < kN) {
+        combined[i] = shared[0][n][x];
+#pragma unroll
+        for (int r = 1; r < kY; ++r) {
+          combined[i] = op(combined[i], shared[r][n][x]);
+        }
+      }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < kPerRow; ++i) {
+      const int n = y + i * kY;
+      if (n < kN) {
+        shared[0][n][x] = combined[i];
+      }
+    }
+    __syncthreads();
+#pragma unroll
+    for (int n = 0; n < kN; ++n) {
+      v[n] = shared[0][n][x];
+    }
+    __syncthreads();  // the next call's writes wait for these reads
+  }
+}
+
 // Split reductions keep each partial in 8-byte cells of the workspace;
 // volatile loads read what other blocks wrote (they bypass L1).
 template <typename T>

@@ -88,13 +88,10 @@ std::string ReductionGenerator::outer_kernel() const {
     ss << store(slot_of(tv), "out_" + name, down_offset(tv), "      ");
   }
   ss << "    }\n  }\n";
-  ss << "#pragma unroll\n"
-     << "  for (int v = 0; v < kVec; ++v) {\n";
   for (const Expr* r : a_.reductions) {
-    ss << "    " << acc_name(r) << "[v] = nvfuse::column_reduce<kX, kY>("
-       << acc_name(r) << "[v], " << op_type(r) << "());\n";
+    ss << "  nvfuse::column_reduce_all<kX, kY, kVec>(" << acc_name(r) << ", " << op_type(r)
+       << "());\n";
   }
-  ss << "  }\n";
   if (p_.split) {
     ss << "  // The rows are split over gridDim.y blocks: partials, then the\n"
        << "  // last block to arrive combines them in block order.\n"
@@ -107,19 +104,26 @@ std::string ReductionGenerator::outer_kernel() const {
     }
     ss << "    }\n  }\n"
        << "  if (!nvfuse::arrive_last(args.semaphores + blockIdx.x, gridDim.y)) return;\n"
-       << "#pragma unroll\n"
-       << "  for (int v = 0; v < kVec; ++v) {\n";
+       << "  // Each step loads the partials of all kVec columns (and reductions)\n"
+       << "  // at once: one memory round trip per step, not per column.\n";
     for (const Expr* r : a_.reductions) {
-      ss << "    " << acc_name(r) << "[v] = " << op_type(r) << "::identity();\n"
-         << "    for (int g = ty; col_valid && g < int(gridDim.y); g += kY) {\n"
-         << "      " << acc_name(r) << "[v] = " << op_type(r) << "()(" << acc_name(r)
-         << "[v], nvfuse::PartialLoader<" << acc_type(r) << ">::load("
-         << cell(r, "g", "first + v") << "));\n"
-         << "    }\n"
-         << "    " << acc_name(r) << "[v] = nvfuse::column_reduce<kX, kY>("
-         << acc_name(r) << "[v], " << op_type(r) << "());\n";
+      ss << "#pragma unroll\n"
+         << "  for (int v = 0; v < kVec; ++v) " << acc_name(r) << "[v] = " << op_type(r)
+         << "::identity();\n";
     }
-    ss << "  }\n";
+    ss << "  for (int g = ty; col_valid && g < int(gridDim.y); g += kY) {\n"
+       << "#pragma unroll\n"
+       << "    for (int v = 0; v < kVec; ++v) {\n";
+    for (const Expr* r : a_.reductions) {
+      ss << "      " << acc_name(r) << "[v] = " << op_type(r) << "()(" << acc_name(r)
+         << "[v], nvfuse::PartialLoader<" << acc_type(r) << ">::load("
+         << cell(r, "g", "first + v") << "));\n";
+    }
+    ss << "    }\n  }\n";
+    for (const Expr* r : a_.reductions) {
+      ss << "  nvfuse::column_reduce_all<kX, kY, kVec>(" << acc_name(r) << ", "
+         << op_type(r) << "());\n";
+    }
   }
   // The epilogue: per-column values, once per column.
   ss << "  if (ty == 0 && col_valid) {\n";
