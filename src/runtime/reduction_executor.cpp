@@ -246,7 +246,7 @@ bool ReductionExecutor::run_inner_outer(
                                       planned.params.block_size, planned.shared_bytes)
                   : int64_t{resident} * sm_count;
   if (resident_walkers == 0) {
-    return false;
+    return false;  // no cluster of these blocks fits a GPC: the segments take it
   }
   const int64_t row_walkers = planned.grid_x / cluster;
   const int64_t grid_x = cluster * std::min<int64_t>(
