@@ -601,21 +601,16 @@ std::string ReductionGenerator::reduce_together(const std::vector<const Expr*>& 
   if (reductions.empty()) {
     return "";
   }
-  // Nested pairs, folded from the right: Pair<a, Pair<b, c>>; .first and
-  // .second paths give each accumulator back.
+  // Nested pairs, folded from the right: Pair<a, Pair<b, c>>. Reduction i
+  // is i `.second` steps in, then `.first` (the last one: no `.first`).
   std::string type = acc_type(reductions.back());
   std::string op = op_type(reductions.back());
   std::string value = acc_name(reductions.back());
-  std::vector<std::string> paths(reductions.size(), "");
   for (size_t i = reductions.size() - 1; i-- > 0;) {
     const Expr* r = reductions[i];
     type = "nvfuse::Pair<" + acc_type(r) + ", " + type + ">";
     op = "nvfuse::PairOp<" + op_type(r) + ", " + op + ">";
     value = type + "{" + acc_name(r) + ", " + value + "}";
-    paths[i] = ".first";
-    for (size_t j = i + 1; j < reductions.size(); ++j) {
-      paths[j] = ".second" + paths[j];
-    }
   }
   std::ostringstream ss;
   if (reductions.size() == 1) {
@@ -633,9 +628,12 @@ std::string ReductionGenerator::reduce_together(const std::vector<const Expr*>& 
   if (p_.cluster > 1) {
     ss << "    together = " << cluster_reduce("together", op + "()") << ";\n";
   }
-  for (size_t i = 0; i < reductions.size(); ++i) {
-    ss << "    " << acc_name(reductions[i]) << " = together" << paths[i] << ";\n";
+  std::string path = "together";
+  for (size_t i = 0; i + 1 < reductions.size(); ++i) {
+    ss << "    " << acc_name(reductions[i]) << " = " << path << ".first;\n";
+    path += ".second";
   }
+  ss << "    " << acc_name(reductions.back()) << " = " << path << ";\n";
   ss << "  }\n";
   return ss.str();
 }
