@@ -403,13 +403,19 @@ struct PartialLoader<Welford<T> > {
 };
 
 // True in the block that arrives last at `counter` (one counter per group of
-// blocks that split a reduction); its threads then see every partial.
+// blocks that split a reduction); its threads then see every partial. That
+// block resets the counter for the next launch (runtime/split_semaphores.h):
+// every other block of the group has added to it already. Every block of
+// the grid must call this.
 __device__ __forceinline__ bool arrive_last(unsigned* counter, unsigned expected) {
   __shared__ bool last;
   __threadfence();
   __syncthreads();
   if (threadIdx.x == 0) {
     last = atomicAdd(counter, 1u) == expected - 1;
+    if (last) {
+      atomicExch(counter, 0u);
+    }
   }
   __syncthreads();
   __threadfence();

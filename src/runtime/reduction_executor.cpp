@@ -77,7 +77,8 @@ std::optional<ReductionSchedule> ReductionExecutor::schedule(
   // The sizes bound from scalars (reference, positions) are keyed too.
   std::vector<int64_t> numbers = {device.sm_count, device.arch,
                                   tuning.elements_per_thread, tuning.max_persistent_threads,
-                                  tuning.chunked_threads, tuning.pipelining, tuning.max_cluster};
+                                  tuning.chunked_threads, tuning.pipelining, tuning.max_cluster,
+                                  tuning.carry_exps};
   numbers.push_back(-1);
   numbers.insert(numbers.end(), reference->front().begin(), reference->front().end());
   for (const std::vector<int64_t>& sizes : *position_sizes) {
@@ -133,7 +134,7 @@ std::optional<std::vector<at::Tensor>> ReductionExecutor::run(
     if (planned->params.split) {
       const auto options = at::TensorOptions().device(device);
       workspace = at::empty({planned->workspace_bytes}, options.dtype(at::kByte));
-      semaphores = at::zeros({planned->grid_x}, options.dtype(at::kInt));
+      semaphores = semaphores_.for_launch(device, planned->grid_x);
       values.workspace = workspace.data_ptr();
       values.semaphores = semaphores.data_ptr();
     }

@@ -15,6 +15,7 @@
 #include "runtime/kernel_io.h"
 #include "runtime/kernel_launch.h"
 #include "runtime/schedule_memo.h"
+#include "runtime/split_semaphores.h"
 #include "schedule/reduction_analysis.h"
 #include "schedule/reduction_params.h"
 
@@ -74,6 +75,7 @@ class ReductionExecutor : public GeneratedKernelExecutor<ReductionParams> {
   ReductionAnalysis analysis_;
   KernelIo io_;
   mutable ScheduleMemo<std::optional<ReductionSchedule>> last_schedule_;
+  SplitSemaphores semaphores_;
   std::mutex occupancy_mutex_;
   std::map<std::pair<void*, int64_t>, int> occupancy_;
   std::map<std::pair<void*, int64_t>, int> cluster_occupancy_;

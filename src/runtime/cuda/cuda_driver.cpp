@@ -87,6 +87,8 @@ struct DriverApi {
   CUresult (*OccupancyMaxActiveClusters)(int*, CUfunction, const LaunchConfig*) =
       load<CUresult (*)(int*, CUfunction, const LaunchConfig*)>(
           "cuOccupancyMaxActiveClusters");
+  CUresult (*StreamIsCapturing)(CUstream, int*) =
+      load<CUresult (*)(CUstream, int*)>("cuStreamIsCapturing");
   CUresult (*FuncGetAttribute)(int*, int, CUfunction) =
       load<CUresult (*)(int*, int, CUfunction)>("cuFuncGetAttribute");
   CUresult (*LaunchKernel)(
@@ -241,6 +243,14 @@ int max_active_clusters(void* function, unsigned cluster_x, int block_size,
                                            &config),
             "cuOccupancyMaxActiveClusters");
   return clusters;
+}
+
+bool is_capturing(void* stream) {
+  const DriverApi& api = driver();
+  int status = 0;  // CU_STREAM_CAPTURE_STATUS_NONE
+  api.check(api.StreamIsCapturing(static_cast<CUstream>(stream), &status),
+            "cuStreamIsCapturing");
+  return status != 0;
 }
 
 void launch(

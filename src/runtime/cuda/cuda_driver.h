@@ -44,6 +44,9 @@ int max_active_blocks_per_sm(void* function, int block_size, size_t shared_bytes
 int max_active_clusters(void* function, unsigned cluster_x, int block_size,
                         unsigned shared_bytes);
 
+// True while `stream` is being captured into a CUDA graph.
+bool is_capturing(void* stream);
+
 struct Dim3 {
   unsigned x = 1, y = 1, z = 1;
 };
