@@ -436,17 +436,6 @@ std::optional<ReductionSchedule> schedule_reduction(
     for (size_t t = inputs.size(); t < tensors.size(); ++t) {
       writes_elements = writes_elements || per_element[t];
     }
-    // Random values cost registers (the Philox state, the unit floats held
-    // across phases): half the elements per thread keep the occupancy
-    // (H100 sweep at 8192-wide rows: dropout + layer norm fp32 1008 ->
-    // 803 us, bf16 1236 -> 1147 us; attention prologue bf16 151 -> 135 us).
-    const bool draws_random = std::any_of(
-        analysis.position_tensors.begin(), analysis.position_tensors.end(),
-        [](const TensorView* tv) { return tv->definition()->is<RngOp>(); });
-    const int64_t elements = tuning.elements_per_thread *
-        (analysis.last_element_phase == 0 && !writes_elements ? 2 : 1) /
-        (draws_random ? 2 : 1);
-    const int64_t max_groups = std::max<int64_t>(1, elements / p.vector_width);
     // Bytes of row-varying inputs a thread holds per vector group.
     int64_t held_bytes_per_group = 0;
     bool holds_only_half_types = true;
@@ -459,6 +448,20 @@ std::optional<ReductionSchedule> schedule_reduction(
         holds_only_half_types = holds_only_half_types && size_in_bytes(tensors[t].dtype) <= 2;
       }
     }
+    // Random values cost registers (the Philox state, the unit words held
+    // across phases): rows of half types take half the elements per thread
+    // to keep their occupancy. H100, % of copy bandwidth, 16 -> 8 elements
+    // (tools/tune_reduction.py): attention prologue bf16 59 -> 63 (80 ->
+    // 52 registers), but fp32 104 -> 92 (a 1024-wide row then takes 128
+    // threads, two block reductions of twice the lanes); dropout + layer
+    // norm at 8192 the same either way in both types.
+    const bool draws_random = std::any_of(
+        analysis.position_tensors.begin(), analysis.position_tensors.end(),
+        [](const TensorView* tv) { return tv->definition()->is<RngOp>(); });
+    const int64_t elements = tuning.elements_per_thread *
+        (analysis.last_element_phase == 0 && !writes_elements ? 2 : 1) /
+        (draws_random && holds_only_half_types ? 2 : 1);
+    const int64_t max_groups = std::max<int64_t>(1, elements / p.vector_width);
     int64_t lanes = next_pow2(ceil_div(groups, max_groups));
     p.persistent = lanes <= tuning.max_persistent_threads;
     // A row too long for one block that phases would re-read: held by a
