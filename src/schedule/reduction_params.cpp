@@ -420,6 +420,8 @@ std::optional<ReductionSchedule> schedule_reduction(
         ceil_div(2 * wanted_blocks, schedule.grid_x), 1,
         std::max<int64_t>(1, space.width / (p.block_y * kOuterRowsPerThread)));
     schedule.grid_y = std::min<int64_t>(schedule.grid_y, 65535);
+    schedule.max_grid_y = std::clamp<int64_t>(
+        space.width / (p.block_y * kOuterRowsPerThread), 1, 65535);
   } else {
     for (size_t t = 0; t < tensors.size(); ++t) {
       p.access.push_back(

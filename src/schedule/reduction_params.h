@@ -112,6 +112,10 @@ struct ReductionSchedule {
   ReductionParams params;
   int64_t grid_x = 0;  // 0 when there is nothing to do
   int64_t grid_y = 1;
+  // Outer split: the most blocks down the rows (each walks at least
+  // kOuterRowsPerThread rows a thread). The launch sizes grid_y from the
+  // kernel's occupancy within it (ReductionExecutor::run).
+  int64_t max_grid_y = 1;
   // Bytes of partial results for a split reduction (0 without a split).
   int64_t workspace_bytes = 0;
   // Inner-outer: dynamic shared memory per block, and rows each block
