@@ -15,6 +15,7 @@ namespace {
 constexpr int kVectorBytes = 16;       // the widest global load/store
 constexpr int kShortRowBlock = 128;    // inner, several rows per block
 constexpr int kOuterBlock = 256;
+constexpr int kShortChunkThreads = 512;  // chunked rows of at most two chunks
 constexpr int kOuterRowsPerThread = 8; // least rows a thread walks before a split
 // Pipelined rows: the most bytes of row inputs a thread holds per row (the
 // next row's copy doubles them), and the least row groups per SM. Measured
@@ -493,6 +494,16 @@ std::optional<ReductionSchedule> schedule_reduction(
     }
     if (!p.persistent) {
       lanes = tuning.chunked_threads;
+      // A row of at most two 1024-thread chunks spends a large share of
+      // its time in its final block reduction, and a 1024-thread block
+      // (one an SM above 32 registers) leaves its SM nothing loading
+      // meanwhile: 512 threads, two blocks an SM. H100, % of copy
+      // bandwidth, 1024 -> 512: var_mean bf16 4096x65536 89 -> 100 (fp32
+      // and sums there 102-104 either way); longer rows amortize the
+      // reduction and lose (layer norm bf16 512x262144 63 -> 57).
+      if (lanes > kShortChunkThreads && groups <= 2 * lanes * max_groups) {
+        lanes = kShortChunkThreads;
+      }
     }
     const int64_t rows_per_block = lanes >= 32 ? 1 : kShortRowBlock / lanes;
     schedule.grid_x = ceil_div(space.rows, rows_per_block) * p.cluster;
