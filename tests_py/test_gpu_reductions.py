@@ -132,20 +132,6 @@ def test_pipelined_rows_match_torch_on_gpu(name, dtype, width):
     assert ("pipelined" in fd.last_cuda_code()) != holds_too_much
 
 
-@pytest.mark.parametrize("dtype", DTYPES, ids=str)
-@pytest.mark.parametrize("name", ["layer_norm_fwd", "rms_norm_fwd", "softmax_fwd",
-                                  "log_softmax_fwd", "softmax_bwd"])
-def test_pipelined_cluster_rows_match_torch_on_gpu(name, dtype):
-    """Cluster rows pipelined (forced): one wave of clusters walks 1003 rows
-    of 65536 (several rows each), loading each next row's chunk while the
-    cluster reduces this one, its slots alternating by round."""
-    with reduction_tuning(pipelining=2):
-        fd = check_case(name, dtype, 1003, 65536, "cuda")
-    code = fd.last_cuda_code()
-    assert "cluster=" in code
-    assert ("pipelined" in code) == (dtype == torch.bfloat16 or name != "softmax_bwd")
-
-
 def test_cluster_rows_match_torch_with_nan_rows():
     """A NaN in one block's part of a cluster row reaches every block's
     results; the other rows stay finite."""

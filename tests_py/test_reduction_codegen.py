@@ -130,22 +130,6 @@ def test_bf16_variance_rows_are_pipelined():
         assert "pipelined" not in params_of(fd.cuda_code_for(cpu_inputs("layer_norm_fwd", 4096, 8192, torch.bfloat16)))
 
 
-def test_pipelined_cluster_rows_walk_rows_and_load_the_next_chunk_early():
-    """Forced (pipelining=2): the cluster walks rows, each block loading its
-    own chunk of the next row before the cluster reduces this one."""
-    inputs = cpu_inputs("layer_norm_fwd", 4096, 65536, torch.bfloat16)
-    with reduction_tuning(pipelining=2):
-        code = define_case("layer_norm_fwd", torch.bfloat16).cuda_code_for(inputs)
-    params = params_of(code)
-    assert "pipelined" in params and "cluster=8" in params
-    kernel = code[code.index("__global__"):]
-    assert "row_step = Index(gridDim.x / kCluster)" in kernel
-    assert "++cluster_round;" in kernel
-    assert kernel.index("next_t0[k] =") < kernel.index("nvfuse::cluster_reduce<")
-    assert "Index(blockIdx.x % kCluster) * kGroups + k" in kernel
-    assert _C.nvrtc_compile(code, "nvfuse_reduction", 90)["bytes"] > 0
-
-
 def test_outer_reduction_walks_down_contiguous_columns():
     fd = define_case("sum_outer", torch.bfloat16)
     params = params_of(fd.cuda_code_for([torch.randn(4096, 1024, dtype=torch.bfloat16)]))

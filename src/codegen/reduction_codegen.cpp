@@ -57,10 +57,6 @@ std::string ReductionGenerator::inner_kernel() const {
        << "  // columns of chunk r.\n"
        << "  constexpr int kCluster = " << p_.cluster << ";\n"
        << "  nvfuse::cluster_arrive();  // the first cluster_reduce waits\n";
-    if (!p_.inner_outer && p_.pipelined) {
-      ss << pipelined_rows() << "}\n";
-      return ss.str();
-    }
     if (!p_.inner_outer) {
       ss << "  constexpr int cluster_round = 0;  // one row per cluster\n"
          << "  const Index row = Index(blockIdx.x / kCluster);\n"
@@ -129,28 +125,18 @@ std::string ReductionGenerator::inner_outer_rows() const {
 }
 
 std::string ReductionGenerator::pipelined_rows() const {
-  const bool cluster = p_.cluster > 1;
-  // A cluster's blocks walk its rows together, each holding its chunk.
-  const std::string first =
-      cluster ? "Index(blockIdx.x / kCluster)" : "Index(blockIdx.x) * kRows";
-  const std::string own_row = cluster ? "first" : "first + threadIdx.x / kLanes";
   std::ostringstream ss;
   ss << "  // Pipelined: one wave of blocks walks the rows grid-stride; each row's\n"
      << "  // inputs were loaded while the block reduced the row before.\n"
      << "  constexpr int kRows = kBlock / kLanes;\n"
-     << "  const Index row_step = "
-     << (cluster ? "Index(gridDim.x / kCluster)" : "Index(gridDim.x) * kRows") << ";\n";
-  if (cluster) {
-    ss << "  int cluster_round = 0;  // see nvfuse::cluster_reduce\n";
-  }
+     << "  const Index row_step = Index(gridDim.x) * kRows;\n";
   for (const TensorView* tv : held_inputs()) {
     ss << "  " << array_type(slot_of(tv)) << " in_" << name_of_value(tv) << "[kGroups];\n";
   }
-  const std::string first_own_row =
-      cluster ? first : "Index(blockIdx.x) * kRows + threadIdx.x / kLanes";
-  ss << load_held_row("in_", first_own_row, "  ")
-     << "  for (Index first = " << first << "; first < args.rows; first += row_step) {\n"
-     << "    const Index row = " << own_row << ";\n"
+  ss << load_held_row("in_", "Index(blockIdx.x) * kRows + threadIdx.x / kLanes", "  ")
+     << "  for (Index first = Index(blockIdx.x) * kRows; first < args.rows; "
+        "first += row_step) {\n"
+     << "    const Index row = first + threadIdx.x / kLanes;\n"
      << indented(row_body(), "  ");
   for (const TensorView* tv : held_inputs()) {
     const std::string name = name_of_value(tv);
@@ -158,7 +144,7 @@ std::string ReductionGenerator::pipelined_rows() const {
        << "    for (int k = 0; k < kGroups; ++k) in_" << name << "[k] = next_" << name
        << "[k];\n";
   }
-  ss << (cluster ? "    ++cluster_round;\n" : "") << "  }\n";
+  ss << "  }\n";
   return ss.str();
 }
 
@@ -170,10 +156,7 @@ std::string ReductionGenerator::load_held_row(
      << indented(row_offsets("loaded_row < args.rows ? loaded_row : Index(0)"), indent)
      << "#pragma unroll\n"
      << indent << "  for (int k = 0; k < kGroups; ++k) {\n"
-     << indent << "    const Index col = "
-     << (p_.cluster > 1 ? "((Index(blockIdx.x % kCluster) * kGroups + k) * kLanes + lane) * kVec"
-                        : "(Index(k) * kLanes + lane) * kVec")
-     << ";\n"
+     << indent << "    const Index col = (Index(k) * kLanes + lane) * kVec;\n"
      << indent << "    if (loaded_row < args.rows && col < args.width) {\n";
   for (const TensorView* tv : held_inputs()) {
     const size_t t = slot_of(tv);

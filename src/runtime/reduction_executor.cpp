@@ -152,12 +152,7 @@ std::optional<std::vector<at::Tensor>> ReductionExecutor::run(
       values.semaphores = semaphores.data_ptr();
     }
     int64_t grid_x = planned->grid_x;
-    if (params.pipelined && params.cluster > 1) {
-      // One wave of clusters, each walking its share of the rows.
-      const int64_t clusters = std::max(
-          1, clusters_resident(*kernel, params.cluster, params.block_size, 0));
-      grid_x = std::min<int64_t>(grid_x, clusters * params.cluster);
-    } else if (params.pipelined) {
+    if (params.pipelined) {
       // One wave: each block walks its share of the rows.
       const int resident = std::max(1, blocks_per_sm(*kernel, params.block_size, 0));
       grid_x = std::min<int64_t>(

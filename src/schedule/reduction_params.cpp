@@ -541,8 +541,7 @@ std::optional<ReductionSchedule> schedule_reduction(
     }
     const int64_t held_bytes = p.groups_per_thread * held_bytes_per_group;
     p.pipelined = tuning.pipelining > 0 && p.persistent && !p.inner_outer &&
-        schedule.grid_y == 1 && (p.cluster == 1 || tuning.pipelining == 2) &&
-        held_bytes > 0 &&
+        schedule.grid_y == 1 && p.cluster == 1 && held_bytes > 0 &&
         held_bytes <= kMaxPipelinedBytes && schedule.grid_x > device.sm_count &&
         (tuning.pipelining == 2 ||
          (schedule.grid_x >= kLeastPipelinedRowGroups * device.sm_count &&
