@@ -305,21 +305,27 @@ def test_gathered_random_rows_match_the_cpu():
 
 
 def test_launch_shape_follows_the_coordinate_tuning():
-    """128 threads x 8 elements by default (one 16-byte bf16 group, two
-    fp32 groups); set_coordinate_tuning changes it, and a block that is
-    not whole warps is refused."""
+    """128 threads moving 32 bytes of the widest tensor by default: bf16 x
+    with fp32 cos and sin takes one group of 8 lanes (32 bytes of fp32),
+    all-fp32 RoPE two groups of 4; set_coordinate_tuning changes it, and a
+    block that is not whole warps is refused."""
     values = _inputs("cpu")
     defaults = _C.coordinate_tuning()
-    assert defaults == (128, 8, 4)
+    assert defaults == (128, 32, 4)
     fd, inputs = _define("rope_bf16", values)
     assert "block=128, unroll=1" in _code(fd, inputs)
+    all_bf16 = {**values, "cos": values["cos"].bfloat16(), "sin": values["sin"].bfloat16()}
+    fd, inputs = _define("rope_bf16", all_bf16)
+    assert "block=128, unroll=2" in _code(fd, inputs)
     fd, inputs = _define("rope", values)
     assert "block=128, unroll=2" in _code(fd, inputs)
     try:
-        _C.set_coordinate_tuning(256, 32)
+        _C.set_coordinate_tuning(256, 128)
         fd, inputs = _define("rope_bf16", values)
         assert "block=256, unroll=4" in _code(fd, inputs)
         with pytest.raises(Exception, match="block_size must be a multiple of 32"):
             _C.set_coordinate_tuning(100)
+        with pytest.raises(Exception, match="bytes_per_thread must be at least 1"):
+            _C.set_coordinate_tuning(128, 0)
     finally:
         _C.set_coordinate_tuning(*defaults)

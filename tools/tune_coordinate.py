@@ -1,5 +1,5 @@
-"""Sweeps the coordinate scheduler's launch shape (block size, elements per
-thread) over the transformer-op benchmark cases (RoPE, dropout + residual)
+"""Sweeps the coordinate scheduler's launch shape (block size, bytes of the
+widest tensor per thread) over the transformer-op benchmark cases (RoPE, dropout + residual)
 on the GPU and prints % of copy bandwidth per setting, each measured three
 times (median of 30 CUDA-event timings, L2 flushed before each).
 
@@ -15,9 +15,9 @@ from gpu_timing import copy_gbps, make_l2_flush, median_event_time_ms  # noqa: E
 
 import nvfuse  # noqa: E402
 
-# (block size, elements per thread); unroll = elements / vector width, 1..8.
-SETTINGS = [(256, 32), (256, 16), (256, 8), (128, 16), (128, 8), (512, 16), (512, 8),
-            (128, 32)]
+# (block size, bytes per thread); unroll = bytes over a lane group's 16-byte
+# vector(s) of the widest tensor, 1..8.
+SETTINGS = [(128, 16), (128, 32), (128, 64), (256, 32), (256, 64), (512, 32), (512, 16)]
 DEFAULT_TARGETS = ["rope:bf16:64MB", "rope:fp32:64MB", "rope:bf16:256MB",
                    "dropout_residual:bf16:64MB"]
 
@@ -41,8 +41,8 @@ def main():
         out = fd.execute(inputs)[0]
         moved = sum(t.numel() * t.element_size() for t in inputs) + out.numel() * out.element_size()
         cells = []
-        for block, elements in SETTINGS:
-            nvfuse._C.set_coordinate_tuning(block, elements, max_unroll=8)
+        for block, per_thread in SETTINGS:
+            nvfuse._C.set_coordinate_tuning(block, per_thread, max_unroll=8)
             runs = [moved / (median_ms(lambda: fd.execute(inputs), flush) * 1e-3) / 1e9
                     for _ in range(3)]
             cells.append("/".join(f"{100 * r / copy:.0f}" for r in runs))

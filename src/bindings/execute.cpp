@@ -87,15 +87,15 @@ void init_execute(py::module_& m) {
   });
   m.def(
       "set_coordinate_tuning",
-      [](int block_size, int elements_per_thread, int max_unroll) {
-        set_coordinate_tuning({block_size, elements_per_thread, max_unroll});
+      [](int block_size, int bytes_per_thread, int max_unroll) {
+        set_coordinate_tuning({block_size, bytes_per_thread, max_unroll});
       },
-      py::arg("block_size"), py::arg("elements_per_thread") = 8,
+      py::arg("block_size"), py::arg("bytes_per_thread") = 32,
       py::arg("max_unroll") = 4,
       "Launch-shape defaults of the coordinate scheduler (for tuning runs)");
   m.def("coordinate_tuning", [] {
     const CoordinateTuning t = coordinate_tuning();
-    return py::make_tuple(t.block_size, t.elements_per_thread, t.max_unroll);
+    return py::make_tuple(t.block_size, t.bytes_per_thread, t.max_unroll);
   });
   m.def(
       "set_reduction_tuning",

@@ -47,7 +47,8 @@ std::optional<CoordinateSchedule> schedule_for(
 }  // namespace
 
 void set_coordinate_tuning(const CoordinateTuning& tuning) {
-  check_launch_tuning(tuning.block_size, tuning.max_unroll, tuning.elements_per_thread);
+  check_launch_tuning(tuning.block_size, tuning.max_unroll, tuning.bytes_per_thread,
+                      "bytes_per_thread");
   tuning_setting().set(tuning);
 }
 
@@ -107,7 +108,7 @@ std::optional<CoordinateSchedule> CoordinateExecutor::memoized_schedule(
   const int64_t alignment = lane_alignment(args, bound);
   const std::vector<int64_t> shifts = lane_shifts(args, bound);
   const CoordinateTuning tuning = coordinate_tuning();
-  std::vector<int64_t> numbers = {alignment, tuning.block_size, tuning.elements_per_thread,
+  std::vector<int64_t> numbers = {alignment, tuning.block_size, tuning.bytes_per_thread,
                                   tuning.max_unroll};
   numbers.insert(numbers.end(), shifts.begin(), shifts.end());
   return last_schedule_.get(tensors, std::move(numbers), [&] {

@@ -87,12 +87,12 @@ DeviceInfo device_info_of(c10::Device device) {
   return DeviceInfo{props.sm_count, props.arch};
 }
 
-void check_launch_tuning(int block_size, int max_unroll, int elements_per_thread) {
+void check_launch_tuning(int block_size, int max_unroll, int per_thread,
+                         const char* per_thread_name) {
   NVFUSE_CHECK(block_size > 0 && block_size <= 1024 && block_size % 32 == 0,
                "block_size must be a multiple of 32 up to 1024, got ", block_size);
-  NVFUSE_CHECK(max_unroll >= 1 && elements_per_thread >= 1,
-               "max_unroll and elements_per_thread must be at least 1, got ", max_unroll,
-               " and ", elements_per_thread);
+  NVFUSE_CHECK(max_unroll >= 1 && per_thread >= 1, "max_unroll and ", per_thread_name,
+               " must be at least 1, got ", max_unroll, " and ", per_thread);
 }
 
 bool poison_outputs() {

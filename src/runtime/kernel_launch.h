@@ -35,7 +35,10 @@ bool poison_outputs();
 
 // Rejects a launch-shape tuning (set_*_tuning) a kernel cannot take: block
 // sizes must be whole warps up to 1024, unroll and elements at least 1.
-void check_launch_tuning(int block_size, int max_unroll, int elements_per_thread);
+// Launch-shape tunings: whole warps, at least one unroll and one
+// `per_thread_name` (what the scheduler counts per thread).
+void check_launch_tuning(int block_size, int max_unroll, int per_thread,
+                         const char* per_thread_name);
 void poison(at::Tensor& t);
 
 // Everything a layout's fields may ask for; fields a kernel lacks are unused.

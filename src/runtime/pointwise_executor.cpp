@@ -21,7 +21,8 @@ ProcessSetting<PointwiseTuning>& tuning_setting() {
 }  // namespace
 
 void set_pointwise_tuning(const PointwiseTuning& tuning) {
-  check_launch_tuning(tuning.block_size, tuning.max_unroll, tuning.elements_per_thread);
+  check_launch_tuning(tuning.block_size, tuning.max_unroll, tuning.elements_per_thread,
+                      "elements_per_thread");
   NVFUSE_CHECK(tuning.transpose_tile == 0 || tuning.transpose_tile == 32 ||
                    tuning.transpose_tile == 64,
                "transpose_tile must be 0 (the default), 32 or 64, got ",

@@ -77,8 +77,10 @@ CoordinateSchedule schedule_coordinates(
   // 16 bytes of the narrowest tensor per lane group (wider tensors move
   // theirs as several 16-byte vectors).
   int width = 1;
+  int64_t widest = 1;
   for (const TensorArg& t : tensors) {
     width = std::max(width, static_cast<int>(16 / std::max<int64_t>(1, size_in_bytes(t.dtype))));
+    widest = std::max(widest, size_in_bytes(t.dtype));
   }
   width = std::min(width, 8);
   const int64_t inner = extents.empty() ? 1 : extents.back();
@@ -87,8 +89,8 @@ CoordinateSchedule schedule_coordinates(
     width /= 2;
   }
   schedule.params.vector_width = width;
-  schedule.params.unroll =
-      std::clamp(tuning.elements_per_thread / width, 1, tuning.max_unroll);
+  schedule.params.unroll = std::clamp(
+      static_cast<int>(tuning.bytes_per_thread / (width * widest)), 1, tuning.max_unroll);
   // The last thread's index, u * block past its first, must fit too.
   constexpr int64_t kInt32 = std::numeric_limits<int32_t>::max();
   const int64_t per_block =

@@ -31,17 +31,19 @@ struct CoordinateParams {
   bool operator==(const CoordinateParams& other) const;
 };
 
-// The launch-shape choices: `block_size` threads, each with about
-// `elements_per_thread` lanes (unroll = elements_per_thread / vector width,
-// 1 to max_unroll). Exposed so that tuning runs can sweep them
-// (nvfuse._C.set_coordinate_tuning, tools/tune_coordinate.py). A sweep on
-// an H100 (RoPE bf16/fp32 64 MB and 256 MB, dropout + residual bf16):
-// 128 threads x 8 elements was best or within 1% everywhere; the earlier
-// 256 x 32 lost 3-6 points of copy bandwidth (a thread's groups run one
-// after another: a group's stores keep the next group's loads behind them).
+// The launch-shape choices: `block_size` threads, each moving about
+// `bytes_per_thread` of the widest tensor (unroll = bytes_per_thread over
+// a lane group's bytes of it, 1 to max_unroll): the loads a thread keeps
+// in flight. Exposed so that tuning runs can sweep them
+// (nvfuse._C.set_coordinate_tuning, tools/tune_coordinate.py). H100 sweep
+// (RoPE 64 MB, % of copy bandwidth): two 16-byte vectors a thread, bf16
+// 90 -> 94 (one vector of 8) and fp32 97 (94 at four); 256 MB 96-98 for
+// all of 128 x 1, 2 or 4 vectors; 256-thread blocks with 32 fp32 elements
+// lost 3-6 points (a thread's groups run one after another: a group's
+// stores keep the next group's loads behind them).
 struct CoordinateTuning {
   int block_size = 128;
-  int elements_per_thread = 8;
+  int bytes_per_thread = 32;
   int max_unroll = 4;
 };
 
