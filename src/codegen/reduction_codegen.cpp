@@ -234,6 +234,10 @@ std::string ReductionGenerator::row_body() const {
       }
     }
     ss << declare_unit_words(a_.exprs, "[kGroups][kVec]", "  ");
+    for (const TensorView* tv : carried_) {
+      ss << "  " << cuda_type_of(tv->dtype()) << " carried_" << name_of_value(tv)
+         << "[kGroups][kVec];  // exp values read again by a later phase\n";
+    }
   }
   for (int phase = 0; phase <= a_.last_element_phase; ++phase) {
     ss << inner_phase(phase, loaded);
@@ -264,7 +268,7 @@ std::string ReductionGenerator::inner_phase(
     int phase, TensorSet& loaded) const {
   TensorSet loads;
   const std::vector<const Expr*> exprs =
-      cone(element_roots(phase), false, &loads);
+      cone(element_roots(phase), false, &loads, phase);
   const std::vector<const Expr*> reductions = reductions_of_phase(phase);
   const std::vector<const TensorView*> outputs = element_outputs(phase);
   std::ostringstream ss;
@@ -280,7 +284,7 @@ std::string ReductionGenerator::inner_phase(
     indent += "  ";
   }
   for (const TensorView* tv : loads) {
-    if (!per_row(tv) && !held(tv)) {
+    if (!per_row(tv) && !held(tv) && !carried(tv)) {
       ss << indent << array_type(slot_of(tv)) << " in_" << name_of_value(tv)
          << "[kGroups];\n";
     }
@@ -313,7 +317,7 @@ std::string ReductionGenerator::inner_phase(
   // layer norms and cost them occupancy).
   int64_t streamed_bytes = 0;
   for (const TensorView* tv : loads) {
-    if (!per_row(tv) && !held(tv) && !per_column(tv)) {
+    if (!per_row(tv) && !held(tv) && !per_column(tv) && !carried(tv)) {
       const size_t t = slot_of(tv);
       streamed_bytes += int64_t(p_.groups_per_thread) * width_of(t) *
           size_in_bytes(tv->dtype());
@@ -331,7 +335,7 @@ std::string ReductionGenerator::inner_phase(
   };
   std::vector<const TensorView*> late;
   for (const TensorView* tv : loads) {
-    if (per_row(tv) || (held(tv) && loaded.count(tv))) {
+    if (per_row(tv) || carried(tv) || (held(tv) && loaded.count(tv))) {
       continue;
     }
     if (!early(tv)) {
@@ -379,6 +383,13 @@ std::string ReductionGenerator::inner_phase(
      << in << "for (int v = 0; v < kVec; ++v) {\n";
   const std::string body = in + "  ";
   ss << element_values(loads, exprs, body);
+  for (const Expr* expr : exprs) {
+    const auto* tv = expr->output(0)->as<TensorView>();
+    if (carried(tv)) {
+      ss << body << "carried_" << name_of_value(tv) << "[k][v] = " << name_of_value(tv)
+         << ";\n";
+    }
+  }
   for (const Expr* r : reductions) {
     const std::string value = "nvfuse::cast<" + acc_element(r) + ">(" +
         name_of_value(r->input(0)) + ")";
@@ -487,7 +498,10 @@ std::string ReductionGenerator::element_values(
     const std::string& indent) const {
   std::ostringstream ss;
   for (const TensorView* tv : loads) {
-    if (!per_row(tv)) {
+    if (carried(tv)) {
+      ss << indent << "const " << cuda_type_of(tv->dtype()) << " " << name_of_value(tv)
+         << " = carried_" << name_of_value(tv) << "[k][v];\n";
+    } else if (!per_row(tv)) {
       ss << indent << "const " << cuda_type_of(tv->dtype()) << " " << name_of_value(tv)
          << " = in_" << name_of_value(tv) << "[k].val[" << lane(slot_of(tv)) << "];\n";
     }

@@ -24,6 +24,23 @@ ReductionGenerator::ReductionGenerator(
   }
   cells_ = cell;
   build_layout();
+  if (p_.carry_exps) {
+    // Earlier phases first: a value carried out of an earlier phase is
+    // already a leaf of the cones that decide the later ones.
+    std::vector<const TensorView*> candidates = a_.exps_read_again();
+    std::stable_sort(candidates.begin(), candidates.end(),
+                     [&](const TensorView* x, const TensorView* y) {
+                       return a_.phase_of(x) < a_.phase_of(y);
+                     });
+    for (const TensorView* tv : candidates) {
+      TensorSet loads;
+      const int phase = a_.phase_of(tv);
+      const std::vector<const Expr*> computed = cone(element_roots(phase), false, &loads, phase);
+      if (std::find(computed.begin(), computed.end(), tv->definition()) != computed.end()) {
+        carried_.insert(tv);
+      }
+    }
+  }
 }
 
 // ---- tensors and names ------------------------------------------------------
@@ -140,7 +157,8 @@ std::string ReductionGenerator::finalize(const Expr* r, const std::string& acc,
 std::vector<const Expr*> ReductionGenerator::cone(
     const std::vector<const TensorView*>& roots,
     bool through_rows,
-    TensorSet* loads) const {
+    TensorSet* loads,
+    int phase) const {
   ExprSet needed;
   std::vector<const TensorView*> stack(roots.begin(), roots.end());
   TensorSet seen;
@@ -150,7 +168,7 @@ std::vector<const Expr*> ReductionGenerator::cone(
     if (!seen.insert(tv).second) {
       continue;
     }
-    if (is_kernel_input(tv)) {
+    if (is_kernel_input(tv) || (carried(tv) && a_.phase_of(tv) < phase)) {
       loads->insert(tv);
       continue;
     }

@@ -176,11 +176,18 @@ class ReductionGenerator {
   // ---- what each phase computes ---------------------------------------------
 
   // Per-element exprs (and, with `through_rows`, per-row ones too) needed
-  // for `roots`, producers first; `loads` gets the kernel inputs they read.
+  // for `roots`, producers first; `loads` gets the kernel inputs they read,
+  // and the values carried out of phases before `phase`, which are read
+  // from registers instead of computed.
   std::vector<const Expr*> cone(
       const std::vector<const TensorView*>& roots,
       bool through_rows,
-      TensorSet* loads) const;
+      TensorSet* loads,
+      int phase = 0) const;
+  // A persistent row's exps that later phases read again
+  // (ReductionParams::carry_exps): stored by the phase that computes them
+  // into `carried_<name>[kGroups][kVec]`, read there by the later ones.
+  bool carried(const TensorView* tv) const { return carried_.count(tv) > 0; }
   std::vector<const TensorView*> element_outputs(int phase) const;
   std::vector<const TensorView*> element_roots(int phase) const;
   // Per-row exprs (not reductions) whose value is available from `phase`.
@@ -276,6 +283,7 @@ class ReductionGenerator {
   std::map<const Expr*, int> first_cell_;
   int cells_ = 0;
   KernelArgLayout layout_;
+  TensorSet carried_;
   // Cluster reductions emitted so far (generate() runs once per generator).
   mutable int cluster_sites_ = 0;
 };

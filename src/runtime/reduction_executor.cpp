@@ -77,7 +77,8 @@ std::optional<ReductionSchedule> ReductionExecutor::schedule(
   // The sizes bound from scalars (reference, positions) are keyed too.
   std::vector<int64_t> numbers = {device.sm_count, device.arch,
                                   tuning.elements_per_thread, tuning.max_persistent_threads,
-                                  tuning.chunked_threads, tuning.pipelining, tuning.max_cluster};
+                                  tuning.chunked_threads, tuning.pipelining, tuning.max_cluster,
+                                  tuning.carry_exps};
   numbers.push_back(-1);
   numbers.insert(numbers.end(), reference->front().begin(), reference->front().end());
   for (const std::vector<int64_t>& sizes : *position_sizes) {

@@ -469,6 +469,37 @@ std::optional<ReductionAnalysis> analyze_reduction(
   return Analyzer(fusion, why_not).run();
 }
 
+std::vector<const TensorView*> ReductionAnalysis::exps_read_again() const {
+  std::vector<const TensorView*> result;
+  for (const Expr* expr : exprs) {
+    const auto* tv = expr->output(0)->as<TensorView>();
+    if (!expr->is<PointwiseOp>() || expr->as<PointwiseOp>()->op() != OpType::exp ||
+        tv->dtype() != DataType::Float || is_per_row(tv)) {
+      continue;
+    }
+    const int own = phase_of(tv);
+    bool read_in_own_phase = false;
+    bool read_later = false;
+    for (const Expr* use : tv->uses()) {
+      if (std::find(exprs.begin(), exprs.end(), use) == exprs.end()) {
+        continue;  // outside the kernel
+      }
+      if (is_reduction(use)) {
+        read_in_own_phase = true;
+        continue;
+      }
+      const auto* out = use->output(0)->as<TensorView>();
+      if (!is_per_row(out)) {
+        (phase_of(out) == own ? read_in_own_phase : read_later) = true;
+      }
+    }
+    if (read_in_own_phase && read_later) {
+      result.push_back(tv);
+    }
+  }
+  return result;
+}
+
 bool ReductionAnalysis::is_per_column(const TensorView* tv) const {
   const std::vector<int>& map = axis_map.at(tv);
   for (size_t i = 0; i < map.size(); ++i) {

@@ -111,6 +111,10 @@ struct ReductionAnalysis {
   // The same values in every row (a weight, a bias): no kept axis of its
   // own, whatever the call's sizes.
   bool is_per_column(const TensorView* tv) const;
+  // Per-element fp32 exps that their own phase reduces (or writes) and a
+  // later phase reads again: softmax's exp(x - max), summed in phase 1 and
+  // divided by the sum in phase 2 (ReductionParams::carry_exps).
+  std::vector<const TensorView*> exps_read_again() const;
   // Fusion inputs are phase 0.
   int phase_of(const TensorView* tv) const {
     auto it = phase.find(tv);

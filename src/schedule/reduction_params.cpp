@@ -237,6 +237,7 @@ std::string ReductionParams::to_string() const {
   }
   ss << (split ? ", split" : "") << (inner_outer ? ", inner_outer" : "")
      << (pipelined ? ", pipelined" : "")
+     << (carry_exps ? ", carry_exps" : "")
      << (cluster > 1 ? ", cluster=" + std::to_string(cluster) : std::string())
      << (min_blocks_per_sm > 0 ? ", min_blocks=" + std::to_string(min_blocks_per_sm)
                                : std::string())
@@ -256,7 +257,8 @@ bool ReductionParams::operator==(const ReductionParams& o) const {
       groups_per_thread == o.groups_per_thread && persistent == o.persistent &&
       block_x == o.block_x && block_y == o.block_y && split == o.split &&
       inner_outer == o.inner_outer && pipelined == o.pipelined &&
-      cluster == o.cluster && min_blocks_per_sm == o.min_blocks_per_sm &&
+      cluster == o.cluster && carry_exps == o.carry_exps &&
+      min_blocks_per_sm == o.min_blocks_per_sm &&
       index_32bit == o.index_32bit && access == o.access;
 }
 
@@ -545,6 +547,8 @@ std::optional<ReductionSchedule> schedule_reduction(
          (schedule.grid_x >= kLeastPipelinedRowGroups * device.sm_count &&
           holds_only_half_types && analysis.has_variance()));
   }
+  p.carry_exps = tuning.carry_exps > 0 && !p.outer && p.persistent && !p.inner_outer &&
+      schedule.grid_y == 1 && !analysis.exps_read_again().empty();
   p.split = schedule.grid_y > 1;
   if (p.split) {
     schedule.workspace_bytes = schedule.grid_y * space.rows * slots_bytes;

@@ -59,6 +59,12 @@ struct ReductionParams {
   // kernel at 64 registers and spilled (RMS-norm backward fp32 at 65536),
   // or took 83 and left one block per SM (layer-norm backward fp32).
   int min_blocks_per_sm = 0;
+  // Persistent rows (not inner-outer): the exps that a later phase reads
+  // again (ReductionAnalysis::exps_read_again: softmax's exp(x - max),
+  // summed in one phase and divided by the sum in the next) are kept in
+  // registers from the phase that computes them, instead of computed again
+  // from the held inputs, which then die.
+  bool carry_exps = false;
   bool index_32bit = true;
   // One per kernel tensor (inputs, then outputs): its access along the
   // vectorized axis.
@@ -82,8 +88,7 @@ struct ReductionSpace {
 // elements per thread (fp32: 4 x 4, bf16: 2 x 8; registers grow with the
 // elements, which are computed in float, not with their bytes: 32 bf16
 // elements cost the occupancy that bf16 rows need), and 1024-thread chunks
-// for rows too long for registers. Every field is part of the schedule's
-// memo key (ReductionExecutor::schedule): a new one must be added there.
+// for rows too long for registers.
 struct ReductionTuning {
   // Elements of the widest per-element tensor each thread holds per chunk
   // (at least one vector).
@@ -98,6 +103,8 @@ struct ReductionTuning {
   // Most blocks of a cluster that holds a long row (1: long rows are
   // chunked and re-read per phase; 16 is non-portable, Hopper only).
   int max_cluster = 16;
+  // ReductionParams::carry_exps: 0 never; 1 where it applies.
+  int carry_exps = 1;
 };
 
 struct ReductionSchedule {
