@@ -548,6 +548,7 @@ std::optional<ReductionSchedule> schedule_reduction(
           holds_only_half_types && analysis.has_variance()));
   }
   p.carry_exps = tuning.carry_exps > 0 && !p.outer && p.persistent && !p.inner_outer &&
+      p.cluster == 1 &&
       schedule.grid_y == 1 && !analysis.exps_read_again().empty();
   p.split = schedule.grid_y > 1;
   if (p.split) {
