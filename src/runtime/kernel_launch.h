@@ -34,9 +34,8 @@ DeviceInfo device_info_of(c10::Device device);
 bool poison_outputs();
 
 // Rejects a launch-shape tuning (set_*_tuning) a kernel cannot take: block
-// sizes must be whole warps up to 1024, unroll and elements at least 1.
-// Launch-shape tunings: whole warps, at least one unroll and one
-// `per_thread_name` (what the scheduler counts per thread).
+// sizes must be whole warps up to 1024, the unroll and the amount per
+// thread (named `per_thread_name`: elements, bytes) at least 1.
 void check_launch_tuning(int block_size, int max_unroll, int per_thread,
                          const char* per_thread_name);
 void poison(at::Tensor& t);
