@@ -216,10 +216,17 @@ std::string CoordinateValues::load(
     const std::string at = declare("Index", offset_of(tv, coords, "0"));
     const std::string stride =
         "args.stride_" + name_of_value(tv) + "[" + std::to_string(varying) + "]";
+    // Inputs no output updates in place take the read-only path; one of
+    // fewer axes than the outputs is read again along the others, and its
+    // lines stay in the caches (nvfuse::load_read_only).
+    const std::string cast =
+        "reinterpret_cast<const " + array_type(type) + "*>(" + pointer + " + " + at + ")";
+    const std::string keep = tv->rank() < output_rank() ? "true" : "false";
     vector_or_lanes(
         tv, pointer + " + " + at, stride,
-        name + " = *reinterpret_cast<const " + array_type(type) + "*>(" + pointer +
-            " + " + at + ");",
+        name + " = " + (updated_in_place(tv) ? "*" + cast
+                                             : "nvfuse::load_read_only<" + keep + ">(" +
+                                                   cast + ")") + ";",
         name + ".val[l] = " + pointer + "[" + at + " + Index(l) * " + stride + "];");
   }
   if (!guard.empty()) {
@@ -229,6 +236,25 @@ std::string CoordinateValues::load(
     line("}");
   }
   return name;
+}
+
+bool CoordinateValues::updated_in_place(const TensorView* tv) const {
+  for (const Val* out : fusion_.outputs()) {
+    if (fusion_.aliased_input(out) == tv) {
+      return true;
+    }
+  }
+  return false;
+}
+
+int64_t CoordinateValues::output_rank() const {
+  int64_t rank = 0;
+  for (const Val* out : fusion_.outputs()) {
+    if (out->is<TensorView>()) {
+      rank = std::max(rank, out->as<TensorView>()->rank());
+    }
+  }
+  return rank;
 }
 
 void CoordinateValues::vector_or_lanes(

@@ -21,6 +21,38 @@ struct alignas(sizeof(T) * N) Array {
   T val[N];
 };
 
+// A 16-byte load of an input the kernel never writes, through the
+// read-only path (ld.global.nc): not ordered after the kernel's stores, so
+// that the compiler may issue a thread's next group's loads before this
+// group's stores (with plain loads it could not, the output might alias
+// the input). kKeep asks L1 and L2 to keep the lines (evict_last), for an
+// input that later elements read again (RoPE's cos and sin, one row of
+// them per row of every head), so that the streaming inputs pass through
+// L2 without pushing it out. Other sizes load plainly.
+template <bool kKeep, typename A>
+__device__ __forceinline__ A load_read_only(const A* p) {
+#if __CUDA_ARCH__ >= 800
+  if constexpr (sizeof(A) == 16) {
+    uint32 w[4];
+    if constexpr (kKeep) {
+      uint64 policy;
+      asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+      asm("ld.global.nc.L1::evict_last.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %5;"
+          : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
+          : "l"(p), "l"(policy));
+    } else {
+      asm("ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];"
+          : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
+          : "l"(p));
+    }
+    A a;
+    memcpy(&a, w, 16);
+    return a;
+  }
+#endif
+  return *p;
+}
+
 // ---- conversions: cast<To>(from), with torch's rounding ------------------
 
 __device__ __forceinline__ float bf16_to_float(BFloat16 v) {
