@@ -329,3 +329,58 @@ def test_launch_shape_follows_the_coordinate_tuning():
             _C.set_coordinate_tuning(128, 0)
     finally:
         _C.set_coordinate_tuning(*defaults)
+
+
+def _scaled_in_place(dtype):
+    """x = x * cos + cat(a, b), x updated in place (a coordinate kernel for
+    the cat; each element of x read only where it is written)."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor([-1, -1, 16], contiguity=True, dtype=dtype)
+        cos = fd.define_tensor([-1, 16], contiguity=True, dtype=dtype)
+        a = fd.define_tensor([-1, -1, 8], contiguity=True, dtype=dtype)
+        b = fd.define_tensor([-1, -1, 8], contiguity=True, dtype=dtype)
+        y = x * fd.ops.broadcast(cos, [True, False, False]) + fd.ops.cat([a, b], -1)
+        fd.add_output(fd.ops.cast(y, dtype), alias_input=x)
+    return fd
+
+
+def _scaled_in_place_inputs(device):
+    torch.manual_seed(3)
+    return [torch.randn(64, 300, 16, device=device).bfloat16(),
+            torch.randn(300, 16, device=device).bfloat16(),
+            torch.randn(64, 300, 8, device=device).bfloat16(),
+            torch.randn(64, 300, 8, device=device).bfloat16()]
+
+
+def test_inputs_load_read_only_and_reused_ones_stay_in_the_caches():
+    """All-bf16 RoPE: q through the read-only path, cos and sin (fewer axes
+    than the output, read again for every head) with evict_last; a thread
+    whose groups all exist runs them unguarded; NVRTC compiles it."""
+    values = _inputs("cpu")
+    all_bf16 = {**values, "cos": values["cos"].bfloat16(), "sin": values["sin"].bfloat16()}
+    fd, inputs = _define("rope_bf16", all_bf16)
+    code = _code(fd, inputs)
+    assert code.count("nvfuse::load_read_only<true>(") == 2  # cos, sin
+    assert "nvfuse::load_read_only<false>(" in code  # q and its rotated half
+    assert "if (first + (kUnroll - 1) * kBlock < groups) {" in code
+    compiled = _C.nvrtc_compile(code, "nvfuse_coordinates", 90)
+    assert compiled["bytes"] > 0 and "warning" not in compiled["log"], compiled["log"]
+
+
+def test_an_input_updated_in_place_loads_plainly():
+    """Its loads must stay ordered with the kernel's stores into it."""
+    code = _scaled_in_place(DataType.BFloat16).cuda_code_for(_scaled_in_place_inputs("cpu"))
+    assert "nvfuse_coordinates" in code
+    assert code.count("nvfuse::load_read_only<true>(") == 1  # cos
+    assert code.count("nvfuse::load_read_only<false>(") == 2  # a, b; x loads plainly
+    compiled = _C.nvrtc_compile(code, "nvfuse_coordinates", 90)
+    assert compiled["bytes"] > 0
+
+
+@pytest.mark.gpu
+def test_an_input_updated_in_place_matches_torch_on_the_gpu():
+    for device in ("cpu", "cuda"):
+        x, cos, a, b = _scaled_in_place_inputs(device)
+        expected = (x.float() * cos.float() + torch.cat([a, b], -1).float()).bfloat16()
+        _scaled_in_place(DataType.BFloat16).execute([x, cos, a, b])
+        torch.testing.assert_close(x, expected, rtol=1e-2, atol=1e-2)

@@ -36,14 +36,13 @@ struct CoordinateParams {
 // a lane group's bytes of it, 1 to max_unroll): the loads a thread keeps
 // in flight. Exposed so that tuning runs can sweep them
 // (nvfuse._C.set_coordinate_tuning, tools/tune_coordinate.py). H100 sweep
-// at 64 MB, % of copy bandwidth, 16 / 32 / 64 bytes a thread: RoPE bf16
-// 90 / 94 / 94 (it loads q twice, the rotated half predicated: more
-// groups keep more of those loads in flight), fp32 98 / 97 / 94; dropout
-// + residual bf16 104 / 102 / 100, fp32 106 / 103 / 101. 32 bytes lifts
-// the one case below torch.compile (RoPE bf16) for 2-3 points of cases
-// far above it. 256-thread blocks with 32 fp32 elements lost 3-6 points
-// (a thread's groups run one after another: a group's stores keep the
-// next group's loads behind them).
+// at 64 MB (read-only loads, unguarded groups), % of copy bandwidth, 16 /
+// 32 / 64 bytes a thread: RoPE bf16 88 / 97 / 93 (it loads q twice, the
+// rotated half predicated: more groups keep more of those loads in
+// flight), fp32 101 / 87-99 (noisy; 99 in the benchmark) / 97; dropout +
+// residual bf16 104 / 99 / 97, fp32 105 / 102 / 100. 32 bytes lifts the
+// case below torch.compile (RoPE bf16) for 2-5 points of cases at or
+// above it. 256-thread blocks with 32 fp32 elements lost 3-6 points.
 struct CoordinateTuning {
   int block_size = 128;
   int bytes_per_thread = 32;
