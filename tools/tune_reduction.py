@@ -9,7 +9,8 @@ torch.compile's number for reference.
     python3 tools/tune_reduction.py [--settings E/P/C/L/K,...] [case:dtype:ROWSxWIDTH ...]
 
 --settings replaces the swept settings (each as printed in the header:
-elements/persistent/chunked/pipelining/cluster).
+elements/persistent/chunked/pipelining/cluster, optionally /carry_exps
+(0 or 1, default 1)).
 
 Cases are those of tests_py/norm_definitions.py, or of
 benchmarks/loss_and_norm_definitions.py (cross_entropy_fwd, ...: their
