@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from nvfuse import DataType, FusionDefinition, _C
-from norm_definitions import define_case, reduction_tuning
+from norm_definitions import CASES, define_case, reduction_tuning
 
 P_DROP = 0.1
 
@@ -86,13 +86,8 @@ def test_exps_not_read_again_are_not_carried(name):
     """Log-softmax sums its exps but writes shifted - log-sum; the others
     have no exp."""
     kernel = _kernel(define_case(name, torch.float32).cuda_code_for(
-        _inputs_for(name)))
+        CASES[name].make_inputs(64, 1024, torch.float32, "cpu")))
     assert "carried_" not in kernel and "carry_exps" not in kernel
-
-
-def _inputs_for(name):
-    from norm_definitions import CASES
-    return CASES[name].make_inputs(64, 1024, torch.float32, "cpu")
 
 
 def test_a_chunked_row_computes_its_exps_again():
