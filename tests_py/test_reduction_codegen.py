@@ -106,28 +106,37 @@ def test_long_normalization_rows_are_held_by_a_cluster():
         assert "chunked" in params_of(fd.cuda_code_for(cpu_inputs("layer_norm_fwd", 4, 65536, torch.float32)))
 
 
-def test_bf16_variance_rows_are_pipelined():
-    """Many bf16 rows whose reductions include a variance are pipelined:
-    the next row's loads go out before this row's reductions; the kernel
-    compiles. Other rows are pipelined only when forced (pipelining=2),
-    never where a block would get at most one row."""
-    fd = define_case("layer_norm_fwd", torch.bfloat16)
-    code = fd.cuda_code_for(cpu_inputs("layer_norm_fwd", 4096, 8192, torch.bfloat16))
+def test_bf16_variance_rows_holding_two_inputs_are_pipelined():
+    """Many bf16 rows that hold two inputs and reduce a variance (bias +
+    residual + layer norm) are pipelined: the next row's loads go out
+    before this row's reductions; the kernel compiles. Rows of one held
+    input (layer norm, var_mean) and others are pipelined only when forced
+    (pipelining=2), never where a block would get at most one row."""
+    name = "bias_residual_layer_norm_fwd"
+    fd = define_case(name, torch.bfloat16)
+    code = fd.cuda_code_for(cpu_inputs(name, 4096, 8192, torch.bfloat16))
     assert "pipelined" in params_of(code)
-    assert code.index("next_t0[k] =") < code.index("nvfuse::row_reduce")
+    kernel = code[code.index("__global__"):]
+    assert kernel.index("next_t0[k] =") < kernel.index("nvfuse::row_reduce")
     assert _C.nvrtc_compile(code, "nvfuse_reduction", 90)["bytes"] > 0
-    assert "pipelined" not in params_of(fd.cuda_code_for(cpu_inputs("layer_norm_fwd", 512, 8192, torch.bfloat16)))
-    fp32 = define_case("layer_norm_fwd", torch.float32)
-    assert "pipelined" not in params_of(fp32.cuda_code_for(cpu_inputs("layer_norm_fwd", 4096, 8192, torch.float32)))
+    assert "pipelined" not in params_of(fd.cuda_code_for(cpu_inputs(name, 512, 8192, torch.bfloat16)))
+    fp32 = define_case(name, torch.float32)
+    assert "pipelined" not in params_of(fp32.cuda_code_for(cpu_inputs(name, 4096, 8192, torch.float32)))
+    for one_input in ("layer_norm_fwd", "var_mean_inner"):
+        single = define_case(one_input, torch.bfloat16)
+        inputs = cpu_inputs(one_input, 4096, 8192, torch.bfloat16)
+        assert "pipelined" not in params_of(single.cuda_code_for(inputs))
+        with reduction_tuning(pipelining=2):
+            assert "pipelined" in params_of(single.cuda_code_for(inputs))
     softmax = define_case("softmax_fwd", torch.bfloat16)
     inputs = cpu_inputs("softmax_fwd", 4096, 8192, torch.bfloat16)
     assert "pipelined" not in params_of(softmax.cuda_code_for(inputs))
     with reduction_tuning(pipelining=2):
         assert "pipelined" in params_of(softmax.cuda_code_for(inputs))
-        few_rows = fd.cuda_code_for(cpu_inputs("layer_norm_fwd", 64, 8192, torch.bfloat16))
+        few_rows = fd.cuda_code_for(cpu_inputs(name, 64, 8192, torch.bfloat16))
     assert "pipelined" not in params_of(few_rows)
     with reduction_tuning(pipelining=0):
-        assert "pipelined" not in params_of(fd.cuda_code_for(cpu_inputs("layer_norm_fwd", 4096, 8192, torch.bfloat16)))
+        assert "pipelined" not in params_of(fd.cuda_code_for(cpu_inputs(name, 4096, 8192, torch.bfloat16)))
 
 
 def test_outer_reduction_walks_down_contiguous_columns():

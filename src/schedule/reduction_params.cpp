@@ -20,13 +20,15 @@ constexpr int kOuterRowsPerThread = 8; // least rows a thread walks before a spl
 // Pipelined rows: the most bytes of row inputs a thread holds per row (the
 // next row's copy doubles them), and the least row groups per SM. Measured
 // on an H100 at 32768x8192 (tools/tune_reduction.py, % of copy bandwidth):
-// pipelining lifts the bf16 rows whose reductions include a variance
-// (var_mean 85 -> 95, layer norm 91 -> 94, bias + residual + layer norm
-// 90 -> 95: the variance's two dependent row sums double the latency a
-// row's loads must cover, and a bf16 row carries half the bytes), while it
-// costs the fp32 ones (layer norm 100 -> 95) and the other bf16 ones
-// (softmax 81 -> 68, RMS norm 99 -> 95, sum 98 -> 95) the occupancy that
-// the second copy's registers take.
+// pipelining lifts the bf16 rows that hold two inputs and reduce a
+// variance (bias + residual + layer norm 58 -> 97 in session 14: the
+// variance's two dependent row sums double the latency a row's loads must
+// cover, and a bf16 row carries half the bytes), while it costs the rows
+// of one held input (session 14: layer norm bf16 101 -> 95, var_mean bf16
+// 103 -> 100; in session 9, before the later row work, those had gained),
+// the fp32 ones (layer norm 100 -> 95) and the other bf16 ones (softmax
+// 81 -> 68, RMS norm 99 -> 95, sum 98 -> 95) the occupancy that the second
+// copy's registers take.
 constexpr int64_t kMaxPipelinedBytes = 64;
 constexpr int64_t kLeastPipelinedRowGroups = 8;
 // Cluster rows: the most bytes of row inputs a thread holds (32 registers:
@@ -441,6 +443,7 @@ std::optional<ReductionSchedule> schedule_reduction(
     }
     // Bytes of row-varying inputs a thread holds per vector group.
     int64_t held_bytes_per_group = 0;
+    int held_tensors = 0;
     bool holds_only_half_types = true;
     for (size_t t = 0; t < inputs.size(); ++t) {
       // What the kernel holds (ReductionGenerator::held): by the fusion's
@@ -448,6 +451,7 @@ std::optional<ReductionSchedule> schedule_reduction(
       if (per_element[t] && !analysis.is_per_column(analysis.inputs[t])) {
         const int width = p.access[t] == InnerAccess::kBroadcast ? 1 : p.vector_width;
         held_bytes_per_group += width * size_in_bytes(tensors[t].dtype);
+        ++held_tensors;
         holds_only_half_types = holds_only_half_types && size_in_bytes(tensors[t].dtype) <= 2;
       }
     }
@@ -545,7 +549,7 @@ std::optional<ReductionSchedule> schedule_reduction(
         held_bytes <= kMaxPipelinedBytes && schedule.grid_x > device.sm_count &&
         (tuning.pipelining == 2 ||
          (schedule.grid_x >= kLeastPipelinedRowGroups * device.sm_count &&
-          holds_only_half_types && analysis.has_variance()));
+          holds_only_half_types && held_tensors >= 2 && analysis.has_variance()));
   }
   p.carry_exps = tuning.carry_exps > 0 && !p.outer && p.persistent && !p.inner_outer &&
       p.cluster == 1 &&
