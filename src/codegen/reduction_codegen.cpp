@@ -574,15 +574,10 @@ std::string ReductionGenerator::inner_reduce(int phase) const {
     if (uses_row_variance() && r->is<VarMeanOp>()) {
       continue;  // reduced over the row by row_variance
     }
-    if (!r->is<VarMeanOp>()) {
+    if (r->is<VarMeanOp>()) {
+      ss << reduce_together({r});  // Welford states merge on their own
+    } else {
       plain.push_back(r);
-      continue;
-    }
-    ss << "  " << acc_name(r) << " = nvfuse::row_reduce<kLanes, kBlock>("
-       << acc_name(r) << ", " << op_type(r) << "(), block_reductions);\n";
-    if (p_.cluster > 1) {
-      ss << "  " << acc_name(r) << " = "
-         << cluster_reduce(acc_name(r), op_type(r) + "()") << ";\n";
     }
   }
   ss << reduce_together(plain);

@@ -25,17 +25,12 @@ ReductionGenerator::ReductionGenerator(
   cells_ = cell;
   build_layout();
   if (p_.carry_exps) {
-    // Earlier phases first: a value carried out of an earlier phase is
-    // already a leaf of the cones that decide the later ones.
-    std::vector<const TensorView*> candidates = a_.exps_read_again();
-    std::stable_sort(candidates.begin(), candidates.end(),
-                     [&](const TensorView* x, const TensorView* y) {
-                       return a_.phase_of(x) < a_.phase_of(y);
-                     });
-    for (const TensorView* tv : candidates) {
+    // Carried only where its own phase computes it (an exp read in its
+    // phase by nothing that phase reduces or writes is not).
+    for (const TensorView* tv : a_.exps_read_again()) {
       TensorSet loads;
-      const int phase = a_.phase_of(tv);
-      const std::vector<const Expr*> computed = cone(element_roots(phase), false, &loads, phase);
+      const std::vector<const Expr*> computed =
+          cone(element_roots(a_.phase_of(tv)), false, &loads);
       if (std::find(computed.begin(), computed.end(), tv->definition()) != computed.end()) {
         carried_.insert(tv);
       }

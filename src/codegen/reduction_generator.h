@@ -224,8 +224,9 @@ class ReductionGenerator {
   // The loop over a thread's columns of an inner-outer row (col, v), with
   // `body` (one statement per line) inside; at a two-space indent.
   std::string owned_columns(const std::string& body) const;
-  // Reduces `reductions` (plain, not Welford) across the row's lanes, block
-  // and cluster together: one barrier per level for all of them.
+  // Reduces `reductions` across the row's lanes, block and cluster
+  // together: one barrier per level for all of them. Plain reductions pass
+  // as nested pairs; a Welford state passes alone.
   std::string reduce_together(const std::vector<const Expr*>& reductions) const;
   // Inner-outer: the rows a block (or a cluster) walks, and its partial rows.
   std::string inner_outer_rows() const;

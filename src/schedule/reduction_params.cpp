@@ -417,14 +417,12 @@ std::optional<ReductionSchedule> schedule_reduction(
     p.block_y = kOuterBlock / p.block_x;
     p.block_size = p.block_x * p.block_y;
     schedule.grid_x = ceil_div(groups, p.block_x);
+    schedule.max_grid_y = std::clamp<int64_t>(
+        space.width / (p.block_y * kOuterRowsPerThread), 1, 65535);
     // Outer walks keep one 16-byte load per thread in flight per row step:
     // twice the blocks of the inner kernels.
     schedule.grid_y = std::clamp<int64_t>(
-        ceil_div(2 * wanted_blocks, schedule.grid_x), 1,
-        std::max<int64_t>(1, space.width / (p.block_y * kOuterRowsPerThread)));
-    schedule.grid_y = std::min<int64_t>(schedule.grid_y, 65535);
-    schedule.max_grid_y = std::clamp<int64_t>(
-        space.width / (p.block_y * kOuterRowsPerThread), 1, 65535);
+        ceil_div(2 * wanted_blocks, schedule.grid_x), 1, schedule.max_grid_y);
   } else {
     for (size_t t = 0; t < tensors.size(); ++t) {
       p.access.push_back(
@@ -551,9 +549,9 @@ std::optional<ReductionSchedule> schedule_reduction(
          (schedule.grid_x >= kLeastPipelinedRowGroups * device.sm_count &&
           holds_only_half_types && held_tensors >= 2 && analysis.has_variance()));
   }
+  // Split rows are chunked, so `persistent` excludes them too.
   p.carry_exps = tuning.carry_exps > 0 && !p.outer && p.persistent && !p.inner_outer &&
-      p.cluster == 1 &&
-      schedule.grid_y == 1 && !analysis.exps_read_again().empty();
+      p.cluster == 1 && !analysis.exps_read_again().empty();
   p.split = schedule.grid_y > 1;
   if (p.split) {
     schedule.workspace_bytes = schedule.grid_y * space.rows * slots_bytes;
