@@ -132,6 +132,31 @@ def test_pipelined_rows_match_torch_on_gpu(name, dtype, width):
     assert ("pipelined" in fd.last_cuda_code()) != holds_too_much
 
 
+STAGED_CASES = ["layer_norm_fwd", "rms_norm_fwd", "softmax_fwd", "softmax_bwd",
+                "log_softmax_fwd", "bias_residual_layer_norm_fwd"]
+
+
+@pytest.mark.parametrize("rows,width", [(40003, 7), (1003, 1600), (301, 8192),
+                                        (37, 65536), (1, 262144), (19, 262144)],
+                         ids=str)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+@pytest.mark.parametrize("name", STAGED_CASES)
+def test_staged_rows_match_torch_on_gpu(name, dtype, rows, width):
+    """Rows staged in shared memory (forced): one wave of blocks or clusters
+    walks the rows, each thread copying its groups of the next row (cp.async)
+    while the current row computes; row counts that leave the last walk
+    partly empty, and a single row. Not staged: a bf16 row of width 7 (one
+    2-byte element a group, below cp.async's 4), and fp32 rows of 262144
+    with two held inputs (more than a 16-block cluster holds: chunked)."""
+    with reduction_tuning(staging=2):
+        fd = check_case(name, dtype, rows, width, "cuda")
+    unstaged = (dtype == torch.bfloat16 and width == 7) or (
+        dtype == torch.float32 and width == 262144 and
+        name in ("softmax_bwd", "bias_residual_layer_norm_fwd"))
+    assert (", staged" in fd.last_cuda_code()) != unstaged
+    assert fd.last_kernel_info()["local_bytes"] == 0, fd.last_kernel_info()
+
+
 def test_cluster_rows_match_torch_with_nan_rows():
     """A NaN in one block's part of a cluster row reaches every block's
     results; the other rows stay finite."""

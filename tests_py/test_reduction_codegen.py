@@ -74,25 +74,30 @@ def test_long_normalization_rows_are_held_by_a_cluster():
     """Rows too long for one block's registers that phases would re-read
     are split over a thread block cluster (the fewest blocks of at most 512
     threads, 16 at most, those of 8 or 16 with twice the elements per
-    thread; 16 only without a variance),
+    thread; 16 with a variance only when staged),
     whose blocks combine each reduction through distributed shared memory."""
     fd = define_case("layer_norm_fwd", torch.float32)
     code = fd.cuda_code_for(cpu_inputs("layer_norm_fwd", 4, 65536, torch.float32))
     assert "cluster=8" in params_of(code) and "threads_per_row=256" in params_of(code)
-    # fp32: the row's sum, then its squared deviations; bf16: one Welford state.
-    assert "nvfuse::cluster_reduce<kCluster, 1>" in code
-    half = define_case("layer_norm_fwd", torch.bfloat16).cuda_code_for(
-        cpu_inputs("layer_norm_fwd", 4, 65536, torch.bfloat16))
+    # fp32: the row's sum, then its squared deviations; bf16 (not staged):
+    # one Welford state.
+    assert "nvfuse::cluster_reduce<kCluster, 1>" in code and ", staged" not in code
+    with reduction_tuning(staging=0):
+        half = define_case("layer_norm_fwd", torch.bfloat16).cuda_code_for(
+            cpu_inputs("layer_norm_fwd", 4, 65536, torch.bfloat16))
     assert "cluster_reduce<kCluster, 0>(acc_" in half and "cluster_reduce<kCluster, 1>" not in half
     code = fd.cuda_code_for(cpu_inputs("layer_norm_fwd", 4, 131072, torch.float32))
     assert "cluster=8" in params_of(code) and "threads_per_row=512" in params_of(code)
-    # 262144: 16 blocks (a non-portable cluster) without a variance; layer
-    # norm's rows are chunked there, as measured faster. Layer-norm
-    # backward's two sums pass the cluster together.
+    # 262144: 16 blocks (a non-portable cluster); layer norm's rows only
+    # when staged, else chunked (as measured faster). Layer-norm backward's
+    # two sums pass the cluster together.
     backward = define_case("layer_norm_bwd", torch.bfloat16)
     assert "cluster=16" in backward.cuda_code_for(
         cpu_inputs("layer_norm_bwd", 4, 262144, torch.bfloat16))
-    assert "chunked" in params_of(fd.cuda_code_for(cpu_inputs("layer_norm_fwd", 4, 262144, torch.float32)))
+    long_rows = cpu_inputs("layer_norm_fwd", 4, 262144, torch.float32)
+    assert "staged, cluster=16" in params_of(fd.cuda_code_for(long_rows))
+    with reduction_tuning(staging=0):
+        assert "chunked" in params_of(fd.cuda_code_for(long_rows))
     for case in ("log_softmax_fwd", "softmax_fwd", "rms_norm_fwd"):
         for dtype in (torch.float32, torch.bfloat16):
             code = define_case(case, dtype).cuda_code_for(cpu_inputs(case, 4, 262144, dtype))

@@ -2,6 +2,9 @@
 
     ncu --kernel-name regex:nvfuse --launch-skip 2 --launch-count 1 \
         python3 tools/profile_case.py layer_norm_fwd bf16 32768x8192
+
+NVFUSE_REDUCTION_TUNING=E/P/C/L/K/X/S (as tools/tune_reduction.py's
+settings) profiles that tuning instead of the default.
 """
 
 import os
@@ -21,6 +24,10 @@ def main():
     rows, width = (int(v) for v in shape.split("x"))
     torch.manual_seed(0)
     inputs = CASES[case].make_inputs(rows, width, DTYPES[dtype], "cuda")
+    tuning = os.environ.get("NVFUSE_REDUCTION_TUNING")
+    if tuning:
+        import nvfuse
+        nvfuse._C.set_reduction_tuning(*(int(v) for v in tuning.split("/")))
     fd = define_case(case, DTYPES[dtype])
     for _ in range(4):
         fd.execute(inputs)

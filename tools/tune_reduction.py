@@ -6,11 +6,14 @@ on the GPU and prints % of copy bandwidth per setting, each measured twice
 kernel's registers per thread, with
 torch.compile's number for reference.
 
-    python3 tools/tune_reduction.py [--settings E/P/C/L/K,...] [case:dtype:ROWSxWIDTH ...]
+    python3 tools/tune_reduction.py [--no-compile] [--settings E/P/C/L/K,...]
+                                    [case:dtype:ROWSxWIDTH ...]
+
+--no-compile skips torch.compile (its column shows 0).
 
 --settings replaces the swept settings (each as printed in the header:
 elements/persistent/chunked/pipelining/cluster, optionally /carry_exps
-(0 or 1, default 1)).
+(0 or 1, default 1) and /staging (0, 1 or 2, default 1)).
 
 Cases are those of tests_py/norm_definitions.py, or of
 benchmarks/loss_and_norm_definitions.py (cross_entropy_fwd, ...: their
@@ -53,6 +56,9 @@ DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 def main():
     args = sys.argv[1:]
     settings = SETTINGS
+    with_compile = args[:1] != ["--no-compile"]
+    if not with_compile:
+        args = args[1:]
     if args[:1] == ["--settings"]:
         settings = [tuple(int(v) for v in s.split("/")) for s in args[1].split(",")]
         args = args[2:]
@@ -89,9 +95,11 @@ def main():
         def pct(fn):
             return 100 * moved / (median_ms(fn) * 1e-3) / 1e9 / copy
 
-        torch._dynamo.reset()
-        compiled = torch.compile(eager, dynamic=False)
-        compile_pct = pct(lambda: compiled(*inputs))
+        compile_pct = 0.0
+        if with_compile:
+            torch._dynamo.reset()
+            compiled = torch.compile(eager, dynamic=False)
+            compile_pct = pct(lambda: compiled(*inputs))
         cells = []
         for setting in settings:
             nvfuse._C.set_reduction_tuning(*setting)

@@ -227,6 +227,49 @@ __device__ __forceinline__ T row_reduce(T v, Op op, int& calls) {
   }
 }
 
+#if __CUDA_ARCH__ >= 800
+// Staged rows (ReductionParams::staged): a thread copies its groups of the
+// next row into shared memory with cp.async, which holds no register while
+// the copy is in flight, and reads them back itself (no block barrier: each
+// thread reads only what it copied). 16-byte pieces bypass L1 (.cg); the
+// 4- and 8-byte ones of narrow vectors cannot.
+template <typename A>
+__device__ __forceinline__ void copy_async(A* shared, const A* global) {
+  const unsigned to = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  const char* from = reinterpret_cast<const char*>(global);
+  if constexpr (sizeof(A) % 16 == 0) {
+#pragma unroll
+    for (int i = 0; i < int(sizeof(A) / 16); ++i) {
+      asm volatile("cp.async.cg.shared.global [%0], [%1], 16;"
+                   :: "r"(to + 16 * i), "l"(from + 16 * i) : "memory");
+    }
+  } else {
+    static_assert(sizeof(A) == 4 || sizeof(A) == 8, "staged groups are 4, 8 or 16n bytes");
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2;"
+                 :: "r"(to), "l"(from), "n"(int(sizeof(A))) : "memory");
+  }
+}
+// Closes the copies issued since the last commit into one group.
+__device__ __forceinline__ void copy_async_commit() {
+  asm volatile("cp.async.commit_group;" ::: "memory");
+}
+// Waits until at most kPending of this thread's committed groups are
+// still in flight.
+template <int kPending>
+__device__ __forceinline__ void copy_async_wait() {
+  asm volatile("cp.async.wait_group %0;" :: "n"(kPending) : "memory");
+}
+#endif
+
+// A thread's staged groups of one row: group k at base[k * kBlock] (the
+// block's threads side by side, so that a warp's 16-byte reads are
+// conflict-free). Read by value, as the held registers were.
+template <typename A, int kBlock>
+struct StagedGroups {
+  const A* base;
+  __device__ A operator[](int k) const { return base[k * kBlock]; }
+};
+
 #if __CUDA_ARCH__ >= 900
 // Thread block clusters: every thread of every block of the cluster
 // arrives and waits (a block barrier too); writes before it are visible
@@ -296,6 +339,77 @@ __device__ __forceinline__ T cluster_reduce(T v, Op op, int round) {
 #pragma unroll
   for (int r = 1; r < kCluster; ++r) {
     result = op(result, round_slots[r]);
+  }
+  return result;
+}
+// cluster_reduce for kernels whose clusters walk rows (staged and
+// inner-outer rows): each block pushes its value into slot `rank` of every
+// block with st.async, whose bytes complete on the receiver's mbarrier,
+// and each block waits on its own mbarrier. No cluster barrier: its
+// release half (MEMBAR.ALL.GPU in SASS) waits for every memory operation
+// the thread has in flight, the next row's copies and the last row's
+// stores among them. Round 0 of each site initializes the site's two
+// mbarriers and passes one cluster barrier, so that no block pushes into a
+// barrier not yet initialized. Slots are reused as in cluster_reduce: a
+// block pushes round n + 2's values only after every block has pushed
+// round n + 1's, which each does after its block barrier (the row's
+// block_reduce: a cluster row's lanes are its block) has seen every thread
+// of it done reading round n's slots.
+__device__ __forceinline__ unsigned shared_address(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ unsigned in_block(unsigned address, unsigned rank) {
+  unsigned remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(address), "r"(rank));
+  return remote;
+}
+template <int kCluster, int kSite, typename T, typename Op>
+__device__ __forceinline__ T cluster_reduce_pushed(T v, Op op, int round) {
+  static_assert(sizeof(T) % 4 == 0, "cluster values are pushed in 4-byte words");
+  __shared__ __align__(8) T slots[2][kCluster];
+  __shared__ __align__(8) unsigned long long arrived[2];
+  if (round == 0) {
+    if constexpr (kSite == 0) {
+      cluster_wait();  // every block has started: see cluster_arrive
+    }
+    if (threadIdx.x == 0) {
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(shared_address(&arrived[0])) : "memory");
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(shared_address(&arrived[1])) : "memory");
+      asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+    cluster_sync();
+  }
+  const int set = round & 1;
+  const unsigned barrier = shared_address(&arrived[set]);
+  if (threadIdx.x == 0) {
+    // The one arrival of this phase; the pushes complete its bytes.
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
+                 :: "r"(barrier), "r"(unsigned(kCluster * sizeof(T))) : "memory");
+  }
+  if (threadIdx.x < kCluster) {
+    const unsigned slot = in_block(shared_address(&slots[set][cluster_rank()]), threadIdx.x);
+    const unsigned remote_barrier = in_block(barrier, threadIdx.x);
+    const unsigned* words = reinterpret_cast<const unsigned*>(&v);
+#pragma unroll
+    for (int i = 0; i < int(sizeof(T) / 4); ++i) {
+      asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];"
+                   :: "r"(slot + 4 * i), "r"(words[i]), "r"(remote_barrier) : "memory");
+    }
+  }
+  // Set `set` completes a phase every second round: round n's is phase n / 2.
+  const unsigned parity = unsigned(round >> 1) & 1u;
+  unsigned done = 0;
+  while (!done) {
+    asm volatile(
+        "{\n\t.reg .pred p;\n\t"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\t"
+        "selp.u32 %0, 1, 0, p;\n\t}"
+        : "=r"(done) : "r"(barrier), "r"(parity) : "memory");
+  }
+  T result = slots[set][0];
+#pragma unroll
+  for (int r = 1; r < kCluster; ++r) {
+    result = op(result, slots[set][r]);
   }
   return result;
 }

@@ -57,6 +57,10 @@ std::string ReductionGenerator::inner_kernel() const {
        << "  // columns of chunk r.\n"
        << "  constexpr int kCluster = " << p_.cluster << ";\n"
        << "  nvfuse::cluster_arrive();  // the first cluster_reduce waits\n";
+    if (p_.staged) {
+      ss << staged_rows() << "}\n";
+      return ss.str();
+    }
     if (!p_.inner_outer) {
       ss << "  constexpr int cluster_round = 0;  // one row per cluster\n"
          << "  const Index row = Index(blockIdx.x / kCluster);\n"
@@ -64,8 +68,8 @@ std::string ReductionGenerator::inner_kernel() const {
       return ss.str();
     }
   }
-  if (p_.pipelined) {
-    ss << pipelined_rows() << "}\n";
+  if (p_.pipelined || p_.staged) {
+    ss << (p_.staged ? staged_rows() : pipelined_rows()) << "}\n";
     return ss.str();
   }
   if (!p_.inner_outer) {
@@ -148,6 +152,67 @@ std::string ReductionGenerator::pipelined_rows() const {
   return ss.str();
 }
 
+std::string ReductionGenerator::staged_rows() const {
+  const bool cluster = p_.cluster > 1;
+  std::ostringstream ss;
+  ss << "  // Staged: one wave of blocks" << (cluster ? " (clusters)" : "")
+     << " walks the rows; each thread copies\n"
+     << "  // its groups of the next row into one shared buffer while the current\n"
+     << "  // row computes from the other.\n"
+     << "  constexpr int kRows = kBlock / kLanes;\n"
+     << "  const Index walker = Index(blockIdx.x" << (cluster ? " / kCluster" : "") << ");\n"
+     << "  const Index row_step = Index(gridDim.x" << (cluster ? " / kCluster" : "")
+     << ") * kRows;\n"
+     << "  extern __shared__ __align__(16) char stage_shared[];\n";
+  // Each held input's two buffers of kGroups x kBlock groups, one after the
+  // other (ReductionSchedule::shared_bytes: their sum).
+  std::string offset = "0";
+  for (const TensorView* tv : held_inputs()) {
+    const std::string type = array_type(slot_of(tv));
+    ss << "  " << type << "* const stage_" << name_of_value(tv) << " = reinterpret_cast<"
+       << type << "*>(stage_shared + " << offset << ");\n";
+    offset += " + 2 * kGroups * kBlock * sizeof(" + type + ")";
+  }
+  ss << stage_held_row("0", "walker * kRows + threadIdx.x / kLanes", "  ")
+     << "  int buffer = 0;\n"
+     << (cluster ? "  int cluster_round = 0;  // see nvfuse::cluster_reduce\n" : "")
+     << "  for (Index first = walker * kRows; first < args.rows; first += row_step) {\n"
+     << "    const Index row = first + threadIdx.x / kLanes;\n"
+     << stage_held_row("buffer ^ 1", "row + row_step", "    ")
+     << "    nvfuse::copy_async_wait<1>();  // this row's copies have landed\n"
+     << indented(row_body(), "  ") << "    buffer ^= 1;\n"
+     << (cluster ? "    ++cluster_round;\n" : "") << "  }\n";
+  return ss.str();
+}
+
+std::string ReductionGenerator::stage_held_row(
+    const std::string& buffer, const std::string& row, const std::string& indent) const {
+  const std::string chunk = p_.cluster > 1 ? "Index(blockIdx.x % kCluster)" : "Index(0)";
+  std::ostringstream ss;
+  ss << indent << "{\n"
+     << indent << "  const Index staged_row = " << row << ";\n"
+     << indent << "  if (staged_row < args.rows) {\n"
+     << indented(row_offsets("staged_row"), indent + "  ")
+     << "#pragma unroll\n"
+     << indent << "    for (int k = 0; k < kGroups; ++k) {\n"
+     << indent << "      const Index col = ((" << chunk
+     << " * kGroups + k) * kLanes + lane) * kVec;\n"
+     << indent << "      if (col < args.width) {\n";
+  for (const TensorView* tv : held_inputs()) {
+    const size_t t = slot_of(tv);
+    const std::string name = name_of_value(tv);
+    ss << indent << "        nvfuse::copy_async(stage_" << name << " + ((" << buffer
+       << ") * kGroups + k) * kBlock + threadIdx.x, reinterpret_cast<const "
+       << array_type(t) << "*>(args." << name << " + " << column_offset(t) << "));\n";
+  }
+  ss << indent << "      }\n"
+     << indent << "    }\n"
+     << indent << "  }\n"
+     << indent << "  nvfuse::copy_async_commit();\n"
+     << indent << "}\n";
+  return ss.str();
+}
+
 std::string ReductionGenerator::load_held_row(
     const std::string& prefix, const std::string& row, const std::string& indent) const {
   std::ostringstream ss;
@@ -222,9 +287,15 @@ std::string ReductionGenerator::row_body() const {
   }
   TensorSet loaded;
   if (p_.persistent) {
-    ss << "  // The row stays in registers: loaded once, read by every phase.\n";
+    ss << (p_.staged ? "  // The row stays in shared memory: copied once, read by every phase.\n"
+                     : "  // The row stays in registers: loaded once, read by every phase.\n");
     for (const TensorView* tv : held_inputs()) {
-      if (p_.pipelined) {
+      if (p_.staged) {
+        loaded.insert(tv);  // copied into the shared buffer by the loop
+        ss << "  const nvfuse::StagedGroups<" << array_type(slot_of(tv)) << ", kBlock> in_"
+           << name_of_value(tv) << "{stage_" << name_of_value(tv)
+           << " + buffer * (kGroups * kBlock) + threadIdx.x};\n";
+      } else if (p_.pipelined) {
         loaded.insert(tv);  // by the loop before this row
         ss << "  " << array_type(slot_of(tv)) << " next_" << name_of_value(tv)
            << "[kGroups];\n";
@@ -517,7 +588,7 @@ bool ReductionGenerator::uses_row_variance() const {
     return false;
   }
   const std::vector<const TensorView*> held_tensors = held_inputs();
-  return p_.cluster == 1 ||
+  return p_.cluster == 1 || p_.staged ||
       std::none_of(held_tensors.begin(), held_tensors.end(), [](const TensorView* tv) {
         return size_in_bytes(tv->dtype()) <= 2;
       });
@@ -525,8 +596,12 @@ bool ReductionGenerator::uses_row_variance() const {
 
 std::string ReductionGenerator::cluster_reduce(
     const std::string& value, const std::string& op) const {
-  return "nvfuse::cluster_reduce<kCluster, " + std::to_string(cluster_sites_++) + ">(" +
-      value + ", " + op + ", cluster_round)";
+  // Clusters that walk rows push their values (see cluster_reduce_pushed);
+  // one row per cluster pays no per-site set-up with a cluster barrier.
+  const bool walks_rows = p_.staged || p_.inner_outer;
+  return std::string(walks_rows ? "nvfuse::cluster_reduce_pushed<kCluster, "
+                                : "nvfuse::cluster_reduce<kCluster, ") +
+      std::to_string(cluster_sites_++) + ">(" + value + ", " + op + ", cluster_round)";
 }
 
 std::string ReductionGenerator::row_variance(const Expr* r) const {

@@ -49,7 +49,8 @@ class ReductionGenerator {
   // that reads them (from L1/L2) instead of held in registers across the
   // reductions of a persistent row.
   bool per_column(const TensorView* tv) const { return a_.is_per_column(tv); }
-  // Loaded once per row and held in registers by every phase.
+  // Loaded once per row and held in registers (or, staged, in shared
+  // memory) by every phase.
   bool held(const TensorView* tv) const {
     return p_.persistent && !per_row(tv) && !per_column(tv);
   }
@@ -236,6 +237,14 @@ class ReductionGenerator {
   // Pipelined rows (ReductionParams::pipelined): the loop over the block's
   // rows around row_body, the held inputs of the first row loaded before it.
   std::string pipelined_rows() const;
+  // Staged rows (ReductionParams::staged): the loop over the block's (or
+  // cluster's) rows around row_body, each row's held inputs copied into
+  // shared memory while the row before computes.
+  std::string staged_rows() const;
+  // Copies this thread's groups of the held inputs of row `row` (if it
+  // exists) into shared buffer `buffer` (cp.async), and commits them.
+  std::string stage_held_row(const std::string& buffer, const std::string& row,
+                             const std::string& indent) const;
   // Loads the held inputs of row `row` (if it exists) into `prefix`<name>.
   std::string load_held_row(const std::string& prefix, const std::string& row,
                             const std::string& indent) const;
@@ -263,7 +272,11 @@ class ReductionGenerator {
   // Whether variances take row_variance (else Welford merges). A cluster
   // row of half types merges (one block and one cluster reduction): at
   // 4096x65536 on an H100, bf16 layer norm 72% of copy bandwidth merged
-  // against 58% with the two row sums, and fp32 75% against 86%.
+  // against 58% with the two row sums, and fp32 75% against 86%. Staged
+  // rows take the sums: the next row's copies cover the second cluster
+  // reduction, and the Welford merges (a division each, by every thread
+  // for each block's state) made the kernel issue-bound (bf16 layer norm
+  // 4096x65536 79 -> 86%, 512x262144 63 -> 84%).
   bool uses_row_variance() const;
   // `value` combined over the cluster's blocks by `op`, at the next call
   // site number (each site has its own slots).

@@ -78,7 +78,7 @@ std::optional<ReductionSchedule> ReductionExecutor::schedule(
   std::vector<int64_t> numbers = {device.sm_count, device.arch,
                                   tuning.elements_per_thread, tuning.max_persistent_threads,
                                   tuning.chunked_threads, tuning.pipelining, tuning.max_cluster,
-                                  tuning.carry_exps};
+                                  tuning.carry_exps, tuning.staging};
   numbers.push_back(-1);
   numbers.insert(numbers.end(), reference->front().begin(), reference->front().end());
   for (const std::vector<int64_t>& sizes : *position_sizes) {
@@ -158,12 +158,27 @@ std::optional<std::vector<at::Tensor>> ReductionExecutor::run(
       grid_x = std::min<int64_t>(
           grid_x, int64_t{resident} * device_info_of(device).sm_count);
     }
+    if (params.staged) {
+      // One wave of blocks (or clusters) with their buffers: each walks its
+      // share of the rows. blocks_per_sm also admits the shared memory.
+      const int resident =
+          blocks_per_sm(*kernel, params.block_size, planned->shared_bytes);
+      const int64_t walkers = params.cluster > 1
+          ? int64_t{clusters_resident(*kernel, params.cluster, params.block_size,
+                                      planned->shared_bytes)} * params.cluster
+          : int64_t{resident} * device_info_of(device).sm_count;
+      if (walkers == 0) {
+        return std::nullopt;  // the buffers do not fit an SM (as inner-outer: declined)
+      }
+      grid_x = std::min<int64_t>(grid_x, walkers);
+    }
     std::vector<uint64_t> packed = pack_args(source->layout, values);
     launch_on_current_stream(
         *kernel, device,
         {static_cast<unsigned>(grid_x), static_cast<unsigned>(grid_y)},
         {static_cast<unsigned>(params.block_size)}, packed,
-        [&] { return description_of(*planned); }, 0,
+        [&] { return description_of(*planned); },
+        static_cast<unsigned>(params.staged ? planned->shared_bytes : 0),
         static_cast<unsigned>(params.cluster));
   }
   return io_.fusion_outputs(args, *tensors);

@@ -240,6 +240,7 @@ std::string ReductionParams::to_string() const {
   ss << (split ? ", split" : "") << (inner_outer ? ", inner_outer" : "")
      << (pipelined ? ", pipelined" : "")
      << (carry_exps ? ", carry_exps" : "")
+     << (staged ? ", staged" : "")
      << (cluster > 1 ? ", cluster=" + std::to_string(cluster) : std::string())
      << (min_blocks_per_sm > 0 ? ", min_blocks=" + std::to_string(min_blocks_per_sm)
                                : std::string())
@@ -259,7 +260,7 @@ bool ReductionParams::operator==(const ReductionParams& o) const {
       groups_per_thread == o.groups_per_thread && persistent == o.persistent &&
       block_x == o.block_x && block_y == o.block_y && split == o.split &&
       inner_outer == o.inner_outer && pipelined == o.pipelined &&
-      cluster == o.cluster && carry_exps == o.carry_exps &&
+      cluster == o.cluster && carry_exps == o.carry_exps && staged == o.staged &&
       min_blocks_per_sm == o.min_blocks_per_sm &&
       index_32bit == o.index_32bit && access == o.access;
 }
@@ -443,16 +444,26 @@ std::optional<ReductionSchedule> schedule_reduction(
     int64_t held_bytes_per_group = 0;
     int held_tensors = 0;
     bool holds_only_half_types = true;
+    // Staged rows (ReductionParams::staged) copy each held group whole:
+    // contiguous vectors of 4, 8 or 16n bytes (cp.async's sizes). Rows
+    // that phases read again only, and only on sm_90 (the cluster rows').
+    // tuning.staging 1 stages some cluster rows (below); 2 every row it can.
+    bool stageable = tuning.staging > 0 && device.arch >= 90 &&
+        analysis.last_element_phase > 0 && !analysis.has_outer_reductions();
     for (size_t t = 0; t < inputs.size(); ++t) {
       // What the kernel holds (ReductionGenerator::held): by the fusion's
       // axes, not this call's strides (a single row's are all 0).
       if (per_element[t] && !analysis.is_per_column(analysis.inputs[t])) {
         const int width = p.access[t] == InnerAccess::kBroadcast ? 1 : p.vector_width;
-        held_bytes_per_group += width * size_in_bytes(tensors[t].dtype);
+        const int64_t group_bytes = width * size_in_bytes(tensors[t].dtype);
+        held_bytes_per_group += group_bytes;
         ++held_tensors;
         holds_only_half_types = holds_only_half_types && size_in_bytes(tensors[t].dtype) <= 2;
+        stageable = stageable && p.access[t] == InnerAccess::kContiguous &&
+            (group_bytes % 16 == 0 || group_bytes == 4 || group_bytes == 8);
       }
     }
+    stageable = stageable && held_tensors > 0;
     // Random values cost registers (the Philox state, the unit words held
     // across phases): rows of half types take half the elements per thread
     // to keep their occupancy. H100, % of copy bandwidth, 16 -> 8 elements
@@ -474,6 +485,7 @@ std::optional<ReductionSchedule> schedule_reduction(
     // With outer reductions too (layer-norm backward at 65536), the
     // cluster's blocks walk rows together, each accumulating the column
     // partials of its own chunk.
+    bool staged_cluster = false;
     if (!p.persistent && analysis.last_element_phase > 0 && device.arch >= 90) {
       // 16 blocks (rows of 262144) only without a variance, as measured on
       // the H100 at 512 x 262144 (% of copy bandwidth, chunked -> 16
@@ -485,10 +497,36 @@ std::optional<ReductionSchedule> schedule_reduction(
       // cluster barriers per row, one per sum) measured 39 -> 33; its sums
       // now pass the cluster together (reduce_together), and its column
       // sums join the row kernel (inner-outer), which no longer re-reads.
-      const int max_blocks =
-          analysis.has_variance() ? std::min(8, tuning.max_cluster) : tuning.max_cluster;
-      if (auto cluster =
-              cluster_for_row(groups, max_groups, held_bytes_per_group, max_blocks, tuning)) {
+      // Staged cluster rows take 16 blocks with a variance too: their next
+      // row's copies keep the SM loading while a block waits at the
+      // cluster barrier.
+      const std::optional<ClusterShape> any_cluster = cluster_for_row(
+          groups, max_groups, held_bytes_per_group, tuning.max_cluster, tuning);
+      const std::optional<ClusterShape> unstaged_cluster = analysis.has_variance()
+          ? cluster_for_row(groups, max_groups, held_bytes_per_group,
+                            std::min(8, tuning.max_cluster), tuning)
+          : any_cluster;
+      // Staging pays where a row waits at two cluster reductions or more
+      // (a variance: its sum, then its squared deviations) and the cluster
+      // without it holds its row poorly. H100, % of copy bandwidth, cluster
+      // (or chunked) -> staged: at 4096x65536 layer norm bf16 82 -> 86,
+      // softmax bf16 88 -> 92, bias + residual + layer norm bf16 66 -> 71,
+      // fp32 61 -> 74 (two held inputs: half the elements a block); at
+      // 512x262144 (16 blocks, or chunked) layer norm bf16 60 -> 84, fp32
+      // 62 -> 75, softmax bf16 81 -> 89, fp32 90 -> 95, log-softmax bf16
+      // 82 -> 89, fp32 90 -> 95. It costs the rows of one reduction (RMS
+      // norm bf16 at 262144 90 -> 86, softmax backward bf16 99 -> 86, at
+      // 65536 101 -> 88) and fp32 rows of 8 blocks (layer norm 92 -> 87,
+      // softmax 96 -> 91): its buffers take the shared memory that the
+      // per-column values' L1 and the occupancy had.
+      const int reduction_rounds =
+          analysis.last_element_phase + (analysis.has_variance() ? 1 : 0);
+      staged_cluster = stageable && any_cluster.has_value() &&
+          (tuning.staging == 2 ||
+           (reduction_rounds >= 2 &&
+            (holds_only_half_types || held_tensors >= 2 || !unstaged_cluster.has_value() ||
+             any_cluster->blocks == 16)));
+      if (auto cluster = staged_cluster ? any_cluster : unstaged_cluster) {
         p.cluster = cluster->blocks;
         p.persistent = true;
         lanes = cluster->lanes;
@@ -548,6 +586,12 @@ std::optional<ReductionSchedule> schedule_reduction(
         (tuning.pipelining == 2 ||
          (schedule.grid_x >= kLeastPipelinedRowGroups * device.sm_count &&
           holds_only_half_types && held_tensors >= 2 && analysis.has_variance()));
+    p.staged = stageable && p.persistent && !p.inner_outer && schedule.grid_y == 1 &&
+        (tuning.staging == 2 || staged_cluster);
+    if (p.staged) {
+      p.pipelined = false;
+      schedule.shared_bytes = 2 * p.block_size * p.groups_per_thread * held_bytes_per_group;
+    }
   }
   // Split rows are chunked, so `persistent` excludes them too.
   p.carry_exps = tuning.carry_exps > 0 && !p.outer && p.persistent && !p.inner_outer &&

@@ -70,6 +70,14 @@ struct ReductionParams {
   // cluster row's threads hold 32 elements, and the floats cost bf16
   // softmax at 512x262144 its occupancy (40 -> 49 registers, 81 -> 69).
   bool carry_exps = false;
+  // Persistent rows (one block or a cluster), not inner-outer: a wave of
+  // blocks (or clusters) walks the rows, and each thread copies its groups
+  // of the next row into shared memory (cp.async, two buffers) while the
+  // current row computes from the other. The copies in flight hold no
+  // registers (the register pipelining above doubles the held ones), so the
+  // loads of the next row cover the current row's reductions and barriers.
+  // schedule.shared_bytes holds the buffers.
+  bool staged = false;
   bool index_32bit = true;
   // One per kernel tensor (inputs, then outputs): its access along the
   // vectorized axis.
@@ -111,6 +119,9 @@ struct ReductionTuning {
   int max_cluster = 16;
   // ReductionParams::carry_exps: 0 never; 1 where it applies.
   int carry_exps = 1;
+  // ReductionParams::staged: 0 never; 1 where the H100 measurements say it
+  // pays (see schedule_reduction); 2 for every persistent row it can take.
+  int staging = 1;
 };
 
 struct ReductionSchedule {
@@ -124,8 +135,8 @@ struct ReductionSchedule {
   int64_t max_grid_y = 1;
   // Bytes of partial results for a split reduction (0 without a split).
   int64_t workspace_bytes = 0;
-  // Inner-outer: dynamic shared memory per block, and rows each block
-  // holds partial column results for.
+  // Inner-outer: dynamic shared memory per block (staged rows: their
+  // buffers), and rows each block holds partial column results for.
   int64_t shared_bytes = 0;
   int64_t rows_per_block = 1;
 };
