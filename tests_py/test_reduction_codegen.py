@@ -322,7 +322,7 @@ def ptxas_resources(code, kernel="nvfuse_reduction"):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("name", ["layer_norm_fwd", "layer_norm_bwd", "rms_norm_fwd",
                                   "rms_norm_bwd", "softmax_fwd", "softmax_bwd",
-                                  "log_softmax_fwd"])
+                                  "log_softmax_fwd", "bias_residual_layer_norm_fwd"])
 def test_normalization_kernels_do_not_spill(name, dtype, rows, width):
     """No local memory (spills or stack) in the common normalizations'
     kernels, as NVRTC compiles them for the H100, without a GPU. A single

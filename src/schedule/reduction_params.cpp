@@ -17,6 +17,7 @@ constexpr int kShortRowBlock = 128;    // inner, several rows per block
 constexpr int kOuterBlock = 256;
 constexpr int kShortChunkThreads = 512;  // chunked rows of at most two chunks
 constexpr int kOuterRowsPerThread = 8; // least rows a thread walks before a split
+constexpr int64_t kMaxChunkedRowBytes = 64;  // see the chunked rows in schedule_reduction
 // Pipelined rows: the most bytes of row inputs a thread holds per row (the
 // next row's copy doubles them), and the least row groups per SM. Measured
 // on an H100 at 32768x8192 (tools/tune_reduction.py, % of copy bandwidth):
@@ -171,7 +172,10 @@ struct ClusterShape {
 
 // The fewest blocks (2, 4, 8 or 16, at most tuning.max_cluster) that hold
 // a row of `groups` vector groups in registers, `max_groups` per thread (8
-// or 16 blocks with twice that where those fit in kMaxClusterHeldBytes).
+// or 16 blocks with twice that where those fit in kMaxClusterHeldBytes;
+// `staged` rows, whose groups wait in shared memory, at any size: layer
+// norm bf16 4096x65536 on an H100, 8 blocks of 256 threads 56-86% of copy
+// bandwidth from run to run, 4 blocks of 512 90-91%).
 // 16 is a non-portable cluster size, which Hopper (the only architecture
 // the cluster rows are generated for) schedules.
 std::optional<ClusterShape> cluster_for_row(
@@ -179,11 +183,12 @@ std::optional<ClusterShape> cluster_for_row(
     int64_t max_groups,
     int64_t held_bytes_per_group,
     int max_blocks,
+    bool staged,
     const ReductionTuning& tuning) {
   const int64_t max_lanes = std::min<int64_t>(kMaxClusterThreads, tuning.max_persistent_threads);
   for (int blocks = 2; blocks <= max_blocks; blocks *= 2) {
     const int64_t block_groups = ceil_div(groups, blocks);
-    for (int64_t per_thread : {max_groups * (blocks >= 8 ? 2 : 1), max_groups}) {
+    for (int64_t per_thread : {max_groups * (staged || blocks >= 8 ? 2 : 1), max_groups}) {
       const int64_t lanes = next_pow2(ceil_div(block_groups, per_thread));
       const int64_t held = ceil_div(block_groups, lanes) * held_bytes_per_group;
       if (lanes <= max_lanes && held <= kMaxClusterHeldBytes) {
@@ -500,12 +505,12 @@ std::optional<ReductionSchedule> schedule_reduction(
       // Staged cluster rows take 16 blocks with a variance too: their next
       // row's copies keep the SM loading while a block waits at the
       // cluster barrier.
-      const std::optional<ClusterShape> any_cluster = cluster_for_row(
-          groups, max_groups, held_bytes_per_group, tuning.max_cluster, tuning);
-      const std::optional<ClusterShape> unstaged_cluster = analysis.has_variance()
-          ? cluster_for_row(groups, max_groups, held_bytes_per_group,
-                            std::min(8, tuning.max_cluster), tuning)
-          : any_cluster;
+      const std::optional<ClusterShape> staged_shape = cluster_for_row(
+          groups, max_groups, held_bytes_per_group, tuning.max_cluster, true, tuning);
+      const std::optional<ClusterShape> unstaged_cluster = cluster_for_row(
+          groups, max_groups, held_bytes_per_group,
+          analysis.has_variance() ? std::min(8, tuning.max_cluster) : tuning.max_cluster,
+          false, tuning);
       // Staging pays where a row waits at two cluster reductions or more
       // (a variance: its sum, then its squared deviations) and the cluster
       // without it holds its row poorly. H100, % of copy bandwidth, cluster
@@ -521,19 +526,28 @@ std::optional<ReductionSchedule> schedule_reduction(
       // per-column values' L1 and the occupancy had.
       const int reduction_rounds =
           analysis.last_element_phase + (analysis.has_variance() ? 1 : 0);
-      staged_cluster = stageable && any_cluster.has_value() &&
+      staged_cluster = stageable && staged_shape.has_value() &&
           (tuning.staging == 2 ||
            (reduction_rounds >= 2 &&
             (holds_only_half_types || held_tensors >= 2 || !unstaged_cluster.has_value() ||
-             any_cluster->blocks == 16)));
-      if (auto cluster = staged_cluster ? any_cluster : unstaged_cluster) {
+             staged_shape->blocks == 16)));
+      if (auto cluster = staged_cluster ? staged_shape : unstaged_cluster) {
         p.cluster = cluster->blocks;
         p.persistent = true;
         lanes = cluster->lanes;
       }
     }
+    int64_t chunk_max_groups = max_groups;
     if (!p.persistent) {
       lanes = tuning.chunked_threads;
+      // A chunked row of phases streams at most kMaxChunkedRowBytes of its
+      // held inputs a thread per chunk: 1024-thread blocks get 64
+      // registers, and bias + residual + layer norm fp32 at 262144 (two
+      // fp32 inputs, 128 bytes) spilled 44 bytes.
+      if (analysis.last_element_phase > 0 && held_bytes_per_group > 0) {
+        chunk_max_groups = std::clamp<int64_t>(
+            kMaxChunkedRowBytes / held_bytes_per_group, 1, max_groups);
+      }
       // A row of at most two 1024-thread chunks spends a large share of
       // its time in its final block reduction, and a 1024-thread block
       // (one an SM above 32 registers) leaves its SM nothing loading
@@ -541,7 +555,7 @@ std::optional<ReductionSchedule> schedule_reduction(
       // bandwidth, 1024 -> 512: var_mean bf16 4096x65536 89 -> 100 (fp32
       // and sums there 102-104 either way); longer rows amortize the
       // reduction and lose (layer norm bf16 512x262144 63 -> 57).
-      if (lanes > kShortChunkThreads && groups <= 2 * lanes * max_groups) {
+      if (lanes > kShortChunkThreads && groups <= 2 * lanes * chunk_max_groups) {
         lanes = kShortChunkThreads;
       }
     }
@@ -560,7 +574,7 @@ std::optional<ReductionSchedule> schedule_reduction(
     }
     p.threads_per_row = static_cast<int>(lanes);
     p.groups_per_thread = static_cast<int>(
-        p.persistent ? ceil_div(groups, lanes * p.cluster) : max_groups);
+        p.persistent ? ceil_div(groups, lanes * p.cluster) : chunk_max_groups);
     p.block_size = static_cast<int>(lanes >= 32 ? lanes : kShortRowBlock);
     schedule.rows_per_block = rows_per_block;
     if (analysis.has_outer_reductions()) {
