@@ -173,6 +173,25 @@ std::string ReductionGenerator::staged_rows() const {
        << type << "*>(stage_shared + " << offset << ");\n";
     offset += " + 2 * kGroups * kBlock * sizeof(" + type + ")";
   }
+  std::string columns;
+  for (const TensorView* tv : a_.inputs) {
+    if (column_held(tv)) {
+      const size_t t = slot_of(tv);
+      ss << "  " << array_type(t) << " in_" << name_of_value(tv) << "[kGroups];\n";
+      columns += load(t, "in_" + name_of_value(tv) + "[k]", column_offset(t), "        ");
+    }
+  }
+  if (!columns.empty()) {
+    ss << "  {  // the per-column inputs of this thread's columns, for every row\n"
+       << indented(row_offsets("Index(0)"), "  ")
+       << "#pragma unroll\n"
+       << "    for (int k = 0; k < kGroups; ++k) {\n"
+       << "      const Index col = (("
+       << (cluster ? "Index(blockIdx.x % kCluster)" : "Index(0)")
+       << " * kGroups + k) * kLanes + lane) * kVec;\n"
+       << "      if (col < args.width) {\n"
+       << columns << "      }\n    }\n  }\n";
+  }
   ss << stage_held_row("0", "walker * kRows + threadIdx.x / kLanes", "  ")
      << "  int buffer = 0;\n"
      << (cluster ? "  int cluster_round = 0;  // see nvfuse::cluster_reduce\n" : "")
@@ -291,7 +310,7 @@ std::string ReductionGenerator::row_body() const {
                      : "  // The row stays in registers: loaded once, read by every phase.\n");
     for (const TensorView* tv : held_inputs()) {
       if (p_.staged) {
-        loaded.insert(tv);  // copied into the shared buffer by the loop
+        loaded.insert(tv);  // copied into the shared buffer by the walk
         ss << "  const nvfuse::StagedGroups<" << array_type(slot_of(tv)) << ", kBlock> in_"
            << name_of_value(tv) << "{stage_" << name_of_value(tv)
            << " + buffer * (kGroups * kBlock) + threadIdx.x};\n";
@@ -302,6 +321,11 @@ std::string ReductionGenerator::row_body() const {
       } else {
         ss << "  " << array_type(slot_of(tv)) << " in_" << name_of_value(tv)
            << "[kGroups];\n";
+      }
+    }
+    for (const TensorView* tv : a_.inputs) {
+      if (column_held(tv)) {
+        loaded.insert(tv);  // loaded before the walk
       }
     }
     ss << declare_unit_words(a_.exprs, "[kGroups][kVec]", "  ");
@@ -355,7 +379,7 @@ std::string ReductionGenerator::inner_phase(
     indent += "  ";
   }
   for (const TensorView* tv : loads) {
-    if (!per_row(tv) && !held(tv) && !carried(tv)) {
+    if (!per_row(tv) && !held(tv) && !carried(tv) && !column_held(tv)) {
       ss << indent << array_type(slot_of(tv)) << " in_" << name_of_value(tv)
          << "[kGroups];\n";
     }
@@ -406,7 +430,7 @@ std::string ReductionGenerator::inner_phase(
   };
   std::vector<const TensorView*> late;
   for (const TensorView* tv : loads) {
-    if (per_row(tv) || carried(tv) || (held(tv) && loaded.count(tv))) {
+    if (per_row(tv) || carried(tv) || column_held(tv) || (held(tv) && loaded.count(tv))) {
       continue;
     }
     if (!early(tv)) {

@@ -54,6 +54,11 @@ class ReductionGenerator {
   bool held(const TensorView* tv) const {
     return p_.persistent && !per_row(tv) && !per_column(tv);
   }
+  // A per-column input loaded into registers before a staged walk
+  // (ReductionParams::hold_columns), read by every phase of every row.
+  bool column_held(const TensorView* tv) const {
+    return p_.hold_columns && per_column(tv) && !per_row(tv) && is_kernel_input(tv);
+  }
   InnerAccess access(size_t t) const { return p_.access[t]; }
   int width_of(size_t t) const {
     return access(t) == InnerAccess::kBroadcast ? 1 : p_.vector_width;

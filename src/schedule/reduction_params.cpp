@@ -18,6 +18,7 @@ constexpr int kOuterBlock = 256;
 constexpr int kShortChunkThreads = 512;  // chunked rows of at most two chunks
 constexpr int kOuterRowsPerThread = 8; // least rows a thread walks before a split
 constexpr int64_t kMaxChunkedRowBytes = 64;  // see the chunked rows in schedule_reduction
+constexpr int64_t kMaxHeldColumnBytes = 256;  // see ReductionParams::hold_columns
 // Pipelined rows: the most bytes of row inputs a thread holds per row (the
 // next row's copy doubles them), and the least row groups per SM. Measured
 // on an H100 at 32768x8192 (tools/tune_reduction.py, % of copy bandwidth):
@@ -246,6 +247,7 @@ std::string ReductionParams::to_string() const {
      << (pipelined ? ", pipelined" : "")
      << (carry_exps ? ", carry_exps" : "")
      << (staged ? ", staged" : "")
+     << (hold_columns ? ", hold_columns" : "")
      << (cluster > 1 ? ", cluster=" + std::to_string(cluster) : std::string())
      << (min_blocks_per_sm > 0 ? ", min_blocks=" + std::to_string(min_blocks_per_sm)
                                : std::string())
@@ -266,6 +268,7 @@ bool ReductionParams::operator==(const ReductionParams& o) const {
       block_x == o.block_x && block_y == o.block_y && split == o.split &&
       inner_outer == o.inner_outer && pipelined == o.pipelined &&
       cluster == o.cluster && carry_exps == o.carry_exps && staged == o.staged &&
+      hold_columns == o.hold_columns &&
       min_blocks_per_sm == o.min_blocks_per_sm &&
       index_32bit == o.index_32bit && access == o.access;
 }
@@ -605,6 +608,21 @@ std::optional<ReductionSchedule> schedule_reduction(
     if (p.staged) {
       p.pipelined = false;
       schedule.shared_bytes = 2 * p.block_size * p.groups_per_thread * held_bytes_per_group;
+      // Per-column inputs held in registers where the buffers leave one
+      // block an SM anyway (or staging is forced), up to
+      // kMaxHeldColumnBytes a thread.
+      int64_t column_bytes = 0;
+      bool columns_contiguous = true;
+      for (size_t t = 0; t < inputs.size(); ++t) {
+        if (per_element[t] && analysis.is_per_column(analysis.inputs[t])) {
+          column_bytes +=
+              p.groups_per_thread * p.vector_width * size_in_bytes(tensors[t].dtype);
+          columns_contiguous = columns_contiguous && p.access[t] == InnerAccess::kContiguous;
+        }
+      }
+      p.hold_columns = tuning.staging > 0 && column_bytes > 0 && columns_contiguous &&
+          column_bytes <= kMaxHeldColumnBytes &&
+          (2 * schedule.shared_bytes > kSharedBytesPerSm || tuning.staging == 2);
     }
   }
   // Split rows are chunked, so `persistent` excludes them too.

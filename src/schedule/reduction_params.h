@@ -78,6 +78,12 @@ struct ReductionParams {
   // loads of the next row cover the current row's reductions and barriers.
   // schedule.shared_bytes holds the buffers.
   bool staged = false;
+  // Staged rows whose buffers leave their SM to one block: the per-column
+  // inputs (weights, biases) are loaded into registers once, before the
+  // walk (each thread owns the same columns in every row), instead of by
+  // every phase of every row from L2 (the buffers take the L1's memory).
+  // The registers are free there: one 512-thread block may take 128.
+  bool hold_columns = false;
   bool index_32bit = true;
   // One per kernel tensor (inputs, then outputs): its access along the
   // vectorized axis.
