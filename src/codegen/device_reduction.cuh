@@ -227,6 +227,12 @@ __device__ __forceinline__ T row_reduce(T v, Op op, int& calls) {
   }
 }
 
+// A shared-memory pointer as the 32-bit address PTX's shared-memory
+// instructions take.
+__device__ __forceinline__ unsigned shared_address(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
 #if __CUDA_ARCH__ >= 800
 // Staged rows (ReductionParams::staged): a thread copies its groups of the
 // next row into shared memory with cp.async, which holds no register while
@@ -235,7 +241,7 @@ __device__ __forceinline__ T row_reduce(T v, Op op, int& calls) {
 // 4- and 8-byte ones of narrow vectors cannot.
 template <typename A>
 __device__ __forceinline__ void copy_async(A* shared, const A* global) {
-  const unsigned to = static_cast<unsigned>(__cvta_generic_to_shared(shared));
+  const unsigned to = shared_address(shared);
   const char* from = reinterpret_cast<const char*>(global);
   if constexpr (sizeof(A) % 16 == 0) {
 #pragma unroll
@@ -298,18 +304,34 @@ __device__ __forceinline__ unsigned cluster_rank() {
   asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(rank));
   return rank;
 }
+// The address in block `rank` of the cluster of this block's shared
+// `address`.
+__device__ __forceinline__ unsigned in_block(unsigned address, unsigned rank) {
+  unsigned remote;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(address), "r"(rank));
+  return remote;
+}
 template <typename T>
 __device__ __forceinline__ void store_to_block(T* local, unsigned rank, const T& value) {
   static_assert(sizeof(T) % 4 == 0, "cluster values are stored in 4-byte words");
   const unsigned* words = reinterpret_cast<const unsigned*>(&value);
-  const unsigned address = static_cast<unsigned>(__cvta_generic_to_shared(local));
+  const unsigned address = shared_address(local);
 #pragma unroll
   for (int i = 0; i < int(sizeof(T) / 4); ++i) {
-    unsigned remote;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;"
-                 : "=r"(remote) : "r"(address + 4 * i), "r"(rank));
-    asm volatile("st.shared::cluster.u32 [%0], %1;" :: "r"(remote), "r"(words[i]) : "memory");
+    asm volatile("st.shared::cluster.u32 [%0], %1;"
+                 :: "r"(in_block(address + 4 * i, rank)), "r"(words[i]) : "memory");
   }
+}
+
+// The cluster's kCluster values in `slots` combined in rank order.
+template <int kCluster, typename T, typename Op>
+__device__ __forceinline__ T combine_slots(const T* slots, Op op) {
+  T result = slots[0];
+#pragma unroll
+  for (int r = 1; r < kCluster; ++r) {
+    result = op(result, slots[r]);
+  }
+  return result;
 }
 
 // Combines the blocks' results `v` (the same in every thread of a block)
@@ -335,12 +357,7 @@ __device__ __forceinline__ T cluster_reduce(T v, Op op, int round) {
     store_to_block(&round_slots[cluster_rank()], threadIdx.x, v);
   }
   cluster_sync();
-  T result = round_slots[0];
-#pragma unroll
-  for (int r = 1; r < kCluster; ++r) {
-    result = op(result, round_slots[r]);
-  }
-  return result;
+  return combine_slots<kCluster>(round_slots, op);
 }
 // cluster_reduce for kernels whose clusters walk rows (staged and
 // inner-outer rows): each block pushes its value into slot `rank` of every
@@ -355,14 +372,6 @@ __device__ __forceinline__ T cluster_reduce(T v, Op op, int round) {
 // round n + 1's, which each does after its block barrier (the row's
 // block_reduce: a cluster row's lanes are its block) has seen every thread
 // of it done reading round n's slots.
-__device__ __forceinline__ unsigned shared_address(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-__device__ __forceinline__ unsigned in_block(unsigned address, unsigned rank) {
-  unsigned remote;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(remote) : "r"(address), "r"(rank));
-  return remote;
-}
 template <int kCluster, int kSite, typename T, typename Op>
 __device__ __forceinline__ T cluster_reduce_pushed(T v, Op op, int round) {
   static_assert(sizeof(T) % 4 == 0, "cluster values are pushed in 4-byte words");
@@ -406,12 +415,7 @@ __device__ __forceinline__ T cluster_reduce_pushed(T v, Op op, int round) {
         "selp.u32 %0, 1, 0, p;\n\t}"
         : "=r"(done) : "r"(barrier), "r"(parity) : "memory");
   }
-  T result = slots[set][0];
-#pragma unroll
-  for (int r = 1; r < kCluster; ++r) {
-    result = op(result, slots[set][r]);
-  }
-  return result;
+  return combine_slots<kCluster>(slots[set], op);
 }
 #endif
 

@@ -57,11 +57,7 @@ std::string ReductionGenerator::inner_kernel() const {
        << "  // columns of chunk r.\n"
        << "  constexpr int kCluster = " << p_.cluster << ";\n"
        << "  nvfuse::cluster_arrive();  // the first cluster_reduce waits\n";
-    if (p_.staged) {
-      ss << staged_rows() << "}\n";
-      return ss.str();
-    }
-    if (!p_.inner_outer) {
+    if (!p_.inner_outer && !p_.staged) {
       ss << "  constexpr int cluster_round = 0;  // one row per cluster\n"
          << "  const Index row = Index(blockIdx.x / kCluster);\n"
          << row_body() << "}\n";
@@ -178,19 +174,12 @@ std::string ReductionGenerator::staged_rows() const {
     if (column_held(tv)) {
       const size_t t = slot_of(tv);
       ss << "  " << array_type(t) << " in_" << name_of_value(tv) << "[kGroups];\n";
-      columns += load(t, "in_" + name_of_value(tv) + "[k]", column_offset(t), "        ");
+      columns += load(t, "in_" + name_of_value(tv) + "[k]", column_offset(t), "");
     }
   }
   if (!columns.empty()) {
     ss << "  {  // the per-column inputs of this thread's columns, for every row\n"
-       << indented(row_offsets("Index(0)"), "  ")
-       << "#pragma unroll\n"
-       << "    for (int k = 0; k < kGroups; ++k) {\n"
-       << "      const Index col = (("
-       << (cluster ? "Index(blockIdx.x % kCluster)" : "Index(0)")
-       << " * kGroups + k) * kLanes + lane) * kVec;\n"
-       << "      if (col < args.width) {\n"
-       << columns << "      }\n    }\n  }\n";
+       << thread_groups_of_row("Index(0)", columns, "  ") << "  }\n";
   }
   ss << stage_held_row("0", "walker * kRows + threadIdx.x / kLanes", "  ")
      << "  int buffer = 0;\n"
@@ -206,30 +195,28 @@ std::string ReductionGenerator::staged_rows() const {
 
 std::string ReductionGenerator::stage_held_row(
     const std::string& buffer, const std::string& row, const std::string& indent) const {
-  const std::string chunk = p_.cluster > 1 ? "Index(blockIdx.x % kCluster)" : "Index(0)";
-  std::ostringstream ss;
-  ss << indent << "{\n"
-     << indent << "  const Index staged_row = " << row << ";\n"
-     << indent << "  if (staged_row < args.rows) {\n"
-     << indented(row_offsets("staged_row"), indent + "  ")
-     << "#pragma unroll\n"
-     << indent << "    for (int k = 0; k < kGroups; ++k) {\n"
-     << indent << "      const Index col = ((" << chunk
-     << " * kGroups + k) * kLanes + lane) * kVec;\n"
-     << indent << "      if (col < args.width) {\n";
+  std::string copies;
   for (const TensorView* tv : held_inputs()) {
     const size_t t = slot_of(tv);
     const std::string name = name_of_value(tv);
-    ss << indent << "        nvfuse::copy_async(stage_" << name << " + ((" << buffer
-       << ") * kGroups + k) * kBlock + threadIdx.x, reinterpret_cast<const "
-       << array_type(t) << "*>(args." << name << " + " << column_offset(t) << "));\n";
+    copies += "nvfuse::copy_async(stage_" + name + " + ((" + buffer +
+        ") * kGroups + k) * kBlock + threadIdx.x, reinterpret_cast<const " + array_type(t) +
+        "*>(args." + name + " + " + column_offset(t) + "));\n";
   }
-  ss << indent << "      }\n"
-     << indent << "    }\n"
-     << indent << "  }\n"
-     << indent << "  nvfuse::copy_async_commit();\n"
-     << indent << "}\n";
-  return ss.str();
+  return indent + "{\n" + indent + "  const Index staged_row = " + row + ";\n" + indent +
+      "  if (staged_row < args.rows) {\n" +
+      thread_groups_of_row("staged_row", copies, indent + "  ") + indent + "  }\n" + indent +
+      "  nvfuse::copy_async_commit();\n" + indent + "}\n";
+}
+
+std::string ReductionGenerator::thread_groups_of_row(
+    const std::string& row, const std::string& body, const std::string& indent) const {
+  const std::string chunk = p_.cluster > 1 ? "Index(blockIdx.x % kCluster)" : "Index(0)";
+  return indented(row_offsets(row), indent) + "#pragma unroll\n" + indent +
+      "  for (int k = 0; k < kGroups; ++k) {\n" + indent + "    const Index col = ((" +
+      chunk + " * kGroups + k) * kLanes + lane) * kVec;\n" + indent +
+      "    if (col < args.width) {\n" + indented(body, indent + "      ") + indent +
+      "    }\n" + indent + "  }\n";
 }
 
 std::string ReductionGenerator::load_held_row(

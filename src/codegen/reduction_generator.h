@@ -250,6 +250,11 @@ class ReductionGenerator {
   // exists) into shared buffer `buffer` (cp.async), and commits them.
   std::string stage_held_row(const std::string& buffer, const std::string& row,
                              const std::string& indent) const;
+  // `body` (statements, one per line) for each of this thread's groups of
+  // row `row` that lies in the row (k, col; the block's chunk of a cluster
+  // row), after the row's offsets.
+  std::string thread_groups_of_row(const std::string& row, const std::string& body,
+                                   const std::string& indent) const;
   // Loads the held inputs of row `row` (if it exists) into `prefix`<name>.
   std::string load_held_row(const std::string& prefix, const std::string& row,
                             const std::string& indent) const;

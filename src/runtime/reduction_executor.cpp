@@ -152,25 +152,14 @@ std::optional<std::vector<at::Tensor>> ReductionExecutor::run(
       values.semaphores = semaphores.data_ptr();
     }
     int64_t grid_x = planned->grid_x;
-    if (params.pipelined) {
-      // One wave: each block walks its share of the rows.
-      const int resident = std::max(1, blocks_per_sm(*kernel, params.block_size, 0));
-      grid_x = std::min<int64_t>(
-          grid_x, int64_t{resident} * device_info_of(device).sm_count);
-    }
-    if (params.staged) {
-      // One wave of blocks (or clusters) with their buffers: each walks its
-      // share of the rows. blocks_per_sm also admits the shared memory.
-      const int resident =
-          blocks_per_sm(*kernel, params.block_size, planned->shared_bytes);
-      const int64_t walkers = params.cluster > 1
-          ? int64_t{clusters_resident(*kernel, params.cluster, params.block_size,
-                                      planned->shared_bytes)} * params.cluster
-          : int64_t{resident} * device_info_of(device).sm_count;
+    if (params.pipelined || params.staged) {
+      // One wave of blocks (or clusters, with the staged rows' buffers):
+      // each walks its share of the rows.
+      const int64_t walkers = resident_walkers(*kernel, *planned, device);
       if (walkers == 0) {
         return std::nullopt;  // the buffers do not fit an SM (as inner-outer: declined)
       }
-      grid_x = std::min<int64_t>(grid_x, walkers);
+      grid_x = std::min<int64_t>(grid_x, walkers * params.cluster);
     }
     std::vector<uint64_t> packed = pack_args(source->layout, values);
     launch_on_current_stream(
@@ -178,8 +167,7 @@ std::optional<std::vector<at::Tensor>> ReductionExecutor::run(
         {static_cast<unsigned>(grid_x), static_cast<unsigned>(grid_y)},
         {static_cast<unsigned>(params.block_size)}, packed,
         [&] { return description_of(*planned); },
-        static_cast<unsigned>(params.staged ? planned->shared_bytes : 0),
-        static_cast<unsigned>(params.cluster));
+        static_cast<unsigned>(planned->shared_bytes), static_cast<unsigned>(params.cluster));
   }
   return io_.fusion_outputs(args, *tensors);
 }
@@ -249,6 +237,21 @@ int ReductionExecutor::clusters_resident(const LoadedKernel& kernel, int cluster
   return it->second;
 }
 
+int64_t ReductionExecutor::resident_walkers(const LoadedKernel& kernel,
+                                            const ReductionSchedule& planned,
+                                            c10::Device device) {
+  const ReductionParams& params = planned.params;
+  // blocks_per_sm also admits the dynamic shared memory, which the cluster
+  // query needs first.
+  const int64_t blocks = blocks_per_sm(kernel, params.block_size, planned.shared_bytes);
+  if (params.cluster > 1) {
+    return blocks == 0 ? 0
+                       : clusters_resident(kernel, params.cluster, params.block_size,
+                                           planned.shared_bytes);
+  }
+  return blocks * device_info_of(device).sm_count;
+}
+
 bool ReductionExecutor::run_inner_outer(
     const ReductionSchedule& planned,
     const std::vector<Argument>& args,
@@ -258,11 +261,6 @@ bool ReductionExecutor::run_inner_outer(
   auto [source, kernel] = variants_.for_launch(planned.params, device.index());
   const LoadedKernel& finish =
       variants_.companion(source, "nvfuse_reduction_finish", device.index());
-  const int resident =
-      blocks_per_sm(*kernel, planned.params.block_size, planned.shared_bytes);
-  if (resident == 0) {
-    return false;  // the block does not fit on an SM: the segments take it
-  }
   // At most one wave of blocks (or clusters of blocks, each cluster holding
   // a row) walking the rows, and at least kInnerOuterRowsPerBlock rows per
   // block where that still fills the SMs: each block's partial rows cost a
@@ -270,16 +268,13 @@ bool ReductionExecutor::run_inner_outer(
   // (2048 x 1600 layer-norm backward: 71 us with a partial row per row).
   const int64_t sm_count = device_info_of(device).sm_count;
   const int64_t cluster = planned.params.cluster;
-  const int64_t resident_walkers =
-      cluster > 1 ? clusters_resident(*kernel, static_cast<int>(cluster),
-                                      planned.params.block_size, planned.shared_bytes)
-                  : int64_t{resident} * sm_count;
-  if (resident_walkers == 0) {
-    return false;  // no cluster of these blocks fits a GPC: the segments take it
+  const int64_t walkers = resident_walkers(*kernel, planned, device);
+  if (walkers == 0) {
+    return false;  // the block (or cluster) does not fit: the segments take it
   }
   const int64_t row_walkers = planned.grid_x / cluster;
   const int64_t grid_x = cluster * std::min<int64_t>(
-      {row_walkers, resident_walkers,
+      {row_walkers, walkers,
        std::max<int64_t>(sm_count / cluster, (row_walkers + kInnerOuterRowsPerBlock - 1) /
                                                  kInnerOuterRowsPerBlock)});
   LaunchValues values = launch_values(planned, args, tensors, bound);

@@ -620,7 +620,7 @@ std::optional<ReductionSchedule> schedule_reduction(
           columns_contiguous = columns_contiguous && p.access[t] == InnerAccess::kContiguous;
         }
       }
-      p.hold_columns = tuning.staging > 0 && column_bytes > 0 && columns_contiguous &&
+      p.hold_columns = column_bytes > 0 && columns_contiguous &&
           column_bytes <= kMaxHeldColumnBytes &&
           (2 * schedule.shared_bytes > kSharedBytesPerSm || tuning.staging == 2);
     }
