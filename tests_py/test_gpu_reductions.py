@@ -135,7 +135,8 @@ def test_pipelined_rows_match_torch_on_gpu(name, dtype, width):
 
 
 STAGED_CASES = ["layer_norm_fwd", "rms_norm_fwd", "softmax_fwd", "softmax_bwd",
-                "log_softmax_fwd", "bias_residual_layer_norm_fwd"]
+                "log_softmax_fwd", "bias_residual_layer_norm_fwd", "layer_norm_bwd",
+                "rms_norm_bwd"]
 
 
 @pytest.mark.parametrize("rows,width", [(40003, 7), (1003, 1600), (301, 8192),
@@ -147,14 +148,17 @@ def test_staged_rows_match_torch_on_gpu(name, dtype, rows, width):
     """Rows staged in shared memory (forced): one wave of blocks or clusters
     walks the rows, each thread copying its groups of the next row (cp.async)
     while the current row computes; row counts that leave the last walk
-    partly empty, and a single row. Not staged: a bf16 row of width 7 (one
-    2-byte element a group, below cp.async's 4), and fp32 rows of 262144
-    with two held inputs (more than a 16-block cluster holds: chunked)."""
+    partly empty, and a single row. The backward norms (inner-outer) keep
+    their column partials in registers. Not staged: a bf16 row of width 7
+    (one 2-byte element a group, below cp.async's 4), and fp32 rows of
+    262144 with two held inputs (more than a 16-block cluster holds:
+    chunked)."""
     with reduction_tuning(staging=2):
         fd = check_case(name, dtype, rows, width, "cuda")
     unstaged = (dtype == torch.bfloat16 and width == 7) or (
         dtype == torch.float32 and width == 262144 and
-        name in ("softmax_bwd", "bias_residual_layer_norm_fwd"))
+        name in ("softmax_bwd", "bias_residual_layer_norm_fwd", "layer_norm_bwd",
+                 "rms_norm_bwd"))
     assert (", staged" in fd.last_cuda_code()) != unstaged
     assert fd.last_kernel_info()["local_bytes"] == 0, fd.last_kernel_info()
 
@@ -314,7 +318,8 @@ def test_long_backward_rows_walked_by_clusters_match_torch(name, dtype, rows):
     """Rows of 65536 held by a cluster of 8 blocks that walks rows (several
     per cluster at 301 rows: each cluster reduction alternates its slots
     between rounds) with the column partials in each block's shared
-    memory: one inner-outer kernel and its finishing kernel."""
+    memory (bf16 layer norm: staged, in registers): one inner-outer kernel
+    and its finishing kernel."""
     fd = check_case(name, dtype, rows, 65536, "cuda")
     code = fd.last_cuda_code()
     assert "inner_outer" in code and "cluster=8" in code and "nvfuse segment" not in code

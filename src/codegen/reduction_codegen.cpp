@@ -181,15 +181,55 @@ std::string ReductionGenerator::staged_rows() const {
     ss << "  {  // the per-column inputs of this thread's columns, for every row\n"
        << thread_groups_of_row("Index(0)", columns, "  ") << "  }\n";
   }
+  if (p_.inner_outer) {
+    ss << "  // Inner-outer: each thread's partial results for its columns (the\n"
+       << "  // same ones in every row), in registers.\n";
+    for (const Expr* r : a_.outer_reductions) {
+      ss << "  nvfuse::Array<" << acc_type(r) << ", kVec> " << column_name(r) << "[kGroups];\n";
+    }
+    std::string clear;
+    for (const Expr* r : a_.outer_reductions) {
+      clear += column_name(r) + "[k].val[v] = " + op_type(r) + "::identity();\n";
+    }
+    ss << "#pragma unroll\n"
+       << "  for (int k = 0; k < kGroups; ++k) {\n"
+       << "#pragma unroll\n"
+       << "    for (int v = 0; v < kVec; ++v) {\n"
+       << indented(clear, "      ") << "    }\n  }\n";
+  }
+  // Per-row inputs (a mean, a reciprocal deviation) are loaded with the
+  // row's copies, a row ahead: loaded by the row that reads them, they
+  // stalled its first phase on a memory round trip.
+  std::string this_row_values;
+  for (size_t t = 0; t < a_.inputs.size(); ++t) {
+    if (per_row(tensors_[t])) {
+      const std::string type = cuda_type_of(tensors_[t]->dtype());
+      const std::string name = name_of_value(tensors_[t]);
+      ss << "  " << type << " next_" << name << "{};  // the next row's\n";
+      this_row_values += "    const " + type + " staged_" + name + " = next_" + name + ";\n";
+    }
+  }
   ss << stage_held_row("0", "walker * kRows + threadIdx.x / kLanes", "  ")
      << "  int buffer = 0;\n"
      << (cluster ? "  int cluster_round = 0;  // see nvfuse::cluster_reduce\n" : "")
      << "  for (Index first = walker * kRows; first < args.rows; first += row_step) {\n"
      << "    const Index row = first + threadIdx.x / kLanes;\n"
+     << this_row_values
      << stage_held_row("buffer ^ 1", "row + row_step", "    ")
      << "    nvfuse::copy_async_wait<1>();  // this row's copies have landed\n"
      << indented(row_body(), "  ") << "    buffer ^= 1;\n"
      << (cluster ? "    ++cluster_round;\n" : "") << "  }\n";
+  if (p_.inner_outer) {
+    std::string copy;
+    for (const Expr* r : a_.outer_reductions) {
+      copy += "for (int v = 0; v < kVec; ++v) " + column_name(r, "partial_") +
+          "[partial_row * args.width + col + v] = " + column_name(r) + "[k].val[v];\n";
+    }
+    ss << "  {  // this thread's partial results, for the finishing kernel\n"
+       << column_regions("args.workspace", "args.partial_rows", "args.width", "partial_", "    ")
+       << "    const Index partial_row = walker * kRows + threadIdx.x / kLanes;\n"
+       << thread_groups_of_row("Index(0)", copy, "  ") << "  }\n";
+  }
   return ss.str();
 }
 
@@ -203,10 +243,17 @@ std::string ReductionGenerator::stage_held_row(
         ") * kGroups + k) * kBlock + threadIdx.x, reinterpret_cast<const " + array_type(t) +
         "*>(args." + name + " + " + column_offset(t) + "));\n";
   }
+  std::string row_values;
+  for (size_t t = 0; t < a_.inputs.size(); ++t) {
+    if (per_row(tensors_[t])) {
+      const std::string name = name_of_value(tensors_[t]);
+      row_values += indent + "    next_" + name + " = args." + name + "[row_" + name + "];\n";
+    }
+  }
   return indent + "{\n" + indent + "  const Index staged_row = " + row + ";\n" + indent +
       "  if (staged_row < args.rows) {\n" +
-      thread_groups_of_row("staged_row", copies, indent + "  ") + indent + "  }\n" + indent +
-      "  nvfuse::copy_async_commit();\n" + indent + "}\n";
+      thread_groups_of_row("staged_row", copies, indent + "  ") + row_values + indent +
+      "  }\n" + indent + "  nvfuse::copy_async_commit();\n" + indent + "}\n";
 }
 
 std::string ReductionGenerator::thread_groups_of_row(
@@ -280,8 +327,9 @@ std::string ReductionGenerator::row_body() const {
     if (per_row(tensors_[t])) {
       const std::string type = cuda_type_of(tensors_[t]->dtype());
       const std::string name = name_of_value(tensors_[t]);
-      ss << "  const " << type << " " << name << " = row_valid ? args." << name
-         << "[row_" << name << "] : " << type << "{};\n";
+      ss << "  const " << type << " " << name << " = row_valid ? "
+         << (p_.staged ? "staged_" + name : "args." + name + "[row_" + name + "]") << " : "
+         << type << "{};\n";
     }
   }
   for (const Expr* expr : row_exprs(0)) {
@@ -447,6 +495,11 @@ std::string ReductionGenerator::inner_phase(
   const std::vector<const Expr*> outer = outer_reductions_of_phase(phase);
   for (const Expr* r : outer) {
     const std::string array = "nvfuse::Array<" + acc_type(r) + ", kVec>";
+    if (p_.staged) {  // the thread's registers (see staged_rows)
+      ss << in << array << "& " << column_name(r, "sums_") << " = " << column_name(r)
+         << "[k];\n";
+      continue;
+    }
     ss << in << array << "& shared_" << column_name(r) << " = *reinterpret_cast<"
        << array << "*>(" << column_name(r)
        << " + Index(slot) * shared_width + col - first_column);\n"
@@ -493,7 +546,9 @@ std::string ReductionGenerator::inner_phase(
   }
   ss << in << "}\n";
   for (const Expr* r : outer) {
-    ss << in << "shared_" << column_name(r) << " = " << column_name(r, "sums_") << ";\n";
+    if (!p_.staged) {
+      ss << in << "shared_" << column_name(r) << " = " << column_name(r, "sums_") << ";\n";
+    }
   }
   for (const TensorView* tv : outputs) {
     ss << store(slot_of(tv), "out_" + name_of_value(tv), column_offset(slot_of(tv)), in);

@@ -19,6 +19,8 @@ constexpr int kShortChunkThreads = 512;  // chunked rows of at most two chunks
 constexpr int kOuterRowsPerThread = 8; // least rows a thread walks before a split
 constexpr int64_t kMaxChunkedRowBytes = 64;  // see the chunked rows in schedule_reduction
 constexpr int64_t kMaxHeldColumnBytes = 256;  // see ReductionParams::hold_columns
+constexpr int64_t kMaxColumnPartialBytes = 256;  // see ReductionParams::staged
+constexpr int kMaxColumnHolderBlock = 512;  // see ReductionParams::hold_columns
 // Pipelined rows: the most bytes of row inputs a thread holds per row (the
 // next row's copy doubles them), and the least row groups per SM. Measured
 // on an H100 at 32768x8192 (tools/tune_reduction.py, % of copy bandwidth):
@@ -171,12 +173,16 @@ struct ClusterShape {
   int64_t lanes = 1;
 };
 
+// How a cluster row's threads take twice `max_groups` (see cluster_for_row).
+enum class DoubleGroups { kFromEightBlocks, kAlways, kNever };
+
 // The fewest blocks (2, 4, 8 or 16, at most tuning.max_cluster) that hold
 // a row of `groups` vector groups in registers, `max_groups` per thread (8
 // or 16 blocks with twice that where those fit in kMaxClusterHeldBytes;
-// `staged` rows, whose groups wait in shared memory, at any size: layer
+// staged rows, whose groups wait in shared memory, at any size: layer
 // norm bf16 4096x65536 on an H100, 8 blocks of 256 threads 56-86% of copy
-// bandwidth from run to run, 4 blocks of 512 90-91%).
+// bandwidth from run to run, 4 blocks of 512 90-91%; staged inner-outer
+// rows never: see schedule_reduction).
 // 16 is a non-portable cluster size, which Hopper (the only architecture
 // the cluster rows are generated for) schedules.
 std::optional<ClusterShape> cluster_for_row(
@@ -184,12 +190,14 @@ std::optional<ClusterShape> cluster_for_row(
     int64_t max_groups,
     int64_t held_bytes_per_group,
     int max_blocks,
-    bool staged,
+    DoubleGroups doubling,
     const ReductionTuning& tuning) {
   const int64_t max_lanes = std::min<int64_t>(kMaxClusterThreads, tuning.max_persistent_threads);
   for (int blocks = 2; blocks <= max_blocks; blocks *= 2) {
     const int64_t block_groups = ceil_div(groups, blocks);
-    for (int64_t per_thread : {max_groups * (staged || blocks >= 8 ? 2 : 1), max_groups}) {
+    const bool doubled = doubling == DoubleGroups::kAlways ||
+        (doubling == DoubleGroups::kFromEightBlocks && blocks >= 8);
+    for (int64_t per_thread : {max_groups * (doubled ? 2 : 1), max_groups}) {
       const int64_t lanes = next_pow2(ceil_div(block_groups, per_thread));
       const int64_t held = ceil_div(block_groups, lanes) * held_bytes_per_group;
       if (lanes <= max_lanes && held <= kMaxClusterHeldBytes) {
@@ -456,8 +464,7 @@ std::optional<ReductionSchedule> schedule_reduction(
     // contiguous vectors of 4, 8 or 16n bytes (cp.async's sizes). Rows
     // that phases read again only, and only on sm_90 (the cluster rows').
     // tuning.staging 1 stages some cluster rows (below); 2 every row it can.
-    bool stageable = tuning.staging > 0 && device.arch >= 90 &&
-        analysis.last_element_phase > 0 && !analysis.has_outer_reductions();
+    bool stageable = tuning.staging > 0 && device.arch >= 90 && analysis.last_element_phase > 0;
     for (size_t t = 0; t < inputs.size(); ++t) {
       // What the kernel holds (ReductionGenerator::held): by the fusion's
       // axes, not this call's strides (a single row's are all 0).
@@ -472,6 +479,14 @@ std::optional<ReductionSchedule> schedule_reduction(
       }
     }
     stageable = stageable && held_tensors > 0;
+    // Inner-outer rows (the backward norms) staged keep their column
+    // partials in registers instead of shared memory. H100, % of copy
+    // bandwidth, unstaged -> staged (session 16): layer-norm backward bf16
+    // 4096x65536 64 -> 77 (clusters of 8 blocks of 512 threads, two blocks
+    // an SM), 32768x8192 79 -> 85; but fp32 88 -> 87 and 96 -> 96, and
+    // RMS-norm backward (one column reduction) bf16 84 -> 76, fp32 90 -> 82.
+    const bool stages_inner_outer =
+        stageable && analysis.outer_reductions.size() >= 2 && holds_only_half_types;
     // Random values cost registers (the Philox state, the unit words held
     // across phases): rows of half types take half the elements per thread
     // to keep their occupancy. H100, % of copy bandwidth, 16 -> 8 elements
@@ -507,13 +522,19 @@ std::optional<ReductionSchedule> schedule_reduction(
       // sums join the row kernel (inner-outer), which no longer re-reads.
       // Staged cluster rows take 16 blocks with a variance too: their next
       // row's copies keep the SM loading while a block waits at the
-      // cluster barrier.
+      // cluster barrier. Staged inner-outer rows take one `max_groups` a
+      // thread, whose column partials are registers per held column
+      // (layer-norm backward bf16 4096x65536: 4 blocks of 512 threads at
+      // twice the groups, one block an SM, 68-70% of copy bandwidth; 8
+      // blocks of 512, two an SM, 74-77).
       const std::optional<ClusterShape> staged_shape = cluster_for_row(
-          groups, max_groups, held_bytes_per_group, tuning.max_cluster, true, tuning);
+          groups, max_groups, held_bytes_per_group, tuning.max_cluster,
+          analysis.has_outer_reductions() ? DoubleGroups::kNever : DoubleGroups::kAlways,
+          tuning);
       const std::optional<ClusterShape> unstaged_cluster = cluster_for_row(
           groups, max_groups, held_bytes_per_group,
           analysis.has_variance() ? std::min(8, tuning.max_cluster) : tuning.max_cluster,
-          false, tuning);
+          DoubleGroups::kFromEightBlocks, tuning);
       // Staging pays where a row waits at two cluster reductions or more
       // (a variance: its sum, then its squared deviations) and the cluster
       // without it holds its row poorly. H100, % of copy bandwidth, cluster
@@ -529,11 +550,14 @@ std::optional<ReductionSchedule> schedule_reduction(
       // per-column values' L1 and the occupancy had.
       const int reduction_rounds =
           analysis.last_element_phase + (analysis.has_variance() ? 1 : 0);
-      staged_cluster = stageable && staged_shape.has_value() &&
-          (tuning.staging == 2 ||
-           (reduction_rounds >= 2 &&
-            (holds_only_half_types || held_tensors >= 2 || !unstaged_cluster.has_value() ||
-             staged_shape->blocks == 16)));
+      const bool staging_pays = staged_shape.has_value() &&
+          (analysis.has_outer_reductions()
+               ? stages_inner_outer
+               : reduction_rounds >= 2 &&
+                   (holds_only_half_types || held_tensors >= 2 ||
+                    !unstaged_cluster.has_value() || staged_shape->blocks == 16));
+      staged_cluster =
+          stageable && staged_shape.has_value() && (tuning.staging == 2 || staging_pays);
       if (auto cluster = staged_cluster ? staged_shape : unstaged_cluster) {
         p.cluster = cluster->blocks;
         p.persistent = true;
@@ -580,37 +604,45 @@ std::optional<ReductionSchedule> schedule_reduction(
         p.persistent ? ceil_div(groups, lanes * p.cluster) : chunk_max_groups);
     p.block_size = static_cast<int>(lanes >= 32 ? lanes : kShortRowBlock);
     schedule.rows_per_block = rows_per_block;
+    // A staged inner-outer thread keeps its columns' partial results in
+    // registers, kMaxColumnPartialBytes at most.
+    int64_t column_partial_bytes = 0;
+    for (const Expr* r : analysis.outer_reductions) {
+      column_partial_bytes += int64_t{p.groups_per_thread} * p.vector_width *
+          std::max<int64_t>(4, size_in_bytes(r->output(0)->dtype()));
+    }
+    p.staged = stageable && p.persistent && schedule.grid_y == 1 &&
+        (tuning.staging == 2 || staged_cluster || (p.cluster == 1 && stages_inner_outer)) &&
+        column_partial_bytes <= kMaxColumnPartialBytes;
     if (analysis.has_outer_reductions()) {
-      // The row must stay in registers (each thread owns the same columns
-      // in every row) and the block's column partials fit in shared memory.
+      // The row must stay in registers or staged rows' shared memory (each
+      // thread owns the same columns in every row), and an unstaged
+      // block's column partials fit in shared memory.
       p.inner_outer = true;
       const int64_t block_columns =
           p.cluster > 1 ? p.groups_per_thread * lanes * p.vector_width : space.width;
-      schedule.shared_bytes =
-          column_partial_offsets(analysis, rows_per_block, block_columns).back();
+      schedule.shared_bytes = p.staged
+          ? 0
+          : column_partial_offsets(analysis, rows_per_block, block_columns).back();
       if (!p.persistent || schedule.shared_bytes > kMaxInnerOuterSharedBytes ||
           space.rows == 0) {
         return std::nullopt;
       }
-      if (p.cluster > 1) {
-        p.min_blocks_per_sm = cluster_blocks_per_sm(p.block_size, schedule.shared_bytes);
-      }
     }
     const int64_t held_bytes = p.groups_per_thread * held_bytes_per_group;
-    p.pipelined = tuning.pipelining > 0 && p.persistent && !p.inner_outer &&
+    p.pipelined = tuning.pipelining > 0 && p.persistent && !p.inner_outer && !p.staged &&
         schedule.grid_y == 1 && p.cluster == 1 && held_bytes > 0 &&
         held_bytes <= kMaxPipelinedBytes && schedule.grid_x > device.sm_count &&
         (tuning.pipelining == 2 ||
          (schedule.grid_x >= kLeastPipelinedRowGroups * device.sm_count &&
           holds_only_half_types && held_tensors >= 2 && analysis.has_variance()));
-    p.staged = stageable && p.persistent && !p.inner_outer && schedule.grid_y == 1 &&
-        (tuning.staging == 2 || staged_cluster);
     if (p.staged) {
-      p.pipelined = false;
       schedule.shared_bytes = 2 * p.block_size * p.groups_per_thread * held_bytes_per_group;
       // Per-column inputs held in registers where the buffers leave one
-      // block an SM anyway (or staging is forced), up to
-      // kMaxHeldColumnBytes a thread.
+      // block an SM anyway (or staging is forced, but for inner-outer rows,
+      // whose column partials take the registers), up to
+      // kMaxHeldColumnBytes a thread, in blocks of at most 512 threads
+      // (1024 get 64 registers: layer-norm backward bf16 at 16384 spilled).
       int64_t column_bytes = 0;
       bool columns_contiguous = true;
       for (size_t t = 0; t < inputs.size(); ++t) {
@@ -621,8 +653,12 @@ std::optional<ReductionSchedule> schedule_reduction(
         }
       }
       p.hold_columns = column_bytes > 0 && columns_contiguous &&
-          column_bytes <= kMaxHeldColumnBytes &&
-          (2 * schedule.shared_bytes > kSharedBytesPerSm || tuning.staging == 2);
+          column_bytes <= kMaxHeldColumnBytes && p.block_size <= kMaxColumnHolderBlock &&
+          (2 * schedule.shared_bytes > kSharedBytesPerSm ||
+           (tuning.staging == 2 && !p.inner_outer));
+    }
+    if (p.inner_outer && p.cluster > 1) {
+      p.min_blocks_per_sm = cluster_blocks_per_sm(p.block_size, schedule.shared_bytes);
     }
   }
   // Split rows are chunked, so `persistent` excludes them too.

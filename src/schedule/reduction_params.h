@@ -43,7 +43,8 @@ struct ReductionParams {
   bool split = false;
   // Inner-outer (ReductionAnalysis::outer_reductions): blocks walk rows
   // grid-stride, each thread accumulating its columns' outer reductions in
-  // shared memory; a second kernel combines the blocks' partial rows.
+  // shared memory (staged: in registers); a second kernel combines the
+  // blocks' partial rows.
   bool inner_outer = false;
   // Inner persistent rows, not split: a block walks rows grid-stride (one
   // wave of blocks) and loads its next row while the current one reduces,
@@ -76,7 +77,9 @@ struct ReductionParams {
   // current row computes from the other. The copies in flight hold no
   // registers (the register pipelining above doubles the held ones), so the
   // loads of the next row cover the current row's reductions and barriers.
-  // schedule.shared_bytes holds the buffers.
+  // schedule.shared_bytes holds the buffers. Staged inner-outer rows keep
+  // each thread's column partials in registers instead of shared memory:
+  // the row no longer takes them, and the buffers take the shared memory.
   bool staged = false;
   // Staged rows whose buffers leave their SM to one block: the per-column
   // inputs (weights, biases) are loaded into registers once, before the
