@@ -277,10 +277,12 @@ def test_reduction_matches_torch_on_gpu(op, dtype, dims, keepdim):
 # --- inner-outer: row and column reductions in one kernel ---------------------
 
 
-@pytest.mark.parametrize("rows,width", [(1, 8), (3, 1600), (20000, 256), (4099, 4096)])
+@pytest.mark.parametrize("rows,width", [(1, 8), (3, 1600), (20000, 256), (4099, 4096),
+                                        (5003, 1601)])
 def test_inner_outer_row_and_column_sums_match_torch(rows, width):
     """Blocks walk the rows grid-stride (several rows per block when rows
-    outnumber one wave) and a second kernel combines their column partials."""
+    outnumber one wave) and a second kernel combines their column partials
+    (4 columns a thread, or at width 1601 one)."""
     with FusionDefinition() as fd:
         x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
         row_sums = fd.ops.sum(x, dims=[1], keepdim=True)

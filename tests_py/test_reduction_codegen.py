@@ -261,6 +261,25 @@ def test_backward_is_one_inner_outer_kernel_with_a_finishing_kernel():
     assert "nvfuse_reduction_finish" in code
 
 
+@pytest.mark.parametrize("width,columns_a_thread", [(4096, 4), (1601, 1)])
+def test_finishing_kernel_loads_batches_of_partial_rows(width, columns_a_thread):
+    """The finishing kernel's threads take 4 adjacent columns (a 16-byte load
+    a partial row) where the rows' vectors are 4 wide or more, one column
+    otherwise, and load kBatch partial rows of every reduction before they
+    add them."""
+    fd = define_case("layer_norm_bwd", torch.float32)
+    code = fd.cuda_code_for(cpu_inputs("layer_norm_bwd", 64, width, torch.float32))
+    finish = code[code.index("nvfuse_reduction_finish(const Args args)"):]
+    assert f"constexpr int kN = {columns_a_thread};" in finish
+    assert "constexpr int kBatch = 4;" in finish
+    loop = finish[finish.index("for (Index first = ty;"):]
+    # Both reductions' loads precede the first add.
+    assert loop.index("loaded_acc_t") < loop.index("()(acc_t")
+    assert loop.count("loaded_acc_t") >= 4
+    assert finish.count("nvfuse::column_reduce_all<kThreadsX, kY, kN>(") == 2
+    assert _C.nvrtc_compile(code, "nvfuse_reduction_finish", 90)["bytes"] > 0
+
+
 def test_row_and_column_sums_of_one_input_share_a_kernel():
     # Both classes feed only outputs: the one reducing the last axis is inner.
     fd = _two_class_fusion(lambda fd, x: [

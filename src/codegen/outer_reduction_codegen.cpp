@@ -166,39 +166,72 @@ std::string ReductionGenerator::outer_kernel() const {
 // ---- inner-outer: the finishing kernel --------------------------------------
 
 std::string ReductionGenerator::column_finish_kernel() const {
+  // Each thread takes kN adjacent columns (one 16-byte load a partial row
+  // where the partials are floats and the rows' vectors are 4 wide) and
+  // loads kFinishBatch partial rows before it adds them (in row order, so
+  // the sums do not depend on timing): a load at a time kept about 1 MB in
+  // flight on an H100, and the kernel took 29 us of layer-norm backward
+  // bf16 8192x4096's 132.
+  bool float_partials = p_.vector_width % 4 == 0;
+  for (const Expr* r : a_.outer_reductions) {
+    float_partials = float_partials && acc_type(r) == "float";
+  }
   std::ostringstream ss;
   ss << "extern \"C\" __global__ void __launch_bounds__(" << kFinishThreads
      << ") nvfuse_reduction_finish(const Args args) {\n"
-     << "  constexpr int kX = " << kFinishColumns << ";\n"
-     << "  constexpr int kY = " << kFinishPartialLanes << ";\n"
-     << "  const int ty = threadIdx.x / kX;\n"
-     << "  const Index col = Index(blockIdx.x) * kX + threadIdx.x % kX;\n"
-     << "  const bool col_valid = col < args.width;\n"
+     << "  constexpr int kX = " << kFinishColumns << ";  // columns of the block\n"
+     << "  constexpr int kN = " << (float_partials ? 4 : 1) << ";  // of a thread\n"
+     << "  constexpr int kThreadsX = kX / kN;\n"
+     << "  constexpr int kY = " << kFinishThreads << " / kThreadsX;\n"
+     << "  constexpr int kBatch = " << kFinishBatch << ";\n"
+     << "  const int ty = threadIdx.x / kThreadsX;\n"
+     << "  const Index first_col = Index(blockIdx.x) * kX + (threadIdx.x % kThreadsX) * kN;\n"
+     << "  const bool col_valid = first_col < args.width;\n"
      << column_regions("args.workspace", "args.partial_rows", "args.width", "partial_", "  ");
+  // Every reduction's batch in one loop: their loads are in flight together.
+  std::string loads;
+  std::string adds;
   for (const Expr* r : a_.outer_reductions) {
     const std::string acc = acc_name(r);
-    ss << "  " << acc_type(r) << " " << acc << " = " << op_type(r) << "::identity();\n"
-       << "#pragma unroll 4\n"
-       << "  for (Index p = ty; col_valid && p < args.partial_rows; p += kY) {\n"
-       << "    " << acc << " = " << op_type(r) << "()(" << acc << ", "
-       << column_name(r, "partial_") << "[p * args.width + col]);\n"
-       << "  }\n"
-       << "  " << acc << " = nvfuse::column_reduce<kX, kY>(" << acc << ", "
+    const std::string array = "nvfuse::Array<" + acc_type(r) + ", kN>";
+    ss << "  " << acc_type(r) << " " << acc << "[kN];\n"
+       << "#pragma unroll\n"
+       << "  for (int n = 0; n < kN; ++n) " << acc << "[n] = " << op_type(r)
+       << "::identity();\n";
+    loads += "    " + array + " loaded_" + acc + "[kBatch];\n";
+    loads += "#pragma unroll\n    for (int i = 0; i < kBatch; ++i) {\n"
+             "      const Index p = first + i * kY;\n"
+             "      if (p < args.partial_rows) {\n"
+             "        loaded_" + acc + "[i] = *reinterpret_cast<const " + array + "*>(" +
+        column_name(r, "partial_") + " + p * args.width + first_col);\n      }\n    }\n";
+    adds += "#pragma unroll\n    for (int i = 0; i < kBatch; ++i) {\n"
+            "      if (first + i * kY < args.partial_rows) {\n#pragma unroll\n"
+            "        for (int n = 0; n < kN; ++n) " + acc + "[n] = " + op_type(r) + "()(" + acc +
+        "[n], loaded_" + acc + "[i].val[n]);\n      }\n    }\n";
+  }
+  ss << "  for (Index first = ty; col_valid && first < args.partial_rows; "
+        "first += kBatch * kY) {\n"
+     << loads << adds << "  }\n";
+  for (const Expr* r : a_.outer_reductions) {
+    ss << "  nvfuse::column_reduce_all<kThreadsX, kY, kN>(" << acc_name(r) << ", "
        << op_type(r) << "());\n";
   }
-  ss << "  if (ty != 0 || !col_valid) return;\n";
+  ss << "  if (ty != 0 || !col_valid) return;\n"
+     << "#pragma unroll\n"
+     << "  for (int n = 0; n < kN; ++n) {\n"
+     << "    const Index col = first_col + n;\n";
   for (const Expr* r : a_.outer_reductions) {
-    ss << finalize(r, acc_name(r), "  ");
+    ss << finalize(r, acc_name(r) + "[n]", "    ");
   }
   for (const Expr* expr : a_.column_exprs) {
-    ss << "  " << statement(expr, Walk::kRow);
+    ss << "    " << statement(expr, Walk::kRow);
   }
   for (const TensorView* tv : a_.column_outputs) {
     const std::string name = name_of_value(tv);
-    ss << "  args." << name << "[col * args.col_stride_" << name << "] = " << name
+    ss << "    args." << name << "[col * args.col_stride_" << name << "] = " << name
        << ";\n";
   }
-  ss << "}\n";
+  ss << "  }\n}\n";
   return ss.str();
 }
 

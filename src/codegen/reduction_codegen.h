@@ -11,11 +11,12 @@
 namespace nvfuse {
 
 // Inner-outer kernels come with a second kernel, nvfuse_reduction_finish,
-// over the same Args: kFinishColumns columns per block, kFinishThreads
-// threads (kFinishColumns x kFinishPartialLanes), one block per column group.
+// over the same Args: kFinishColumns columns per block of kFinishThreads
+// threads, one block per column group; each thread loads kFinishBatch
+// partial rows before it adds them.
 constexpr int kFinishColumns = 32;
-constexpr int kFinishPartialLanes = 16;
-constexpr int kFinishThreads = kFinishColumns * kFinishPartialLanes;
+constexpr int kFinishThreads = 512;
+constexpr int kFinishBatch = 4;
 
 KernelSource generate_reduction_kernel(
     const ReductionAnalysis& analysis,

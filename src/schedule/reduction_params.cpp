@@ -523,14 +523,20 @@ std::optional<ReductionSchedule> schedule_reduction(
       // Staged cluster rows take 16 blocks with a variance too: their next
       // row's copies keep the SM loading while a block waits at the
       // cluster barrier. Staged inner-outer rows take one `max_groups` a
-      // thread, whose column partials are registers per held column
-      // (layer-norm backward bf16 4096x65536: 4 blocks of 512 threads at
-      // twice the groups, one block an SM, 68-70% of copy bandwidth; 8
-      // blocks of 512, two an SM, 74-77).
-      const std::optional<ClusterShape> staged_shape = cluster_for_row(
-          groups, max_groups, held_bytes_per_group, tuning.max_cluster,
-          analysis.has_outer_reductions() ? DoubleGroups::kNever : DoubleGroups::kAlways,
-          tuning);
+      // thread where 16 blocks hold that, whose column partials are
+      // registers per held column (layer-norm backward bf16 4096x65536: 4
+      // blocks of 512 threads at twice the groups, one block an SM, 68-70%
+      // of copy bandwidth; 8 blocks of 512, two an SM, 74-77); at 262144,
+      // 16 blocks of twice the groups (53 -> 67 staged).
+      std::optional<ClusterShape> staged_shape;
+      if (analysis.has_outer_reductions()) {
+        staged_shape = cluster_for_row(groups, max_groups, held_bytes_per_group,
+                                       tuning.max_cluster, DoubleGroups::kNever, tuning);
+      }
+      if (!staged_shape.has_value()) {
+        staged_shape = cluster_for_row(groups, max_groups, held_bytes_per_group,
+                                       tuning.max_cluster, DoubleGroups::kAlways, tuning);
+      }
       const std::optional<ClusterShape> unstaged_cluster = cluster_for_row(
           groups, max_groups, held_bytes_per_group,
           analysis.has_variance() ? std::min(8, tuning.max_cluster) : tuning.max_cluster,
