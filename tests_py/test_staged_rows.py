@@ -168,3 +168,13 @@ def test_staged_inner_outer_kernels_compile_without_spills(width):
     assert ", staged" in _params(code)
     for entry, (registers, stack, spilled) in ptxas_resources(code).items():
         assert stack == 0 and spilled == 0, (entry, registers, stack, spilled)
+
+
+@pytest.mark.parametrize("width,block", [(1600, 256), (4096, 512), (8192, 1024), (200, 128)])
+def test_staged_inner_outer_rows_of_one_block_take_one_group_a_thread(width, block):
+    """Layer-norm backward bf16 rows that one block holds at one vector group
+    a thread take that (twice the threads, half the partial rows); rows of
+    fewer than 128 groups keep several rows a block."""
+    params = _params(_code("layer_norm_bwd", BF16, 4, width))
+    assert ", staged" in params and f"block={block}," in params
+    assert ("groups_per_thread=1," in params) == (width >= 1024)
