@@ -193,21 +193,28 @@ std::string ReductionGenerator::column_finish_kernel() const {
   std::string adds;
   for (const Expr* r : a_.outer_reductions) {
     const std::string acc = acc_name(r);
-    const std::string array = "nvfuse::Array<" + acc_type(r) + ", kN>";
-    ss << "  " << acc_type(r) << " " << acc << "[kN];\n"
+    const std::string type = acc_type(r);
+    const std::string at = column_name(r, "partial_") + " + p * args.width + first_col";
+    ss << "  " << type << " " << acc << "[kN];\n"
        << "#pragma unroll\n"
        << "  for (int n = 0; n < kN; ++n) " << acc << "[n] = " << op_type(r)
        << "::identity();\n";
-    loads += "    " + array + " loaded_" + acc + "[kBatch];\n";
-    loads += "#pragma unroll\n    for (int i = 0; i < kBatch; ++i) {\n"
+    // A float vector, or one value of any accumulator (a Welford state has
+    // no vector type).
+    const std::string load = float_partials
+        ? "const nvfuse::Array<float, kN> vector = *reinterpret_cast<const "
+          "nvfuse::Array<float, kN>*>(" + at + ");\n"
+          "#pragma unroll\n"
+          "        for (int n = 0; n < kN; ++n) loaded_" + acc + "[i][n] = vector.val[n];\n"
+        : "loaded_" + acc + "[i][0] = *(" + at + ");\n";
+    loads += "    " + type + " loaded_" + acc + "[kBatch][kN];\n"
+             "#pragma unroll\n    for (int i = 0; i < kBatch; ++i) {\n"
              "      const Index p = first + i * kY;\n"
-             "      if (p < args.partial_rows) {\n"
-             "        loaded_" + acc + "[i] = *reinterpret_cast<const " + array + "*>(" +
-        column_name(r, "partial_") + " + p * args.width + first_col);\n      }\n    }\n";
+             "      if (p < args.partial_rows) {\n        " + load + "      }\n    }\n";
     adds += "#pragma unroll\n    for (int i = 0; i < kBatch; ++i) {\n"
             "      if (first + i * kY < args.partial_rows) {\n#pragma unroll\n"
             "        for (int n = 0; n < kN; ++n) " + acc + "[n] = " + op_type(r) + "()(" + acc +
-        "[n], loaded_" + acc + "[i].val[n]);\n      }\n    }\n";
+        "[n], loaded_" + acc + "[i][n]);\n      }\n    }\n";
   }
   ss << "  for (Index first = ty; col_valid && first < args.partial_rows; "
         "first += kBatch * kY) {\n"
