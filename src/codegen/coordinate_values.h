@@ -148,11 +148,11 @@ class CoordinateValues {
                        const std::string& stride,
                        const std::string& vector_statement,
                        const std::string& lane_statement);
-  // The offset of `tv`'s element for lane `l` (a lane expression).
   // The most axes of a fusion output: the iteration space's rank.
   int64_t output_rank() const;
   // Some output updates `tv` (an input) in place.
   bool updated_in_place(const TensorView* tv) const;
+  // The offset of `tv`'s element for lane `l` (a lane expression).
   std::string offset_of(const TensorView* tv, const std::vector<LaneCoord>& coords,
                         const std::string& l) const;
   // `const <type> <fresh> = <value>;`; the fresh name.

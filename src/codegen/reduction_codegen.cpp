@@ -182,32 +182,17 @@ std::string ReductionGenerator::staged_rows() const {
        << thread_groups_of_row("Index(0)", columns, "  ") << "  }\n";
   }
   if (p_.inner_outer) {
-    ss << "  // Inner-outer: each thread's partial results for its columns (the\n"
-       << "  // same ones in every row), in registers.\n";
-    for (const Expr* r : a_.outer_reductions) {
-      ss << "  nvfuse::Array<" << acc_type(r) << ", kVec> " << column_name(r) << "[kGroups];\n";
-    }
-    std::string clear;
-    for (const Expr* r : a_.outer_reductions) {
-      clear += column_name(r) + "[k].val[v] = " + op_type(r) + "::identity();\n";
-    }
-    ss << "#pragma unroll\n"
-       << "  for (int k = 0; k < kGroups; ++k) {\n"
-       << "#pragma unroll\n"
-       << "    for (int v = 0; v < kVec; ++v) {\n"
-       << indented(clear, "      ") << "    }\n  }\n";
+    ss << register_column_partials();
   }
   // Per-row inputs (a mean, a reciprocal deviation) are loaded with the
   // row's copies, a row ahead: loaded by the row that reads them, they
   // stalled its first phase on a memory round trip.
   std::string this_row_values;
-  for (size_t t = 0; t < a_.inputs.size(); ++t) {
-    if (per_row(tensors_[t])) {
-      const std::string type = cuda_type_of(tensors_[t]->dtype());
-      const std::string name = name_of_value(tensors_[t]);
-      ss << "  " << type << " next_" << name << "{};  // the next row's\n";
-      this_row_values += "    const " + type + " staged_" + name + " = next_" + name + ";\n";
-    }
+  for (const TensorView* tv : per_row_inputs()) {
+    const std::string type = cuda_type_of(tv->dtype());
+    const std::string name = name_of_value(tv);
+    ss << "  " << type << " next_" << name << "{};  // the next row's\n";
+    this_row_values += "    const " + type + " staged_" + name + " = next_" + name + ";\n";
   }
   ss << stage_held_row("0", "walker * kRows + threadIdx.x / kLanes", "  ")
      << "  int buffer = 0;\n"
@@ -220,17 +205,38 @@ std::string ReductionGenerator::staged_rows() const {
      << indented(row_body(), "  ") << "    buffer ^= 1;\n"
      << (cluster ? "    ++cluster_round;\n" : "") << "  }\n";
   if (p_.inner_outer) {
-    std::string copy;
-    for (const Expr* r : a_.outer_reductions) {
-      copy += "for (int v = 0; v < kVec; ++v) " + column_name(r, "partial_") +
-          "[partial_row * args.width + col + v] = " + column_name(r) + "[k].val[v];\n";
-    }
-    ss << "  {  // this thread's partial results, for the finishing kernel\n"
-       << column_regions("args.workspace", "args.partial_rows", "args.width", "partial_", "    ")
-       << "    const Index partial_row = walker * kRows + threadIdx.x / kLanes;\n"
-       << thread_groups_of_row("Index(0)", copy, "  ") << "  }\n";
+    ss << store_register_partials();
   }
   return ss.str();
+}
+
+std::string ReductionGenerator::register_column_partials() const {
+  std::ostringstream ss;
+  ss << "  // Inner-outer: each thread's partial results for its columns (the\n"
+     << "  // same ones in every row), in registers.\n";
+  std::string clear;
+  for (const Expr* r : a_.outer_reductions) {
+    ss << "  nvfuse::Array<" << acc_type(r) << ", kVec> " << column_name(r) << "[kGroups];\n";
+    clear += column_name(r) + "[k].val[v] = " + op_type(r) + "::identity();\n";
+  }
+  ss << "#pragma unroll\n"
+     << "  for (int k = 0; k < kGroups; ++k) {\n"
+     << "#pragma unroll\n"
+     << "    for (int v = 0; v < kVec; ++v) {\n"
+     << indented(clear, "      ") << "    }\n  }\n";
+  return ss.str();
+}
+
+std::string ReductionGenerator::store_register_partials() const {
+  std::string copy;
+  for (const Expr* r : a_.outer_reductions) {
+    copy += "for (int v = 0; v < kVec; ++v) " + column_name(r, "partial_") +
+        "[partial_row * args.width + col + v] = " + column_name(r) + "[k].val[v];\n";
+  }
+  return "  {  // this thread's partial results, for the finishing kernel\n" +
+      column_regions("args.workspace", "args.partial_rows", "args.width", "partial_", "    ") +
+      "    const Index partial_row = walker * kRows + threadIdx.x / kLanes;\n" +
+      thread_groups_of_row("Index(0)", copy, "  ") + "  }\n";
 }
 
 std::string ReductionGenerator::stage_held_row(
@@ -244,11 +250,9 @@ std::string ReductionGenerator::stage_held_row(
         "*>(args." + name + " + " + column_offset(t) + "));\n";
   }
   std::string row_values;
-  for (size_t t = 0; t < a_.inputs.size(); ++t) {
-    if (per_row(tensors_[t])) {
-      const std::string name = name_of_value(tensors_[t]);
-      row_values += indent + "    next_" + name + " = args." + name + "[row_" + name + "];\n";
-    }
+  for (const TensorView* tv : per_row_inputs()) {
+    const std::string name = name_of_value(tv);
+    row_values += indent + "    next_" + name + " = args." + name + "[row_" + name + "];\n";
   }
   return indent + "{\n" + indent + "  const Index staged_row = " + row + ";\n" + indent +
       "  if (staged_row < args.rows) {\n" +
@@ -282,6 +286,16 @@ std::string ReductionGenerator::load_held_row(
   }
   ss << indent << "    }\n" << indent << "  }\n" << indent << "}\n";
   return ss.str();
+}
+
+std::vector<const TensorView*> ReductionGenerator::per_row_inputs() const {
+  std::vector<const TensorView*> row_tensors;
+  for (const TensorView* tv : a_.inputs) {
+    if (per_row(tv)) {
+      row_tensors.push_back(tv);
+    }
+  }
+  return row_tensors;
 }
 
 std::vector<const TensorView*> ReductionGenerator::held_inputs() const {
@@ -322,15 +336,13 @@ std::string ReductionGenerator::row_body() const {
   std::ostringstream ss;
   ss << "  const bool row_valid = row < args.rows;\n"
      << row_offsets("row_valid ? row : Index(0)");
-  // Per-row inputs, once per row.
-  for (size_t t = 0; t < a_.inputs.size(); ++t) {
-    if (per_row(tensors_[t])) {
-      const std::string type = cuda_type_of(tensors_[t]->dtype());
-      const std::string name = name_of_value(tensors_[t]);
-      ss << "  const " << type << " " << name << " = row_valid ? "
-         << (p_.staged ? "staged_" + name : "args." + name + "[row_" + name + "]") << " : "
-         << type << "{};\n";
-    }
+  // Per-row inputs, once per row (staged: loaded a row ahead).
+  for (const TensorView* tv : per_row_inputs()) {
+    const std::string type = cuda_type_of(tv->dtype());
+    const std::string name = name_of_value(tv);
+    ss << "  const " << type << " " << name << " = row_valid ? "
+       << (p_.staged ? "staged_" + name : "args." + name + "[row_" + name + "]") << " : "
+       << type << "{};\n";
   }
   for (const Expr* expr : row_exprs(0)) {
     ss << "  " << statement(expr, Walk::kRow);

@@ -165,7 +165,8 @@ class ReductionGenerator {
     return of_phase(a_.outer_reductions, phase);
   }
   // Each outer reduction's partial rows: `column_` in shared memory (the
-  // block's), `partial_` in the workspace (every block's).
+  // block's; staged rows: the thread's, in registers), `partial_` in the
+  // workspace (every block's).
   std::string column_name(const Expr* r, const std::string& prefix = "column_") const {
     return prefix + name_of_value(r->output(0));
   }
@@ -255,11 +256,19 @@ class ReductionGenerator {
   // row), after the row's offsets.
   std::string thread_groups_of_row(const std::string& row, const std::string& body,
                                    const std::string& indent) const;
+  // Staged inner-outer rows: each thread's column partials as register
+  // arrays (declared, cleared), and their store to the workspace's partial
+  // rows after the walk.
+  std::string register_column_partials() const;
+  std::string store_register_partials() const;
   // Loads the held inputs of row `row` (if it exists) into `prefix`<name>.
   std::string load_held_row(const std::string& prefix, const std::string& row,
                             const std::string& indent) const;
   // The kernel inputs held in registers across a persistent row's phases.
   std::vector<const TensorView*> held_inputs() const;
+  // The kernel inputs with one value per row (a mean, a reciprocal
+  // deviation).
+  std::vector<const TensorView*> per_row_inputs() const;
   std::string inner_phase(int phase, TensorSet& loaded) const;
   // A persistent row's unit floats (random ops), all drawn in its first
   // phase right after the loads go out: the Philox rounds need no data, so

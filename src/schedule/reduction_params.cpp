@@ -478,7 +478,11 @@ std::optional<ReductionSchedule> schedule_reduction(
             (group_bytes % 16 == 0 || group_bytes == 4 || group_bytes == 8);
       }
     }
-    stageable = stageable && held_tensors > 0;
+    // A staged inner-outer thread's partials are vectors of plain values (a
+    // Welford state has no vector type).
+    stageable = stageable && held_tensors > 0 &&
+        std::none_of(analysis.outer_reductions.begin(), analysis.outer_reductions.end(),
+                     [](const Expr* r) { return r->is<VarMeanOp>(); });
     // Inner-outer rows (the backward norms) staged keep their column
     // partials in registers instead of shared memory. H100, % of copy
     // bandwidth, unstaged -> staged (session 16): layer-norm backward bf16
@@ -487,11 +491,6 @@ std::optional<ReductionSchedule> schedule_reduction(
     // RMS-norm backward (one column reduction) bf16 84 -> 76, fp32 90 -> 82.
     const bool stages_inner_outer =
         stageable && analysis.outer_reductions.size() >= 2 && holds_only_half_types;
-    // A staged thread's partials are vectors of plain values (a Welford
-    // state has no vector type).
-    stageable = stageable &&
-        std::none_of(analysis.outer_reductions.begin(), analysis.outer_reductions.end(),
-                     [](const Expr* r) { return r->is<VarMeanOp>(); });
     // Random values cost registers (the Philox state, the unit words held
     // across phases): rows of half types take half the elements per thread
     // to keep their occupancy. H100, % of copy bandwidth, 16 -> 8 elements

@@ -71,8 +71,8 @@ struct ReductionParams {
   // cluster row's threads hold 32 elements, and the floats cost bf16
   // softmax at 512x262144 its occupancy (40 -> 49 registers, 81 -> 69).
   bool carry_exps = false;
-  // Persistent rows (one block or a cluster), not inner-outer: a wave of
-  // blocks (or clusters) walks the rows, and each thread copies its groups
+  // Persistent rows (one block or a cluster): a wave of blocks (or
+  // clusters) walks the rows, and each thread copies its groups
   // of the next row into shared memory (cp.async, two buffers) while the
   // current row computes from the other. The copies in flight hold no
   // registers (the register pipelining above doubles the held ones), so the
