@@ -64,4 +64,45 @@ TEST(PhiloxCompare, UnitWordsAreTheWordsOfTheUnitFloats) {
   }
 }
 
+// Random123's known-answer vectors for Philox4x32-10 (kat_vectors): the
+// round keys computed once for all blocks (RoundKeys) give the generator's
+// published words.
+TEST(PhiloxCompare, PhiloxGivesRandom123sKnownAnswers) {
+  struct Case {
+    unsigned int counter[4];
+    unsigned int key[2];
+    unsigned int expected[4];
+  };
+  const Case cases[] = {
+      {{0u, 0u, 0u, 0u}, {0u, 0u}, {0x6627e8d5u, 0xe169c58du, 0xbc57ac4cu, 0x9b00dbd8u}},
+      {{0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu},
+       {0xffffffffu, 0xffffffffu},
+       {0x408f276du, 0x41c83b0eu, 0xa20bc7c6u, 0x6d5451fdu}},
+      {{0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u},
+       {0xa4093822u, 0x299f31d0u},
+       {0xd16cfe09u, 0x94fdccebu, 0x5001e420u, 0x24126ea1u}},
+  };
+  for (const Case& c : cases) {
+    const nvfuse_philox::Words w = nvfuse_philox::philox(
+        c.counter[0], c.counter[1], c.counter[2], c.counter[3], c.key[0], c.key[1]);
+    for (int i = 0; i < 4; ++i) {
+      EXPECT_EQ(w.w[i], c.expected[i]) << "word " << i << " of counter " << c.counter[0];
+    }
+  }
+}
+
+TEST(PhiloxCompare, WordsFromRoundKeysAreTheWordsFromTheSeed) {
+  const unsigned long long seed = 0x123456789abcdefull;
+  const nvfuse_philox::RoundKeys keys = nvfuse_philox::round_keys(seed);
+  unsigned int from_seed[8];
+  unsigned int from_keys[8];
+  for (long long step : {1ll, 3ll}) {
+    nvfuse_philox::unit_words<8>(seed, 11, 4, step, from_seed);
+    nvfuse_philox::unit_words<8>(keys, 11, 4, step, from_keys);
+    for (int l = 0; l < 8; ++l) {
+      EXPECT_EQ(from_seed[l], from_keys[l]) << "lane " << l << " step " << step;
+    }
+  }
+}
+
 }  // namespace

@@ -16,10 +16,42 @@ struct alignas(2) Half {
   uint16 bits;
 };
 
-template <typename T, int N>
+template <typename T>
+struct IsBool {
+  static constexpr bool value = false;
+};
+template <>
+struct IsBool<bool> {
+  static constexpr bool value = true;
+};
+
+template <typename T, int N, bool kBoolWords = IsBool<T>::value && N % 4 == 0>
 struct alignas(sizeof(T) * N) Array {
   T val[N];
 };
+
+// Bools four to a 32-bit word as well, for lane_of: reading val[v], the
+// compiler extracted the byte and sign-extended it before testing it (four
+// instructions a lane where a test of the word is one; the attention
+// prologue's causal mask, an issue-bound kernel).
+template <int N>
+struct alignas(N) Array<bool, N, true> {
+  union {
+    bool val[N];
+    uint32 words[N / 4];
+  };
+};
+
+// Lane v of a held vector (v a constant after unrolling). A byte of a bool
+// vector other than 0 is true, as in torch.
+template <typename T, int N>
+__device__ __forceinline__ T lane_of(const Array<T, N>& a, int v) {
+  if constexpr (IsBool<T>::value && N % 4 == 0) {
+    return (a.words[v >> 2] & (0xffu << (8 * (v & 3)))) != 0u;
+  } else {
+    return a.val[v];
+  }
+}
 
 // A 16-byte load of an input the kernel never writes, through the
 // read-only path (ld.global.nc): not ordered after the kernel's stores, so

@@ -378,7 +378,7 @@ std::string ReductionGenerator::row_body() const {
     ss << declare_unit_words(a_.exprs, "[kGroups][kVec]", "  ");
     for (const TensorView* tv : carried_) {
       ss << "  " << cuda_type_of(tv->dtype()) << " carried_" << name_of_value(tv)
-         << "[kGroups][kVec];  // exp values read again by a later phase\n";
+         << "[kGroups][kVec];  // read again by a later phase\n";
     }
   }
   for (int phase = 0; phase <= a_.last_element_phase; ++phase) {
@@ -490,7 +490,7 @@ std::string ReductionGenerator::inner_phase(
   }
   ss << indent << "  }\n"
      << indent << "}\n"
-     << early_draws(loaded, indent)
+     << phase_draws(exprs, loaded, indent)
      << "#pragma unroll\n"
      << indent << "for (int k = 0; k < kGroups; ++k) {\n"
      << indent << "  [[maybe_unused]] const Index col = "
@@ -622,12 +622,13 @@ std::string ReductionGenerator::inner_phase(
   return ss.str();
 }
 
-std::string ReductionGenerator::early_draws(TensorSet& drawn, const std::string& indent) const {
+std::string ReductionGenerator::phase_draws(const std::vector<const Expr*>& phase_exprs,
+                                            TensorSet& drawn, const std::string& indent) const {
   if (!p_.persistent || p_.inner_outer) {
     return "";
   }
   std::vector<const RngOp*> ops;
-  for (const RngOp* rng : unit_word_ops(a_.exprs)) {
+  for (const RngOp* rng : unit_word_ops(p_.late_draws ? phase_exprs : a_.exprs)) {
     if (drawn.insert(rng->output(0)->as<TensorView>()).second) {
       ops.push_back(rng);
     }
@@ -635,10 +636,15 @@ std::string ReductionGenerator::early_draws(TensorSet& drawn, const std::string&
   if (ops.empty()) {
     return "";
   }
-  return indent + "// The row's random values, drawn while its loads are in flight.\n" +
-      "#pragma unroll\n" + indent + "for (int k = 0; k < kGroups; ++k) {\n" + indent +
-      "  if (valid[k]) {\n" + draw_unit_words(ops, Walk::kInner, "[k]", indent + "    ") +
-      indent + "  }\n" + indent + "}\n";
+  // Every group draws, valid or not (the rounds touch no memory): under
+  // `if (valid[k])` each group's draw was a block of its own, and ptxas
+  // computed the round keys again in each.
+  return indent +
+      (p_.late_draws ? "// The random values this phase reads first, every group's at once.\n"
+                     : "// The row's random values, drawn while its loads are in flight.\n") +
+      round_keys(ops, indent) + "#pragma unroll\n" + indent +
+      "for (int k = 0; k < kGroups; ++k) {\n" +
+      draw_unit_words(ops, Walk::kInner, "[k]", indent + "  ", true) + indent + "}\n";
 }
 
 std::string ReductionGenerator::element_values(
@@ -652,7 +658,8 @@ std::string ReductionGenerator::element_values(
          << " = carried_" << name_of_value(tv) << "[k][v];\n";
     } else if (!per_row(tv)) {
       ss << indent << "const " << cuda_type_of(tv->dtype()) << " " << name_of_value(tv)
-         << " = in_" << name_of_value(tv) << "[k].val[" << lane(slot_of(tv)) << "];\n";
+         << " = nvfuse::lane_of(in_" << name_of_value(tv) << "[k], " << lane(slot_of(tv))
+         << ");\n";
     }
   }
   for (const Expr* expr : exprs) {

@@ -1,6 +1,7 @@
 #include "schedule/reduction_analysis.h"
 
 #include <algorithm>
+#include <functional>
 #include <numeric>
 #include <unordered_set>
 
@@ -470,10 +471,19 @@ std::optional<ReductionAnalysis> analyze_reduction(
 }
 
 std::vector<const TensorView*> ReductionAnalysis::exps_read_again() const {
+  return read_again([](const PointwiseOp& op) { return op.op() == OpType::exp; });
+}
+
+std::vector<const TensorView*> ReductionAnalysis::selects_read_again() const {
+  return read_again([](const PointwiseOp& op) { return op.op() == OpType::where; });
+}
+
+std::vector<const TensorView*> ReductionAnalysis::read_again(
+    const std::function<bool(const PointwiseOp&)>& kind) const {
   std::vector<const TensorView*> result;
   for (const Expr* expr : exprs) {
     const auto* tv = expr->output(0)->as<TensorView>();
-    if (!expr->is<PointwiseOp>() || expr->as<PointwiseOp>()->op() != OpType::exp ||
+    if (!expr->is<PointwiseOp>() || !kind(*expr->as<PointwiseOp>()) ||
         tv->dtype() != DataType::Float || is_per_row(tv)) {
       continue;
     }

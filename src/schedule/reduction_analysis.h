@@ -23,6 +23,7 @@
 // ReductionAnalysis::outer_reductions).
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -115,6 +116,16 @@ struct ReductionAnalysis {
   // later phase reads again: softmax's exp(x - max), summed in phase 1 and
   // divided by the sum in phase 2 (ReductionParams::carry_exps).
   std::vector<const TensorView*> exps_read_again() const;
+  // Per-element fp32 selects read the same way: the attention prologue's
+  // where(mask, scores, -inf), reduced by the max in phase 0 and read by
+  // exp(s - max) in phase 1. Carried with the exps, they spare the later
+  // phase the select and its mask test, and the mask and the scores die
+  // after phase 0.
+  std::vector<const TensorView*> selects_read_again() const;
+  // Per-element fp32 results of the pointwise ops `kind` accepts that their
+  // own phase reduces (or writes) and a later phase reads.
+  std::vector<const TensorView*> read_again(
+      const std::function<bool(const PointwiseOp&)>& kind) const;
   // Fusion inputs are phase 0.
   int phase_of(const TensorView* tv) const {
     auto it = phase.find(tv);

@@ -254,6 +254,7 @@ std::string ReductionParams::to_string() const {
   ss << (split ? ", split" : "") << (inner_outer ? ", inner_outer" : "")
      << (pipelined ? ", pipelined" : "")
      << (carry_exps ? ", carry_exps" : "")
+     << (late_draws ? ", late_draws" : "")
      << (staged ? ", staged" : "")
      << (hold_columns ? ", hold_columns" : "")
      << (cluster > 1 ? ", cluster=" + std::to_string(cluster) : std::string())
@@ -275,7 +276,8 @@ bool ReductionParams::operator==(const ReductionParams& o) const {
       groups_per_thread == o.groups_per_thread && persistent == o.persistent &&
       block_x == o.block_x && block_y == o.block_y && split == o.split &&
       inner_outer == o.inner_outer && pipelined == o.pipelined &&
-      cluster == o.cluster && carry_exps == o.carry_exps && staged == o.staged &&
+      cluster == o.cluster && carry_exps == o.carry_exps && late_draws == o.late_draws &&
+      staged == o.staged &&
       hold_columns == o.hold_columns &&
       min_blocks_per_sm == o.min_blocks_per_sm &&
       index_32bit == o.index_32bit && access == o.access;
@@ -491,20 +493,24 @@ std::optional<ReductionSchedule> schedule_reduction(
     // RMS-norm backward (one column reduction) bf16 84 -> 76, fp32 90 -> 82.
     const bool stages_inner_outer =
         stageable && analysis.outer_reductions.size() >= 2 && holds_only_half_types;
-    // Random values cost registers (the Philox state, the unit words held
-    // across phases): rows of half types take half the elements per thread
-    // to keep their occupancy. H100, % of copy bandwidth, 16 -> 8 elements
-    // (tools/tune_reduction.py): attention prologue bf16 59 -> 63 (80 ->
-    // 52 registers), but fp32 104 -> 92 (a 1024-wide row then takes 128
-    // threads, two block reductions of twice the lanes); dropout + layer
-    // norm at 8192 the same either way in both types.
+    // Random values in rows of half types: see ReductionParams::late_draws.
     const bool draws_random = std::any_of(
         analysis.position_tensors.begin(), analysis.position_tensors.end(),
         [](const TensorView* tv) { return tv->definition()->is<RngOp>(); });
+    // Rows that one block holds draw late at the full elements per thread;
+    // longer ones take half the elements (their unit words are drawn with
+    // the loads), as measured before late draws (session 14, attention
+    // prologue bf16 16 -> 8 elements early: 59 -> 63).
     const int64_t elements = tuning.elements_per_thread *
-        (analysis.last_element_phase == 0 && !writes_elements ? 2 : 1) /
-        (draws_random && holds_only_half_types ? 2 : 1);
-    const int64_t max_groups = std::max<int64_t>(1, elements / p.vector_width);
+        (analysis.last_element_phase == 0 && !writes_elements ? 2 : 1);
+    const bool one_block_row = next_pow2(ceil_div(groups, std::max<int64_t>(
+                                   1, elements / p.vector_width))) <=
+        tuning.max_persistent_threads;
+    const bool draws_late = draws_random && holds_only_half_types && one_block_row &&
+        !analysis.has_outer_reductions();
+    const int64_t max_groups = std::max<int64_t>(
+        1, elements / (draws_random && holds_only_half_types && !draws_late ? 2 : 1) /
+            p.vector_width);
     // Staged inner-outer rows that one block holds at one vector group a
     // thread take that: twice the threads walk the rows' copies, and the
     // half as many blocks write half the partial rows. H100, % of copy
@@ -621,6 +627,7 @@ std::optional<ReductionSchedule> schedule_reduction(
     p.groups_per_thread = static_cast<int>(
         p.persistent ? ceil_div(groups, lanes * p.cluster) : chunk_max_groups);
     p.block_size = static_cast<int>(lanes >= 32 ? lanes : kShortRowBlock);
+    p.late_draws = draws_late && p.persistent && p.cluster == 1;
     schedule.rows_per_block = rows_per_block;
     // A staged inner-outer thread keeps its columns' partial results in
     // registers, kMaxColumnPartialBytes at most.

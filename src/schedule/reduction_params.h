@@ -71,6 +71,19 @@ struct ReductionParams {
   // cluster row's threads hold 32 elements, and the floats cost bf16
   // softmax at 512x262144 its occupancy (40 -> 49 registers, 81 -> 69).
   bool carry_exps = false;
+  // Persistent rows of half types whose random values a later phase reads
+  // (dropout after a softmax) draw them there, not in phase 0 while the
+  // row's loads are in flight: these rows are bound by issue, not memory
+  // (the attention prologue bf16: Philox, the mask, two reductions, exp
+  // and the dropout select at 2 bytes an element), and unit words drawn
+  // early stay live across the phases' registers. They take the full
+  // elements per thread (16), which the drawn words made cost too many
+  // registers. H100, % of copy bandwidth at 64 / 256 MB
+  // (tools/tune_reduction.py, session 17): 8 elements drawn early 66 / 71,
+  // late 64 / 69; 16 elements early 69 / 73, late 70 / 76-77 (70
+  // registers). fp32 rows (memory-bound) keep drawing early (late at 16
+  // elements: 102 -> 100).
+  bool late_draws = false;
   // Persistent rows (one block or a cluster): a wave of blocks (or
   // clusters) walks the rows, and each thread copies its groups
   // of the next row into shared memory (cp.async, two buffers) while the
