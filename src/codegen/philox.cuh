@@ -37,37 +37,20 @@ NVFUSE_PHILOX_FN void mul_wide(unsigned int a, unsigned int b,
 #endif
 }
 
-// The key of each of the ten rounds: (k0, k1), bumped by the Weyl
-// constants from round to round. Computed once for all of a thread's
-// blocks (a kernel drawing two groups of words computed them twice, 36
-// uniform adds of its ~690 instructions).
-struct RoundKeys {
-  unsigned int k[20];
-};
-NVFUSE_PHILOX_FN RoundKeys round_keys(unsigned int k0, unsigned int k1) {
-  RoundKeys keys;
-  for (int round = 0; round < 10; ++round) {
-    keys.k[2 * round] = k0;
-    keys.k[2 * round + 1] = k1;
-    k0 += 0x9E3779B9u;
-    k1 += 0xBB67AE85u;
-  }
-  return keys;
-}
-NVFUSE_PHILOX_FN RoundKeys round_keys(unsigned long long seed) {
-  return round_keys(static_cast<unsigned int>(seed), static_cast<unsigned int>(seed >> 32));
-}
-
-// Counter (c0..c3) under the round keys, ten rounds.
+// Counter (c0..c3) under key (k0, k1), ten rounds.
 NVFUSE_PHILOX_FN Words philox(
     unsigned int c0, unsigned int c1, unsigned int c2, unsigned int c3,
-    const RoundKeys& keys) {
+    unsigned int k0, unsigned int k1) {
   for (int round = 0; round < 10; ++round) {
+    if (round > 0) {
+      k0 += 0x9E3779B9u;
+      k1 += 0xBB67AE85u;
+    }
     unsigned int hi0, lo0, hi1, lo1;
     mul_wide(0xD2511F53u, c0, &hi0, &lo0);
     mul_wide(0xCD9E8D57u, c2, &hi1, &lo1);
-    const unsigned int n0 = hi1 ^ c1 ^ keys.k[2 * round];
-    const unsigned int n2 = hi0 ^ c3 ^ keys.k[2 * round + 1];
+    const unsigned int n0 = hi1 ^ c1 ^ k0;
+    const unsigned int n2 = hi0 ^ c3 ^ k1;
     c0 = n0;
     c1 = lo1;
     c2 = n2;
@@ -76,25 +59,15 @@ NVFUSE_PHILOX_FN Words philox(
   return Words{{c0, c1, c2, c3}};
 }
 
-// Counter (c0..c3) under key (k0, k1).
-NVFUSE_PHILOX_FN Words philox(
-    unsigned int c0, unsigned int c1, unsigned int c2, unsigned int c3,
-    unsigned int k0, unsigned int k1) {
-  return philox(c0, c1, c2, c3, round_keys(k0, k1));
-}
-
 // The block of four words that holds `group`'s values: the counter is
 // (group, offset), the key the seed.
 NVFUSE_PHILOX_FN Words block(
-    const RoundKeys& keys, unsigned long long offset, unsigned long long group) {
-  return philox(
-      static_cast<unsigned int>(group), static_cast<unsigned int>(group >> 32),
-      static_cast<unsigned int>(offset), static_cast<unsigned int>(offset >> 32), keys);
-}
-NVFUSE_PHILOX_FN Words block(
     unsigned long long seed, unsigned long long offset,
     unsigned long long group) {
-  return block(round_keys(seed), offset, group);
+  return philox(
+      static_cast<unsigned int>(group), static_cast<unsigned int>(group >> 32),
+      static_cast<unsigned int>(offset), static_cast<unsigned int>(offset >> 32),
+      static_cast<unsigned int>(seed), static_cast<unsigned int>(seed >> 32));
 }
 
 // A float in [0, 1) from 24 random bits.
@@ -122,11 +95,11 @@ NVFUSE_PHILOX_FN float uniform_float(
 // kernel with dropout cannot otherwise afford.
 template <int kCount>
 NVFUSE_PHILOX_FN void unit_words(
-    const RoundKeys& keys, unsigned long long offset,
+    unsigned long long seed, unsigned long long offset,
     unsigned long long first, long long step, unsigned int* out) {
   if (kCount % 4 == 0 && step == 1 && first % 4 == 0) {
     for (int q = 0; q < kCount / 4; ++q) {
-      const Words w = block(keys, offset, first / 4 + q);
+      const Words w = block(seed, offset, first / 4 + q);
       for (int k = 0; k < 4; ++k) {
         out[4 * q + k] = w.w[k];
       }
@@ -135,14 +108,8 @@ NVFUSE_PHILOX_FN void unit_words(
   }
   for (int l = 0; l < kCount; ++l) {
     const unsigned long long i = first + static_cast<unsigned long long>(l * step);
-    out[l] = block(keys, offset, i / 4).w[i % 4];
+    out[l] = block(seed, offset, i / 4).w[i % 4];
   }
-}
-template <int kCount>
-NVFUSE_PHILOX_FN void unit_words(
-    unsigned long long seed, unsigned long long offset,
-    unsigned long long first, long long step, unsigned int* out) {
-  unit_words<kCount>(round_keys(seed), offset, first, step, out);
 }
 
 // The same elements' unit floats.
@@ -161,7 +128,7 @@ NVFUSE_PHILOX_FN void unit_floats(
 // keep mask): the unit float is m * 2^-24 exactly, m = word >> 8 < 2^24,
 // and p * 2^24 is exact, so m * 2^-24 < p iff m < ceil(p * 2^24), and
 // m * 2^-24 <= p iff m < floor(p * 2^24) + 1. With p a constant the
-// compiler folds the bound: a shift and a compare per element where the
+// compiler folds the bound: one compare of the word per element where the
 // float took a shift, a conversion, a multiply and a compare. A NaN p makes
 // every compare false, as the float compares say.
 NVFUSE_PHILOX_FN bool word_below(unsigned int word, unsigned int bound) {

@@ -636,15 +636,12 @@ std::string ReductionGenerator::phase_draws(const std::vector<const Expr*>& phas
   if (ops.empty()) {
     return "";
   }
-  // Every group draws, valid or not (the rounds touch no memory): under
-  // `if (valid[k])` each group's draw was a block of its own, and ptxas
-  // computed the round keys again in each.
   return indent +
-      (p_.late_draws ? "// The random values this phase reads first, every group's at once.\n"
+      (p_.late_draws ? "// The random values this phase reads first, before its math.\n"
                      : "// The row's random values, drawn while its loads are in flight.\n") +
-      round_keys(ops, indent) + "#pragma unroll\n" + indent +
-      "for (int k = 0; k < kGroups; ++k) {\n" +
-      draw_unit_words(ops, Walk::kInner, "[k]", indent + "  ", true) + indent + "}\n";
+      "#pragma unroll\n" + indent + "for (int k = 0; k < kGroups; ++k) {\n" + indent +
+      "  if (valid[k]) {\n" + draw_unit_words(ops, Walk::kInner, "[k]", indent + "    ") +
+      indent + "  }\n" + indent + "}\n";
 }
 
 std::string ReductionGenerator::element_values(

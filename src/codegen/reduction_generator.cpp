@@ -354,21 +354,9 @@ std::string ReductionGenerator::declare_unit_words(
   return ss.str();
 }
 
-std::string ReductionGenerator::round_keys(const std::vector<const RngOp*>& ops,
-                                           const std::string& indent) const {
-  std::ostringstream ss;
-  const ArgText text = [this](const Val* v) { return arg_text(v); };
-  for (const RngOp* rng : ops) {
-    const PhiloxKey key = philox_key_of(*rng, text, drawn_philox_key(a_.drawn_random_ops, *rng));
-    ss << indent << "const nvfuse_philox::RoundKeys keys_" << name_of_value(rng->output(0))
-       << " = nvfuse_philox::round_keys(" << key.seed << ");\n";
-  }
-  return ss.str();
-}
-
 std::string ReductionGenerator::draw_unit_words(
     const std::vector<const RngOp*>& ops, Walk walk, const std::string& slot,
-    const std::string& indent, bool with_round_keys) const {
+    const std::string& indent) const {
   std::ostringstream ss;
   const ArgText text = [this](const Val* v) { return arg_text(v); };
   for (const RngOp* rng : ops) {
@@ -378,8 +366,7 @@ std::string ReductionGenerator::draw_unit_words(
         ? "args.col_stride_" + position_name(tv)
         : "args.row_stride_" + position_name(tv) + "[" + std::to_string(p_.row_rank - 1) +
             "]";
-    ss << indent << "nvfuse_philox::unit_words<kVec>("
-       << (with_round_keys ? "keys_" + name_of_value(tv) : key.seed) << ", " << key.offset
+    ss << indent << "nvfuse_philox::unit_words<kVec>(" << key.seed << ", " << key.offset
        << ", " << position_of(tv, walk, "0") << ", " << step << ", unit_"
        << name_of_value(tv) << slot << ");\n";
   }

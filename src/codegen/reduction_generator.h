@@ -127,14 +127,9 @@ class ReductionGenerator {
                                   const std::string& extents,
                                   const std::string& indent) const;
   // Draws their kVec lanes' words into unit_<name>`slot` (four consecutive
-  // lanes share a Philox block), from `keys_<name>` (round_keys) if
-  // `with_round_keys`, else from the seed.
+  // lanes share a Philox block).
   std::string draw_unit_words(const std::vector<const RngOp*>& ops, Walk walk,
-                              const std::string& slot, const std::string& indent,
-                              bool with_round_keys = false) const;
-  // `keys_<name>`: the Philox round keys of each op, for the draws of all
-  // of a thread's groups.
-  std::string round_keys(const std::vector<const RngOp*>& ops, const std::string& indent) const;
+                              const std::string& slot, const std::string& indent) const;
   // The word that element `v` of `tv` holds in `walk`, when `tv` is a
   // uniform(0, 1) float tensor drawn as unit words there, else "".
   std::string unit_word_of(const Val* tv, Walk walk) const;
@@ -280,10 +275,13 @@ class ReductionGenerator {
   // they fill the loads' latency instead of lengthening a later phase (the
   // attention prologue's dropout after softmax's two reductions, in fp32).
   // With ReductionParams::late_draws (issue-bound rows), those the phase of
-  // `phase_exprs` reads first, for all the thread's groups before its math
-  // (one key schedule, the groups' Philox rounds interleaved). Adds them
-  // to `drawn`. Not in inner-outer kernels, which have no registers to
-  // hold them longer.
+  // `phase_exprs` reads first, for all the thread's groups before its
+  // math. Each group draws under its `valid[k]`: drawing every group
+  // unconditionally let ptxas compute the round keys once (616
+  // instructions instead of 656) but measured slower (attention prologue
+  // bf16 71 -> 68% of copy bandwidth at 64 MB, 77 -> 74 at 256 MB). Adds
+  // them to `drawn`. Not in inner-outer kernels, which have no registers
+  // to hold them longer.
   std::string phase_draws(const std::vector<const Expr*>& phase_exprs, TensorSet& drawn,
                           const std::string& indent) const;
   // Element (k, v) of the loaded per-element tensors in `loads` and the
