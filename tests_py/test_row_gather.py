@@ -120,3 +120,17 @@ def test_gpu_row_gather_on_strided_logits(rows):
     (loss,) = fd.execute([logits, labels])
     torch.testing.assert_close(loss, _expected(logits, labels), rtol=1e-4, atol=1e-4)
     assert "nvfuse_reduction" in fd.last_cuda_code()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_cross_entropy_rows_of_half_types_hold_twice_the_elements(dtype):
+    """A row that writes nothing per element (a loss per row) holds 32 bf16
+    elements a thread (16 registers) but 16 floats (schedule_reduction)."""
+    logits = torch.randn(64, 8192).to(dtype)
+    labels = torch.randint(0, 8192, (64,))
+    code = _define(logits, labels).cuda_code_for([logits, labels])
+    params = code[code.index("ReductionParams("):].split(")", 1)[0]
+    elements = 32 if dtype == torch.bfloat16 else 16
+    assert "persistent" in params
+    assert f"threads_per_row={8192 // elements}," in params, params
+    assert _C.nvrtc_compile(code, "nvfuse_reduction", 90)["bytes"] > 0

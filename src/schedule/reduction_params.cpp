@@ -453,7 +453,12 @@ std::optional<ReductionSchedule> schedule_reduction(
     // A pure reduction (nothing per element written, nothing recomputed)
     // holds no row across phases: twice the elements per thread keep more
     // loads in flight at the same occupancy (var_mean bf16: 71% -> 78% of
-    // copy bandwidth on an H100).
+    // copy bandwidth on an H100). So do rows of half types that write
+    // nothing per element, though they hold their row for a later phase
+    // (cross-entropy forward bf16, a loss per row): 32 bf16 values are 16
+    // registers. H100, % of copy bandwidth at 4096x8192
+    // (tools/tune_reduction.py, session 17): 82 -> 85 (32 -> 48
+    // registers); fp32 rows (32 floats) measured 86 -> 85 and keep 16.
     bool writes_elements = false;
     for (size_t t = inputs.size(); t < tensors.size(); ++t) {
       writes_elements = writes_elements || per_element[t];
@@ -502,7 +507,8 @@ std::optional<ReductionSchedule> schedule_reduction(
     // the loads), as measured before late draws (session 14, attention
     // prologue bf16 16 -> 8 elements early: 59 -> 63).
     const int64_t elements = tuning.elements_per_thread *
-        (analysis.last_element_phase == 0 && !writes_elements ? 2 : 1);
+        (!writes_elements && (analysis.last_element_phase == 0 || holds_only_half_types) ? 2
+                                                                                         : 1);
     const bool one_block_row = next_pow2(ceil_div(groups, std::max<int64_t>(
                                    1, elements / p.vector_width))) <=
         tuning.max_persistent_threads;
