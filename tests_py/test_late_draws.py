@@ -11,7 +11,7 @@ import re
 import pytest
 import torch
 
-from nvfuse import DataType
+from nvfuse import DataType, FusionDefinition
 from test_carried_exps import _kernel, _masked_softmax_dropout, _phase, _prologue_inputs
 from test_reduction_codegen import ptxas_resources
 
@@ -67,3 +67,44 @@ def test_the_attention_prologue_kernels_do_not_spill(dtype, seq):
     code, kernel = _prologue_kernel(dtype, seq)
     for entry, (registers, stack, spilled) in ptxas_resources(code).items():
         assert stack == 0 and spilled == 0, (entry, registers, stack, spilled, _params(kernel))
+
+
+def _layer_norm_then_dropout(dtype, dropout_first):
+    """Dropout before a layer norm (read in phase 0) or after it (read by
+    the last phase), bf16 rows."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor([-1, -1], contiguity=True, dtype=dtype)
+        y = fd.ops.cast(x, DataType.Float)
+        if dropout_first:
+            y = fd.ops.where(fd.ops.lt(fd.ops.rand_like(y), 0.9), y * (1 / 0.9), 0.0)
+        var, mean = fd.ops.var_mean(y, [1], correction=0)
+        y = (y - fd.ops.broadcast(mean, [False, True])) * fd.ops.broadcast(
+            fd.ops.rsqrt(var + 1e-5), [False, True])
+        if not dropout_first:
+            y = fd.ops.where(fd.ops.lt(fd.ops.rand_like(y), 0.9), y * (1 / 0.9), 0.0)
+        fd.add_output(fd.ops.cast(y, dtype))
+    return fd
+
+
+@pytest.mark.parametrize("width", [1024, 4096, 16384])
+@pytest.mark.parametrize("dropout_first", [True, False], ids=["dropout_first", "dropout_last"])
+def test_only_random_values_read_after_phase_0_are_drawn_late(dropout_first, width):
+    code = _layer_norm_then_dropout(DataType.BFloat16, dropout_first).cuda_code_for(
+        [torch.randn(8, width).to(torch.bfloat16)])
+    params = _params(_kernel(code))
+    # Late only in blocks of at most 512 threads (16 elements each: 8192).
+    late = not dropout_first and width <= 8192
+    assert ("late_draws" in params) == late, params
+    # Only late-draw rows that carry exps state a register bound.
+    assert "min_blocks=" not in params
+    if late:
+        for entry, (registers, stack, spilled) in ptxas_resources(code).items():
+            assert stack == 0 and spilled == 0, (entry, registers, stack, spilled, params)
+
+
+@pytest.mark.parametrize("seq", [7, 1024, 4096])
+def test_the_bf16_attention_prologue_states_64_registers_a_thread(seq):
+    _, kernel = _prologue_kernel(torch.bfloat16, seq)
+    params = _params(kernel)
+    block = int(re.search(r"block=(\d+)", params).group(1))
+    assert f"min_blocks={1024 // block}," in params, params

@@ -470,6 +470,39 @@ std::optional<ReductionAnalysis> analyze_reduction(
   return Analyzer(fusion, why_not).run();
 }
 
+int ReductionAnalysis::first_random_read_phase() const {
+  int first = -1;
+  for (const TensorView* random : position_tensors) {
+    if (!random->definition()->is<RngOp>()) {
+      continue;
+    }
+    std::vector<const TensorView*> stack = {random};
+    std::unordered_set<const TensorView*> seen;
+    while (!stack.empty()) {
+      const TensorView* tv = stack.back();
+      stack.pop_back();
+      if (!seen.insert(tv).second) {
+        continue;
+      }
+      const bool sink = std::find(outputs.begin(), outputs.end(), tv) != outputs.end() ||
+          std::any_of(tv->uses().begin(), tv->uses().end(),
+                      [this](const Expr* use) {
+                        return is_reduction(use) &&
+                            std::find(exprs.begin(), exprs.end(), use) != exprs.end();
+                      });
+      if (sink) {
+        first = first < 0 ? phase_of(tv) : std::min(first, phase_of(tv));
+      }
+      for (const Expr* use : tv->uses()) {
+        if (!is_reduction(use) && std::find(exprs.begin(), exprs.end(), use) != exprs.end()) {
+          stack.push_back(use->output(0)->as<TensorView>());
+        }
+      }
+    }
+  }
+  return first;
+}
+
 std::vector<const TensorView*> ReductionAnalysis::exps_read_again() const {
   return read_again([](const PointwiseOp& op) { return op.op() == OpType::exp; });
 }

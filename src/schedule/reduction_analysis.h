@@ -83,6 +83,11 @@ struct ReductionAnalysis {
   std::vector<const RngOp*> drawn_random_ops;
 
   bool has_outer_reductions() const { return !outer_reductions.empty(); }
+  // The first phase whose per-element work reads a random op's result (a
+  // reduction's input or a kernel output it reaches): 2 for the attention
+  // prologue's dropout after a softmax, 0 for dropout before a layer norm;
+  // -1 without random ops.
+  int first_random_read_phase() const;
   // Some per-row value is a row gather: the kernel must walk rows (the
   // gather reads along the row), so the outer kernel is out.
   bool has_row_gather() const {

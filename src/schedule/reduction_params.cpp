@@ -21,6 +21,14 @@ constexpr int64_t kMaxChunkedRowBytes = 64;  // see the chunked rows in schedule
 constexpr int64_t kMaxHeldColumnBytes = 256;  // see ReductionParams::hold_columns
 constexpr int64_t kMaxColumnPartialBytes = 256;  // see ReductionParams::staged
 constexpr int kMaxColumnHolderBlock = 512;  // see ReductionParams::hold_columns
+// Late-draw rows take at most this many threads: 1024-thread blocks get 64
+// registers, and a bf16 layer norm followed by dropout at 16384 (16
+// elements a thread) spilled 12 bytes.
+constexpr int64_t kMaxLateDrawBlock = 512;
+// Late-draw rows that carry their exps (ReductionParams::late_draws) state
+// this many threads a SM over their block size as __launch_bounds__'s
+// blocks per SM: 64 registers a thread.
+constexpr int kLateDrawRegisterBlocks = 1024;
 // Pipelined rows: the most bytes of row inputs a thread holds per row (the
 // next row's copy doubles them), and the least row groups per SM. Measured
 // on an H100 at 32768x8192 (tools/tune_reduction.py, % of copy bandwidth):
@@ -502,18 +510,20 @@ std::optional<ReductionSchedule> schedule_reduction(
     const bool draws_random = std::any_of(
         analysis.position_tensors.begin(), analysis.position_tensors.end(),
         [](const TensorView* tv) { return tv->definition()->is<RngOp>(); });
-    // Rows that one block holds draw late at the full elements per thread;
-    // longer ones take half the elements (their unit words are drawn with
-    // the loads), as measured before late draws (session 14, attention
-    // prologue bf16 16 -> 8 elements early: 59 -> 63).
+    // Rows that one block of at most kMaxLateDrawBlock threads holds and
+    // that read their random values after phase 0 draw late at the full
+    // elements per thread; the others take
+    // half the elements (their unit words are drawn with the loads), as
+    // measured before late draws (session 14, attention prologue bf16 16
+    // -> 8 elements early: 59 -> 63; dropout + layer norm the same).
     const int64_t elements = tuning.elements_per_thread *
         (!writes_elements && (analysis.last_element_phase == 0 || holds_only_half_types) ? 2
                                                                                          : 1);
     const bool one_block_row = next_pow2(ceil_div(groups, std::max<int64_t>(
                                    1, elements / p.vector_width))) <=
-        tuning.max_persistent_threads;
+        std::min<int64_t>(tuning.max_persistent_threads, kMaxLateDrawBlock);
     const bool draws_late = draws_random && holds_only_half_types && one_block_row &&
-        !analysis.has_outer_reductions();
+        !analysis.has_outer_reductions() && analysis.first_random_read_phase() > 0;
     const int64_t max_groups = std::max<int64_t>(
         1, elements / (draws_random && holds_only_half_types && !draws_late ? 2 : 1) /
             p.vector_width);
@@ -695,6 +705,9 @@ std::optional<ReductionSchedule> schedule_reduction(
   // Split rows are chunked, so `persistent` excludes them too.
   p.carry_exps = tuning.carry_exps > 0 && !p.outer && p.persistent && !p.inner_outer &&
       p.cluster == 1 && !analysis.exps_read_again().empty();
+  if (p.late_draws && p.carry_exps) {
+    p.min_blocks_per_sm = kLateDrawRegisterBlocks / p.block_size;
+  }
   p.split = schedule.grid_y > 1;
   if (p.split) {
     schedule.workspace_bytes = schedule.grid_y * space.rows * slots_bytes;

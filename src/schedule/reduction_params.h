@@ -59,6 +59,8 @@ struct ReductionParams {
   // registers to it: left to itself, NVRTC's ptxas capped a 512-thread
   // kernel at 64 registers and spilled (RMS-norm backward fp32 at 65536),
   // or took 83 and left one block per SM (layer-norm backward fp32).
+  // Late-draw rows with carried exps state 64 registers a thread (see
+  // late_draws).
   int min_blocks_per_sm = 0;
   // Persistent rows of one block (not inner-outer, not clusters): the exps
   // that a later phase reads again (ReductionAnalysis::exps_read_again:
@@ -82,7 +84,13 @@ struct ReductionParams {
   // (tools/tune_reduction.py, session 17): 8 elements drawn early 66 / 71,
   // late 64 / 69; 16 elements early 69 / 73, late 70 / 76-77 (70
   // registers). fp32 rows (memory-bound) keep drawing early (late at 16
-  // elements: 102 -> 100).
+  // elements: 102 -> 100). Their random values must be first read after
+  // phase 0 (dropout before a layer norm reads them in phase 0 and keeps
+  // 8 elements, drawn with the loads). Those that carry their exps (whose
+  // inputs die early) state 64 registers a thread as __launch_bounds__'s
+  // blocks per SM (ptxas took 70 and fit 14 64-thread blocks an SM, 16 at
+  // 64): 70 / 76 -> 72 / 78. A layer norm followed by dropout spilled 8
+  // bytes at 64 and states none.
   bool late_draws = false;
   // Persistent rows (one block or a cluster): a wave of blocks (or
   // clusters) walks the rows, and each thread copies its groups
