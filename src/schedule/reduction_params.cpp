@@ -512,17 +512,17 @@ std::optional<ReductionSchedule> schedule_reduction(
         [](const TensorView* tv) { return tv->definition()->is<RngOp>(); });
     // Rows that one block of at most kMaxLateDrawBlock threads holds and
     // that read their random values after phase 0 draw late at the full
-    // elements per thread; the others take
-    // half the elements (their unit words are drawn with the loads), as
-    // measured before late draws (session 14, attention prologue bf16 16
-    // -> 8 elements early: 59 -> 63; dropout + layer norm the same).
+    // elements per thread; the others take half the elements (their unit
+    // words are drawn with the loads), as measured before late draws
+    // (session 14, attention prologue bf16 16 -> 8 elements early: 59 ->
+    // 63; dropout + layer norm the same).
     const int64_t elements = tuning.elements_per_thread *
         (!writes_elements && (analysis.last_element_phase == 0 || holds_only_half_types) ? 2
                                                                                          : 1);
-    const bool one_block_row = next_pow2(ceil_div(groups, std::max<int64_t>(
-                                   1, elements / p.vector_width))) <=
+    const bool fits_late_draw_block =
+        next_pow2(ceil_div(groups, std::max<int64_t>(1, elements / p.vector_width))) <=
         std::min<int64_t>(tuning.max_persistent_threads, kMaxLateDrawBlock);
-    const bool draws_late = draws_random && holds_only_half_types && one_block_row &&
+    const bool draws_late = draws_random && holds_only_half_types && fits_late_draw_block &&
         !analysis.has_outer_reductions() && analysis.first_random_read_phase() > 0;
     const int64_t max_groups = std::max<int64_t>(
         1, elements / (draws_random && holds_only_half_types && !draws_late ? 2 : 1) /

@@ -73,8 +73,9 @@ struct ReductionParams {
   // cluster row's threads hold 32 elements, and the floats cost bf16
   // softmax at 512x262144 its occupancy (40 -> 49 registers, 81 -> 69).
   bool carry_exps = false;
-  // Persistent rows of half types whose random values a later phase reads
-  // (dropout after a softmax) draw them there, not in phase 0 while the
+  // Persistent rows of half types (one block of at most 512 threads) whose
+  // random values a later phase reads (dropout after a softmax) draw them
+  // there, not in phase 0 while the
   // row's loads are in flight: these rows are bound by issue, not memory
   // (the attention prologue bf16: Philox, the mask, two reductions, exp
   // and the dropout select at 2 bytes an element), and unit words drawn
