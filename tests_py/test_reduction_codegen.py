@@ -74,7 +74,8 @@ def test_long_normalization_rows_are_held_by_a_cluster():
     """Rows too long for one block's registers that phases would re-read
     are split over a thread block cluster (the fewest blocks of at most 512
     threads, 16 at most, those of 8 or 16 with twice the elements per
-    thread; 16 with a variance only when staged),
+    thread; 16 with a variance only when staged; rows of half types without
+    a variance at twice the elements again),
     whose blocks combine each reduction through distributed shared memory."""
     fd = define_case("layer_norm_fwd", torch.float32)
     code = fd.cuda_code_for(cpu_inputs("layer_norm_fwd", 4, 65536, torch.float32))
@@ -99,11 +100,18 @@ def test_long_normalization_rows_are_held_by_a_cluster():
     assert ", staged" in staged and "cluster=16" in staged
     with reduction_tuning(staging=0):
         assert "chunked" in params_of(fd.cuda_code_for(long_rows))
+    # bf16 rows without a variance: clusters of twice the elements a
+    # thread (8 blocks of 32 elements instead of 16 of 16).
     for case in ("log_softmax_fwd", "softmax_fwd", "rms_norm_fwd"):
         for dtype in (torch.float32, torch.bfloat16):
             code = define_case(case, dtype).cuda_code_for(cpu_inputs(case, 4, 262144, dtype))
-            assert "cluster=16" in params_of(code) and "threads_per_row=512" in params_of(code)
+            blocks = 16 if dtype == torch.float32 else 8
+            assert f"cluster={blocks}," in params_of(code), params_of(code)
+            assert "threads_per_row=512" in params_of(code)
             assert _C.nvrtc_compile(code, "nvfuse_reduction", 90)
+    bf16_layer_norm = define_case("layer_norm_fwd", torch.bfloat16).cuda_code_for(
+        cpu_inputs("layer_norm_fwd", 4, 262144, torch.bfloat16))
+    assert "cluster=16," in params_of(bf16_layer_norm)
     # Past 16 blocks: chunked; a single-phase reduction never needs the row.
     assert "chunked" in params_of(fd.cuda_code_for(cpu_inputs("layer_norm_fwd", 4, 1 << 20, torch.float32)))
     sums = define_case("sum_inner", torch.float32)

@@ -567,14 +567,34 @@ std::optional<ReductionSchedule> schedule_reduction(
         staged_shape = cluster_for_row(groups, max_groups, held_bytes_per_group,
                                        tuning.max_cluster, DoubleGroups::kNever, tuning);
       }
+      // Rows of half types without a variance take clusters of twice the
+      // groups a thread (32 elements, half the blocks) where the cluster
+      // holds the row at the usual groups too. H100, % of copy bandwidth,
+      // 16 -> 32 elements (tools/tune_reduction.py, session 17): softmax
+      // bf16 4096x65536 89-90 -> 93 (staged, 4 -> 2 blocks), 512x262144 88
+      // -> 91 (16 -> 8); log-softmax 90 -> 93-94 and 89 -> 92; RMS norm
+      // 512x262144 90 -> 92-93 (8 blocks, 63 registers), at 65536 95
+      // either way; softmax backward 101 -> 102, 99 -> 99. Layer norm
+      // (a variance) at 262144 spilled and fell 83 -> 60.
+      const bool wider_clusters = holds_only_half_types && !analysis.has_variance() &&
+          !analysis.has_outer_reductions() && !draws_random;
+      const auto cluster_shape = [&](int max_blocks, DoubleGroups doubling) {
+        std::optional<ClusterShape> shape = cluster_for_row(
+            groups, max_groups, held_bytes_per_group, max_blocks, doubling, tuning);
+        if (shape.has_value() && wider_clusters) {
+          if (auto wider = cluster_for_row(groups, 2 * max_groups, held_bytes_per_group,
+                                           max_blocks, doubling, tuning)) {
+            shape = wider;
+          }
+        }
+        return shape;
+      };
       if (!staged_shape.has_value()) {
-        staged_shape = cluster_for_row(groups, max_groups, held_bytes_per_group,
-                                       tuning.max_cluster, DoubleGroups::kAlways, tuning);
+        staged_shape = cluster_shape(tuning.max_cluster, DoubleGroups::kAlways);
       }
-      const std::optional<ClusterShape> unstaged_cluster = cluster_for_row(
-          groups, max_groups, held_bytes_per_group,
+      const std::optional<ClusterShape> unstaged_cluster = cluster_shape(
           analysis.has_variance() ? std::min(8, tuning.max_cluster) : tuning.max_cluster,
-          DoubleGroups::kFromEightBlocks, tuning);
+          DoubleGroups::kFromEightBlocks);
       // Staging pays where a row waits at two cluster reductions or more
       // (a variance: its sum, then its squared deviations) and the cluster
       // without it holds its row poorly. H100, % of copy bandwidth, cluster
