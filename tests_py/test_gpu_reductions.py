@@ -103,13 +103,16 @@ def test_no_register_spills_in_cluster_rows(name, dtype, width):
     """Long rows held by a cluster of blocks (in registers, or staged in
     shared memory: bf16 layer norm and softmax, 4 blocks at 65536) use no
     local memory; a row that would hold more than 128 bytes per thread in
-    8 blocks (fp32 RMS-norm backward at 131072: two inputs) takes 16."""
+    8 blocks (fp32 RMS-norm backward at 131072: two inputs) takes 16; bf16
+    softmax (no variance) takes half the blocks of twice the elements."""
     torch.manual_seed(width)
     inputs = CASES[name].make_inputs(4, width, dtype, "cuda")
     _, fd = run_case(name, inputs)
     sixteen = name == "rms_norm_bwd" and dtype == torch.float32 and width == 131072
     staged_four = name != "rms_norm_bwd" and dtype == torch.bfloat16 and width == 65536
     blocks = 16 if sixteen else 4 if staged_four else 8
+    if name == "softmax_fwd" and dtype == torch.bfloat16:
+        blocks //= 2
     assert f"cluster={blocks}" in fd.last_cuda_code()
     assert fd.last_kernel_info()["local_bytes"] == 0, fd.last_kernel_info()
 
