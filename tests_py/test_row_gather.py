@@ -134,3 +134,17 @@ def test_cross_entropy_rows_of_half_types_hold_twice_the_elements(dtype):
     assert "persistent" in params
     assert f"threads_per_row={8192 // elements}," in params, params
     assert _C.nvrtc_compile(code, "nvfuse_reduction", 90)["bytes"] > 0
+
+
+@pytest.mark.parametrize("width", [8191, 32000])
+def test_cross_entropy_rows_hold_twice_the_elements_only_where_measured(width):
+    """Not at an odd width (one bf16 a register) and not in rows a block
+    holds only at twice the elements (32000: a cluster, as before)."""
+    logits = torch.randn(64, width).to(torch.bfloat16)
+    labels = torch.randint(0, width, (64,))
+    code = _define(logits, labels).cuda_code_for([logits, labels])
+    params = code[code.index("ReductionParams("):].split(")", 1)[0]
+    if width == 8191:
+        assert "vector_width=1," in params and "groups_per_thread=16," in params, params
+    else:
+        assert "cluster=" in params and "groups_per_thread=2," in params, params

@@ -464,7 +464,7 @@ std::optional<ReductionSchedule> schedule_reduction(
     // copy bandwidth on an H100). So do rows of half types that write
     // nothing per element, though they hold their row for a later phase
     // (cross-entropy forward bf16, a loss per row): 32 bf16 values are 16
-    // registers. H100, % of copy bandwidth at 4096x8192
+    // registers (in 16-byte groups; at an odd width each is a register). H100, % of copy bandwidth at 4096x8192
     // (tools/tune_reduction.py, session 17): 82 -> 85 (32 -> 48
     // registers); fp32 rows (32 floats) measured 86 -> 85 and keep 16.
     bool writes_elements = false;
@@ -516,9 +516,17 @@ std::optional<ReductionSchedule> schedule_reduction(
     // words are drawn with the loads), as measured before late draws
     // (session 14, attention prologue bf16 16 -> 8 elements early: 59 ->
     // 63; dropout + layer norm the same).
+    // Half types in 16-byte groups: a lane of a narrower group (an odd
+    // width) takes a register of its own, not half of one.
+    const bool half_vectors = holds_only_half_types && p.vector_width >= 8;
+    // (Only rows that one block holds at the usual elements: the shapes of
+    // wider ones, clusters, were not measured so.)
+    const bool half_loss_rows = !writes_elements && half_vectors &&
+        next_pow2(ceil_div(groups, std::max<int64_t>(
+                                       1, tuning.elements_per_thread / p.vector_width))) <=
+            tuning.max_persistent_threads;
     const int64_t elements = tuning.elements_per_thread *
-        (!writes_elements && (analysis.last_element_phase == 0 || holds_only_half_types) ? 2
-                                                                                         : 1);
+        ((!writes_elements && analysis.last_element_phase == 0) || half_loss_rows ? 2 : 1);
     const bool fits_late_draw_block =
         next_pow2(ceil_div(groups, std::max<int64_t>(1, elements / p.vector_width))) <=
         std::min<int64_t>(tuning.max_persistent_threads, kMaxLateDrawBlock);
@@ -567,16 +575,16 @@ std::optional<ReductionSchedule> schedule_reduction(
         staged_shape = cluster_for_row(groups, max_groups, held_bytes_per_group,
                                        tuning.max_cluster, DoubleGroups::kNever, tuning);
       }
-      // Rows of half types without a variance take clusters of twice the
-      // groups a thread (32 elements, half the blocks) where the cluster
-      // holds the row at the usual groups too. H100, % of copy bandwidth,
+      // Rows of half types without a variance that write per element take
+      // clusters of twice the groups a thread (32 elements, half the
+      // blocks) where the cluster holds the row at the usual groups too. H100, % of copy bandwidth,
       // 16 -> 32 elements (tools/tune_reduction.py, session 17): softmax
       // bf16 4096x65536 89-90 -> 93 (staged, 4 -> 2 blocks), 512x262144 88
       // -> 91 (16 -> 8); log-softmax 90 -> 93-94 and 89 -> 92; RMS norm
       // 512x262144 90 -> 92-93 (8 blocks, 63 registers), at 65536 95
       // either way; softmax backward 101 -> 102, 99 -> 99. Layer norm
       // (a variance) at 262144 spilled and fell 83 -> 60.
-      const bool wider_clusters = holds_only_half_types && !analysis.has_variance() &&
+      const bool wider_clusters = half_vectors && writes_elements && !analysis.has_variance() &&
           !analysis.has_outer_reductions() && !draws_random;
       const auto cluster_shape = [&](int max_blocks, DoubleGroups doubling) {
         std::optional<ClusterShape> shape = cluster_for_row(
