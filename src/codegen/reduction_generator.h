@@ -26,8 +26,8 @@ using ExprSet = std::set<const Expr*, CreationOrder>;
 // Kernel tensors are numbered in `tensors_` order (inputs, then outputs):
 // the slot `t` of the Args layout, of params.access and of the helpers.
 // The helpers not defined here are in reduction_generator.cpp; the kernels
-// in reduction_codegen.cpp (inner) and outer_reduction_codegen.cpp (outer,
-// finishing).
+// in reduction_codegen.cpp (inner), walked_rows_codegen.cpp (its pipelined
+// and staged rows) and outer_reduction_codegen.cpp (outer, finishing).
 class ReductionGenerator {
  public:
   ReductionGenerator(const ReductionAnalysis& analysis, const ReductionParams& params);
@@ -265,10 +265,17 @@ class ReductionGenerator {
   std::string load_held_row(const std::string& prefix, const std::string& row,
                             const std::string& indent) const;
   // The kernel inputs held in registers across a persistent row's phases.
-  std::vector<const TensorView*> held_inputs() const;
+  std::vector<const TensorView*> held_inputs() const {
+    return inputs_where(&ReductionGenerator::held);
+  }
   // The kernel inputs with one value per row (a mean, a reciprocal
   // deviation).
-  std::vector<const TensorView*> per_row_inputs() const;
+  std::vector<const TensorView*> per_row_inputs() const {
+    return inputs_where(&ReductionGenerator::per_row);
+  }
+  // The kernel inputs, in order, that `keep` accepts.
+  std::vector<const TensorView*> inputs_where(
+      bool (ReductionGenerator::*keep)(const TensorView*) const) const;
   std::string inner_phase(int phase, TensorSet& loaded) const;
   // A persistent row's unit floats (random ops), all drawn in its first
   // phase right after the loads go out: the Philox rounds need no data, so

@@ -458,15 +458,6 @@ std::optional<ReductionSchedule> schedule_reduction(
     p.vector_width = vector_width_for(
         tensors, per_element, per_element, p.access, space.width, space.row_strides);
     const int64_t groups = std::max<int64_t>(1, ceil_div(space.width, p.vector_width));
-    // A pure reduction (nothing per element written, nothing recomputed)
-    // holds no row across phases: twice the elements per thread keep more
-    // loads in flight at the same occupancy (var_mean bf16: 71% -> 78% of
-    // copy bandwidth on an H100). So do rows of half types that write
-    // nothing per element, though they hold their row for a later phase
-    // (cross-entropy forward bf16, a loss per row): 32 bf16 values are 16
-    // registers (in 16-byte groups; at an odd width each is a register). H100, % of copy bandwidth at 4096x8192
-    // (tools/tune_reduction.py, session 17): 82 -> 85 (32 -> 48
-    // registers); fp32 rows (32 floats) measured 86 -> 85 and keep 16.
     bool writes_elements = false;
     for (size_t t = inputs.size(); t < tensors.size(); ++t) {
       writes_elements = writes_elements || per_element[t];
@@ -510,31 +501,41 @@ std::optional<ReductionSchedule> schedule_reduction(
     const bool draws_random = std::any_of(
         analysis.position_tensors.begin(), analysis.position_tensors.end(),
         [](const TensorView* tv) { return tv->definition()->is<RngOp>(); });
+    const bool half_random_rows = draws_random && holds_only_half_types;
+    // The threads a row takes at `row_elements` a thread.
+    const auto row_threads = [&](int64_t row_elements) {
+      return next_pow2(ceil_div(groups, std::max<int64_t>(1, row_elements / p.vector_width)));
+    };
+    // Half types in 16-byte groups: a lane of a narrower group (an odd
+    // width) takes a register of its own, not half of one.
+    const bool half_vectors = holds_only_half_types && p.vector_width >= 8;
+    // A pure reduction (nothing per element written, nothing recomputed)
+    // holds no row across phases: twice the elements per thread keep more
+    // loads in flight at the same occupancy (var_mean bf16: 71% -> 78% of
+    // copy bandwidth on an H100). So do rows of half types in 16-byte
+    // groups that write nothing per element, though they hold their row for
+    // a later phase (cross-entropy forward bf16, a loss per row): 32 bf16
+    // values are 16 registers. H100, % of copy bandwidth at 4096x8192
+    // (tools/tune_reduction.py, session 17): 82 -> 85 (32 -> 48
+    // registers); fp32 rows (32 floats) measured 86 -> 85 and keep 16. Only
+    // rows that one block holds at the usual elements: the shapes of wider
+    // ones, clusters, were not measured so.
+    const bool half_loss_rows = !writes_elements && half_vectors &&
+        row_threads(tuning.elements_per_thread) <= tuning.max_persistent_threads;
+    const int64_t elements = tuning.elements_per_thread *
+        ((!writes_elements && analysis.last_element_phase == 0) || half_loss_rows ? 2 : 1);
     // Rows that one block of at most kMaxLateDrawBlock threads holds and
     // that read their random values after phase 0 draw late at the full
     // elements per thread; the others take half the elements (their unit
     // words are drawn with the loads), as measured before late draws
     // (session 14, attention prologue bf16 16 -> 8 elements early: 59 ->
     // 63; dropout + layer norm the same).
-    // Half types in 16-byte groups: a lane of a narrower group (an odd
-    // width) takes a register of its own, not half of one.
-    const bool half_vectors = holds_only_half_types && p.vector_width >= 8;
-    // (Only rows that one block holds at the usual elements: the shapes of
-    // wider ones, clusters, were not measured so.)
-    const bool half_loss_rows = !writes_elements && half_vectors &&
-        next_pow2(ceil_div(groups, std::max<int64_t>(
-                                       1, tuning.elements_per_thread / p.vector_width))) <=
-            tuning.max_persistent_threads;
-    const int64_t elements = tuning.elements_per_thread *
-        ((!writes_elements && analysis.last_element_phase == 0) || half_loss_rows ? 2 : 1);
-    const bool fits_late_draw_block =
-        next_pow2(ceil_div(groups, std::max<int64_t>(1, elements / p.vector_width))) <=
-        std::min<int64_t>(tuning.max_persistent_threads, kMaxLateDrawBlock);
-    const bool draws_late = draws_random && holds_only_half_types && fits_late_draw_block &&
-        !analysis.has_outer_reductions() && analysis.first_random_read_phase() > 0;
+    const bool draws_late = half_random_rows && !analysis.has_outer_reductions() &&
+        row_threads(elements) <= std::min<int64_t>(tuning.max_persistent_threads,
+                                                   kMaxLateDrawBlock) &&
+        analysis.first_random_read_phase() > 0;
     const int64_t max_groups = std::max<int64_t>(
-        1, elements / (draws_random && holds_only_half_types && !draws_late ? 2 : 1) /
-            p.vector_width);
+        1, elements / (half_random_rows && !draws_late ? 2 : 1) / p.vector_width);
     // Staged inner-outer rows that one block holds at one vector group a
     // thread take that: twice the threads walk the rows' copies, and the
     // half as many blocks write half the partial rows. H100, % of copy
@@ -577,8 +578,9 @@ std::optional<ReductionSchedule> schedule_reduction(
       }
       // Rows of half types without a variance that write per element take
       // clusters of twice the groups a thread (32 elements, half the
-      // blocks) where the cluster holds the row at the usual groups too. H100, % of copy bandwidth,
-      // 16 -> 32 elements (tools/tune_reduction.py, session 17): softmax
+      // blocks) where the cluster holds the row at the usual groups too.
+      // H100, % of copy bandwidth, 16 -> 32 elements
+      // (tools/tune_reduction.py, session 17): softmax
       // bf16 4096x65536 89-90 -> 93 (staged, 4 -> 2 blocks), 512x262144 88
       // -> 91 (16 -> 8); log-softmax 90 -> 93-94 and 89 -> 92; RMS norm
       // 512x262144 90 -> 92-93 (8 blocks, 63 registers), at 65536 95
