@@ -48,6 +48,7 @@ CASES = {
     "cat_empty_part": (["x"], lambda fd, x: fd.ops.cat([x, fd.ops.slice(x, [0, 0, 0, 4], [2, 3, 5, 4]), fd.ops.neg(x)], 3)),
     "pad_of_cat": (["x"], lambda fd, x: fd.ops.pad(fd.ops.cat([x, fd.ops.slice(fd.ops.neg(x), [0, 0, 0, 0], [2, 3, 5, 8])], 3),
                                                     [4, 4, 0, 1], -1.0)),
+    "cat_two_tensors": (["x", "bf"], lambda fd, x, b: fd.ops.cat([fd.ops.exp(x), fd.ops.cast(b, DataType.Float)], 3)),
     "rope": (["x", "cos", "sin"], _rope),
     "rope_bf16": (["bf", "cos", "sin"], lambda fd, x, c, s: fd.ops.cast(
         _rope(fd, x, fd.ops.cast(c, DataType.BFloat16), fd.ops.cast(s, DataType.BFloat16)), DataType.BFloat16)),
@@ -98,12 +99,24 @@ def _group_body(name):
     return code[code.index("void group("):code.index("__global__")]
 
 
-def test_cat_reads_each_part_only_in_its_own_range():
+def test_cat_of_one_tensor_reads_it_once_at_each_lanes_part():
     body = _group_body("rope")
-    # x is read at three coordinate sets: as is, and shifted for each half.
-    # Each half's load is predicated on its range; no branch on the
+    # x is read as is, and once for both halves of the rotation: at the
+    # coordinates of the half each lane is in, chosen before one unguarded
+    # load (not a predicated load per half). Then each half's ops, and one
+    # select picks the lanes' values.
+    assert body.count("// load T0") == 2
+    first_half = re.search(r"const bool (v\d+) = c3 < v\d+;", body).group(1)
+    assert re.search(rf"const Index v\d+ = {first_half} \? \(v\d+ \+ c3\) : \(c3 - v\d+\);", body)
+    assert "if (" not in body
+    assert re.search(r"\.val\[l\] = v\d+ \? v\d+\.val\[l\] : v\d+\.val\[l\];", body)
+
+
+def test_cat_of_two_tensors_reads_each_part_only_in_its_own_range():
+    body = _group_body("cat_two_tensors")
+    # Each part's load is predicated on its range; no branch on the
     # coordinate, and one select picks the lanes' values.
-    assert body.count("// load T0") == 3
+    assert body.count("// load T") == 2
     assert re.search(r"const bool (v\d+) = c3 < v\d+;", body)
     assert re.search(r"const bool (v\d+) = c3 >= v\d+;", body)
     assert body.count("if (v") == 2 and "if (c3" not in body

@@ -414,7 +414,8 @@ std::string CoordinateValues::elementwise(
   }
   return lanes(cuda_type_of(expr.output(0)->dtype()), [&](const std::string& l) {
     return expr_value(expr, [&](const Val* v) {
-      return v->is<TensorView>() ? names.at(v) + ".val[" + l + "]" : arg_text_(v);
+      return v->is<TensorView>() ? "nvfuse::lane_of(" + names.at(v) + ", " + l + ")"
+                                 : arg_text_(v);
     });
   }, print_expr(expr));
 }
@@ -502,95 +503,6 @@ std::string CoordinateValues::pad(
   return lanes(cuda_type_of(expr.output(0)->dtype()), [&](const std::string& l) {
     return predicate + " ? " + value + ".val[" + l + "] : " + fill;
   });
-}
-
-std::string CoordinateValues::cat(
-    const CatOp& expr,
-    const std::vector<LaneCoord>& coords) {
-  const int64_t dim = expr.dim();
-  // Where each part starts along `dim`, declared before the parts.
-  const size_t count = expr.inputs().size();
-  std::vector<const Scalar*> boundaries;
-  std::vector<std::string> starts = {"Index(0)"};
-  for (size_t k = 0; k + 1 < count; ++k) {
-    boundaries.push_back(extent_of(expr.input(k), dim));
-    starts.push_back(declare(
-        "Index", starts.back() + " + Index(" +
-        int64_of(extent_of(expr.input(k), dim)) + ")"));
-  }
-  share_predicate(coords[dim], boundaries);
-  if (count == 1) {
-    return value_at(tensor_input(expr, 0), coords);
-  }
-  // Part k read at its own coordinates: shifted back by where it starts.
-  auto part_coords = [&](size_t k) {
-    std::vector<LaneCoord> in = coords;
-    LaneCoord& c = in[dim];
-    if (k == 0) {
-      return in;
-    }
-    if (c.per_lane) {
-      const std::string source = c.base;
-      c.base = lanes("Index", [&](const std::string& l) {
-        return source + ".val[" + l + "] - " + starts[k];
-      });
-    } else {
-      c.base = "(" + c.base + " - " + starts[k] + ")";
-    }
-    return in;
-  };
-  if (count > kSelectedCatParts) {
-    return cat_branches(expr, coords[dim].lane("0"), starts, part_coords);
-  }
-  // Every part computed under its own predicate (its loads predicated), then
-  // one select: no branch for lanes of a warp to diverge on, and no load
-  // waiting behind another part's.
-  const std::string at = coords[dim].lane("0");
-  std::vector<std::string> in_part;
-  std::vector<std::string> parts;
-  for (size_t k = 0; k < count; ++k) {
-    std::string test = k == 0 ? "" : at + " >= " + starts[k];
-    if (k + 1 < count) {
-      test += std::string(test.empty() ? "" : " && ") + at + " < " + starts[k + 1];
-    }
-    in_part.push_back(declare("bool", test));
-    const std::vector<LaneCoord> in = part_coords(k);
-    open_guard(in_part.back());
-    parts.push_back(value_at(tensor_input(expr, k), in));
-    close_guard();
-  }
-  return lanes(cuda_type_of(expr.output(0)->dtype()), [&](const std::string& l) {
-    std::string chosen = parts.back() + ".val[" + l + "]";
-    for (size_t k = count - 1; k-- > 0;) {
-      chosen = in_part[k] + " ? " + parts[k] + ".val[" + l + "] : " + chosen;
-    }
-    return chosen;
-  }, print_expr(expr));
-}
-
-std::string CoordinateValues::cat_branches(
-    const CatOp& expr,
-    const std::string& at,
-    const std::vector<std::string>& starts,
-    const std::function<std::vector<LaneCoord>(size_t)>& part_coords) {
-  const size_t count = expr.inputs().size();
-  const std::string name = "v" + std::to_string(next_name_++);
-  line(array_type(cuda_type_of(expr.output(0)->dtype())) + " " + name + ";  // " +
-       print_expr(expr));
-  for (size_t k = 0; k < count; ++k) {
-    if (k + 1 < count) {
-      line(std::string(k == 0 ? "" : "} else ") + "if (" + at + " < " +
-           starts[k + 1] + ") {");
-    } else {
-      line("} else {");
-    }
-    open_scope();
-    const std::vector<LaneCoord> in = part_coords(k);
-    line(name + " = " + value_at(tensor_input(expr, k), in) + ";");
-    close_scope();
-  }
-  line("}");
-  return name;
 }
 
 void CoordinateValues::open_guard(const std::string& predicate) {

@@ -114,6 +114,18 @@ class CoordinateValues {
       const std::string& at,
       const std::vector<std::string>& starts,
       const std::function<std::vector<LaneCoord>(size_t)>& part_coords);
+  // The parts of a cat whose parts all read one tensor (each through at
+  // most a slice and one-tensor pointwise ops: RoPE's rotate_half,
+  // cat(-x[..., h:], x[..., :h])): the tensor read once, unguarded, at the
+  // coordinates of the part each lane is in (`in_part[k]`, a bool local,
+  // for every part but the last),
+  // then each part's ops on it. Empty where the parts read otherwise.
+  // Guarded reads of both halves cost RoPE a second load, its widening
+  // and the zeros of the lanes it skips.
+  std::vector<std::string> parts_of_one_read(
+      const CatOp& expr,
+      const std::vector<std::string>& in_part,
+      const std::function<std::vector<LaneCoord>(size_t)>& part_coords);
   // Values computed between open_guard and close_guard are valid only
   // where `predicate` holds (a bool local): loads there are predicated on
   // it (and on the enclosing guards), and the values stay in their scope.

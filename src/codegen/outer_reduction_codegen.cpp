@@ -62,7 +62,8 @@ std::string ReductionGenerator::outer_kernel() const {
      << "      for (int v = 0; v < kVec; ++v) {\n";
   for (const TensorView* tv : loads) {
     ss << "        const " << cuda_type_of(tv->dtype()) << " " << name_of_value(tv)
-       << " = in_" << name_of_value(tv) << ".val[" << lane(slot_of(tv)) << "];\n";
+       << " = nvfuse::lane_of(in_" << name_of_value(tv) << ", " << lane(slot_of(tv))
+       << ");\n";
   }
   for (const Expr* expr : exprs) {
     ss << "        " << statement(expr, Walk::kOuter);
@@ -140,7 +141,7 @@ std::string ReductionGenerator::outer_kernel() const {
     if (per_row(tensors_[t])) {
       const std::string name = name_of_value(tensors_[t]);
       ss << "      const " << cuda_type_of(tensors_[t]->dtype()) << " " << name
-         << " = in_" << name << ".val[" << lane(t) << "];\n";
+         << " = nvfuse::lane_of(in_" << name << ", " << lane(t) << ");\n";
     }
   }
   for (const Expr* expr : a_.exprs) {

@@ -83,7 +83,8 @@ class PointwiseGenerator {
       const std::string lane = width_of(t) == 1 ? "0" : v;
       text += is_output(t)
           ? ", out_" + name_of_value(tensors_[t]) + ".val[" + v + "]"
-          : ", in_" + name_of_value(tensors_[t]) + "[" + u + "].val[" + lane + "]";
+          : ", nvfuse::lane_of(in_" + name_of_value(tensors_[t]) + "[" + u + "], " + lane +
+                ")";
     }
     return text + ");";
   }

@@ -188,7 +188,8 @@ class TransposeGenerator {
       } else if (transposed(t)) {
         call += ", tile_" + name(t) + "[lane * kVec + v][row + s * kRows]";
       } else {
-        call += ", in_" + name(t) + "[s]" + (broadcast(t) ? "" : ".val[v]");
+        call += broadcast(t) ? ", in_" + name(t) + "[s]"
+                             : ", nvfuse::lane_of(in_" + name(t) + "[s], v)";
       }
     }
     ss << "#pragma unroll\n"
