@@ -318,20 +318,21 @@ def test_gathered_random_rows_match_the_cpu():
 
 
 def test_launch_shape_follows_the_coordinate_tuning():
-    """128 threads moving 32 bytes of the widest tensor by default: bf16 x
-    with fp32 cos and sin takes one group of 8 lanes (32 bytes of fp32),
-    all-fp32 RoPE two groups of 4; set_coordinate_tuning changes it, and a
-    block that is not whole warps is refused."""
+    """128 threads moving 16 bytes of the widest tensor by default: one
+    group a thread, whatever the dtypes (bf16 x with fp32 cos and sin: 8
+    lanes, 32 bytes of fp32; all bf16: 8 lanes; all fp32: 4);
+    set_coordinate_tuning changes it, and a block that is not whole warps is
+    refused."""
     values = _inputs("cpu")
     defaults = _C.coordinate_tuning()
-    assert defaults == (128, 32, 4)
+    assert defaults == (128, 16, 4)
     fd, inputs = _define("rope_bf16", values)
     assert "block=128, unroll=1" in _code(fd, inputs)
     all_bf16 = {**values, "cos": values["cos"].bfloat16(), "sin": values["sin"].bfloat16()}
     fd, inputs = _define("rope_bf16", all_bf16)
-    assert "block=128, unroll=2" in _code(fd, inputs)
+    assert "block=128, unroll=1" in _code(fd, inputs)
     fd, inputs = _define("rope", values)
-    assert "block=128, unroll=2" in _code(fd, inputs)
+    assert "block=128, unroll=1" in _code(fd, inputs)
     try:
         _C.set_coordinate_tuning(256, 128)
         fd, inputs = _define("rope_bf16", values)

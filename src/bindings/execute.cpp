@@ -90,7 +90,7 @@ void init_execute(py::module_& m) {
       [](int block_size, int bytes_per_thread, int max_unroll) {
         set_coordinate_tuning({block_size, bytes_per_thread, max_unroll});
       },
-      py::arg("block_size"), py::arg("bytes_per_thread") = 32,
+      py::arg("block_size"), py::arg("bytes_per_thread") = 16,
       py::arg("max_unroll") = 4,
       "Launch-shape defaults of the coordinate scheduler (for tuning runs)");
   m.def("coordinate_tuning", [] {

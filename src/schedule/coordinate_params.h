@@ -36,16 +36,16 @@ struct CoordinateParams {
 // a lane group's bytes of it, 1 to max_unroll): the loads a thread keeps
 // in flight. Exposed so that tuning runs can sweep them
 // (nvfuse._C.set_coordinate_tuning, tools/tune_coordinate.py). H100 sweep
-// at 64 MB (read-only loads, unguarded groups), % of copy bandwidth, 16 /
-// 32 / 64 bytes a thread: RoPE bf16 88 / 97 / 93 (it loads q twice, the
-// rotated half predicated: more groups keep more of those loads in
-// flight), fp32 101 / 87-99 (noisy; 99 in the benchmark) / 97; dropout +
-// residual bf16 104 / 99 / 97, fp32 105 / 102 / 100. 32 bytes lifts the
-// case below torch.compile (RoPE bf16) for 2-5 points of cases at or
-// above it. 256-thread blocks with 32 fp32 elements lost 3-6 points.
+// at 64 MB, % of copy bandwidth, 128 threads with 16 / 32 / 64 bytes a
+// thread: RoPE bf16 102 / 99 / 98 (256 MB: 101 / 99 / 98), fp32 101 / 99
+// / 97. 32 bytes won for bf16 RoPE (97 against 88) while it read the
+// rotated half under two predicated loads; read once (a cat of one
+// tensor, codegen/coordinate_cat.cpp) one group a thread is best, as it
+// always was for dropout + residual (bf16 104 / 99 / 97, fp32 105 / 102 /
+// 100). 256 and 512 threads: no better.
 struct CoordinateTuning {
   int block_size = 128;
-  int bytes_per_thread = 32;
+  int bytes_per_thread = 16;
   int max_unroll = 4;
 };
 
