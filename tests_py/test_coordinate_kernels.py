@@ -252,12 +252,33 @@ def test_aligned_vectors_drop_the_lane_by_lane_fallback():
     values = _inputs("cpu")
     fd, inputs = _define("rope_bf16", values)
     code = _code(fd, inputs)
-    assert "kVec = 8" in code and ", aligned)" in code
+    assert "kVec = 8" in code and ", aligned" in code
     assert "vector_ok<kVec>(" not in _group_code(code)
     assert "nvfuse::fast_div(rest, args.divider[" in code
     assert _C.nvrtc_compile(code, "nvfuse_coordinates", 90)["bytes"] > 0
     fd, inputs = _shifted_slice("cpu", 8)
-    assert ", aligned)" in _code(fd, inputs)
+    assert ", aligned" in _code(fd, inputs)
+
+
+def test_dense_tensors_address_from_the_group_index():
+    """x and the output laid out row-major over the iteration space: their
+    addresses start from the group's linear position (g * kVec), the
+    rotated half's shifted by its one moved coordinate; cos and sin (fewer
+    axes) keep their strides. x with rows 20 apart is not dense."""
+    values = _inputs("cpu")
+    fd, inputs = _define("rope_bf16", values)
+    code = _code(fd, inputs)
+    assert "dense=[0, 3]" in code  # x (input 0) and the output (tensor 3)
+    body = _group_code(code)
+    assert len(re.findall(r"const Index v\d+ = g \* kVec;", body)) == 2
+    assert re.search(r"const Index v\d+ = g \* kVec \+ \(v\d+ - c3\);", body)
+    assert re.search(r"c2 \* args\.stride_t1\[0\] \+ c3 \* args\.stride_t1\[1\]", body)
+    assert _C.nvrtc_compile(code, "nvfuse_coordinates", 90)["bytes"] > 0
+    x = torch.empty(2, 3, 5, 20, dtype=torch.bfloat16)[..., :16]
+    fd, inputs = _define("rope_bf16", {**values, "bf": x.copy_(values["bf"])})
+    code = _code(fd, inputs)
+    assert "dense=[3]" in code
+    assert "c0 * args.stride_t0[0] + c1 * args.stride_t0[1]" in _group_code(code)
 
 
 @pytest.mark.parametrize("why", ["storage_offset", "slice_start", "strides"])
@@ -274,7 +295,7 @@ def test_unaligned_vectors_keep_the_checked_fallback(why):
             values["bf"] = x.copy_(values["bf"])
         fd, inputs = _define("rope_bf16", values)
     code = _code(fd, inputs)
-    assert "kVec = 8" in code and ", aligned)" not in code
+    assert "kVec = 8" in code and ", aligned" not in code
     assert "vector_ok<kVec>(" in _group_code(code)
 
 

@@ -58,6 +58,13 @@ class CoordinateGenerator {
       coords.push_back(
           LaneCoord{"c" + std::to_string(axis), axis + 1 == params_.rank ? 1 : 0, false});
     }
+    std::vector<const TensorView*> dense;
+    for (size_t t = 0; t < tensors_.size() && t < 64; ++t) {
+      if (params_.dense_tensors >> t & 1) {
+        dense.push_back(tensors_[t]);
+      }
+    }
+    values.lay_out_densely(dense, coords);
     for (const TensorView* out : analysis_.outputs) {
       values.store(out, coords, values.value_at(out, coords));
     }
@@ -71,6 +78,8 @@ class CoordinateGenerator {
           "the\n// innermost axis, every output at their coordinates.\n"
        << "__device__ __forceinline__ void group(const Args& args, Index g) {\n";
     if (params_.rank > 0) {
+      // A coordinate only the addresses of dense tensors would read goes
+      // unused: their addresses start from g (lay_out_densely).
       const int last = params_.rank - 1;
       ss << "  Index rest = g;\n";
       for (int axis = last; axis > 0; --axis) {
@@ -82,19 +91,19 @@ class CoordinateGenerator {
         if (fast_division()) {
           ss << "  const Index q" << a << " = nvfuse::fast_div(rest, args.divider[" << a
              << "]);\n"
-             << "  const Index c" << a << " = (rest - q" << a << " * (" << divisor
+             << "  [[maybe_unused]] const Index c" << a << " = (rest - q" << a << " * (" << divisor
              << "))" << scale << ";\n"
              << "  rest = q" << a << ";\n";
         } else {
-          ss << "  const Index c" << a << " = rest % (" << divisor << ")" << scale
+          ss << "  [[maybe_unused]] const Index c" << a << " = rest % (" << divisor << ")" << scale
              << ";\n"
              << "  rest /= " << divisor << ";\n";
         }
       }
       if (last > 0) {
-        ss << "  const Index c0 = rest;\n";
+        ss << "  [[maybe_unused]] const Index c0 = rest;\n";
       } else {
-        ss << "  const Index c0 = rest * kVec;\n";
+        ss << "  [[maybe_unused]] const Index c0 = rest * kVec;\n";
       }
     }
     ss << values.code() << "}\n";

@@ -103,10 +103,38 @@ std::string CoordinateValues::int64_of(const Val* s) const {
   return int64_text(s, arg_text_);
 }
 
+void CoordinateValues::lay_out_densely(
+    std::vector<const TensorView*> dense,
+    std::vector<LaneCoord> iteration) {
+  dense_ = std::move(dense);
+  iteration_ = std::move(iteration);
+}
+
 std::string CoordinateValues::offset_of(
     const TensorView* tv,
     const std::vector<LaneCoord>& coords,
     const std::string& l) const {
+  if (std::find(dense_.begin(), dense_.end(), tv) != dense_.end()) {
+    std::string shifts;
+    bool any_same = false;
+    const int64_t last = tv->rank() - 1;
+    for (int64_t axis = 0; axis <= last; ++axis) {
+      const LaneCoord& c = coords[axis];
+      const LaneCoord& at = iteration_[axis];
+      if (tv->logical()[axis]->is_broadcast() ||
+          (c.base == at.base && c.lane_step == at.lane_step && !c.per_lane)) {
+        any_same = true;  // an axis of extent 1 is at 0 in both
+        continue;
+      }
+      // Unit stride innermost (dense).
+      shifts += " + (" + c.lane(l) + " - " + at.lane(l) + ")" +
+          (axis == last ? "" : " * args.stride_" + name_of_value(tv) + "[" +
+                                   std::to_string(axis) + "]");
+    }
+    if (any_same) {
+      return "g * kVec" + (l == "0" ? std::string() : " + Index(" + l + ")") + shifts;
+    }
+  }
   std::string text;
   for (int64_t axis = 0; axis < tv->rank(); ++axis) {
     if (tv->logical()[axis]->is_broadcast()) {

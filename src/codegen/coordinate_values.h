@@ -71,6 +71,14 @@ class CoordinateValues {
   // The name of a local Array holding `tv` at `coords` (one per logical
   // axis), after emitting what computes it.
   std::string value_at(const TensorView* tv, std::vector<LaneCoord> coords);
+  // `dense` are laid out row-major over the iteration space, whose group
+  // `g` is at `iteration` (CoordinateParams::dense_tensors): their
+  // offsets start from the group's linear position, g * kVec, plus the
+  // shift of each axis read away from the group's coordinate (the rotated
+  // half of RoPE's x: one). The address of a read at the group's own
+  // coordinates waits on no division.
+  void lay_out_densely(std::vector<const TensorView*> dense,
+                       std::vector<LaneCoord> iteration);
   // Stores `value` (an Array) into output `tv` at `coords`.
   void store(const TensorView* tv, const std::vector<LaneCoord>& coords,
              const std::string& value);
@@ -197,6 +205,8 @@ class CoordinateValues {
   bool lanes_share_predicates_ = true;
   const bool vectors_aligned_;
   std::vector<const TensorView*> vector_tensors_;
+  std::vector<const TensorView*> dense_;
+  std::vector<LaneCoord> iteration_;
   std::vector<const Scalar*> alignment_terms_;
 };
 

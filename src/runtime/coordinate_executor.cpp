@@ -40,6 +40,8 @@ std::optional<CoordinateSchedule> schedule_for(
       schedule.params.vector_width, tensors, vectorized, shifts);
   if (scan_axis >= 0) {
     schedule_scan(schedule, extents, static_cast<int>(scan_axis));
+  } else {
+    schedule.params.dense_tensors = dense_tensors(extents, tensors);
   }
   return schedule;
 }

@@ -9,12 +9,27 @@
 
 namespace nvfuse {
 
+namespace {
+
+// ", dense=[0, 3]" for bits 0 and 3; nothing without.
+std::string dense_text(uint64_t bits) {
+  std::string text;
+  for (int t = 0; t < 64; ++t) {
+    if (bits >> t & 1) {
+      text += (text.empty() ? ", dense=[" : ", ") + std::to_string(t);
+    }
+  }
+  return text.empty() ? text : text + "]";
+}
+
+}  // namespace
+
 std::string CoordinateParams::to_string() const {
   std::ostringstream ss;
   ss << "CoordinateParams(rank=" << rank << ", vector_width=" << vector_width
      << ", block=" << block_size
      << ", unroll=" << unroll << ", index=" << (index_32bit ? "int32" : "int64")
-     << (vectors_aligned ? ", aligned" : "")
+     << (vectors_aligned ? ", aligned" : "") << dense_text(dense_tensors)
      << (scan_axis >= 0 ? ", scan_axis=" + std::to_string(scan_axis) : "") << ")";
   return ss.str();
 }
@@ -23,7 +38,8 @@ bool CoordinateParams::operator==(const CoordinateParams& other) const {
   return rank == other.rank && vector_width == other.vector_width &&
       block_size == other.block_size &&
       unroll == other.unroll && index_32bit == other.index_32bit &&
-      vectors_aligned == other.vectors_aligned && scan_axis == other.scan_axis;
+      vectors_aligned == other.vectors_aligned && dense_tensors == other.dense_tensors &&
+      scan_axis == other.scan_axis;
 }
 
 void schedule_scan(
@@ -140,6 +156,24 @@ bool vector_accesses_aligned(
     }
   }
   return true;
+}
+
+uint64_t dense_tensors(const std::vector<int64_t>& extents,
+                       const std::vector<TensorArg>& tensors) {
+  uint64_t bits = 0;
+  for (size_t t = 0; t < tensors.size() && t < 64; ++t) {
+    const TensorArg& arg = tensors[t];
+    bool dense = arg.sizes == extents;
+    int64_t expected = 1;
+    for (size_t axis = extents.size(); dense && axis-- > 0;) {
+      dense = extents[axis] == 1 || arg.strides[axis] == expected;
+      expected *= extents[axis];
+    }
+    if (dense) {
+      bits |= uint64_t{1} << t;
+    }
+  }
+  return bits;
 }
 
 }  // namespace nvfuse

@@ -22,6 +22,11 @@ struct CoordinateParams {
   // Every vector access is aligned (checked on the host for this call's
   // tensors): the kernel carries no lane-by-lane fallback.
   bool vectors_aligned = false;
+  // Bit t: kernel tensor t (inputs then outputs) is laid out row-major over
+  // the iteration space (checked on the host for this call's tensors), so
+  // its element at the group's own coordinates is at the group's linear
+  // position: no coordinates before its address.
+  uint64_t dense_tensors = 0;
   // The axis the cumsums walk (codegen/scan_codegen.h), -1 without: along
   // the innermost axis a warp per row, else a thread per group of kVec
   // lanes along the innermost axis, walking the scan axis.
@@ -86,5 +91,11 @@ bool vector_accesses_aligned(
     const std::vector<TensorArg>& tensors,
     const std::vector<size_t>& vectorized,
     const std::vector<int64_t>& shifts);
+
+// The tensors (bit t for tensors[t]) laid out row-major over `extents`:
+// the same sizes, unit stride innermost, each outer stride the product of
+// the extents inside it (axes of extent 1 excepted).
+uint64_t dense_tensors(const std::vector<int64_t>& extents,
+                       const std::vector<TensorArg>& tensors);
 
 }  // namespace nvfuse
