@@ -48,6 +48,9 @@ CASES = {
     "cat_empty_part": (["x"], lambda fd, x: fd.ops.cat([x, fd.ops.slice(x, [0, 0, 0, 4], [2, 3, 5, 4]), fd.ops.neg(x)], 3)),
     "pad_of_cat": (["x"], lambda fd, x: fd.ops.pad(fd.ops.cat([x, fd.ops.slice(fd.ops.neg(x), [0, 0, 0, 0], [2, 3, 5, 8])], 3),
                                                     [4, 4, 0, 1], -1.0)),
+    # Parts of one tensor whose lanes step differently: no one read.
+    "cat_strided_parts": (["x"], lambda fd, x: fd.ops.cat([fd.ops.slice(x, [0, 0, 0, 0], [2, 3, 5, 16], [1, 1, 1, 2]),
+                                                           fd.ops.slice(x, [0, 0, 0, 8], [2, 3, 5, 16])], 3)),
     "cat_two_tensors": (["x", "bf"], lambda fd, x, b: fd.ops.cat([fd.ops.exp(x), fd.ops.cast(b, DataType.Float)], 3)),
     "rope": (["x", "cos", "sin"], _rope),
     "rope_bf16": (["bf", "cos", "sin"], lambda fd, x, c, s: fd.ops.cast(
@@ -112,8 +115,9 @@ def test_cat_of_one_tensor_reads_it_once_at_each_lanes_part():
     assert re.search(r"\.val\[l\] = v\d+ \? v\d+\.val\[l\] : v\d+\.val\[l\];", body)
 
 
-def test_cat_of_two_tensors_reads_each_part_only_in_its_own_range():
-    body = _group_body("cat_two_tensors")
+@pytest.mark.parametrize("name", ["cat_two_tensors", "cat_strided_parts"])
+def test_cat_of_two_reads_reads_each_part_only_in_its_own_range(name):
+    body = _group_body(name)
     # Each part's load is predicated on its range; no branch on the
     # coordinate, and one select picks the lanes' values.
     assert body.count("// load T") == 2

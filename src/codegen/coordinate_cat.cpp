@@ -13,14 +13,6 @@ namespace nvfuse {
 
 namespace {
 
-const TensorView* tensor_input(const Expr& expr, size_t i) {
-  return expr.input(i)->as<TensorView>();
-}
-
-Scalar* extent_of(const Val* tv, int64_t axis) {
-  return tv->as<TensorView>()->logical()[axis]->logical_extent();
-}
-
 // How a cat part reads a tensor: `tensor` cut by `slice` (none: read
 // whole), then `chain`, pointwise ops on that one tensor, in order.
 struct PartRead {
@@ -161,21 +153,45 @@ std::string CoordinateValues::cat_branches(
   return name;
 }
 
-
 std::vector<std::string> CoordinateValues::parts_of_one_read(
     const CatOp& expr,
     const std::vector<std::string>& in_part,
     const std::function<std::vector<LaneCoord>(size_t)>& part_coords) {
   const size_t count = expr.inputs().size();
+  const std::vector<LaneCoord> coords = part_coords(0);  // the cat's own
   std::vector<PartRead> reads;
-  std::vector<std::vector<LaneCoord>> at;
   for (size_t k = 0; k < count; ++k) {
     std::optional<PartRead> read = part_read(tensor_input(expr, k));
     if (!read || (k > 0 && read->tensor != reads.front().tensor)) {
       return {};
     }
     reads.push_back(*read);
-    at.push_back(read->slice ? slice_coords(*read->slice, part_coords(k)) : part_coords(k));
+  }
+  // Every check before the first statement: a statement emitted for a
+  // read that then does not happen would be dead code (and a warning).
+  // The lanes must move alike in every part: no per-lane (gathered)
+  // coordinate, and one slice step along each axis they move on.
+  for (size_t axis = 0; axis < coords.size(); ++axis) {
+    if (coords[axis].per_lane) {
+      return {};
+    }
+    if (!coords[axis].varies()) {
+      continue;
+    }
+    const auto step_of = [&](const PartRead& read) {
+      return read.slice ? *read.slice->input(3 + 3 * axis)->as<Scalar>()->constant_int()
+                        : int64_t{1};
+    };
+    for (const PartRead& read : reads) {
+      if (step_of(read) != step_of(reads.front())) {
+        return {};
+      }
+    }
+  }
+  std::vector<std::vector<LaneCoord>> at;
+  for (size_t k = 0; k < count; ++k) {
+    at.push_back(reads[k].slice ? slice_coords(*reads[k].slice, part_coords(k))
+                                : part_coords(k));
   }
   // The coordinates each lane reads the tensor at: its own part's, chosen
   // axis by axis where the parts differ.
@@ -185,10 +201,6 @@ std::vector<std::string> CoordinateValues::parts_of_one_read(
     bool differ = false;
     for (size_t k = count - 1; k-- > 0;) {
       const LaneCoord& c = at[k][axis];
-      if (c.per_lane || at.back()[axis].per_lane ||
-          c.lane_step != chosen[axis].lane_step) {
-        return {};
-      }
       differ = differ || c.base != chosen[axis].base;
       base = in_part[k] + " ? " + c.base + " : " + base;
       chosen[axis].aligned = chosen[axis].aligned && c.aligned;

@@ -10,14 +10,6 @@
 
 namespace nvfuse {
 
-namespace {
-
-Scalar* extent_at(const TensorView* tv, int64_t axis) {
-  return tv->logical()[axis]->logical_extent();
-}
-
-}  // namespace
-
 std::vector<LaneCoord> CoordinateValues::reshape_coords(
     const ReshapeOp& expr,
     const std::vector<LaneCoord>& coords) {
@@ -41,7 +33,7 @@ std::vector<LaneCoord> CoordinateValues::reshape_coords(
     std::string text = "Index(0)";
     for (int64_t axis = 0; axis < out_rank; ++axis) {
       text = axis == 0 ? coords[0].lane(l)
-                       : "(" + text + ") * Index(" + int64_of(extent_at(out, axis)) +
+                       : "(" + text + ") * Index(" + int64_of(extent_of(out, axis)) +
               ") + " + coords[axis].lane(l);
     }
     return text;
@@ -50,12 +42,12 @@ std::vector<LaneCoord> CoordinateValues::reshape_coords(
   if (shared) {
     const bool moves = out_rank > 0 && coords.back().varies();
     if (moves) {
-      share_predicate(coords.back(), {extent_at(out, out_rank - 1),
-                                      extent_at(in, in_rank - 1)});
+      share_predicate(coords.back(), {extent_of(out, out_rank - 1),
+                                      extent_of(in, in_rank - 1)});
     }
     std::string rest = declare("Index", linear_at("0"), print_expr(expr));
     for (int64_t axis = in_rank - 1; axis >= 0; --axis) {
-      const std::string extent = "Index(" + int64_of(extent_at(in, axis)) + ")";
+      const std::string extent = "Index(" + int64_of(extent_of(in, axis)) + ")";
       result[axis] = LaneCoord{
           axis == 0 ? rest : declare("Index", rest + " % " + extent), 0, false};
       if (axis > 0) {
@@ -69,7 +61,7 @@ std::vector<LaneCoord> CoordinateValues::reshape_coords(
   }
   std::string rest = lanes("Index", linear_at, print_expr(expr));
   for (int64_t axis = in_rank - 1; axis >= 0; --axis) {
-    const std::string extent = "Index(" + int64_of(extent_at(in, axis)) + ")";
+    const std::string extent = "Index(" + int64_of(extent_of(in, axis)) + ")";
     const std::string source = rest;
     result[axis] = LaneCoord{
         axis == 0 ? source

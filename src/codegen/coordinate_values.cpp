@@ -13,14 +13,6 @@ namespace nvfuse {
 
 namespace {
 
-const TensorView* tensor_input(const Expr& expr, size_t i) {
-  return expr.input(i)->as<TensorView>();
-}
-
-Scalar* extent_of(const Val* tv, int64_t axis) {
-  return tv->as<TensorView>()->logical()[axis]->logical_extent();
-}
-
 std::string key_of(const TensorView* tv, const std::vector<LaneCoord>& coords) {
   std::string key = name_of_value(tv) + "@";
   for (const LaneCoord& c : coords) {

@@ -38,6 +38,16 @@
 
 namespace nvfuse {
 
+// Operand i of `expr`, a tensor.
+inline const TensorView* tensor_input(const Expr& expr, size_t i) {
+  return expr.input(i)->as<TensorView>();
+}
+
+// The extent of `tv`'s logical axis `axis`.
+inline Scalar* extent_of(const Val* tv, int64_t axis) {
+  return tv->as<TensorView>()->logical()[axis]->logical_extent();
+}
+
 // One coordinate of a tensor read: lane l's value is
 // `base + l * lane_step`, or `base.val[l]` for a per-lane index array.
 struct LaneCoord {

@@ -16,25 +16,17 @@ struct alignas(2) Half {
   uint16 bits;
 };
 
-template <typename T>
-struct IsBool {
+// std::is_same without <type_traits> (NVRTC has no headers here).
+template <typename T, typename U>
+struct SameType {
   static constexpr bool value = false;
 };
-template <>
-struct IsBool<bool> {
+template <typename T>
+struct SameType<T, T> {
   static constexpr bool value = true;
 };
 
-template <typename T>
-struct IsBFloat16 {
-  static constexpr bool value = false;
-};
-template <>
-struct IsBFloat16<BFloat16> {
-  static constexpr bool value = true;
-};
-
-template <typename T, int N, bool kBoolWords = IsBool<T>::value && N % 4 == 0>
+template <typename T, int N, bool kBoolWords = SameType<T, bool>::value && N % 4 == 0>
 struct alignas(sizeof(T) * N) Array {
   T val[N];
 };
@@ -58,9 +50,9 @@ struct alignas(N) Array<bool, N, true> {
 // fewer instructions).
 template <typename T, int N>
 __device__ __forceinline__ T lane_of(const Array<T, N>& a, int v) {
-  if constexpr (IsBool<T>::value && N % 4 == 0) {
+  if constexpr (SameType<T, bool>::value && N % 4 == 0) {
     return (a.words[v >> 2] & (0xffu << (8 * (v & 3)))) != 0u;
-  } else if constexpr (IsBFloat16<T>::value && N % 2 == 0) {
+  } else if constexpr (SameType<T, BFloat16>::value && N % 2 == 0) {
     uint32 word;
     memcpy(&word, &a.val[v & ~1], 4);
     return BFloat16{static_cast<uint16>((v & 1) ? word >> 16 : word & 0xffffu)};
