@@ -45,14 +45,19 @@ struct alignas(N) Array<bool, N, true> {
 
 // Lane v of a held vector (v a constant after unrolling). A byte of a bool
 // vector other than 0 is true, as in torch. A bf16 lane is cut from its
-// 32-bit word: read as a 16-bit value, the odd lane took a PRMT and a shift
-// on its way to float where the word takes one LOP3 (RoPE's kernel, 18%
-// fewer instructions).
-template <typename T, int N>
+// 32-bit word (kWords): read as a 16-bit value, the odd lane took a PRMT
+// and a shift on its way to float where the word takes one LOP3 (RoPE's
+// kernel, 18% fewer instructions). The reduction kernels of rows that draw
+// random words with their loads read 16-bit lanes (kWords false): with
+// words, ptxas laid out dropout + layer norm bf16's kernel anew (the
+// dropout scale copied into each Philox path) and it fell from 89 to 70%
+// of copy bandwidth on an H100; the attention prologue, drawing late, rose
+// 71.5 -> 74, and the norms measured the same either way.
+template <bool kWords = true, typename T, int N>
 __device__ __forceinline__ T lane_of(const Array<T, N>& a, int v) {
   if constexpr (SameType<T, bool>::value && N % 4 == 0) {
     return (a.words[v >> 2] & (0xffu << (8 * (v & 3)))) != 0u;
-  } else if constexpr (SameType<T, BFloat16>::value && N % 2 == 0) {
+  } else if constexpr (kWords && SameType<T, BFloat16>::value && N % 2 == 0) {
     uint32 word;
     memcpy(&word, &a.val[v & ~1], 4);
     return BFloat16{static_cast<uint16>((v & 1) ? word >> 16 : word & 0xffffu)};

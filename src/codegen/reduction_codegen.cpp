@@ -478,14 +478,18 @@ std::string ReductionGenerator::element_values(
     const std::vector<const Expr*>& exprs,
     const std::string& indent) const {
   std::ostringstream ss;
+  // Rows that draw their random words with the loads read bf16 lanes as
+  // 16-bit values (see nvfuse::lane_of).
+  const bool early_draws = !p_.late_draws && !unit_word_ops(a_.exprs).empty();
   for (const TensorView* tv : loads) {
     if (carried(tv)) {
       ss << indent << "const " << cuda_type_of(tv->dtype()) << " " << name_of_value(tv)
          << " = carried_" << name_of_value(tv) << "[k][v];\n";
     } else if (!per_row(tv)) {
       ss << indent << "const " << cuda_type_of(tv->dtype()) << " " << name_of_value(tv)
-         << " = nvfuse::lane_of(in_" << name_of_value(tv) << "[k], " << lane(slot_of(tv))
-         << ");\n";
+         << " = nvfuse::lane_of"
+         << (early_draws && tv->dtype() == DataType::BFloat16 ? "<false>" : "") << "(in_"
+         << name_of_value(tv) << "[k], " << lane(slot_of(tv)) << ");\n";
     }
   }
   for (const Expr* expr : exprs) {
