@@ -5,7 +5,6 @@
 #include <optional>
 
 #include "codegen/coordinate_values.h"
-#include "codegen/expr_statement.h"
 #include "codegen/kernel_args.h"
 #include "ir/printer.h"
 
@@ -214,12 +213,14 @@ std::vector<std::string> CoordinateValues::parts_of_one_read(
   for (const PartRead& part : reads) {
     std::string value = read;
     for (const Expr* op : part.chain) {
-      value = lanes(cuda_type_of(op->output(0)->dtype()), [&](const std::string& l) {
-        return expr_value(*op, [&](const Val* v) {
-          return v->is<TensorView>() ? "nvfuse::lane_of(" + value + ", " + l + ")"
-                                     : arg_text_(v);
-        });
-      }, print_expr(*op));
+      // The op's one tensor operand is the value so far (part_read).
+      std::unordered_map<const Val*, std::string> names;
+      for (const Val* v : op->inputs()) {
+        if (v->is<TensorView>()) {
+          names[v] = value;
+        }
+      }
+      value = elementwise_of(*op, names);
     }
     parts.push_back(value);
   }

@@ -432,6 +432,12 @@ std::string CoordinateValues::elementwise(
     }
     names[v] = value_at(operand, at);
   }
+  return elementwise_of(expr, names);
+}
+
+std::string CoordinateValues::elementwise_of(
+    const Expr& expr,
+    const std::unordered_map<const Val*, std::string>& names) {
   return lanes(cuda_type_of(expr.output(0)->dtype()), [&](const std::string& l) {
     return expr_value(expr, [&](const Val* v) {
       return v->is<TensorView>() ? "nvfuse::lane_of(" + names.at(v) + ", " + l + ")"

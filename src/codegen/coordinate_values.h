@@ -122,6 +122,10 @@ class CoordinateValues {
   std::string compute(const TensorView* tv, const std::vector<LaneCoord>& coords);
   std::string load(const TensorView* tv, const std::vector<LaneCoord>& coords);
   std::string elementwise(const Expr& expr, const std::vector<LaneCoord>& coords);
+  // `expr` (elementwise) lane by lane on its tensor operands' Arrays,
+  // named in `names`.
+  std::string elementwise_of(const Expr& expr,
+                             const std::unordered_map<const Val*, std::string>& names);
   std::string pad(const PadOp& expr, const std::vector<LaneCoord>& coords);
   std::string cat(const CatOp& expr, const std::vector<LaneCoord>& coords);
   // The cat of more than kSelectedCatParts parts: an if/else chain on `at`

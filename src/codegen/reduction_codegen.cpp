@@ -478,8 +478,8 @@ std::string ReductionGenerator::element_values(
     const std::vector<const Expr*>& exprs,
     const std::string& indent) const {
   std::ostringstream ss;
-  // Rows that draw their random words with the loads read bf16 lanes as
-  // 16-bit values (see nvfuse::lane_of).
+  // Rows with random ops that do not draw late (in phase 0 with the loads,
+  // or per element) read bf16 lanes as 16-bit values (see nvfuse::lane_of).
   const bool early_draws = !p_.late_draws && !unit_word_ops(a_.exprs).empty();
   for (const TensorView* tv : loads) {
     if (carried(tv)) {

@@ -1,7 +1,6 @@
 #include "schedule/reduction_analysis.h"
 
 #include <algorithm>
-#include <functional>
 #include <numeric>
 #include <unordered_set>
 
@@ -471,6 +470,9 @@ std::optional<ReductionAnalysis> analyze_reduction(
 }
 
 int ReductionAnalysis::first_random_read_phase() const {
+  const auto in_kernel = [this](const Expr* e) {
+    return std::find(exprs.begin(), exprs.end(), e) != exprs.end();
+  };
   int first = -1;
   for (const TensorView* random : position_tensors) {
     if (!random->definition()->is<RngOp>()) {
@@ -485,16 +487,14 @@ int ReductionAnalysis::first_random_read_phase() const {
         continue;
       }
       const bool sink = std::find(outputs.begin(), outputs.end(), tv) != outputs.end() ||
-          std::any_of(tv->uses().begin(), tv->uses().end(),
-                      [this](const Expr* use) {
-                        return is_reduction(use) &&
-                            std::find(exprs.begin(), exprs.end(), use) != exprs.end();
-                      });
+          std::any_of(tv->uses().begin(), tv->uses().end(), [&](const Expr* use) {
+            return is_reduction(use) && in_kernel(use);
+          });
       if (sink) {
         first = first < 0 ? phase_of(tv) : std::min(first, phase_of(tv));
       }
       for (const Expr* use : tv->uses()) {
-        if (!is_reduction(use) && std::find(exprs.begin(), exprs.end(), use) != exprs.end()) {
+        if (!is_reduction(use) && in_kernel(use)) {
           stack.push_back(use->output(0)->as<TensorView>());
         }
       }
