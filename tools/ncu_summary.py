@@ -1,6 +1,6 @@
 """Summarizes Nsight Compute raw CSV reports (tools/ncu_misses.sh): one
 line per kernel (the last launch of each kernel name in each report) with
-time, DRAM throughput and bytes, SM throughput, achieved occupancy,
+time, DRAM throughput and bytes, L2 hit rate, SM throughput, achieved occupancy,
 registers, grid x block (x cluster), and the three largest warp stall
 reasons in cycles per issued instruction.
 
@@ -80,7 +80,8 @@ def summarize(path):
         lines.append(
             f"{target:<46} {name[:34]:<34} {number(row, 'gpu__time_duration.sum', 1e-3):8.1f} us "
             f"dram {number(row, dram_pct):5.1f}% "
-            f"{dram_bytes / 1e6:8.1f} MB  sm {number(row, 'sm__throughput.avg.pct_of_peak_sustained_elapsed'):5.1f}% "
+            f"{dram_bytes / 1e6:8.1f} MB  l2 hit {number(row, 'lts__t_sector_hit_rate.pct'):5.1f}% "
+            f"sm {number(row, 'sm__throughput.avg.pct_of_peak_sustained_elapsed'):5.1f}% "
             f"occ {number(row, 'sm__warps_active.avg.pct_of_peak_sustained_active'):5.1f}% "
             f"inst {number(row, inst) / 1e6:6.2f}M "
             f"r{row.get('launch__registers_per_thread', '?')} "

@@ -277,6 +277,14 @@ struct StagedGroups {
 };
 
 #if __CUDA_ARCH__ >= 900
+// Asks L2 for `bytes` (a multiple of 16) from `global` (16-byte aligned)
+// with one bulk prefetch: no registers wait for them. A streamed cluster
+// row's block prefetches its part of the row before its chunks' loads.
+__device__ __forceinline__ void prefetch_l2(const void* global, unsigned bytes) {
+  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" :: "l"(global), "r"(bytes)
+               : "memory");
+}
+
 // Thread block clusters: every thread of every block of the cluster
 // arrives and waits (a block barrier too); writes before it are visible
 // to the cluster's blocks after it.

@@ -54,11 +54,32 @@ std::string ReductionGenerator::inner_kernel() const {
      << "  constexpr int kBlock = " << p_.block_size << ";\n"
      << "  const int lane = threadIdx.x % kLanes;\n"
      << "  int block_reductions = 0;  // see nvfuse::block_reduce\n";
-  if (p_.cluster > 1) {
+  if (p_.cluster > 1 && !p_.persistent) {
+    ss << "  // A cluster of kCluster blocks streams each row: block rank r re-reads\n"
+       << "  // chunks [first_chunk, first_chunk + part_chunks) in every phase\n"
+       << "  // (from L2: the GPU's clusters walk few rows at once).\n"
+       << "  constexpr int kCluster = " << p_.cluster << ";\n"
+       << "  const Index chunk_width = Index(kGroups) * kLanes * kVec;\n"
+       << "  const Index part_chunks =\n"
+       << "      ((args.width + chunk_width - 1) / chunk_width + kCluster - 1) / kCluster;\n"
+       << "  const Index first_chunk = Index(blockIdx.x % kCluster) * part_chunks;\n"
+       << "  nvfuse::cluster_arrive();  // the first cluster_reduce waits\n";
+  } else if (p_.cluster > 1) {
     ss << "  // A cluster of kCluster blocks holds each row: block rank r the\n"
        << "  // columns of chunk r.\n"
        << "  constexpr int kCluster = " << p_.cluster << ";\n"
        << "  nvfuse::cluster_arrive();  // the first cluster_reduce waits\n";
+  }
+  if (p_.cluster > 1 && !p_.persistent && !p_.inner_outer) {
+    ss << "  // One wave of clusters walks the rows, one cluster per kCluster SMs:\n"
+       << "  // the rows in flight stay in L2 until their last phase re-reads them.\n"
+       << "  int cluster_round = 0;  // see nvfuse::cluster_reduce\n"
+       << "  for (Index row = Index(blockIdx.x / kCluster); row < args.rows;\n"
+       << "       row += Index(gridDim.x / kCluster)) {\n"
+       << indented(row_body(), "  ") << "    ++cluster_round;\n  }\n}\n";
+    return ss.str();
+  }
+  if (p_.cluster > 1) {
     if (!p_.inner_outer && !p_.staged) {
       ss << "  constexpr int cluster_round = 0;  // one row per cluster\n"
          << "  const Index row = Index(blockIdx.x / kCluster);\n"
@@ -92,7 +113,12 @@ std::string ReductionGenerator::inner_outer_rows() const {
      << "  // in shared memory (its own slots: no synchronization).\n"
      << "  constexpr int kRows = kBlock / kLanes;\n"
      << "  const int slot = threadIdx.x / kLanes;\n";
-  if (cluster) {
+  if (cluster && !p_.persistent) {
+    ss << "  // The block's part of the row: its columns and its shared partials.\n"
+       << "  const Index shared_width = part_chunks * chunk_width;\n"
+       << "  const Index first_column = first_chunk * chunk_width;\n"
+       << "  int cluster_round = 0;  // see nvfuse::cluster_reduce\n";
+  } else if (cluster) {
     ss << "  // The block's chunk of the row: its columns and its shared partials.\n"
        << "  const Index shared_width = Index(kGroups) * kLanes * kVec;\n"
        << "  const Index first_column = Index(blockIdx.x % kCluster) * shared_width;\n"
@@ -138,13 +164,22 @@ std::vector<const TensorView*> ReductionGenerator::inputs_where(
 }
 
 std::string ReductionGenerator::owned_columns(const std::string& body) const {
-  return "#pragma unroll\n"
-         "  for (int k = 0; k < kGroups; ++k) {\n"
-         "    const Index col = first_column + (Index(k) * kLanes + lane) * kVec;\n"
-         "    if (col < args.width) {\n"
-         "#pragma unroll\n"
-         "      for (int v = 0; v < kVec; ++v) {\n" +
+  // A streamed block's columns are the groups of each chunk of its part.
+  const bool streamed = !p_.persistent;
+  const std::string first = streamed ? "first_column + chunk * chunk_width" : "first_column";
+  const std::string groups = "#pragma unroll\n"
+                             "  for (int k = 0; k < kGroups; ++k) {\n"
+                             "    const Index col = " + first +
+      " + (Index(k) * kLanes + lane) * kVec;\n"
+      "    if (col < args.width) {\n"
+      "#pragma unroll\n"
+      "      for (int v = 0; v < kVec; ++v) {\n" +
       indented(body, "        ") + "      }\n    }\n  }\n";
+  if (!streamed) {
+    return groups;
+  }
+  return "  for (Index chunk = 0; chunk < part_chunks; ++chunk) {\n" + indented(groups, "  ") +
+      "  }\n";
 }
 
 std::string ReductionGenerator::indented(const std::string& text,
@@ -172,6 +207,9 @@ std::string ReductionGenerator::row_body() const {
     ss << "  const " << type << " " << name << " = row_valid ? "
        << (p_.staged ? "staged_" + name : "args." + name + "[row_" + name + "]") << " : "
        << type << "{};\n";
+  }
+  if (p_.cluster > 1 && !p_.persistent) {
+    ss << prefetch_part("row", "  ");
   }
   for (const Expr* expr : row_exprs(0)) {
     ss << "  " << statement(expr, Walk::kRow);
@@ -235,6 +273,31 @@ std::string ReductionGenerator::row_body() const {
   return ss.str();
 }
 
+std::string ReductionGenerator::prefetch_part(const std::string& row,
+                                              const std::string& indent) const {
+  std::string prefetches;
+  for (const TensorView* tv : a_.inputs) {
+    const size_t t = slot_of(tv);
+    if (per_row(tv) || per_column(tv) || access(t) != InnerAccess::kContiguous ||
+        p_.vector_width * size_in_bytes(tv->dtype()) % 16 != 0) {
+      continue;
+    }
+    const std::string name = name_of_value(tv);
+    prefetches += "nvfuse::prefetch_l2(args." + name + " + row_" + name +
+        " + first, unsigned((last - first) * sizeof(*args." + name + ")));\n";
+  }
+  if (prefetches.empty()) {
+    return "";
+  }
+  return indent + "if (threadIdx.x == 0 && " + row + " < args.rows) {  // the part, into L2\n" +
+      indented(row_offsets(row), indent) + indent +
+      "  const Index first = first_chunk * chunk_width;\n" + indent +
+      "  const Index end = first + part_chunks * chunk_width;\n" + indent +
+      "  const Index last = end < args.width ? end : args.width;\n" +
+      indent + "  if (first < last) {\n" + indented(prefetches, indent + "    ") + indent +
+      "  }\n" + indent + "}\n";
+}
+
 std::string ReductionGenerator::inner_phase(
     int phase, TensorSet& loaded) const {
   TensorSet loads;
@@ -245,10 +308,19 @@ std::string ReductionGenerator::inner_phase(
   std::ostringstream ss;
   ss << "  {  // phase " << phase << "\n";
   std::string indent = "    ";
+  if (p_.cluster > 1 && !p_.persistent && phase == a_.last_element_phase) {
+    // A streamed row's last phase reads L2 only: the cluster's next row
+    // comes in meanwhile.
+    ss << prefetch_part("row + Index(gridDim.x / kCluster) * (kBlock / kLanes)", indent);
+  }
   ss << row_divisors(exprs, indent);
   if (p_.persistent) {
     ss << indent << "const Index chunk = "
        << (p_.cluster > 1 ? "blockIdx.x % kCluster" : "0") << ";\n";
+  } else if (p_.cluster > 1) {
+    ss << indent << "for (Index chunk = first_chunk; chunk < first_chunk + part_chunks && "
+                    "chunk * chunk_width < args.width; ++chunk) {\n";
+    indent += "  ";
   } else {
     ss << indent << "for (Index chunk = blockIdx.y; chunk * (kGroups * kLanes * kVec) "
                     "< args.width; chunk += gridDim.y) {\n";
@@ -297,10 +369,11 @@ std::string ReductionGenerator::inner_phase(
   // Not in inner-outer kernels of one block per row: at their 64 registers
   // the reordering made the layer-norm backward fp32 kernel spill 8 bytes
   // on the H100. A cluster's inner-outer blocks (at most 512 threads, no
-  // register cap below 128) load their held row first.
+  // register cap below 128) load their held row first, and a streamed
+  // cluster's blocks their chunk (at most kMaxChunkedRowBytes a thread).
   const auto early = [&](const TensorView* tv) {
     if (p_.inner_outer) {
-      return p_.cluster > 1 && held(tv);
+      return p_.cluster > 1 && (held(tv) || (!p_.persistent && !per_column(tv)));
     }
     return held(tv) || (!per_column(tv) && streamed_bytes <= kMaxEarlyChunkBytes);
   };
@@ -513,7 +586,7 @@ std::string ReductionGenerator::cluster_reduce(
     const std::string& value, const std::string& op) const {
   // Clusters that walk rows push their values (see cluster_reduce_pushed);
   // one row per cluster pays no per-site set-up with a cluster barrier.
-  const bool walks_rows = p_.staged || p_.inner_outer;
+  const bool walks_rows = p_.staged || p_.inner_outer || !p_.persistent;
   return std::string(walks_rows ? "nvfuse::cluster_reduce_pushed<kCluster, "
                                 : "nvfuse::cluster_reduce<kCluster, ") +
       std::to_string(cluster_sites_++) + ">(" + value + ", " + op + ", cluster_round)";

@@ -277,6 +277,10 @@ class ReductionGenerator {
   std::vector<const TensorView*> inputs_where(
       bool (ReductionGenerator::*keep)(const TensorView*) const) const;
   std::string inner_phase(int phase, TensorSet& loaded) const;
+  // A streamed cluster row's block asks L2 for its part of row `row` (the
+  // per-element inputs in 16-byte vectors), one bulk prefetch per tensor
+  // from thread 0, before its chunks' loads.
+  std::string prefetch_part(const std::string& row, const std::string& indent) const;
   // A persistent row's unit floats (random ops), all drawn in its first
   // phase right after the loads go out: the Philox rounds need no data, so
   // they fill the loads' latency instead of lengthening a later phase (the

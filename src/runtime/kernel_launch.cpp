@@ -84,7 +84,7 @@ DeviceInfo device_info_of(c10::Device device) {
     return DeviceInfo{};  // code for a CPU stand-in: default to an H100
   }
   const auto& props = cuda_driver::properties(device.index());
-  return DeviceInfo{props.sm_count, props.arch};
+  return DeviceInfo{props.sm_count, props.arch, props.l2_bytes};
 }
 
 void check_launch_tuning(int block_size, int max_unroll, int per_thread,

@@ -36,6 +36,9 @@ void set_reduction_tuning(const ReductionTuning& tuning) {
           is_pow2_threads(tuning.chunked_threads),
       "max_persistent_threads and chunked_threads must be powers of two from 32 "
       "to 1024");
+  const int streamed = tuning.streamed_cluster;
+  NVFUSE_CHECK(streamed >= 1 && streamed <= 16 && (streamed & (streamed - 1)) == 0,
+               "streamed_cluster must be 1, 2, 4, 8 or 16, got ", streamed);
   tuning_setting().set(tuning);
 }
 
@@ -78,7 +81,8 @@ std::optional<ReductionSchedule> ReductionExecutor::schedule(
   std::vector<int64_t> numbers = {device.sm_count, device.arch,
                                   tuning.elements_per_thread, tuning.max_persistent_threads,
                                   tuning.chunked_threads, tuning.pipelining, tuning.max_cluster,
-                                  tuning.carry_exps, tuning.staging};
+                                  tuning.carry_exps, tuning.staging,
+                                  tuning.streamed_cluster, device.l2_bytes};
   numbers.push_back(-1);
   numbers.insert(numbers.end(), reference->front().begin(), reference->front().end());
   for (const std::vector<int64_t>& sizes : *position_sizes) {
@@ -158,6 +162,12 @@ std::optional<std::vector<at::Tensor>> ReductionExecutor::run(
       const int64_t walkers = resident_walkers(*kernel, *planned, device);
       if (walkers == 0) {
         return std::nullopt;  // the buffers do not fit an SM (as inner-outer: declined)
+      }
+      grid_x = std::min<int64_t>(grid_x, walkers * params.cluster);
+    } else if (params.cluster > 1 && !params.persistent) {
+      const int64_t walkers = streamed_walkers(*kernel, *planned, device);
+      if (walkers == 0) {
+        return std::nullopt;  // the cluster does not fit: declined
       }
       grid_x = std::min<int64_t>(grid_x, walkers * params.cluster);
     }
@@ -252,6 +262,14 @@ int64_t ReductionExecutor::resident_walkers(const LoadedKernel& kernel,
   return blocks * device_info_of(device).sm_count;
 }
 
+int64_t ReductionExecutor::streamed_walkers(const LoadedKernel& kernel,
+                                            const ReductionSchedule& planned,
+                                            c10::Device device) {
+  const int64_t cluster = planned.params.cluster;
+  return std::min(resident_walkers(kernel, planned, device),
+                  (device_info_of(device).sm_count + cluster - 1) / cluster);
+}
+
 bool ReductionExecutor::run_inner_outer(
     const ReductionSchedule& planned,
     const std::vector<Argument>& args,
@@ -268,7 +286,9 @@ bool ReductionExecutor::run_inner_outer(
   // (2048 x 1600 layer-norm backward: 71 us with a partial row per row).
   const int64_t sm_count = device_info_of(device).sm_count;
   const int64_t cluster = planned.params.cluster;
-  const int64_t walkers = resident_walkers(*kernel, planned, device);
+  const int64_t walkers = planned.params.persistent
+      ? resident_walkers(*kernel, planned, device)
+      : streamed_walkers(*kernel, planned, device);
   if (walkers == 0) {
     return false;  // the block (or cluster) does not fit: the segments take it
   }

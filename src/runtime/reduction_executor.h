@@ -75,6 +75,11 @@ class ReductionExecutor : public GeneratedKernelExecutor<ReductionParams> {
   // with its shared memory: 0 when none fits.
   int64_t resident_walkers(const LoadedKernel& kernel, const ReductionSchedule& planned,
                            c10::Device device);
+  // Streamed cluster rows (ReductionParams::cluster, chunked): at most one
+  // cluster per `cluster` SMs walks the rows, so that the rows in flight
+  // stay in L2 between their phases (a second block per SM doubles them).
+  int64_t streamed_walkers(const LoadedKernel& kernel, const ReductionSchedule& planned,
+                           c10::Device device);
 
   ReductionAnalysis analysis_;
   KernelIo io_;

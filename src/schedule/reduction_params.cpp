@@ -216,6 +216,37 @@ std::optional<ClusterShape> cluster_for_row(
   return std::nullopt;
 }
 
+// The blocks of a cluster that streams a chunked row (ReductionParams::
+// cluster), or 1 where one block per row chunks it. A row that phases read
+// again, on sm_90, whose rows in flight (one cluster walking rows per
+// `blocks` SMs, ReductionExecutor::streamed_walkers) take at most half the
+// L2: a phase's re-read of the row then comes from L2, where blocks of a
+// row each (every row in flight at once) re-read it from DRAM. H100, % of
+// copy bandwidth at 512x262144 fp32 (tools/tune_reduction.py, session
+// 19), chunked -> streamed by 16 blocks: layer-norm backward 41 -> 61,
+// RMS-norm backward 42 -> 67-68, softmax backward 59 -> 78-79. 8-block
+// clusters (twice the rows in flight, 32 MB) missed L2: softmax backward
+// 49, and 54 with 12 walking clusters. Not for rows with a variance:
+// bias + residual + layer norm fell 58 -> 43-49 (its Welford states merge
+// per chunk, in block and cluster). Fewer blocks for rows of fewer chunks,
+// so that every block streams one.
+int streamed_cluster_blocks(const ReductionAnalysis& analysis, int64_t groups,
+                            int64_t chunk_groups, int64_t held_bytes_per_group,
+                            const DeviceInfo& device, const ReductionTuning& tuning) {
+  if (analysis.last_element_phase == 0 || analysis.has_variance() || device.arch < 90 ||
+      held_bytes_per_group == 0 || tuning.streamed_cluster < 2) {
+    return 1;
+  }
+  int blocks = tuning.streamed_cluster;
+  const int64_t chunks = ceil_div(groups, chunk_groups);
+  while (blocks > 2 && blocks > chunks) {
+    blocks /= 2;
+  }
+  const int64_t rows_in_flight = ceil_div(device.sm_count, blocks);
+  const int64_t row_bytes = groups * held_bytes_per_group;
+  return 2 * rows_in_flight * row_bytes <= device.l2_bytes ? blocks : 1;
+}
+
 // The blocks of an inner-outer cluster row an SM holds: as many as its
 // shared memory admits (kSharedBytesPerSm, 1 KB of it reserved per block,
 // and the kernel's static slots), but not so many that a thread gets
@@ -635,6 +666,7 @@ std::optional<ReductionSchedule> schedule_reduction(
       }
     }
     int64_t chunk_max_groups = max_groups;
+    int64_t streamed_block_columns = 0;  // a streamed cluster row's block's part
     if (!p.persistent) {
       lanes = tuning.chunked_threads;
       // A chunked row of phases streams at most kMaxChunkedRowBytes of its
@@ -654,6 +686,15 @@ std::optional<ReductionSchedule> schedule_reduction(
       // reduction and lose (layer norm bf16 512x262144 63 -> 57).
       if (lanes > kShortChunkThreads && groups <= 2 * lanes * chunk_max_groups) {
         lanes = kShortChunkThreads;
+      }
+      p.cluster = streamed_cluster_blocks(analysis, groups,
+                                          tuning.chunked_threads * chunk_max_groups,
+                                          held_bytes_per_group, device, tuning);
+      if (p.cluster > 1) {
+        lanes = tuning.chunked_threads;
+        const int64_t chunks = ceil_div(groups, lanes * chunk_max_groups);
+        streamed_block_columns =
+            ceil_div(chunks, p.cluster) * lanes * chunk_max_groups * p.vector_width;
       }
     }
     const int64_t rows_per_block = lanes >= 32 ? 1 : kShortRowBlock / lanes;
@@ -690,12 +731,14 @@ std::optional<ReductionSchedule> schedule_reduction(
       // thread owns the same columns in every row), and an unstaged
       // block's column partials fit in shared memory.
       p.inner_outer = true;
-      const int64_t block_columns =
-          p.cluster > 1 ? p.groups_per_thread * lanes * p.vector_width : space.width;
+      const int64_t block_columns = !p.persistent ? streamed_block_columns
+          : p.cluster > 1                          ? p.groups_per_thread * lanes * p.vector_width
+                                                   : space.width;
       schedule.shared_bytes = p.staged
           ? 0
           : column_partial_offsets(analysis, rows_per_block, block_columns).back();
-      if (!p.persistent || schedule.shared_bytes > kMaxInnerOuterSharedBytes ||
+      if ((!p.persistent && p.cluster == 1) ||
+          schedule.shared_bytes > kMaxInnerOuterSharedBytes ||
           space.rows == 0) {
         return std::nullopt;
       }

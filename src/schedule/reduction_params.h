@@ -53,6 +53,10 @@ struct ReductionParams {
   // Inner rows too long for one block's registers (sm_90): a thread block
   // cluster of this many blocks holds the row, each block a contiguous
   // part, and combines its reductions through distributed shared memory.
+  // Chunked (not persistent) cluster rows are *streamed*: each block
+  // re-reads its part in chunks per phase, and the few rows the GPU's
+  // clusters walk at once stay in L2 between the phases (a block per row
+  // walks so many rows at once that its re-reads come from DRAM).
   int cluster = 1;
   // __launch_bounds__'s blocks per SM (0: not stated). Inner-outer cluster
   // rows state what their shared memory admits, so that ptxas fits their
@@ -153,6 +157,9 @@ struct ReductionTuning {
   // ReductionParams::staged: 0 never; 1 where the H100 measurements say it
   // pays (see schedule_reduction); 2 for every persistent row it can take.
   int staging = 1;
+  // Blocks of a cluster that streams a row no cluster holds (see
+  // ReductionParams::cluster; 1: such rows are chunked by one block).
+  int streamed_cluster = 16;
 };
 
 struct ReductionSchedule {

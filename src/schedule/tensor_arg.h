@@ -20,6 +20,7 @@ struct TensorArg {
 struct DeviceInfo {
   int sm_count = 132;
   int arch = 90;
+  int64_t l2_bytes = 50 * 1024 * 1024;  // an H100's
 };
 
 }  // namespace nvfuse

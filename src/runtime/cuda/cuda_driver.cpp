@@ -21,6 +21,7 @@ using CUfunction = struct CUfuncOpaque*;
 using CUstream = struct CUstreamOpaque*;
 constexpr CUresult kSuccess = 0;
 constexpr int kAttrSmCount = 16;
+constexpr int kAttrL2CacheSize = 38;
 constexpr int kAttrMajor = 75;
 constexpr int kAttrMinor = 76;
 constexpr int kFuncAttrLocalBytes = 3;
@@ -148,6 +149,7 @@ const DeviceProperties& properties(int device) {
   DeviceProperties props;
   props.sm_count = attribute(kAttrSmCount);
   props.arch = attribute(kAttrMajor) * 10 + attribute(kAttrMinor);
+  props.l2_bytes = attribute(kAttrL2CacheSize);
   return cache.emplace(device, props).first->second;
 }
 

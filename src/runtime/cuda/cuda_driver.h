@@ -10,6 +10,7 @@ namespace nvfuse::cuda_driver {
 struct DeviceProperties {
   int sm_count = 0;
   int arch = 0;  // compute capability as major * 10 + minor, e.g. 90
+  int l2_bytes = 0;
 };
 
 // Cached per device after the first query.
