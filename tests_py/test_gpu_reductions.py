@@ -310,9 +310,16 @@ def test_layer_norm_backward_is_one_inner_outer_kernel_on_gpu(dtype):
     fd = check_case("layer_norm_bwd", dtype, 8192, 4096, "cuda")
     code = fd.last_cuda_code()
     assert "inner_outer" in code and "nvfuse segment" not in code
-    # The fallback: no cluster holds fp32 rows of 262144 (over 128 bytes a
-    # thread in 16 blocks); bf16 rows take 16 blocks.
+    # No cluster holds fp32 rows of 262144 (over 128 bytes a thread in 16
+    # blocks): a 16-block cluster streams them (test_streamed_rows.py);
+    # bf16 rows are held by 16 blocks. Without streaming: the fallback, a
+    # kernel per reduction class.
     fd = check_case("layer_norm_bwd", dtype, 64, 262144, "cuda")
+    code = fd.last_cuda_code()
+    assert "inner_outer" in code and "nvfuse segment" not in code
+    assert (", chunked" in code) == (dtype == torch.float32)
+    with reduction_tuning(streamed_cluster=1):
+        fd = check_case("layer_norm_bwd", dtype, 64, 262144, "cuda")
     assert ("nvfuse segment" in fd.last_cuda_code()) == (dtype == torch.float32)
 
 

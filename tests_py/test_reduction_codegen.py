@@ -197,8 +197,9 @@ def test_long_backward_rows_are_one_inner_outer_kernel_over_a_cluster(name, dtyp
     """Backward rows too long for one block: a cluster of 8 blocks holds each
     row and walks the rows together, each block accumulating the column
     partials of its own chunk (shared memory for a chunk, not the row; the
-    staged bf16 layer-norm rows keep them in registers); rows no cluster
-    holds fall back to a kernel per reduction class."""
+    staged bf16 layer-norm rows keep them in registers); fp32 rows no
+    cluster holds are streamed by one (test_streamed_rows.py), or without
+    that fall back to a kernel per reduction class."""
     fd = define_case(name, dtype)
     code = fd.cuda_code_for(cpu_inputs(name, 4, 65536, dtype))
     params = params_of(code)
@@ -223,6 +224,10 @@ def test_long_backward_rows_are_one_inner_outer_kernel_over_a_cluster(name, dtyp
         # No variance: a 16-block cluster holds 32 bf16 a thread.
         assert "inner_outer" in params_of(wider) and "cluster=16" in params_of(wider)
     else:
+        params = params_of(wider)
+        assert "chunked, inner_outer" in params and "cluster=16" in params
+        with reduction_tuning(streamed_cluster=1):
+            wider = fd.cuda_code_for(cpu_inputs(name, 4, 262144, dtype))
         assert len(kernels_of(wider)) == 2 and "inner_outer" not in wider
 
 
