@@ -82,6 +82,18 @@ def test_rows_of_few_chunks_take_fewer_blocks(width, blocks):
     assert _C.nvrtc_compile(code, "nvfuse_reduction", 90)["bytes"] > 0
 
 
+@pytest.mark.parametrize("dtype", [FP32, BF16], ids=str)
+@pytest.mark.parametrize("name", STREAMED_CASES)
+def test_streamed_rows_do_not_spill(name, dtype):
+    # Streamed inner-outer rows take at most 8 elements of each input a
+    # chunk (layer-norm backward bf16 at 16 spilled 16 bytes).
+    with reduction_tuning(max_cluster=1):
+        code = _code(name, dtype, 4, 65536)
+    assert "chunked" in _params(code) and "cluster=" in _params(code)
+    for kernel, (registers, stack, spilled) in ptxas_resources(code).items():
+        assert stack == 0 and spilled == 0, (kernel, registers, stack, spilled)
+
+
 def test_streamed_cluster_tuning_names_what_it_accepts():
     default = _C.reduction_tuning()
     assert default[-1] == 16

@@ -18,6 +18,7 @@ constexpr int kOuterBlock = 256;
 constexpr int kShortChunkThreads = 512;  // chunked rows of at most two chunks
 constexpr int kOuterRowsPerThread = 8; // least rows a thread walks before a split
 constexpr int64_t kMaxChunkedRowBytes = 64;  // see the chunked rows in schedule_reduction
+constexpr int64_t kMaxStreamedColumnElements = 8;  // see the streamed rows there
 constexpr int64_t kMaxHeldColumnBytes = 256;  // see ReductionParams::hold_columns
 constexpr int64_t kMaxColumnPartialBytes = 256;  // see ReductionParams::staged
 constexpr int kMaxColumnHolderBlock = 512;  // see ReductionParams::hold_columns
@@ -687,10 +688,19 @@ std::optional<ReductionSchedule> schedule_reduction(
       if (lanes > kShortChunkThreads && groups <= 2 * lanes * chunk_max_groups) {
         lanes = kShortChunkThreads;
       }
+      // Streamed inner-outer rows hold at most kMaxStreamedColumnElements
+      // of each input a chunk: layer-norm backward bf16 at two groups of 8
+      // (1024 threads, 64 registers) spilled 16 bytes.
+      const int64_t streamed_groups =
+          analysis.has_outer_reductions()
+          ? std::min<int64_t>(chunk_max_groups,
+                              std::max<int64_t>(1, kMaxStreamedColumnElements / p.vector_width))
+          : chunk_max_groups;
       p.cluster = streamed_cluster_blocks(analysis, groups,
-                                          tuning.chunked_threads * chunk_max_groups,
+                                          tuning.chunked_threads * streamed_groups,
                                           held_bytes_per_group, device, tuning);
       if (p.cluster > 1) {
+        chunk_max_groups = streamed_groups;
         lanes = tuning.chunked_threads;
         const int64_t chunks = ceil_div(groups, lanes * chunk_max_groups);
         streamed_block_columns =
