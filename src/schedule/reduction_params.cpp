@@ -229,8 +229,8 @@ std::optional<ClusterShape> cluster_for_row(
 // clusters (twice the rows in flight, 32 MB) missed L2: softmax backward
 // 49, and 54 with 12 walking clusters. Not for rows with a variance:
 // bias + residual + layer norm fell 58 -> 43-49 (its Welford states merge
-// per chunk, in block and cluster). Fewer blocks for rows of fewer chunks,
-// so that every block streams one.
+// per chunk, in block and cluster). The blocks halve while they outnumber
+// the row's chunks (a block past the row's end streams nothing).
 int streamed_cluster_blocks(const ReductionAnalysis& analysis, int64_t groups,
                             int64_t chunk_groups, int64_t held_bytes_per_group,
                             const DeviceInfo& device, const ReductionTuning& tuning) {
