@@ -3,7 +3,7 @@ of phases that no cluster holds (fp32 rows of 262144 with two inputs) are
 re-read per phase in chunks by a 16-block cluster instead of one block per
 row. One cluster per 16 SMs walks the rows, so that the rows in flight stay
 in L2 until their last phase re-reads them; each block bulk-prefetches its
-part of the row (and, in the last phase, of its next row) into L2. The
+part of its first row (and, in each last phase, of its next row) into L2. The
 backward norms' column partials stay in each block's shared memory: one
 inner-outer kernel where there were two segments. Without a GPU: which rows
 stream, the kernel text, NVRTC's compile; on the GPU: against torch."""
@@ -45,7 +45,7 @@ def test_rows_no_cluster_holds_are_streamed_by_one(name):
     # Walked by one wave of clusters, pushing their values to each other.
     assert "row += Index(gridDim.x / kCluster)" in code or "group += Index(gridDim.x / kCluster)" in code
     assert "nvfuse::cluster_reduce_pushed<kCluster, 0>" in code and "++cluster_round;" in code
-    # This row's part into L2 at the row's start, the next row's in the last phase.
+    # The first row's part into L2 before the walk, the next row's in the last phase.
     assert code.count("nvfuse::prefetch_l2(args.") == 4  # two inputs, two rows
     assert "row + Index(gridDim.x / kCluster) * (kBlock / kLanes) < args.rows" in code
     for kernel, (registers, stack, spilled) in ptxas_resources(code).items():

@@ -15,6 +15,9 @@ namespace nvfuse {
 
 namespace {
 
+// A streamed row walker's first row (ReductionGenerator::prefetch_part).
+const char* const kFirstWalkedRow = "Index(blockIdx.x / kCluster) * (kBlock / kLanes)";
+
 // The most bytes of a chunk's streamed inputs a thread loads for all its
 // groups before their math (see inner_phase).
 constexpr int64_t kMaxEarlyChunkBytes = 64;
@@ -54,7 +57,7 @@ std::string ReductionGenerator::inner_kernel() const {
      << "  constexpr int kBlock = " << p_.block_size << ";\n"
      << "  const int lane = threadIdx.x % kLanes;\n"
      << "  int block_reductions = 0;  // see nvfuse::block_reduce\n";
-  if (p_.cluster > 1 && !p_.persistent) {
+  if (streamed()) {
     ss << "  // A cluster of kCluster blocks streams each row: block rank r re-reads\n"
        << "  // chunks [first_chunk, first_chunk + part_chunks) in every phase\n"
        << "  // (from L2: the GPU's clusters walk few rows at once).\n"
@@ -62,17 +65,19 @@ std::string ReductionGenerator::inner_kernel() const {
        << "  const Index chunk_width = Index(kGroups) * kLanes * kVec;\n"
        << "  const Index part_chunks =\n"
        << "      ((args.width + chunk_width - 1) / chunk_width + kCluster - 1) / kCluster;\n"
-       << "  const Index first_chunk = Index(blockIdx.x % kCluster) * part_chunks;\n"
-       << "  nvfuse::cluster_arrive();  // the first cluster_reduce waits\n";
+       << "  const Index first_chunk = Index(blockIdx.x % kCluster) * part_chunks;\n";
   } else if (p_.cluster > 1) {
     ss << "  // A cluster of kCluster blocks holds each row: block rank r the\n"
        << "  // columns of chunk r.\n"
-       << "  constexpr int kCluster = " << p_.cluster << ";\n"
-       << "  nvfuse::cluster_arrive();  // the first cluster_reduce waits\n";
+       << "  constexpr int kCluster = " << p_.cluster << ";\n";
   }
-  if (p_.cluster > 1 && !p_.persistent && !p_.inner_outer) {
+  if (p_.cluster > 1) {
+    ss << "  nvfuse::cluster_arrive();  // the first cluster_reduce waits\n";
+  }
+  if (streamed() && !p_.inner_outer) {
     ss << "  // One wave of clusters walks the rows, one cluster per kCluster SMs:\n"
        << "  // the rows in flight stay in L2 until their last phase re-reads them.\n"
+       << prefetch_part(kFirstWalkedRow, "  ")
        << "  int cluster_round = 0;  // see nvfuse::cluster_reduce\n"
        << "  for (Index row = Index(blockIdx.x / kCluster); row < args.rows;\n"
        << "       row += Index(gridDim.x / kCluster)) {\n"
@@ -113,11 +118,12 @@ std::string ReductionGenerator::inner_outer_rows() const {
      << "  // in shared memory (its own slots: no synchronization).\n"
      << "  constexpr int kRows = kBlock / kLanes;\n"
      << "  const int slot = threadIdx.x / kLanes;\n";
-  if (cluster && !p_.persistent) {
+  if (streamed()) {
     ss << "  // The block's part of the row: its columns and its shared partials.\n"
        << "  const Index shared_width = part_chunks * chunk_width;\n"
        << "  const Index first_column = first_chunk * chunk_width;\n"
-       << "  int cluster_round = 0;  // see nvfuse::cluster_reduce\n";
+       << "  int cluster_round = 0;  // see nvfuse::cluster_reduce\n"
+       << prefetch_part(kFirstWalkedRow, "  ");
   } else if (cluster) {
     ss << "  // The block's chunk of the row: its columns and its shared partials.\n"
        << "  const Index shared_width = Index(kGroups) * kLanes * kVec;\n"
@@ -165,8 +171,7 @@ std::vector<const TensorView*> ReductionGenerator::inputs_where(
 
 std::string ReductionGenerator::owned_columns(const std::string& body) const {
   // A streamed block's columns are the groups of each chunk of its part.
-  const bool streamed = !p_.persistent;
-  const std::string first = streamed ? "first_column + chunk * chunk_width" : "first_column";
+  const std::string first = streamed() ? "first_column + chunk * chunk_width" : "first_column";
   const std::string groups = "#pragma unroll\n"
                              "  for (int k = 0; k < kGroups; ++k) {\n"
                              "    const Index col = " + first +
@@ -175,7 +180,7 @@ std::string ReductionGenerator::owned_columns(const std::string& body) const {
       "#pragma unroll\n"
       "      for (int v = 0; v < kVec; ++v) {\n" +
       indented(body, "        ") + "      }\n    }\n  }\n";
-  if (!streamed) {
+  if (!streamed()) {
     return groups;
   }
   return "  for (Index chunk = 0; chunk < part_chunks; ++chunk) {\n" + indented(groups, "  ") +
@@ -207,9 +212,6 @@ std::string ReductionGenerator::row_body() const {
     ss << "  const " << type << " " << name << " = row_valid ? "
        << (p_.staged ? "staged_" + name : "args." + name + "[row_" + name + "]") << " : "
        << type << "{};\n";
-  }
-  if (p_.cluster > 1 && !p_.persistent) {
-    ss << prefetch_part("row", "  ");
   }
   for (const Expr* expr : row_exprs(0)) {
     ss << "  " << statement(expr, Walk::kRow);
@@ -308,7 +310,7 @@ std::string ReductionGenerator::inner_phase(
   std::ostringstream ss;
   ss << "  {  // phase " << phase << "\n";
   std::string indent = "    ";
-  if (p_.cluster > 1 && !p_.persistent && phase == a_.last_element_phase) {
+  if (streamed() && phase == a_.last_element_phase) {
     // A streamed row's last phase reads L2 only: the cluster's next row
     // comes in meanwhile.
     ss << prefetch_part("row + Index(gridDim.x / kCluster) * (kBlock / kLanes)", indent);
@@ -317,7 +319,7 @@ std::string ReductionGenerator::inner_phase(
   if (p_.persistent) {
     ss << indent << "const Index chunk = "
        << (p_.cluster > 1 ? "blockIdx.x % kCluster" : "0") << ";\n";
-  } else if (p_.cluster > 1) {
+  } else if (streamed()) {
     ss << indent << "for (Index chunk = first_chunk; chunk < first_chunk + part_chunks && "
                     "chunk * chunk_width < args.width; ++chunk) {\n";
     indent += "  ";
@@ -373,7 +375,7 @@ std::string ReductionGenerator::inner_phase(
   // cluster's blocks their chunk (at most kMaxChunkedRowBytes a thread).
   const auto early = [&](const TensorView* tv) {
     if (p_.inner_outer) {
-      return p_.cluster > 1 && (held(tv) || (!p_.persistent && !per_column(tv)));
+      return p_.cluster > 1 && (held(tv) || (streamed() && !per_column(tv)));
     }
     return held(tv) || (!per_column(tv) && streamed_bytes <= kMaxEarlyChunkBytes);
   };
@@ -586,7 +588,7 @@ std::string ReductionGenerator::cluster_reduce(
     const std::string& value, const std::string& op) const {
   // Clusters that walk rows push their values (see cluster_reduce_pushed);
   // one row per cluster pays no per-site set-up with a cluster barrier.
-  const bool walks_rows = p_.staged || p_.inner_outer || !p_.persistent;
+  const bool walks_rows = p_.staged || p_.inner_outer || streamed();
   return std::string(walks_rows ? "nvfuse::cluster_reduce_pushed<kCluster, "
                                 : "nvfuse::cluster_reduce<kCluster, ") +
       std::to_string(cluster_sites_++) + ">(" + value + ", " + op + ", cluster_round)";

@@ -59,6 +59,9 @@ class ReductionGenerator {
   bool column_held(const TensorView* tv) const {
     return p_.hold_columns && per_column(tv) && !per_row(tv) && is_kernel_input(tv);
   }
+  // A chunked row that a cluster streams (ReductionParams::cluster): each
+  // block re-reads its part of the row per phase.
+  bool streamed() const { return p_.cluster > 1 && !p_.persistent; }
   InnerAccess access(size_t t) const { return p_.access[t]; }
   int width_of(size_t t) const {
     return access(t) == InnerAccess::kBroadcast ? 1 : p_.vector_width;
@@ -277,9 +280,10 @@ class ReductionGenerator {
   std::vector<const TensorView*> inputs_where(
       bool (ReductionGenerator::*keep)(const TensorView*) const) const;
   std::string inner_phase(int phase, TensorSet& loaded) const;
-  // A streamed cluster row's block asks L2 for its part of row `row` (the
+  // A streamed row's block asks L2 for its part of row `row` (the
   // per-element inputs in 16-byte vectors), one bulk prefetch per tensor
-  // from thread 0, before its chunks' loads.
+  // from thread 0: the walker's first row before its walk, each next row
+  // in the last phase of the one before.
   std::string prefetch_part(const std::string& row, const std::string& indent) const;
   // A persistent row's unit floats (random ops), all drawn in its first
   // phase right after the loads go out: the Philox rounds need no data, so

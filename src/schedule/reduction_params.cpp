@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "ir/errors.h"
+#include "schedule/cluster_shapes.h"
 
 namespace nvfuse {
 
@@ -44,34 +45,6 @@ constexpr int kLateDrawRegisterBlocks = 1024;
 // copy's registers take.
 constexpr int64_t kMaxPipelinedBytes = 64;
 constexpr int64_t kLeastPipelinedRowGroups = 8;
-// Cluster rows: the most bytes of row inputs a thread holds (32 registers:
-// more spills at 1024 threads, e.g. fp32 RMS-norm backward at 262144), and
-// the most threads per block. At 4096x65536 on an H100 (% of copy
-// bandwidth), clusters of 8 blocks of 256 threads holding 32 elements each
-// against clusters of 4 blocks of 1024 threads holding 16: softmax bf16 64
-// vs 52, fp32 84 vs 82, layer norm fp32 86 vs 69, softmax backward bf16 94
-// vs 72, RMS norm bf16 87 vs 81: a block that waits at a cluster barrier
-// leaves its SM to the other resident blocks, and 1024-thread blocks with
-// over 32 registers leave none.
-constexpr int64_t kMaxClusterHeldBytes = 128;
-constexpr int64_t kMaxClusterThreads = 512;
-// sm_90 (the cluster rows' architecture): shared memory and registers of
-// an SM, and the fewest registers a cluster row's thread is given (the
-// inner-outer rows of 16-32 elements take 58-83 when left unbounded).
-constexpr int64_t kSharedBytesPerSm = 228 * 1024;
-constexpr int64_t kRegistersPerSm = 64 * 1024;
-constexpr int64_t kLeastClusterRowRegisters = 64;
-
-int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-int64_t next_pow2(int64_t v) {
-  int64_t p = 1;
-  while (p < v) {
-    p *= 2;
-  }
-  return p;
-}
-
 // Axes grouped by merging: extents and, per tensor, strides.
 struct MergedAxes {
   std::vector<int64_t> extents;
@@ -175,88 +148,6 @@ bool fits_32bit(const ReductionSpace& space) {
     }
   }
   return true;
-}
-
-struct ClusterShape {
-  int blocks = 1;
-  int64_t lanes = 1;
-};
-
-// How a cluster row's threads take twice `max_groups` (see cluster_for_row).
-enum class DoubleGroups { kFromEightBlocks, kAlways, kNever };
-
-// The fewest blocks (2, 4, 8 or 16, at most tuning.max_cluster) that hold
-// a row of `groups` vector groups in registers, `max_groups` per thread (8
-// or 16 blocks with twice that where those fit in kMaxClusterHeldBytes;
-// staged rows, whose groups wait in shared memory, at any size: layer
-// norm bf16 4096x65536 on an H100, 8 blocks of 256 threads 56-86% of copy
-// bandwidth from run to run, 4 blocks of 512 90-91%; staged inner-outer
-// rows never: see schedule_reduction).
-// 16 is a non-portable cluster size, which Hopper (the only architecture
-// the cluster rows are generated for) schedules.
-std::optional<ClusterShape> cluster_for_row(
-    int64_t groups,
-    int64_t max_groups,
-    int64_t held_bytes_per_group,
-    int max_blocks,
-    DoubleGroups doubling,
-    const ReductionTuning& tuning) {
-  const int64_t max_lanes = std::min<int64_t>(kMaxClusterThreads, tuning.max_persistent_threads);
-  for (int blocks = 2; blocks <= max_blocks; blocks *= 2) {
-    const int64_t block_groups = ceil_div(groups, blocks);
-    const bool doubled = doubling == DoubleGroups::kAlways ||
-        (doubling == DoubleGroups::kFromEightBlocks && blocks >= 8);
-    for (int64_t per_thread : {max_groups * (doubled ? 2 : 1), max_groups}) {
-      const int64_t lanes = next_pow2(ceil_div(block_groups, per_thread));
-      const int64_t held = ceil_div(block_groups, lanes) * held_bytes_per_group;
-      if (lanes <= max_lanes && held <= kMaxClusterHeldBytes) {
-        return ClusterShape{blocks, lanes};
-      }
-    }
-  }
-  return std::nullopt;
-}
-
-// The blocks of a cluster that streams a chunked row (ReductionParams::
-// cluster), or 1 where one block per row chunks it. A row that phases read
-// again, on sm_90, whose rows in flight (one cluster walking rows per
-// `blocks` SMs, ReductionExecutor::streamed_walkers) take at most half the
-// L2: a phase's re-read of the row then comes from L2, where blocks of a
-// row each (every row in flight at once) re-read it from DRAM. H100, % of
-// copy bandwidth at 512x262144 fp32 (tools/tune_reduction.py, session
-// 19), chunked -> streamed by 16 blocks: layer-norm backward 41 -> 61,
-// RMS-norm backward 42 -> 67-68, softmax backward 59 -> 78-79. 8-block
-// clusters (twice the rows in flight, 32 MB) missed L2: softmax backward
-// 49, and 54 with 12 walking clusters. Not for rows with a variance:
-// bias + residual + layer norm fell 58 -> 43-49 (its Welford states merge
-// per chunk, in block and cluster). The blocks halve while they outnumber
-// the row's chunks (a block past the row's end streams nothing).
-int streamed_cluster_blocks(const ReductionAnalysis& analysis, int64_t groups,
-                            int64_t chunk_groups, int64_t held_bytes_per_group,
-                            const DeviceInfo& device, const ReductionTuning& tuning) {
-  if (analysis.last_element_phase == 0 || analysis.has_variance() || device.arch < 90 ||
-      held_bytes_per_group == 0 || tuning.streamed_cluster < 2) {
-    return 1;
-  }
-  int blocks = tuning.streamed_cluster;
-  const int64_t chunks = ceil_div(groups, chunk_groups);
-  while (blocks > 2 && blocks > chunks) {
-    blocks /= 2;
-  }
-  const int64_t rows_in_flight = ceil_div(device.sm_count, blocks);
-  const int64_t row_bytes = groups * held_bytes_per_group;
-  return 2 * rows_in_flight * row_bytes <= device.l2_bytes ? blocks : 1;
-}
-
-// The blocks of an inner-outer cluster row an SM holds: as many as its
-// shared memory admits (kSharedBytesPerSm, 1 KB of it reserved per block,
-// and the kernel's static slots), but not so many that a thread gets
-// fewer than kLeastClusterRowRegisters registers.
-int cluster_blocks_per_sm(int block_size, int64_t shared_bytes) {
-  const int64_t by_shared = kSharedBytesPerSm / (shared_bytes + 2 * 1024);
-  const int64_t by_registers =
-      kRegistersPerSm / (int64_t{block_size} * kLeastClusterRowRegisters);
-  return static_cast<int>(std::max<int64_t>(1, std::min(by_shared, by_registers)));
 }
 
 }  // namespace
@@ -667,7 +558,6 @@ std::optional<ReductionSchedule> schedule_reduction(
       }
     }
     int64_t chunk_max_groups = max_groups;
-    int64_t streamed_block_columns = 0;  // a streamed cluster row's block's part
     if (!p.persistent) {
       lanes = tuning.chunked_threads;
       // A chunked row of phases streams at most kMaxChunkedRowBytes of its
@@ -702,9 +592,6 @@ std::optional<ReductionSchedule> schedule_reduction(
       if (p.cluster > 1) {
         chunk_max_groups = streamed_groups;
         lanes = tuning.chunked_threads;
-        const int64_t chunks = ceil_div(groups, lanes * chunk_max_groups);
-        streamed_block_columns =
-            ceil_div(chunks, p.cluster) * lanes * chunk_max_groups * p.vector_width;
       }
     }
     const int64_t rows_per_block = lanes >= 32 ? 1 : kShortRowBlock / lanes;
@@ -741,9 +628,12 @@ std::optional<ReductionSchedule> schedule_reduction(
       // thread owns the same columns in every row), and an unstaged
       // block's column partials fit in shared memory.
       p.inner_outer = true;
-      const int64_t block_columns = !p.persistent ? streamed_block_columns
-          : p.cluster > 1                          ? p.groups_per_thread * lanes * p.vector_width
-                                                   : space.width;
+      // A cluster's block keeps the partials of its part of the row: one
+      // chunk held, or the chunks it streams.
+      const int64_t chunk_columns = p.groups_per_thread * lanes * p.vector_width;
+      const int64_t block_columns = p.cluster == 1 ? space.width
+          : p.persistent ? chunk_columns
+                         : ceil_div(ceil_div(space.width, chunk_columns), p.cluster) * chunk_columns;
       schedule.shared_bytes = p.staged
           ? 0
           : column_partial_offsets(analysis, rows_per_block, block_columns).back();

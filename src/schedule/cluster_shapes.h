@@ -1,0 +1,57 @@
+// The thread block clusters (sm_90) that take inner reduction rows too long
+// for one block, for schedule_reduction (reduction_params.cpp): how many
+// blocks hold a row (in registers or staging buffers), how many stream a
+// row that no cluster holds, and how many blocks of a cluster that walks
+// inner-outer rows an SM holds.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+
+#include "schedule/reduction_analysis.h"
+#include "schedule/reduction_params.h"
+#include "schedule/tensor_arg.h"
+
+namespace nvfuse {
+
+// Shared memory of an sm_90 SM.
+constexpr int64_t kSharedBytesPerSm = 228 * 1024;
+
+inline int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+inline int64_t next_pow2(int64_t v) {
+  int64_t p = 1;
+  while (p < v) {
+    p *= 2;
+  }
+  return p;
+}
+
+struct ClusterShape {
+  int blocks = 1;
+  int64_t lanes = 1;
+};
+
+// How a cluster row's threads take twice `max_groups` (see cluster_for_row).
+enum class DoubleGroups { kFromEightBlocks, kAlways, kNever };
+
+// The fewest blocks that hold a row of `groups` vector groups, and their
+// threads; nullopt where no cluster of at most `max_blocks` does.
+std::optional<ClusterShape> cluster_for_row(
+    int64_t groups,
+    int64_t max_groups,
+    int64_t held_bytes_per_group,
+    int max_blocks,
+    DoubleGroups doubling,
+    const ReductionTuning& tuning);
+
+// The blocks of a cluster that streams a chunked row (re-read per phase from
+// L2), or 1: one block per row chunks it.
+int streamed_cluster_blocks(const ReductionAnalysis& analysis, int64_t groups,
+                            int64_t chunk_groups, int64_t held_bytes_per_group,
+                            const DeviceInfo& device, const ReductionTuning& tuning);
+
+// The blocks of an inner-outer cluster row an SM holds.
+int cluster_blocks_per_sm(int block_size, int64_t shared_bytes);
+
+}  // namespace nvfuse
