@@ -281,11 +281,13 @@ def test_reduction_matches_torch_on_gpu(op, dtype, dims, keepdim):
 
 
 @pytest.mark.parametrize("rows,width", [(1, 8), (3, 1600), (20000, 256), (4099, 4096),
-                                        (5003, 1601)])
+                                        (5003, 1601), (32, 4096), (33, 4096), (29, 1601)])
 def test_inner_outer_row_and_column_sums_match_torch(rows, width):
     """Blocks walk the rows grid-stride (several rows per block when rows
     outnumber one wave) and a second kernel combines their column partials
-    (4 columns a thread, or at width 1601 one)."""
+    (4 columns a thread, or at width 1601 one). A block per row below 132
+    rows: up to 32 partial rows take the wide finishing kernel, 33 the
+    tall one."""
     with FusionDefinition() as fd:
         x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
         row_sums = fd.ops.sum(x, dims=[1], keepdim=True)

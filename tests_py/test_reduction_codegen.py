@@ -279,17 +279,20 @@ def test_finishing_kernel_loads_batches_of_partial_rows(width, columns_a_thread)
     """The finishing kernel's threads take 4 adjacent columns (a 16-byte load
     a partial row) where the rows' vectors are 4 wide or more, one column
     otherwise, and load kBatch partial rows of every reduction before they
-    add them."""
+    add them. The block takes 256 columns where a thread loads at most one
+    batch of the partial rows, 32 (more threads down them) otherwise, as the
+    launch computes it (finish_columns)."""
     fd = define_case("layer_norm_bwd", torch.float32)
     code = fd.cuda_code_for(cpu_inputs("layer_norm_bwd", 64, width, torch.float32))
     finish = code[code.index("nvfuse_reduction_finish(const Args args)"):]
+    assert "const int block_columns = args.partial_rows <= 32 ? 256 : 32;" in finish
     assert f"constexpr int kN = {columns_a_thread};" in finish
     assert "constexpr int kBatch = 4;" in finish
     loop = finish[finish.index("for (Index first = ty;"):]
     # Both reductions' loads precede the first add.
     assert loop.index("loaded_acc_t") < loop.index("()(acc_t")
     assert loop.count("loaded_acc_t") >= 4
-    assert finish.count("nvfuse::column_reduce_all<kThreadsX, kY, kN>(") == 2
+    assert finish.count("nvfuse::column_reduce_shaped<512, kN>(") == 2
     assert _C.nvrtc_compile(code, "nvfuse_reduction_finish", 90)["bytes"] > 0
 
 

@@ -32,6 +32,7 @@ for target in "${targets[@]}"; do
   timeout 240 "$NCU" --clock-control none --kernel-name regex:nvfuse --launch-count 8 \
       --section SpeedOfLight --section Occupancy --section LaunchStats \
       --section WarpStateStats --section MemoryWorkloadAnalysis \
+      --section InstructionStats --section ComputeWorkloadAnalysis \
       --csv --page raw \
       python3 tools/profile_case.py "$case" "$dtype" "$shape" >"$DIR/$name.csv" 2>"$DIR/$name.err"
   echo "rc=$? $target" >>"$DIR/status.txt"

@@ -501,6 +501,42 @@ __device__ __forceinline__ void column_reduce_all(T (&v)[kN], Op op) {
   }
 }
 
+// column_reduce_all for a block of kThreads threads whose shape is chosen
+// at run time (the finishing kernel's, by its partial rows): x_threads
+// columns of threads, kThreads / x_threads rows of them (at least kN).
+// Thread row y combines value y over the rows in row order, as
+// column_reduce_all does.
+template <int kThreads, int kN, typename T, typename Op>
+__device__ __forceinline__ void column_reduce_shaped(T (&v)[kN], Op op, int x_threads) {
+  __shared__ T shared[kThreads * kN];
+  const int x = threadIdx.x % x_threads;
+  const int y = threadIdx.x / x_threads;
+  const int y_threads = kThreads / x_threads;
+#pragma unroll
+  for (int n = 0; n < kN; ++n) {
+    shared[(y * kN + n) * x_threads + x] = v[n];
+  }
+  __syncthreads();
+  T combined = v[0];
+  if (y < kN) {
+    combined = shared[y * x_threads + x];
+#pragma unroll 8
+    for (int r = 1; r < y_threads; ++r) {
+      combined = op(combined, shared[(r * kN + y) * x_threads + x]);
+    }
+  }
+  __syncthreads();
+  if (y < kN) {
+    shared[y * x_threads + x] = combined;
+  }
+  __syncthreads();
+#pragma unroll
+  for (int n = 0; n < kN; ++n) {
+    v[n] = shared[n * x_threads + x];
+  }
+  __syncthreads();  // the next call's writes wait for these reads
+}
+
 // Split reductions keep each partial in 8-byte cells of the workspace;
 // volatile loads read what other blocks wrote (they bypass L1).
 template <typename T>

@@ -180,13 +180,15 @@ std::string ReductionGenerator::column_finish_kernel() const {
   std::ostringstream ss;
   ss << "extern \"C\" __global__ void __launch_bounds__(" << kFinishThreads
      << ") nvfuse_reduction_finish(const Args args) {\n"
-     << "  constexpr int kX = " << kFinishColumns << ";  // columns of the block\n"
-     << "  constexpr int kN = " << (float_partials ? 4 : 1) << ";  // of a thread\n"
-     << "  constexpr int kThreadsX = kX / kN;\n"
-     << "  constexpr int kY = " << kFinishThreads << " / kThreadsX;\n"
+     << "  constexpr int kN = " << (float_partials ? 4 : 1) << ";  // columns of a thread\n"
      << "  constexpr int kBatch = " << kFinishBatch << ";\n"
-     << "  const int ty = threadIdx.x / kThreadsX;\n"
-     << "  const Index first_col = Index(blockIdx.x) * kX + (threadIdx.x % kThreadsX) * kN;\n"
+     << "  // The block's columns, as the launch computed them (finish_columns).\n"
+     << "  const int block_columns = args.partial_rows <= " << kFinishWideRows << " ? "
+     << kFinishWideColumns << " : " << kFinishTallColumns << ";\n"
+     << "  const int threads_x = block_columns / kN;\n"
+     << "  const int threads_y = " << kFinishThreads << " / threads_x;\n"
+     << "  const int ty = threadIdx.x / threads_x;\n"
+     << "  const Index first_col = Index(blockIdx.x) * block_columns + (threadIdx.x % threads_x) * kN;\n"
      << "  const bool col_valid = first_col < args.width;\n"
      << column_regions("args.workspace", "args.partial_rows", "args.width", "partial_", "  ");
   // Every reduction's batch in one loop: their loads are in flight together.
@@ -210,19 +212,19 @@ std::string ReductionGenerator::column_finish_kernel() const {
         : "loaded_" + acc + "[i][0] = *(" + at + ");\n";
     loads += "    " + type + " loaded_" + acc + "[kBatch][kN];\n"
              "#pragma unroll\n    for (int i = 0; i < kBatch; ++i) {\n"
-             "      const Index p = first + i * kY;\n"
+             "      const Index p = first + i * threads_y;\n"
              "      if (p < args.partial_rows) {\n        " + load + "      }\n    }\n";
     adds += "#pragma unroll\n    for (int i = 0; i < kBatch; ++i) {\n"
-            "      if (first + i * kY < args.partial_rows) {\n#pragma unroll\n"
+            "      if (first + i * threads_y < args.partial_rows) {\n#pragma unroll\n"
             "        for (int n = 0; n < kN; ++n) " + acc + "[n] = " + op_type(r) + "()(" + acc +
         "[n], loaded_" + acc + "[i][n]);\n      }\n    }\n";
   }
   ss << "  for (Index first = ty; col_valid && first < args.partial_rows; "
-        "first += kBatch * kY) {\n"
+        "first += kBatch * threads_y) {\n"
      << loads << adds << "  }\n";
   for (const Expr* r : a_.outer_reductions) {
-    ss << "  nvfuse::column_reduce_all<kThreadsX, kY, kN>(" << acc_name(r) << ", "
-       << op_type(r) << "());\n";
+    ss << "  nvfuse::column_reduce_shaped<" << kFinishThreads << ", kN>(" << acc_name(r)
+       << ", " << op_type(r) << "(), threads_x);\n";
   }
   ss << "  if (ty != 0 || !col_valid) return;\n"
      << "#pragma unroll\n"

@@ -11,12 +11,27 @@
 namespace nvfuse {
 
 // Inner-outer kernels come with a second kernel, nvfuse_reduction_finish,
-// over the same Args: kFinishColumns columns per block of kFinishThreads
-// threads, one block per column group; each thread loads kFinishBatch
-// partial rows before it adds them.
-constexpr int kFinishColumns = 32;
+// over the same Args, that combines the blocks' partial rows: blocks of
+// kFinishThreads threads, one per group of finish_columns(partial_rows)
+// columns; the threads of a column walk down the partial rows, each
+// loading kFinishBatch of them before it adds them. The kernel computes
+// the same shape from args.partial_rows:
+// - 32 columns a block (64 threads down them where the partials are float
+//   vectors) over many partial rows and narrow rows (2048 x 1600: 50
+//   blocks);
+// - 256 columns a block (8 threads down them) where each thread takes at
+//   most one batch of partial rows. With 32, the 7 partial rows of a
+//   streamed 262144-wide layer-norm backward left 57 of every 64 threads
+//   without a row, and 8192 blocks took 57 us for 15 MB.
 constexpr int kFinishThreads = 512;
 constexpr int kFinishBatch = 4;
+constexpr int kFinishTallColumns = 32;
+constexpr int kFinishWideColumns = 256;
+constexpr int kFinishWideRows = 8 * kFinishBatch;
+
+inline int finish_columns(int64_t partial_rows) {
+  return partial_rows <= kFinishWideRows ? kFinishWideColumns : kFinishTallColumns;
+}
 
 KernelSource generate_reduction_kernel(
     const ReductionAnalysis& analysis,

@@ -311,7 +311,8 @@ bool ReductionExecutor::run_inner_outer(
       static_cast<unsigned>(planned.shared_bytes), static_cast<unsigned>(cluster));
   launch_on_current_stream(
       finish, device,
-      {static_cast<unsigned>((planned.space.width + kFinishColumns - 1) / kFinishColumns)},
+      {static_cast<unsigned>((planned.space.width + finish_columns(values.partial_rows) - 1) /
+                             finish_columns(values.partial_rows))},
       {static_cast<unsigned>(kFinishThreads)}, packed,
       [&] { return "finishing the column partials, " + description_of(planned); });
   return true;
