@@ -420,7 +420,8 @@ def reduction_tuning(**changes):
     """The inner reduction scheduler's tuning (nvfuse._C.set_reduction_tuning)
     with `changes`, restored after."""
     names = ("elements_per_thread", "max_persistent_threads", "chunked_threads",
-             "pipelining", "max_cluster", "carry_exps", "staging", "streamed_cluster")
+             "pipelining", "max_cluster", "carry_exps", "staging", "streamed_cluster",
+             "outer_rows")
     default = dict(zip(names, _C.reduction_tuning()))
     _C.set_reduction_tuning(**{**default, **changes})
     try:

@@ -277,6 +277,21 @@ def test_reduction_matches_torch_on_gpu(op, dtype, dims, keepdim):
         assert_kernel_ran(fd)
 
 
+@pytest.mark.parametrize("outer_rows", [1, 2, 16])
+@pytest.mark.parametrize("rows,width", [(2048, 1600), (20011, 72), (301, 4104)], ids=str)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_outer_split_sums_match_torch_at_any_split_depth(dtype, rows, width, outer_rows):
+    """Column sums split over blocks down the rows, at least outer_rows rows
+    a thread before a deeper split; the last block to arrive combines the
+    partials."""
+    torch.manual_seed(rows + outer_rows)
+    inputs = CASES["sum_outer"].make_inputs(rows, width, dtype, "cuda")
+    with reduction_tuning(outer_rows=outer_rows):
+        outs, fd = run_case("sum_outer", inputs)
+    assert "outer" in fd.last_cuda_code() and ", split" in fd.last_cuda_code()
+    assert_case_close("sum_outer", outs, CASES["sum_outer"].torch_reference(*inputs), rows, width)
+
+
 # --- inner-outer: row and column reductions in one kernel ---------------------
 
 

@@ -159,6 +159,19 @@ def test_outer_reduction_walks_down_contiguous_columns():
     assert params.startswith("outer") and "vector_width=8" in params
 
 
+def test_outer_split_depth_is_a_tuning_knob_that_names_what_it_accepts():
+    """outer_rows: the fewest rows a thread of an outer split walks. Fewer
+    split the rows over more blocks (more partial rows)."""
+    fd = define_case("sum_outer", torch.bfloat16)
+    x = torch.randn(2048, 1600, dtype=torch.bfloat16)
+    assert "split" in params_of(fd.cuda_code_for([x]))
+    default = _C.reduction_tuning()
+    assert default[8] == 16
+    with pytest.raises(Exception, match="outer_rows must be at least 1, got 0"):
+        _C.set_reduction_tuning(16, outer_rows=0)
+    assert _C.reduction_tuning() == default
+
+
 def test_unaligned_width_steps_the_vector_down():
     fd = define_case("softmax_fwd", torch.bfloat16)
     assert "vector_width=1" in params_of(fd.cuda_code_for([torch.randn(8, 1601, dtype=torch.bfloat16)]))

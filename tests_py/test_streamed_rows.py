@@ -96,7 +96,7 @@ def test_streamed_rows_do_not_spill(name, dtype):
 
 def test_streamed_cluster_tuning_names_what_it_accepts():
     default = _C.reduction_tuning()
-    assert default[-1] == 16
+    assert default[7] == 16
     with pytest.raises(Exception, match="streamed_cluster must be 1, 2, 4, 8 or 16, got 3"):
         _C.set_reduction_tuning(16, streamed_cluster=3)
     assert _C.reduction_tuning() == default

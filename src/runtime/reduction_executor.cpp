@@ -39,6 +39,7 @@ void set_reduction_tuning(const ReductionTuning& tuning) {
   const int streamed = tuning.streamed_cluster;
   NVFUSE_CHECK(streamed >= 1 && streamed <= 16 && (streamed & (streamed - 1)) == 0,
                "streamed_cluster must be 1, 2, 4, 8 or 16, got ", streamed);
+  NVFUSE_CHECK(tuning.outer_rows >= 1, "outer_rows must be at least 1, got ", tuning.outer_rows);
   tuning_setting().set(tuning);
 }
 
@@ -82,7 +83,8 @@ std::optional<ReductionSchedule> ReductionExecutor::schedule(
                                   tuning.elements_per_thread, tuning.max_persistent_threads,
                                   tuning.chunked_threads, tuning.pipelining, tuning.max_cluster,
                                   tuning.carry_exps, tuning.staging,
-                                  tuning.streamed_cluster, device.l2_bytes};
+                                  tuning.streamed_cluster, tuning.outer_rows,
+                                  device.l2_bytes};
   numbers.push_back(-1);
   numbers.insert(numbers.end(), reference->front().begin(), reference->front().end());
   for (const std::vector<int64_t>& sizes : *position_sizes) {

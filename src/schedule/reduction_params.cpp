@@ -17,7 +17,6 @@ constexpr int kVectorBytes = 16;       // the widest global load/store
 constexpr int kShortRowBlock = 128;    // inner, several rows per block
 constexpr int kOuterBlock = 256;
 constexpr int kShortChunkThreads = 512;  // chunked rows of at most two chunks
-constexpr int kOuterRowsPerThread = 8; // least rows a thread walks before a split
 constexpr int64_t kMaxChunkedRowBytes = 64;  // see the chunked rows in schedule_reduction
 constexpr int64_t kMaxStreamedColumnElements = 8;  // see the streamed rows there
 constexpr int64_t kMaxHeldColumnBytes = 256;  // see ReductionParams::hold_columns
@@ -368,7 +367,7 @@ std::optional<ReductionSchedule> schedule_reduction(
     p.block_size = p.block_x * p.block_y;
     schedule.grid_x = ceil_div(groups, p.block_x);
     schedule.max_grid_y = std::clamp<int64_t>(
-        space.width / (p.block_y * kOuterRowsPerThread), 1, 65535);
+        space.width / (p.block_y * tuning.outer_rows), 1, 65535);
     // Outer walks keep one 16-byte load per thread in flight per row step:
     // twice the blocks of the inner kernels.
     schedule.grid_y = std::clamp<int64_t>(

@@ -160,6 +160,16 @@ struct ReductionTuning {
   // Blocks of a cluster that streams a row no cluster holds (see
   // ReductionParams::cluster; 1: such rows are chunked by one block).
   int streamed_cluster = 16;
+  // Outer split reductions: the fewest rows each thread walks before the
+  // rows split over more blocks (ReductionSchedule::max_grid_y). Each
+  // split block writes partials that the last block to arrive combines;
+  // over few rows that tail is what the kernel waits on. H100, % of copy
+  // bandwidth at 8 / 16 / 32 (tools/tune_reduction.py): sum over 2048 rows
+  // of 1600, bf16 18 / 20 / 18, fp32 35 / 39 / 36; over 8192 rows of 4096
+  // bf16 63 / 62 / 69, fp32 88 / 88 / 89; at 4 every small case lost
+  // (bf16 2048x1600: 12); the large ones (32768x8192 and longer) the same
+  // at every value.
+  int outer_rows = 16;
 };
 
 struct ReductionSchedule {
@@ -167,8 +177,8 @@ struct ReductionSchedule {
   ReductionParams params;
   int64_t grid_x = 0;  // 0 when there is nothing to do
   int64_t grid_y = 1;
-  // Outer split: the most blocks down the rows (each walks at least
-  // kOuterRowsPerThread rows a thread). The launch sizes grid_y from the
+  // Outer split: the most blocks down the rows (each thread walks at least
+  // ReductionTuning::outer_rows rows). The launch sizes grid_y from the
   // kernel's occupancy within it (ReductionExecutor::run).
   int64_t max_grid_y = 1;
   // Bytes of partial results for a split reduction (0 without a split).
