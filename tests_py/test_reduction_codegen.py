@@ -166,7 +166,7 @@ def test_outer_split_depth_is_a_tuning_knob_that_names_what_it_accepts():
     x = torch.randn(2048, 1600, dtype=torch.bfloat16)
     assert "split" in params_of(fd.cuda_code_for([x]))
     default = _C.reduction_tuning()
-    assert default[8] == 16
+    assert default[8] == 8
     with pytest.raises(Exception, match="outer_rows must be at least 1, got 0"):
         _C.set_reduction_tuning(16, outer_rows=0)
     assert _C.reduction_tuning() == default

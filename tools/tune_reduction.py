@@ -15,7 +15,7 @@ torch.compile's number for reference.
 elements/persistent/chunked/pipelining/cluster, optionally /carry_exps
 (0 or 1, default 1), /staging (0, 1 or 2, default 1), /streamed (the
 blocks of a streamed cluster row, 1 to 16, default 16) and /outer_rows (the
-fewest rows a thread of an outer split reduction walks, default 16)).
+fewest rows a thread of an outer split reduction walks, default 8)).
 
 Cases are those of tests_py/norm_definitions.py, or of
 benchmarks/loss_and_norm_definitions.py (cross_entropy_fwd, ...: their

@@ -109,7 +109,7 @@ void init_execute(py::module_& m) {
       py::arg("elements_per_thread"), py::arg("max_persistent_threads") = 1024,
       py::arg("chunked_threads") = 1024, py::arg("pipelining") = 1,
       py::arg("max_cluster") = 16, py::arg("carry_exps") = 1, py::arg("staging") = 1,
-      py::arg("streamed_cluster") = 16, py::arg("outer_rows") = 16,
+      py::arg("streamed_cluster") = 16, py::arg("outer_rows") = 8,
       "Launch-shape defaults of the inner reduction scheduler (for tuning runs)");
   m.def("reduction_tuning", [] {
     const ReductionTuning t = reduction_tuning();

@@ -164,12 +164,14 @@ struct ReductionTuning {
   // rows split over more blocks (ReductionSchedule::max_grid_y). Each
   // split block writes partials that the last block to arrive combines;
   // over few rows that tail is what the kernel waits on. H100, % of copy
-  // bandwidth at 8 / 16 / 32 (tools/tune_reduction.py): sum over 2048 rows
-  // of 1600, bf16 18 / 20 / 18, fp32 35 / 39 / 36; over 8192 rows of 4096
-  // bf16 63 / 62 / 69, fp32 88 / 88 / 89; at 4 every small case lost
-  // (bf16 2048x1600: 12); the large ones (32768x8192 and longer) the same
-  // at every value.
-  int outer_rows = 16;
+  // bandwidth (tools/tune_reduction.py, docs/measurements/
+  // session20_h100.txt): sum over 2048 rows of 1600 bf16 at 4 / 8: 12 /
+  // 17; at 16 the normalization bench measured 14.8 against 16.8 at 8
+  // (20 only with each thread's loads of 4 row steps issued together,
+  // which cost bf16 sums over 32768 x 8192 and 512 x 262144 1-2 points);
+  // over 8192 rows of 4096 bf16 63 at 8 and 16, 69 at 32. The large shapes
+  // measured the same at every value.
+  int outer_rows = 8;
 };
 
 struct ReductionSchedule {
