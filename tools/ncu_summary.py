@@ -1,9 +1,9 @@
 """Summarizes Nsight Compute raw CSV reports (tools/ncu_misses.sh): one
 line per kernel (the last launch of each kernel name in each report) with
 time, DRAM throughput and bytes, L2 hit rate, SM throughput, achieved occupancy,
-registers, grid x block (x cluster), the share of cycles a scheduler
-issued an instruction, and the largest warp stall reasons in cycles per
-issued instruction (three, or NCU_STALLS of them).
+registers, grid x block (x cluster), warp instructions executed, and the
+largest warp stall reasons in cycles per issued instruction (three, or
+NCU_STALLS of them).
 
     NCU_STALLS=8 python3 tools/ncu_summary.py REPORT.csv ...
 """
@@ -73,9 +73,6 @@ def summarize(path):
         # follows (the InstructionStats section).
         inst = first_key(row, "smsp__inst_executed.sum", "sm__inst_executed.sum",
                          contains=("inst_executed", ".sum"))
-        issue = first_key(row, "smsp__issue_active.avg.pct_of_peak_sustained_active",
-                          "sm__inst_issued.avg.pct_of_peak_sustained_active",
-                          contains=("issue", "pct_of_peak_sustained_active"))
         dram_bytes = number(row, read) + number(row, write)
         if dram_bytes != dram_bytes:  # no byte counts: rate times duration
             dram_bytes = number(row, "dram__bytes.sum.per_second") * number(
@@ -88,7 +85,6 @@ def summarize(path):
             f"sm {number(row, 'sm__throughput.avg.pct_of_peak_sustained_elapsed'):5.1f}% "
             f"occ {number(row, 'sm__warps_active.avg.pct_of_peak_sustained_active'):5.1f}% "
             f"inst {number(row, inst) / 1e6:6.2f}M "
-            f"issue {number(row, issue):5.1f}% "
             f"r{row.get('launch__registers_per_thread', '?')} "
             f"{row.get('launch__grid_size', '?')}x{row.get('launch__block_size', '?')}"
             + (f" c{cluster}" if cluster not in ("", "0", "1") else "")
