@@ -132,7 +132,7 @@ struct ReductionSpace {
 
 // The launch-shape choices the inner heuristics start from; exposed so that
 // tuning runs can sweep them (nvfuse._C.set_reduction_tuning,
-// tools/tune_reduction.py). From a sweep on an H100 (docs/gpu.md): 16
+// tools/tune_reduction.py). From a sweep on an H100 (docs/reductions.md): 16
 // elements per thread (fp32: 4 x 4, bf16: 2 x 8; registers grow with the
 // elements, which are computed in float, not with their bytes: 32 bf16
 // elements cost the occupancy that bf16 rows need), and 1024-thread chunks
