@@ -59,9 +59,9 @@ class ReductionGenerator {
   bool column_held(const TensorView* tv) const {
     return p_.hold_columns && per_column(tv) && !per_row(tv) && is_kernel_input(tv);
   }
-  // A chunked row that a cluster streams (ReductionParams::cluster): each
-  // block re-reads its part of the row per phase.
-  bool streamed() const { return p_.cluster > 1 && !p_.persistent; }
+  // A chunked row that a cluster streams: each block re-reads its part of
+  // the row per phase.
+  bool streamed() const { return p_.streamed(); }
   InnerAccess access(size_t t) const { return p_.access[t]; }
   int width_of(size_t t) const {
     return access(t) == InnerAccess::kBroadcast ? 1 : p_.vector_width;

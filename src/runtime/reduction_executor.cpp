@@ -166,7 +166,7 @@ std::optional<std::vector<at::Tensor>> ReductionExecutor::run(
         return std::nullopt;  // the buffers do not fit an SM (as inner-outer: declined)
       }
       grid_x = std::min<int64_t>(grid_x, walkers * params.cluster);
-    } else if (params.cluster > 1 && !params.persistent) {
+    } else if (params.streamed()) {
       const int64_t walkers = streamed_walkers(*kernel, *planned, device);
       if (walkers == 0) {
         return std::nullopt;  // the cluster does not fit: declined
@@ -288,9 +288,9 @@ bool ReductionExecutor::run_inner_outer(
   // (2048 x 1600 layer-norm backward: 71 us with a partial row per row).
   const int64_t sm_count = device_info_of(device).sm_count;
   const int64_t cluster = planned.params.cluster;
-  const int64_t walkers = planned.params.persistent
-      ? resident_walkers(*kernel, planned, device)
-      : streamed_walkers(*kernel, planned, device);
+  const int64_t walkers = planned.params.streamed()
+      ? streamed_walkers(*kernel, planned, device)
+      : resident_walkers(*kernel, planned, device);
   if (walkers == 0) {
     return false;  // the block (or cluster) does not fit: the segments take it
   }
@@ -311,10 +311,11 @@ bool ReductionExecutor::run_inner_outer(
       {static_cast<unsigned>(planned.params.block_size)}, packed,
       [&] { return description_of(planned); },
       static_cast<unsigned>(planned.shared_bytes), static_cast<unsigned>(cluster));
+  const int64_t finish_block_columns = finish_columns(values.partial_rows);
   launch_on_current_stream(
       finish, device,
-      {static_cast<unsigned>((planned.space.width + finish_columns(values.partial_rows) - 1) /
-                             finish_columns(values.partial_rows))},
+      {static_cast<unsigned>((planned.space.width + finish_block_columns - 1) /
+                             finish_block_columns)},
       {static_cast<unsigned>(kFinishThreads)}, packed,
       [&] { return "finishing the column partials, " + description_of(planned); });
   return true;

@@ -118,6 +118,8 @@ struct ReductionParams {
   // vectorized axis.
   std::vector<InnerAccess> access;
 
+  // A chunked row that a cluster streams (see `cluster`).
+  bool streamed() const { return cluster > 1 && !persistent; }
   std::string to_string() const;
   bool operator==(const ReductionParams& other) const;
 };
