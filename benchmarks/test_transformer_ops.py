@@ -1,6 +1,8 @@
 """Transformer building blocks with shape and random ops, against eager
 PyTorch and torch.compile: Llama-style rotary embedding (slices, neg, cat,
-multiply-add with cos/sin) and dropout + residual add.
+multiply-add with cos/sin), dropout + residual add, and a scatter of
+computed values (half of each row's 8192 elements overwritten by
+relu(src) * 2 at distinct random columns: the scatter kernel).
 
 Bytes moved are every input read once plus every output written once (the
 random mask is not a tensor anyone reads). NVFUSE_BENCH_TRANSFORMER_SIZES
@@ -94,9 +96,36 @@ def _check_dropout(out, x, residual):
         rtol=2e-2, atol=2e-2)
 
 
+# --- scatter of computed values --------------------------------------------
+def _scatter_inputs(size, dtype):
+    rows = max(1, size // (8192 * torch.tensor([], dtype=dtype).element_size()))
+    x = torch.randn(rows, 8192, dtype=dtype, device="cuda")
+    index = torch.argsort(torch.rand(rows, 8192, device="cuda"), dim=1)[:, :4096].contiguous()
+    return [x, index, torch.randn(rows, 4096, dtype=dtype, device="cuda")]
+
+
+def _scatter_torch(x, index, src):
+    return x.scatter(1, index, torch.relu(src) * 2.0)
+
+
+def _scatter_fd(dtype):
+    with FusionDefinition() as fd:
+        x = fd.define_tensor([-1, -1], contiguity=True, dtype=TORCH_TO_NVFUSE[dtype])
+        index = fd.define_tensor([-1, -1], contiguity=True, dtype=DataType.Int)
+        src = fd.define_tensor([-1, -1], contiguity=True, dtype=TORCH_TO_NVFUSE[dtype])
+        fd.add_output(fd.ops.scatter(x, index, fd.ops.relu(src) * 2.0, 1))
+    return fd
+
+
+def _check_scatter(out, x, index, src):
+    # distinct columns per row and an exact src: one right answer
+    assert torch.equal(out, _scatter_torch(x, index, src))
+
+
 CASES = {
     "rope": (_rope_inputs, _rope_torch, _rope_fd, None),
     "dropout_residual": (_dropout_inputs, _dropout_torch, _dropout_fd, _check_dropout),
+    "scatter_rows": (_scatter_inputs, _scatter_torch, _scatter_fd, _check_scatter),
 }
 
 

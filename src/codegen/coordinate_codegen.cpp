@@ -8,6 +8,7 @@
 #include "codegen/expr_statement.h"
 #include "codegen/index_values.h"
 #include "codegen/scan_codegen.h"
+#include "codegen/scatter_codegen.h"
 
 namespace nvfuse {
 
@@ -29,9 +30,24 @@ class CoordinateGenerator {
     KernelSource source;
     source.name = "nvfuse_coordinates";
     std::ostringstream ss;
-    ss << coordinate_kernel_prelude(analysis_, params_, layout_, "coordinate")
-       << element_function() << "\n"
-       << kernel_function();
+    ss << coordinate_kernel_prelude(analysis_, params_, layout_, "coordinate");
+    if (params_.scatter_rows) {
+      ss << "// The output row a block stages (a scatter's staged-row form).\n"
+         << "extern __shared__ __align__(16) unsigned char nvfuse_row_bytes[];\n"
+         << "template <typename T>\n"
+         << "__device__ __forceinline__ T* nvfuse_row() {\n"
+         << "  return reinterpret_cast<T*>(nvfuse_row_bytes);\n"
+         << "}\n\n";
+    }
+    ss << element_function() << "\n";
+    if (params_.scatter_rows) {
+      const ScatterOp& scatter = *analysis_.scatter;
+      const std::string row_extent = new_values().int64_of(
+          extent_of(scatter.input(0), scatter.dim()));
+      ss << scatter_rows_kernel(scatter, params_, row_extent);
+    } else {
+      ss << kernel_function();
+    }
     source.code = ss.str();
     source.layout = layout_;
     return source;
@@ -48,11 +64,15 @@ class CoordinateGenerator {
 
   // The statements of one group of kVec lanes, with what the lanes need of
   // the sizes.
-  CoordinateValues group_values() const {
-    CoordinateValues values(
+  CoordinateValues new_values() const {
+    return CoordinateValues(
         fusion_, params_.vector_width,
         [](const Val* v) { return "args." + name_of_value(v); },
         analysis_.drawn_random_ops, params_.vectors_aligned);
+  }
+
+  CoordinateValues group_values() const {
+    CoordinateValues values = new_values();
     std::vector<LaneCoord> coords;
     for (int axis = 0; axis < params_.rank; ++axis) {
       coords.push_back(
@@ -65,6 +85,11 @@ class CoordinateGenerator {
       }
     }
     values.lay_out_densely(dense, coords);
+    if (analysis_.scatter != nullptr) {
+      // The iteration space is the scatter's index tensor.
+      values.scatter(*analysis_.scatter, coords, params_.scatter_rows);
+      return values;
+    }
     for (const TensorView* out : analysis_.outputs) {
       values.store(out, coords, values.value_at(out, coords));
     }

@@ -92,6 +92,10 @@ class CoordinateValues {
   // Stores `value` (an Array) into output `tv` at `coords`.
   void store(const TensorView* tv, const std::vector<LaneCoord>& coords,
              const std::string& value);
+  // The writes of a scatter for its index tensor's elements at `coords`
+  // (coordinate_scatter.cpp): into the output, or with `into_row` into the
+  // output row staged in shared memory (`nvfuse_row`).
+  void scatter(const ScatterOp& expr, const std::vector<LaneCoord>& coords, bool into_row);
   // For the scan kernel (scan_codegen.cpp): `name` (an Array) is `tv` at
   // `coords` from here to the end of the current block; a statement of
   // its own; a block (`header {`, e.g. a loop) with a scope of its own
@@ -106,6 +110,8 @@ class CoordinateValues {
   // A fresh local name.
   std::string fresh_name() { return "v" + std::to_string(next_name_++); }
   std::string code() const { return code_.str(); }
+  // The kernel's text for scalar `s` as an int64.
+  std::string int64_of(const Val* s) const;
 
   const std::vector<const Scalar*>& lane_multiples() const { return lane_multiples_; }
   bool lanes_share_predicates() const { return lanes_share_predicates_; }
@@ -200,7 +206,6 @@ class CoordinateValues {
     return "nvfuse::Array<" + element_type + ", kVec>";
   }
   std::string scalar_as(const Val* s, DataType dtype) const;
-  std::string int64_of(const Val* s) const;
   void line(const std::string& text);
   void open_scope();
   void close_scope();

@@ -343,6 +343,16 @@ __device__ __forceinline__ int64 index_in_range(int64 i, int64 extent) {
   return i < 0 ? 0 : (i >= extent ? extent - 1 : i);
 }
 
+// A scatter's index into an axis of `extent` elements: wrapped once when
+// negative (as index_in_range), -1 when still out of range. The kernel
+// writes nothing for -1: clamping would overwrite an element in range.
+__device__ __forceinline__ int64 scatter_index(int64 i, int64 extent) {
+  if (i < 0) {
+    i += extent;
+  }
+  return i >= 0 && i < extent ? i : -1;
+}
+
 // n / d for 0 <= n, d < 2^31 with the host's magic number (schedule/
 // fast_divider.h): a multiply-high, an add and a shift instead of a divide.
 struct FastDivider {

@@ -73,10 +73,12 @@ class HostViewFinder {
   }
 
   // An expr cut out of the kernels as an ATen call (matmul, attention,
-  // scatter...; next to reductions, a gather or random op too): its inputs
-  // and outputs are materialized tensors.
+  // index_put...; next to reductions, a gather or random op too): its
+  // inputs and outputs are materialized tensors. A scatter counts as one
+  // too: its result is, and a view of an input it reads costs its kernel
+  // nothing (the input it writes over is copied, whatever its strides).
   bool is_aten_call(const Expr& expr) const {
-    return !is_view_expr(expr) && is_cut_out(expr, reductions_);
+    return !is_view_expr(expr) && (is_cut_out(expr, reductions_) || expr.is<ScatterOp>());
   }
 
   bool is_source(const Val* tv) const {

@@ -3,11 +3,13 @@
 #include <ATen/ATen.h>
 #include <c10/core/DeviceGuard.h>
 
+#include <algorithm>
 #include <numeric>
 
 #include "runtime/kernel_launch.h"
 #include "runtime/process_setting.h"
 #include "runtime/rng_state.h"
+#include "runtime/scatter_sizes.h"
 
 namespace nvfuse {
 
@@ -18,19 +20,19 @@ ProcessSetting<CoordinateTuning>& tuning_setting() {
   return setting;
 }
 
-// The schedule for tensors (inputs then outputs) described as `tensors`;
-// nullopt when the outputs differ in shape (the iteration space is theirs).
-// With a scan axis (>= 0), the scan kernel's launch.
+// The schedule over the iteration space `extents` for tensors (inputs then
+// outputs) described as `tensors`; nullopt when the outputs differ in
+// shape. With a scan axis (>= 0), the scan kernel's launch.
 std::optional<CoordinateSchedule> schedule_for(
     size_t input_count,
     const std::vector<TensorArg>& tensors,
+    const std::vector<int64_t>& extents,
     int64_t lane_alignment,
     const std::vector<size_t>& vectorized,
     const std::vector<int64_t>& shifts,
     int64_t scan_axis) {
-  const std::vector<int64_t>& extents = tensors[input_count].sizes;
   for (size_t t = input_count + 1; t < tensors.size(); ++t) {
-    if (tensors[t].sizes != extents) {
+    if (tensors[t].sizes != tensors[input_count].sizes) {
       return std::nullopt;
     }
   }
@@ -103,8 +105,22 @@ std::vector<int64_t> CoordinateExecutor::lane_shifts(
   return shifts;
 }
 
+std::optional<std::vector<int64_t>> CoordinateExecutor::iteration_extents(
+    const std::vector<TensorArg>& tensors,
+    BoundInputs& bound) const {
+  if (analysis_.scatter == nullptr) {
+    return tensors[analysis_.inputs.size()].sizes;
+  }
+  auto sizes = output_sizes_of({analysis_.scatter->input(1)->as<TensorView>()}, bound);
+  if (!sizes.has_value()) {
+    return std::nullopt;
+  }
+  return sizes->front();
+}
+
 std::optional<CoordinateSchedule> CoordinateExecutor::memoized_schedule(
     const std::vector<TensorArg>& tensors,
+    const std::vector<int64_t>& extents,
     const std::vector<Argument>& args,
     BoundInputs& bound) {
   const int64_t alignment = lane_alignment(args, bound);
@@ -113,10 +129,43 @@ std::optional<CoordinateSchedule> CoordinateExecutor::memoized_schedule(
   std::vector<int64_t> numbers = {alignment, tuning.block_size, tuning.bytes_per_thread,
                                   tuning.max_unroll};
   numbers.insert(numbers.end(), shifts.begin(), shifts.end());
+  if (analysis_.scatter != nullptr) {
+    // A computed index tensor's sizes are not among the tensors.
+    numbers.insert(numbers.end(), extents.begin(), extents.end());
+  }
   return last_schedule_.get(tensors, std::move(numbers), [&] {
-    return schedule_for(analysis_.inputs.size(), tensors, alignment, lanes_.vector_tensors,
-                        shifts, analysis_.scan_axis);
+    auto schedule = schedule_for(analysis_.inputs.size(), tensors, extents, alignment,
+                                 lanes_.vector_tensors, shifts, analysis_.scan_axis);
+    if (schedule.has_value() && analysis_.scatter != nullptr) {
+      const TensorArg& in = tensors[scatter_input_slot()];
+      schedule_scatter_rows(*schedule, in.sizes, extents, analysis_.scatter->dim(),
+                            size_in_bytes(in.dtype));
+    }
+    return schedule;
   });
+}
+
+size_t CoordinateExecutor::scatter_input_slot() const {
+  const auto& inputs = analysis_.inputs;
+  return std::find(inputs.begin(), inputs.end(),
+                   analysis_.scatter->input(0)->as<TensorView>()) - inputs.begin();
+}
+
+void CoordinateExecutor::prepare_scatter(
+    const std::vector<at::Tensor>& tensors,
+    const CoordinateSchedule& schedule,
+    const std::vector<int64_t>& extents,
+    BoundInputs& bound) const {
+  const ScatterOp& scatter = *analysis_.scatter;
+  const at::Tensor& in = tensors[scatter_input_slot()];
+  auto src = output_sizes_of({scatter.input(2)->as<TensorView>()}, bound);
+  NVFUSE_ASSERT(src.has_value(), "a scatter's src has unknown sizes");
+  check_scatter_sizes(in.sizes().vec(), extents, src->front(), scatter.dim());
+  if (!schedule.params.scatter_rows) {
+    // The kernel writes src's values into a copy of the input (the
+    // staged-row form copies each row itself).
+    tensors[analysis_.inputs.size()].copy_(in);
+  }
 }
 
 std::string CoordinateExecutor::cuda_code_for(
@@ -126,7 +175,10 @@ std::string CoordinateExecutor::cuda_code_for(
   for (TensorArg& out : io_.planned_output_args(bound)) {
     tensors.push_back(std::move(out));
   }
-  auto schedule = memoized_schedule(tensors, args, bound);
+  const auto extents = iteration_extents(tensors, bound);
+  NVFUSE_CHECK_AS(ErrorKind::kUnsupported, extents.has_value(),
+                  "the scatter's index sizes are not known before running it");
+  auto schedule = memoized_schedule(tensors, *extents, args, bound);
   NVFUSE_CHECK_AS(
       ErrorKind::kUnsupported, schedule.has_value(),
       "the outputs of this fusion differ in shape for these inputs");
@@ -146,9 +198,16 @@ std::optional<std::vector<at::Tensor>> CoordinateExecutor::run(
   for (const at::Tensor& t : *tensors) {
     described.push_back(tensor_arg_of(t));
   }
-  const auto schedule = memoized_schedule(described, args, bound);
+  const auto extents = iteration_extents(described, bound);
+  if (!extents.has_value()) {
+    return std::nullopt;
+  }
+  const auto schedule = memoized_schedule(described, *extents, args, bound);
   if (!schedule.has_value()) {
     return std::nullopt;
+  }
+  if (analysis_.scatter != nullptr) {
+    prepare_scatter(*tensors, *schedule, *extents, bound);
   }
   const bool launch = schedule->grid_size > 0;
   auto [source, kernel] =
@@ -162,7 +221,7 @@ std::optional<std::vector<at::Tensor>> CoordinateExecutor::run(
     values.values = io_.values_of(analysis_.value_inputs, args, bound);
     append_drawn_seeds(values.values, analysis_.drawn_random_ops.size(), device);
     values.numel = schedule->numel;
-    values.extents = described[analysis_.inputs.size()].sizes;
+    values.extents = *extents;
     values.divisors = coordinate_divisors(values.extents, schedule->params.vector_width);
     std::vector<uint64_t> packed = pack_args(source->layout, values);
     launch_on_current_stream(
@@ -170,7 +229,7 @@ std::optional<std::vector<at::Tensor>> CoordinateExecutor::run(
         {static_cast<unsigned>(schedule->params.block_size)}, packed, [&] {
           return "numel=" + std::to_string(schedule->numel) + " " +
               schedule->params.to_string();
-        });
+        }, static_cast<unsigned>(schedule->shared_bytes));
   }
   return io_.fusion_outputs(args, *tensors);
 }

@@ -8,6 +8,7 @@
 #include "codegen/philox.cuh"
 #include "runtime/reference_evaluator.h"
 #include "runtime/rng_state.h"
+#include "runtime/scatter_sizes.h"
 
 namespace nvfuse {
 
@@ -94,9 +95,11 @@ void ReferenceEvaluator::handle(const GatherOp& e) {
 }
 
 void ReferenceEvaluator::handle(const ScatterOp& e) {
-  tensors_[e.output(0)] = at::scatter(
-      tensor_of(e.input(0)), e.dim(), tensor_of(e.input(1)).to(at::kLong),
-      tensor_of(e.input(2)));
+  const at::Tensor in = tensor_of(e.input(0));
+  const at::Tensor index = tensor_of(e.input(1));
+  const at::Tensor src = tensor_of(e.input(2));
+  check_scatter_sizes(in.sizes().vec(), index.sizes().vec(), src.sizes().vec(), e.dim());
+  tensors_[e.output(0)] = at::scatter(in, e.dim(), index.to(at::kLong), src);
 }
 
 void ReferenceEvaluator::handle(const IndexPutAccumulateOp& e) {

@@ -66,6 +66,47 @@ bool find_scans(const Fusion& fusion, CoordinateAnalysis& analysis, std::string*
   return true;
 }
 
+// The fusion's scatter, when the kernel can walk its index tensor: one
+// scatter, its result the fusion's only output and read by nothing in it,
+// its input a tensor the fusion reads (a copy of it is what the kernel
+// writes into: the input must be whole before the first write), no cumsum.
+bool find_scatter(const Fusion& fusion, CoordinateAnalysis& analysis, std::string* why_not) {
+  const auto exprs = fusion.exprs();
+  for (const Expr* expr : exprs) {
+    if (!expr->is<ScatterOp>()) {
+      continue;
+    }
+    if (analysis.scatter != nullptr) {
+      return reject(why_not, "it has two scatters");
+    }
+    analysis.scatter = expr->as<ScatterOp>();
+  }
+  const ScatterOp* scatter = analysis.scatter;
+  if (scatter == nullptr) {
+    return true;
+  }
+  const auto* out = scatter->output(0)->as<TensorView>();
+  // (A segment's fusion may hold uses of `out` by exprs of other segments:
+  // only the exprs computing its outputs count.)
+  const bool read_inside = std::any_of(exprs.begin(), exprs.end(), [&](const Expr* e) {
+    return std::find(e->inputs().begin(), e->inputs().end(), out) != e->inputs().end();
+  });
+  if (analysis.outputs.size() != 1 || analysis.outputs.front() != out || read_inside) {
+    return reject(why_not, "a scatter's result is not the fusion's only output");
+  }
+  const auto* in = scatter->input(0)->as<TensorView>();
+  if (!fusion.is_input(in) || in->is_cpu_scalar()) {
+    return reject(why_not, "a scatter's input is computed in the fusion");
+  }
+  if (out->rank() == 0) {
+    return reject(why_not, "a scatter of a 0-d tensor");
+  }
+  if (!analysis.scans.empty()) {
+    return reject(why_not, "it has a scatter and a cumsum");
+  }
+  return true;
+}
+
 }  // namespace
 
 bool is_coordinate_expr(const Expr& expr) {
@@ -85,6 +126,7 @@ bool is_coordinate_expr(const Expr& expr) {
     case ExprKind::IotaOp:
     case ExprKind::RngOp:
     case ExprKind::CumsumOp:
+    case ExprKind::ScatterOp:
       return true;
     default:
       return false;
@@ -130,6 +172,9 @@ std::vector<const Scalar*> scalars_read_by(const Expr& expr) {
       break;
     case ExprKind::EmbeddingFwdOp:
       scalars.push_back(extent_of(expr.input(1), 0));
+      break;
+    case ExprKind::ScatterOp:  // the range its indices are checked against
+      scalars.push_back(extent_of(in, expr.as<ScatterOp>()->dim()));
       break;
     case ExprKind::ReshapeOp:
       // The output's extents ravel the position, the input's unravel it.
@@ -193,7 +238,7 @@ std::optional<CoordinateAnalysis> analyze_coordinates(
     return std::nullopt;
   }
   analysis.outputs = std::move(*outputs);
-  if (!find_scans(fusion, analysis, why_not)) {
+  if (!find_scans(fusion, analysis, why_not) || !find_scatter(fusion, analysis, why_not)) {
     return std::nullopt;
   }
 

@@ -4,7 +4,8 @@
 // index_select, gather, take_along_axis, embedding, permute, squeeze,
 // reshape) or a
 // value made from the coordinates alone (full, iota, uniform, normal, triu),
-// and prefix sums (cumsum) along one axis.
+// prefix sums (cumsum) along one axis, and a scatter (walking its index
+// tensor's elements, each written into a copy of the scatter's input).
 // The pointwise scheduler, which vectorizes and merges axes, keeps every
 // fusion it accepts; this one takes the rest of the reduction-free fusions.
 #pragma once
@@ -36,6 +37,12 @@ struct CoordinateAnalysis {
   // -1 when there are none.
   std::vector<const CumsumOp*> scans;
   int64_t scan_axis = -1;
+  // The fusion's one scatter, out = in.scatter(dim, index, src), or null.
+  // The iteration space is then its index tensor's: the kernel computes
+  // index and src at each of its elements and writes src's value into
+  // `out` at the element's coordinates with `dim` replaced by the index.
+  // `in` is a fusion input, which the executor copies into `out` first.
+  const ScatterOp* scatter = nullptr;
 };
 
 // True for the exprs this scheduler adds over the pointwise one (cumsum

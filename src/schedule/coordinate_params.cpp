@@ -30,7 +30,8 @@ std::string CoordinateParams::to_string() const {
      << ", block=" << block_size
      << ", unroll=" << unroll << ", index=" << (index_32bit ? "int32" : "int64")
      << (vectors_aligned ? ", aligned" : "") << dense_text(dense_tensors)
-     << (scan_axis >= 0 ? ", scan_axis=" + std::to_string(scan_axis) : "") << ")";
+     << (scan_axis >= 0 ? ", scan_axis=" + std::to_string(scan_axis) : "")
+     << (scatter_rows ? ", scatter_rows" : "") << ")";
   return ss.str();
 }
 
@@ -39,7 +40,7 @@ bool CoordinateParams::operator==(const CoordinateParams& other) const {
       block_size == other.block_size &&
       unroll == other.unroll && index_32bit == other.index_32bit &&
       vectors_aligned == other.vectors_aligned && dense_tensors == other.dense_tensors &&
-      scan_axis == other.scan_axis;
+      scan_axis == other.scan_axis && scatter_rows == other.scatter_rows;
 }
 
 void schedule_scan(
@@ -60,6 +61,32 @@ void schedule_scan(
   const int64_t units = warp_per_row ? schedule.numel / walked
                                      : schedule.numel / walked / p.vector_width;
   schedule.grid_size = (units + per_block - 1) / per_block;
+}
+
+void schedule_scatter_rows(
+    CoordinateSchedule& schedule,
+    const std::vector<int64_t>& in_sizes,
+    const std::vector<int64_t>& index_sizes,
+    int64_t dim,
+    int64_t element_bytes) {
+  const size_t last = in_sizes.size() - 1;
+  const int64_t row = in_sizes[last];
+  if (dim != static_cast<int64_t>(last) || row == 0 || row * element_bytes > kScatterRowBytes ||
+      !std::equal(in_sizes.begin(), in_sizes.begin() + last, index_sizes.begin())) {
+    return;
+  }
+  CoordinateParams& p = schedule.params;
+  p.scatter_rows = true;
+  p.unroll = 1;
+  // Measured on an H100 (8192-wide rows, half of each overwritten): see
+  // docs/gpu.md, "Scatter".
+  p.block_size = 256;
+  int64_t rows = 1;
+  for (size_t axis = 0; axis < last; ++axis) {
+    rows *= in_sizes[axis];
+  }
+  schedule.grid_size = std::min<int64_t>(rows, std::numeric_limits<int32_t>::max());
+  schedule.shared_bytes = row * element_bytes;
 }
 
 namespace {

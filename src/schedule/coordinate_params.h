@@ -31,6 +31,9 @@ struct CoordinateParams {
   // the innermost axis a warp per row, else a thread per group of kVec
   // lanes along the innermost axis, walking the scan axis.
   int scan_axis = -1;
+  // A scatter along the innermost axis staged a row at a time in shared
+  // memory (codegen/scatter_codegen.h): a block per output row.
+  bool scatter_rows = false;
 
   std::string to_string() const;
   bool operator==(const CoordinateParams& other) const;
@@ -58,6 +61,7 @@ struct CoordinateSchedule {
   CoordinateParams params;
   int64_t numel = 0;
   int64_t grid_size = 0;  // blocks; 0 when there is nothing to do
+  int64_t shared_bytes = 0;  // dynamic shared memory per block
 };
 
 // `tensors`: every tensor the kernel reads or writes; `extents`: the
@@ -71,6 +75,22 @@ CoordinateSchedule schedule_coordinates(
     const std::vector<TensorArg>& tensors,
     int64_t lane_alignment,
     const CoordinateTuning& tuning = {});
+
+// The longest output row (bytes) a scatter stages in shared memory: the
+// most a block takes without opting in to more, which leaves room for
+// several blocks an SM (an 8192-wide fp32 row is 32 KB).
+constexpr int64_t kScatterRowBytes = 48 << 10;
+
+// A scatter's staged-row launch (CoordinateParams::scatter_rows) when it
+// applies: the scatter along the innermost axis of `in_sizes`, the index
+// tensor (`index_sizes`, the iteration space) as large as the input but
+// along that axis, a row within kScatterRowBytes. A block per row.
+void schedule_scatter_rows(
+    CoordinateSchedule& schedule,
+    const std::vector<int64_t>& in_sizes,
+    const std::vector<int64_t>& index_sizes,
+    int64_t dim,
+    int64_t element_bytes);
 
 // A scan kernel's launch (CoordinateParams::scan_axis): one thread per
 // group, or one warp per row when the scan axis is the innermost one.

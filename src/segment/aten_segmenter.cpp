@@ -259,6 +259,14 @@ bool is_segment_set(const Expr& expr) {
   return expr.is<PointwiseOp>() && expr.as<PointwiseOp>()->op() == OpType::segment_set;
 }
 
+// A scatter that runs in a kernel writes into a copy of its input (operand
+// 0), so what computes the input ends in an earlier kernel, and what reads
+// its result waits for every write: a later one. The work computing its
+// index and src joins its kernel.
+bool is_scatter_kernel(const Expr& expr, const std::function<bool(const Expr&)>& is_cut) {
+  return expr.is<ScatterOp>() && !is_cut(expr);
+}
+
 // Segments are ordered by depth; at one depth, host views of values from
 // earlier depths first, then kernels, then ATen exprs and views of kernel
 // results (they read values of depth <= d only).
@@ -317,8 +325,9 @@ std::vector<FusionSegment> segment_at_cuts(
       exprs.push_back(expr);
     }
   }
+  const auto scatter_kernel = [&](const Expr& e) { return is_scatter_kernel(e, is_cut); };
   const bool any_cut = std::any_of(exprs.begin(), exprs.end(), [&](const Expr* e) {
-    return is_cut(*e) || is_segment_set(*e);
+    return is_cut(*e) || is_segment_set(*e) || scatter_kernel(*e);
   });
   if (!any_cut && !split_uncut) {
     return {};
@@ -331,9 +340,10 @@ std::vector<FusionSegment> segment_at_cuts(
     const Expr* expr = exprs[i];
     position[expr] = i;
     int depth = 0;
-    for (const Val* in : expr->inputs()) {
-      if (auto it = depth_of.find(in); it != depth_of.end()) {
-        depth = std::max(depth, it->second);
+    for (size_t operand = 0; operand < expr->inputs().size(); ++operand) {
+      if (auto it = depth_of.find(expr->input(operand)); it != depth_of.end()) {
+        const bool written_over = operand == 0 && scatter_kernel(*expr);
+        depth = std::max(depth, it->second + (written_over ? 1 : 0));
       }
     }
     // A segment_set is one step deeper than what it reads.
@@ -341,8 +351,9 @@ std::vector<FusionSegment> segment_at_cuts(
     depth = expr_depth[i];
     for (const Val* out : expr->outputs()) {
       // A host view costs nothing: kernels reading it stay at its depth.
-      depth_of[out] =
-          is_cut(*expr) && !host_views.count(expr) ? depth + 1 : depth;
+      depth_of[out] = (is_cut(*expr) && !host_views.count(expr)) || scatter_kernel(*expr)
+          ? depth + 1
+          : depth;
     }
   }
   // A kernel expr runs as late as its consumers allow, so that work on
@@ -350,15 +361,18 @@ std::vector<FusionSegment> segment_at_cuts(
   // uses it rather than making a kernel of its own.
   for (size_t i = exprs.size(); i-- > 0;) {
     const Expr* expr = exprs[i];
-    if (is_cut(*expr) || fusion.is_output(expr->output(0))) {
+    if (is_cut(*expr) || scatter_kernel(*expr) || fusion.is_output(expr->output(0))) {
       continue;
     }
     int latest = -1;
     for (const Val* out : expr->outputs()) {
       for (const Expr* use : out->uses()) {
         if (auto it = position.find(use); it != position.end()) {
-          // A segment_set's input stays on the near side of it.
-          const int d = expr_depth[it->second] - (is_segment_set(*use) ? 1 : 0);
+          // A segment_set's input, and the input a scatter writes over,
+          // stay on the near side of it.
+          const bool near_side =
+              is_segment_set(*use) || (scatter_kernel(*use) && use->input(0) == out);
+          const int d = expr_depth[it->second] - (near_side ? 1 : 0);
           latest = latest < 0 ? d : std::min(latest, d);
         }
       }
@@ -404,9 +418,10 @@ std::vector<FusionSegment> segment_at_cuts(
         groups.join(i, first->second);
       }
     }
-    for (const Val* in : expr->inputs()) {
-      if (!in->is<TensorView>()) {
-        continue;
+    for (size_t operand = 0; operand < expr->inputs().size(); ++operand) {
+      const Val* in = expr->input(operand);
+      if (!in->is<TensorView>() || (operand == 0 && scatter_kernel(*expr))) {
+        continue;  // a scatter's input is made by an earlier kernel
       }
       const Expr* def = in->definition();
       if (def != nullptr && position.count(def) && !is_cut(*def) &&
