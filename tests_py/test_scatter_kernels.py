@@ -128,6 +128,10 @@ def test_a_scatter_along_the_last_axis_stages_rows_in_shared_memory():
     assert re.search(r"if \(v\d+\.val\[l\] >= 0\) nvfuse_row<float>\(\)\[", body)
     assert "group(args, r * row_groups + j);" in body
     assert body.count("__syncthreads();") == 3
+    # a thread per vector of the row (16 floats: 4), at least a warp
+    assert "block=32," in code
+    wide = _define("last_bf16_wide").cuda_code_for(list(_inputs("last_bf16_wide", "cpu")))
+    assert "block=512," in wide and "scatter_rows" in wide
 
 
 def test_other_scatters_write_each_lane_into_a_copy_of_the_input():

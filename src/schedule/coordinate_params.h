@@ -84,7 +84,8 @@ constexpr int64_t kScatterRowBytes = 48 << 10;
 // A scatter's staged-row launch (CoordinateParams::scatter_rows) when it
 // applies: the scatter along the innermost axis of `in_sizes`, the index
 // tensor (`index_sizes`, the iteration space) as large as the input but
-// along that axis, a row within kScatterRowBytes. A block per row.
+// along that axis, a row within kScatterRowBytes. A block per row, of a
+// thread per vector of the row up to 512.
 void schedule_scatter_rows(
     CoordinateSchedule& schedule,
     const std::vector<int64_t>& in_sizes,
