@@ -343,6 +343,24 @@ __device__ __forceinline__ int64 index_in_range(int64 i, int64 extent) {
   return i < 0 ? 0 : (i >= extent ? extent - 1 : i);
 }
 
+// The unsigned integer of `kBytes` bytes (no <type_traits> under NVRTC).
+template <int kBytes> struct BitsOf;
+template <> struct BitsOf<1> { typedef unsigned char Type; };
+template <> struct BitsOf<2> { typedef unsigned short Type; };
+template <> struct BitsOf<4> { typedef unsigned int Type; };
+template <> struct BitsOf<8> { typedef unsigned long long Type; };
+
+// True where a and b differ in any bit (+0 and -0 differ; a NaN and the
+// same NaN do not).
+template <typename T>
+__device__ __forceinline__ bool differ_in_bits(T a, T b) {
+  typename BitsOf<sizeof(T)>::Type x;
+  typename BitsOf<sizeof(T)>::Type y;
+  memcpy(&x, &a, sizeof(T));
+  memcpy(&y, &b, sizeof(T));
+  return x != y;
+}
+
 // A scatter's index into an axis of `extent` elements: wrapped once when
 // negative (as index_in_range), -1 when still out of range. The kernel
 // writes nothing for -1: clamping would overwrite an element in range.

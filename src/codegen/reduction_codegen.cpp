@@ -392,9 +392,10 @@ std::string ReductionGenerator::inner_phase(
     ss << load(t, "in_" + name_of_value(tv) + "[k]", column_offset(t), in);
     loaded.insert(tv);
   }
+  const SkippableDraws skippable = skippable_draws(exprs, phase);
   ss << indent << "  }\n"
      << indent << "}\n"
-     << phase_draws(exprs, loaded, indent)
+     << (skippable.ops.empty() ? phase_draws(exprs, loaded, indent) : "")
      << "#pragma unroll\n"
      << indent << "for (int k = 0; k < kGroups; ++k) {\n"
      << indent << "  [[maybe_unused]] const Index col = "
@@ -421,6 +422,12 @@ std::string ReductionGenerator::inner_phase(
        << " + Index(slot) * shared_width + col - first_column);\n"
        << in << array << " " << column_name(r, "sums_") << " = shared_"
        << column_name(r) << ";\n";
+  }
+  if (!skippable.ops.empty()) {
+    ss << draws_where_needed(skippable, in);
+    for (const RngOp* rng : skippable.ops) {
+      loaded.insert(rng->output(0)->as<TensorView>());
+    }
   }
   std::vector<const RngOp*> draws;
   for (const RngOp* rng : unit_word_ops(exprs)) {

@@ -141,6 +141,27 @@ class ReductionGenerator {
   std::string unit_compare(const Expr* expr, Walk walk) const;
   std::string position_statement(const Expr* expr, Walk walk) const;
 
+  // ---- draws a group may skip (skipped_draws.cpp) ----------------------------
+
+  // A late-drawing phase's random ops whose values only choose between the
+  // operands of wheres (dropout's keep mask, where(u < p, x, 0)), with an
+  // operand made from a masked fill (where(mask, s, -inf): a masked
+  // softmax's exact zeros), and what computes those operands. Where every
+  // such where's operands are equal in bits in all of a group's lanes, no
+  // draw can change a result: the group skips its Philox rounds (half a
+  // causal attention row's groups). Empty `ops` where that does not hold.
+  struct SkippableDraws {
+    std::vector<const RngOp*> ops;
+    std::vector<const Expr*> wheres;
+    std::vector<const Expr*> operand_exprs;  // in run order
+    TensorSet operand_loads;
+  };
+  SkippableDraws skippable_draws(const std::vector<const Expr*>& exprs, int phase) const;
+  // Group k's test (its lanes' where operands) and its draws where the test
+  // finds operands that differ; zero words elsewhere.
+  std::string draws_where_needed(const SkippableDraws& skippable,
+                                 const std::string& indent) const;
+
   void build_layout();
 
   // ---- reductions -----------------------------------------------------------
