@@ -9,7 +9,6 @@
 // the wheres. Results are the same bits as with every draw made.
 #include "codegen/reduction_generator.h"
 
-#include <cmath>
 #include <sstream>
 
 #include "codegen/index_values.h"
@@ -20,21 +19,6 @@ namespace {
 
 bool is_where(const Expr* expr) {
   return expr->is<PointwiseOp>() && expr->as<PointwiseOp>()->op() == OpType::where;
-}
-
-// where(c, x, ±inf) or where(c, ±inf, x): a masked fill.
-bool is_masked_fill(const Expr* expr) {
-  if (!is_where(expr)) {
-    return false;
-  }
-  for (size_t i = 1; i < 3; ++i) {
-    const Val* v = expr->input(i);
-    if (v->is<Scalar>() && v->as<Scalar>()->is_constant() &&
-        v->as<Scalar>()->value().is_double() && std::isinf(v->as<Scalar>()->value().as_double())) {
-      return true;
-    }
-  }
-  return false;
 }
 
 }  // namespace
@@ -111,7 +95,7 @@ ReductionGenerator::SkippableDraws ReductionGenerator::skippable_draws(
     if (def->is<RngOp>()) {
       return none;
     }
-    masked = masked || is_masked_fill(def);
+    masked = masked || is_masked_fill(*def);
     stack.insert(stack.end(), def->inputs().begin(), def->inputs().end());
   }
   return masked ? skippable : none;

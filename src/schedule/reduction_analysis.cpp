@@ -1,6 +1,7 @@
 #include "schedule/reduction_analysis.h"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 #include <unordered_set>
 
@@ -452,6 +453,20 @@ bool is_row_gather(const Expr& expr, int64_t rank, const std::vector<int64_t>& r
   return reduced_axes == std::vector<int64_t>{dim} && source->rank() == rank &&
       index->rank() == rank && source->definition() == nullptr &&
       !extent_one(source) && extent_one(index);
+}
+
+bool is_masked_fill(const Expr& expr) {
+  if (!expr.is<PointwiseOp>() || expr.as<PointwiseOp>()->op() != OpType::where) {
+    return false;
+  }
+  for (size_t i = 1; i < 3; ++i) {
+    const Val* v = expr.input(i);
+    if (v->is<Scalar>() && v->as<Scalar>()->is_constant() &&
+        v->as<Scalar>()->value().is_double() && std::isinf(v->as<Scalar>()->value().as_double())) {
+      return true;
+    }
+  }
+  return false;
 }
 
 bool has_reduction(const Fusion& fusion) {

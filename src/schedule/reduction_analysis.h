@@ -152,4 +152,8 @@ bool is_row_gather(const Expr& expr, int64_t rank, const std::vector<int64_t>& r
 // True when the fusion has a reduction (ReductionOp or VarMeanOp).
 bool has_reduction(const Fusion& fusion);
 
+// where(c, x, ±inf) or where(c, ±inf, x): a masked fill (a causal mask
+// before a softmax, whose exps are then exact zeros).
+bool is_masked_fill(const Expr& expr);
+
 }  // namespace nvfuse

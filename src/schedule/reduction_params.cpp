@@ -30,6 +30,11 @@ constexpr int64_t kMaxLateDrawBlock = 512;
 // this many threads a SM over their block size as __launch_bounds__'s
 // blocks per SM: 64 registers a thread.
 constexpr int kLateDrawRegisterBlocks = 1024;
+// Those with a masked fill hold twice the elements (see the inner rows'
+// groups): 72 registers a thread; at 64 their bf16 attention prologue
+// spilled 24 bytes (and measured 88 / 98% of copy bandwidth at 64 / 256
+// MB on an H100 with the spills, 85 / 94 at 80 registers).
+constexpr int kMaskedLateDrawRegisterBlocks = 896;
 // Pipelined rows: the most bytes of row inputs a thread holds per row (the
 // next row's copy doubles them), and the least row groups per SM. Measured
 // on an H100 at 32768x8192 (tools/tune_reduction.py, % of copy bandwidth):
@@ -347,6 +352,7 @@ std::optional<ReductionSchedule> schedule_reduction(
   }
   const int64_t wanted_blocks = 2 * static_cast<int64_t>(device.sm_count);
 
+  bool masked_late_draws = false;  // see the inner rows' groups below
   if (p.outer) {
     std::vector<std::vector<int64_t>> other(tensors.size());
     for (size_t t = 0; t < tensors.size(); ++t) {
@@ -456,8 +462,18 @@ std::optional<ReductionSchedule> schedule_reduction(
         row_threads(elements) <= std::min<int64_t>(tuning.max_persistent_threads,
                                                    kMaxLateDrawBlock) &&
         analysis.first_random_read_phase() > 0;
+    // Late-drawing rows with a masked fill (a causal softmax, then dropout)
+    // skip the draws of their filled groups (codegen/skipped_draws.cpp):
+    // with Philox off about half the row, twice the elements a thread keep
+    // more loads in flight, and a 1024-wide row is one warp's. H100, % of
+    // copy bandwidth, attention prologue bf16 16 -> 32 elements: 64 MB 78
+    // -> 88, 256 MB 86 -> 98 (fp32 rows draw early: 102 either way).
+    masked_late_draws =
+        draws_late && std::any_of(analysis.exprs.begin(), analysis.exprs.end(),
+                                  [](const Expr* e) { return is_masked_fill(*e); });
     const int64_t max_groups = std::max<int64_t>(
-        1, elements / (half_random_rows && !draws_late ? 2 : 1) / p.vector_width);
+        1, elements * (masked_late_draws ? 2 : 1) / (half_random_rows && !draws_late ? 2 : 1) /
+            p.vector_width);
     // Staged inner-outer rows that one block holds at one vector group a
     // thread take that: twice the threads walk the rows' copies, and the
     // half as many blocks write half the partial rows. H100, % of copy
@@ -678,7 +694,9 @@ std::optional<ReductionSchedule> schedule_reduction(
   p.carry_exps = tuning.carry_exps > 0 && !p.outer && p.persistent && !p.inner_outer &&
       p.cluster == 1 && !analysis.exps_read_again().empty();
   if (p.late_draws && p.carry_exps) {
-    p.min_blocks_per_sm = kLateDrawRegisterBlocks / p.block_size;
+    p.min_blocks_per_sm =
+        (masked_late_draws ? kMaskedLateDrawRegisterBlocks : kLateDrawRegisterBlocks) /
+        p.block_size;
   }
   p.split = schedule.grid_y > 1;
   if (p.split) {
