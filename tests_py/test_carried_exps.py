@@ -30,8 +30,10 @@ def _compiles(code):
     assert compiled["bytes"] > 0 and "warning" not in compiled["log"], compiled["log"]
 
 
-def _masked_softmax_dropout(dtype):
-    """The nanoGPT attention prologue: causal mask, softmax, dropout."""
+def _masked_softmax_dropout(dtype, keep_output=False, random_in_value=False, seed=None):
+    """The nanoGPT attention prologue: causal mask, softmax, dropout; with
+    the keep mask as an output too, a kept value made from the draw, or an
+    explicit (seed, offset 4) (test_skipped_draws.py)."""
     with FusionDefinition() as fd:
         scores = fd.define_tensor([-1, -1, -1], contiguity=True, dtype=dtype)
         mask = fd.define_tensor([-1, -1], contiguity=True, dtype=DataType.Bool)
@@ -39,9 +41,15 @@ def _masked_softmax_dropout(dtype):
         s = fd.ops.where(fd.ops.broadcast(mask, [True, False, False]), s, float("-inf"))
         e = fd.ops.exp(s - fd.ops.broadcast(fd.ops.max(s, [2]), [False, False, True]))
         probs = e / fd.ops.broadcast(fd.ops.sum(e, [2]), [False, False, True])
-        keep = fd.ops.lt(fd.ops.rand_like(probs), 1.0 - P_DROP)
-        fd.add_output(fd.ops.cast(fd.ops.where(keep, probs * (1.0 / (1.0 - P_DROP)), 0.0),
-                                  dtype))
+        u = (fd.ops.rand_like(probs) if seed is None
+             else fd.ops.rand_like(probs, rng_seed=seed, rng_offset=4))
+        keep = fd.ops.lt(u, 1.0 - P_DROP)
+        kept = probs * (1.0 / (1.0 - P_DROP))
+        if random_in_value:
+            kept = kept * u
+        fd.add_output(fd.ops.cast(fd.ops.where(keep, kept, 0.0), dtype))
+        if keep_output:
+            fd.add_output(keep)
     return fd
 
 

@@ -229,27 +229,22 @@ def test_an_in_place_scatter_updates_the_callers_tensor(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-def test_an_index_larger_than_src_is_an_input_error(device):
+@pytest.mark.parametrize("index_shape, src_shape, message", [
+    ((4, 8), (4, 6), "index has size 8 at axis 1 but src only 6"),
+    ((5, 2), (5, 2), "index has size 5 at axis 0 but the input only 4"),
+], ids=["larger_than_src", "larger_than_the_input_off_dim"])
+def test_an_index_torch_rejects_is_an_input_error(index_shape, src_shape, message, device):
     x = make_input((4, 16), torch.float32, device=device)
-    index = torch.zeros((4, 8), dtype=torch.int64, device=device)
-    src = make_input((4, 6), torch.float32, device=device)
+    index = torch.zeros(index_shape, dtype=torch.int64, device=device)
+    src = make_input(src_shape, torch.float32, device=device)
     fd = _define("dim1_fp32")
-    with pytest.raises(nvfuse.InputError, match="index has size 8 at axis 1 but src only 6"):
+    with pytest.raises(nvfuse.InputError, match=message):
         fd.execute([x, index, src])
     # nothing left behind: the next call runs
     index = _unique_index((4, 16), (4, 6), 1, torch.int64, device)
+    src = make_input((4, 6), torch.float32, device=device)
     (out,) = fd.execute([x, index, src])
     assert torch.equal(out, x.scatter(1, index, src))
-
-
-@pytest.mark.parametrize("device", DEVICES)
-def test_an_index_larger_than_the_input_off_dim_is_an_input_error(device):
-    x = make_input((4, 16), torch.float32, device=device)
-    index = torch.zeros((5, 2), dtype=torch.int64, device=device)
-    src = make_input((5, 2), torch.float32, device=device)
-    fd = _define("dim1_fp32")
-    with pytest.raises(nvfuse.InputError, match="index has size 5 at axis 0 but the input only 4"):
-        fd.execute([x, index, src])
 
 
 @pytest.mark.gpu

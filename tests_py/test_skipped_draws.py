@@ -9,32 +9,12 @@ import pytest
 import torch
 
 from nvfuse import DataType, FusionDefinition
-from test_carried_exps import _compiles, _kernel, _phase, _prologue_inputs
+from test_carried_exps import (_compiles, _kernel, _masked_softmax_dropout, _phase,
+                               _prologue_inputs)
 from test_reduction_codegen import ptxas_resources
 
 P_DROP = 0.1
 SKIP = "Draws only where they choose between unequal values"
-
-
-def _prologue(dtype, keep_output=False, random_in_value=False, seed=None):
-    """Causal mask, softmax, dropout over rows of 3-D scores."""
-    with FusionDefinition() as fd:
-        scores = fd.define_tensor([-1, -1, -1], contiguity=True, dtype=dtype)
-        mask = fd.define_tensor([-1, -1], contiguity=True, dtype=DataType.Bool)
-        s = fd.ops.cast(scores, DataType.Float)
-        s = fd.ops.where(fd.ops.broadcast(mask, [True, False, False]), s, float("-inf"))
-        e = fd.ops.exp(s - fd.ops.broadcast(fd.ops.max(s, [2]), [False, False, True]))
-        probs = e / fd.ops.broadcast(fd.ops.sum(e, [2]), [False, False, True])
-        u = (fd.ops.rand_like(probs) if seed is None
-             else fd.ops.rand_like(probs, rng_seed=seed, rng_offset=4))
-        keep = fd.ops.lt(u, 1.0 - P_DROP)
-        kept = probs * (1.0 / (1.0 - P_DROP))
-        if random_in_value:
-            kept = kept * u  # the value itself depends on the draw
-        fd.add_output(fd.ops.cast(fd.ops.where(keep, kept, 0.0), dtype))
-        if keep_output:
-            fd.add_output(keep)
-    return fd
 
 
 def _last_phase(fd, dtype=torch.bfloat16):
@@ -43,7 +23,7 @@ def _last_phase(fd, dtype=torch.bfloat16):
 
 
 def test_the_bf16_prologue_draws_only_where_the_draws_choose():
-    code, phase = _last_phase(_prologue(DataType.BFloat16))
+    code, phase = _last_phase(_masked_softmax_dropout(DataType.BFloat16))
     assert SKIP in phase
     # the test: the where's operands, then the Philox rounds under it
     test, rest = phase.split("if (draw) {", 1)
@@ -56,12 +36,12 @@ def test_the_bf16_prologue_draws_only_where_the_draws_choose():
 
 
 def test_a_keep_mask_that_is_an_output_is_always_drawn():
-    code, _ = _last_phase(_prologue(DataType.BFloat16, keep_output=True))
+    code, _ = _last_phase(_masked_softmax_dropout(DataType.BFloat16, keep_output=True))
     assert SKIP not in code and "unit_words<kVec>(" in code
 
 
 def test_a_value_made_from_the_draw_is_always_drawn():
-    _, phase = _last_phase(_prologue(DataType.BFloat16, random_in_value=True))
+    _, phase = _last_phase(_masked_softmax_dropout(DataType.BFloat16, random_in_value=True))
     assert SKIP not in phase
 
 
@@ -84,7 +64,7 @@ def test_dropout_without_a_masked_fill_is_always_drawn():
 def test_skipped_draws_keep_what_the_cpu_draws_keep(seq):
     """Same (seed, offset): the GPU kernel, skipping the masked groups'
     draws, keeps and drops exactly the elements the CPU reference does."""
-    fd = _prologue(DataType.BFloat16, seed=5)
+    fd = _masked_softmax_dropout(DataType.BFloat16, seed=5)
     inputs = _prologue_inputs(seq, "cuda", torch.bfloat16)
     (gpu,) = fd.execute(inputs)
     assert SKIP in fd.last_cuda_code()
