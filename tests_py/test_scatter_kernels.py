@@ -15,7 +15,8 @@ from nvfuse import _C, DataType, FusionDefinition
 from fusion_helpers import DEVICES, assert_close, make_input
 
 NV = {torch.float32: DataType.Float, torch.bfloat16: DataType.BFloat16,
-      torch.float16: DataType.Half, torch.int64: DataType.Int,
+      torch.float16: DataType.Half, torch.float64: DataType.Double,
+      torch.int64: DataType.Int,
       torch.int32: DataType.Int32}
 
 
@@ -32,7 +33,7 @@ def _plain_torch(src):
 
 
 def _relu_doubled_torch(src):
-    return (torch.relu(src.float()) * 2.0).to(src.dtype)
+    return (torch.relu(src.double()) * 2.0).to(src.dtype)  # exact in every dtype
 
 
 # name -> (input shape, index shape, src shape, dim, dtype, index dtype,
@@ -53,6 +54,9 @@ CASES = {
                    _plain, _plain_torch),
     "last_bf16_wide": ((16, 4096), (16, 2048), (16, 2048), 1, torch.bfloat16,
                        torch.int64, _relu_doubled, _relu_doubled_torch),
+    # 4 lanes of doubles (the int32 index's width): 32-byte row vectors
+    "last_double_int32_index": ((4, 64), (4, 16), (4, 16), 1, torch.float64,
+                                torch.int32, _relu_doubled, _relu_doubled_torch),
     # a row of 99: staged and copied element by element
     "last_odd_row": ((5, 99), (5, 32), (5, 32), 1, torch.float32, torch.int64,
                      _plain, _plain_torch),

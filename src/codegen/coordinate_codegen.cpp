@@ -33,7 +33,7 @@ class CoordinateGenerator {
     ss << coordinate_kernel_prelude(analysis_, params_, layout_, "coordinate");
     if (params_.scatter_rows) {
       ss << "// The output row a block stages (a scatter's staged-row form).\n"
-         << "extern __shared__ __align__(16) unsigned char nvfuse_row_bytes[];\n"
+         << "extern __shared__ __align__(64) unsigned char nvfuse_row_bytes[];\n"
          << "template <typename T>\n"
          << "__device__ __forceinline__ T* nvfuse_row() {\n"
          << "  return reinterpret_cast<T*>(nvfuse_row_bytes);\n"
