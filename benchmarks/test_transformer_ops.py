@@ -1,8 +1,10 @@
 """Transformer building blocks with shape and random ops, against eager
 PyTorch and torch.compile: Llama-style rotary embedding (slices, neg, cat,
-multiply-add with cos/sin), dropout + residual add, and a scatter of
+multiply-add with cos/sin), dropout + residual add, a scatter of
 computed values (half of each row's 8192 elements overwritten by
-relu(src) * 2 at distinct random columns: the scatter kernel).
+relu(src) * 2 at distinct random columns: the scatter kernel), and an
+in-place SGD step (p -= lr * g through add_output(alias_input=p); bytes:
+p and g read, p written).
 
 Bytes moved are every input read once plus every output written once (the
 random mask is not a tensor anyone reads). NVFUSE_BENCH_TRANSFORMER_SIZES
@@ -122,11 +124,46 @@ def _check_scatter(out, x, index, src):
     assert torch.equal(out, _scatter_torch(x, index, src))
 
 
+# --- an in-place update (an SGD step: p -= lr * g) --------------------------
+LR = 0.01
+
+
+def _update_inputs(size, dtype):
+    p = torch.randn(size // torch.tensor([], dtype=dtype).element_size(), dtype=dtype,
+                    device="cuda")
+    return [p, torch.randn_like(p)]
+
+
+def _update_torch(p, g):
+    return p.sub_(g, alpha=LR)
+
+
+def _update_fd(dtype):
+    # add_output(..., alias_input=p): nvfuse writes p in place (the pointwise
+    # kernel's threads read each element of p only where they write it).
+    with FusionDefinition() as fd:
+        p = fd.define_tensor([-1], contiguity=True, dtype=TORCH_TO_NVFUSE[dtype])
+        g = fd.define_tensor([-1], contiguity=True, dtype=TORCH_TO_NVFUSE[dtype])
+        step = fd.ops.cast(p, DataType.Float) - LR * fd.ops.cast(g, DataType.Float)
+        fd.add_output(fd.ops.cast(step, TORCH_TO_NVFUSE[dtype]), alias_input=p)
+    return fd
+
+
+def _check_update(out, p, g):
+    # every executor updates p itself (the step's values: checked by the test)
+    assert out.data_ptr() == p.data_ptr()
+
+
 CASES = {
     "rope": (_rope_inputs, _rope_torch, _rope_fd, None),
+    "sgd_update_in_place": (_update_inputs, _update_torch, _update_fd, _check_update),
     "dropout_residual": (_dropout_inputs, _dropout_torch, _dropout_fd, _check_dropout),
     "scatter_rows": (_scatter_inputs, _scatter_torch, _scatter_fd, _check_scatter),
 }
+
+
+# Cases that update their first input in place (and return nothing else).
+IN_PLACE = {"sgd_update_in_place"}
 
 
 @pytest.mark.parametrize("executor", ["nvfuse", "eager", "compile"])
@@ -138,8 +175,15 @@ def test_transformer_op(gpu_benchmark, case, dtype, size, executor):
     torch.manual_seed(0)
     inputs = make_inputs(SIZES[size], DTYPES[dtype])
     run = executor_fn(executor, inputs, torch_fn, lambda: make_fd(DTYPES[dtype]))
-    fn = (lambda: run()[0]) if executor == "nvfuse" else run  # noqa: E731
+    if executor == "nvfuse" and case in IN_PLACE:
+        fn = lambda: (run(), inputs[0])[1]  # noqa: E731  (updates inputs[0])
+    else:
+        fn = (lambda: run()[0]) if executor == "nvfuse" else run  # noqa: E731
+    before = inputs[0].clone() if case in IN_PLACE else None
     out = fn()
+    if case in IN_PLACE:  # one step taken
+        torch.testing.assert_close(
+            out.float(), before.float() - LR * inputs[1].float(), rtol=2e-2, atol=2e-2)
     if check is None:
         expected = torch_fn(*[t.double() for t in inputs]).to(out.dtype)
         torch.testing.assert_close(out.float(), expected.float(), rtol=2e-2, atol=2e-2)

@@ -488,7 +488,9 @@ std::vector<at::Tensor> FusionExecutor::execute(
           destination.sizes() == values[i].sizes(), "input ", index,
           " is updated in place by an output of shape ", values[i].sizes(),
           " but has shape ", destination.sizes());
-      destination.copy_(values[i]);
+      if (!values[i].is_same(destination)) {  // a kernel that wrote it directly
+        destination.copy_(values[i]);
+      }
       continue;
     }
     if (fusion_->is_input(&tv) || from_kernel[i]) {

@@ -1,6 +1,7 @@
 #include "runtime/kernel_io.h"
 
 #include <ATen/ATen.h>
+#include <ATen/MemoryOverlap.h>
 
 #include <algorithm>
 
@@ -62,6 +63,12 @@ std::optional<std::vector<at::Tensor>> KernelIo::launch_tensors(
     tensors.push_back(std::get<at::Tensor>(argument_of(args, tv)));
   }
   for (size_t i = 0; i < outputs_.size(); ++i) {
+    if (writes_aliases_in_place_) {
+      if (auto target = in_place_target(i, (*sizes)[i], args, bound.device)) {
+        tensors.push_back(std::move(*target));
+        continue;
+      }
+    }
     at::Tensor out = allocate_output(
         *outputs_[i], (*sizes)[i], at::TensorOptions().device(bound.device));
     if (poison_outputs()) {
@@ -70,6 +77,37 @@ std::optional<std::vector<at::Tensor>> KernelIo::launch_tensors(
     tensors.push_back(std::move(out));
   }
   return tensors;
+}
+
+std::optional<at::Tensor> KernelIo::in_place_target(
+    size_t i,
+    const std::vector<int64_t>& sizes,
+    const std::vector<Argument>& args,
+    c10::Device device) const {
+  const TensorView* input = fusion_.aliased_input(outputs_[i]);
+  if (input == nullptr || fusion_.is_output(input)) {
+    return std::nullopt;
+  }
+  for (size_t j = 0; j < outputs_.size(); ++j) {
+    if (j != i && fusion_.aliased_input(outputs_[j]) == input) {
+      return std::nullopt;
+    }
+  }
+  const at::Tensor& target = std::get<at::Tensor>(argument_of(args, input));
+  if (target.device() != device || target.scalar_type() != to_aten(outputs_[i]->dtype()) ||
+      target.sizes() != at::IntArrayRef(sizes) ||
+      target.strides() != at::IntArrayRef(strides_for_allocation(*outputs_[i], sizes)) ||
+      at::has_internal_overlap(target) != at::MemOverlap::No) {
+    return std::nullopt;
+  }
+  // Another input in the same memory could be read by a thread after the
+  // thread owning the element wrote it.
+  for (const TensorView* tv : inputs_) {
+    if (tv != input && std::get<at::Tensor>(argument_of(args, tv)).is_alias_of(target)) {
+      return std::nullopt;
+    }
+  }
+  return target;
 }
 
 std::vector<TensorArg> KernelIo::output_args(

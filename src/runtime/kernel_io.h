@@ -37,9 +37,17 @@ class KernelIo {
   // throws UnsupportedError when a size is not known before running.
   std::vector<TensorArg> planned_output_args(BoundInputs& bound) const;
 
+  // Outputs that update an input in place (add_output(t, alias_input=x))
+  // are written straight into x where that is safe (in_place_target), not
+  // into a fresh tensor copied into x afterwards: for kernels whose every
+  // thread reads an aliased input's elements only where it writes them
+  // (the pointwise kernel). Off by default.
+  void write_aliases_in_place() { writes_aliases_in_place_ = true; }
+
   // The kernel's tensors for one launch: its inputs, then fresh outputs from
   // the caching allocator laid out by their allocation domains (poisoned
-  // under NVFUSE_POISON_OUTPUTS=1); nullopt when an output size is unknown.
+  // under NVFUSE_POISON_OUTPUTS=1), or the inputs they update in place;
+  // nullopt when an output size is unknown.
   std::optional<std::vector<at::Tensor>> launch_tensors(
       const std::vector<Argument>& args,
       BoundInputs& bound) const;
@@ -67,6 +75,17 @@ class KernelIo {
   // Per fusion output: its index among the kernel's tensors, or -1 when it
   // is a fusion input returned as is.
   std::vector<int> output_slots_;
+  bool writes_aliases_in_place_ = false;
+
+  // The input tensor output `i` updates, when the kernel can write it
+  // directly: same device, dtype, sizes and the strides a fresh output
+  // would have, no overlap within it or with another kernel input, and no
+  // other output reading or updating it; else nullopt.
+  std::optional<at::Tensor> in_place_target(
+      size_t i,
+      const std::vector<int64_t>& sizes,
+      const std::vector<Argument>& args,
+      c10::Device device) const;
 };
 
 }  // namespace nvfuse

@@ -57,7 +57,12 @@ PointwiseExecutor::PointwiseExecutor(
       }),
       fusion_(fusion),
       analysis_(std::move(analysis)),
-      io_(fusion, analysis_.inputs, analysis_.outputs) {}
+      io_(fusion, analysis_.inputs, analysis_.outputs) {
+  // Each thread reads an element of an input only where it writes the
+  // same element of the outputs (inputs of other shapes are broadcasts,
+  // never updated in place: their sizes differ).
+  io_.write_aliases_in_place();
+}
 
 std::string PointwiseExecutor::cuda_code_for(
     const std::vector<Argument>& args,
