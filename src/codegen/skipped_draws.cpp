@@ -1,9 +1,9 @@
 // Draws a group of a row may skip: a dropout after a masked softmax keeps
 // or drops exact zeros wherever the mask filled -inf, and there its random
-// words choose between two equal values. Philox is about 10 of the 25
+// words choose between two equal values. Philox is about 10 of the 40
 // instructions an element of the bf16 attention prologue (mask, softmax,
-// dropout); a causal mask zeros half of each row on average, in runs of
-// whole groups. The test costs a compare an element (its operands are
+// dropout; docs/reductions.md); a causal mask zeros half of each row on
+// average, in runs of whole groups. The test costs a compare an element (its operands are
 // computed again by the lane loop after it, the same expressions, which
 // the compiler merges), so it is only emitted where a masked fill feeds
 // the wheres. Results are the same bits as with every draw made.
