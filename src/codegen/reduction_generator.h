@@ -144,9 +144,9 @@ class ReductionGenerator {
   // ---- draws a group may skip (skipped_draws.cpp) ----------------------------
 
   // A late-drawing phase's random ops whose values only choose between the
-  // operands of wheres (dropout's keep mask, where(u < p, x, 0)), with an
-  // operand made from a masked fill (where(mask, s, -inf): a masked
-  // softmax's exact zeros), and what computes those operands. Where every
+  // operands of wheres (ReductionAnalysis::masked_choices: dropout's keep
+  // mask after a masked softmax), the wheres they decide in this phase, and
+  // what computes those wheres' operands. Where every
   // such where's operands are equal in bits in all of a group's lanes, no
   // draw can change a result: the group skips its Philox rounds (half a
   // causal attention row's groups). Empty `ops` where that does not hold.

@@ -1,12 +1,14 @@
 // Draws a group of a row may skip: a dropout after a masked softmax keeps
 // or drops exact zeros wherever the mask filled -inf, and there its random
-// words choose between two equal values. Philox is about 10 of the 40
+// words choose between two equal values (ReductionAnalysis::
+// masked_choices says which fusions are so). Philox is about 10 of the 40
 // instructions an element of the bf16 attention prologue (mask, softmax,
 // dropout; docs/reductions.md); a causal mask zeros half of each row on
-// average, in runs of whole groups. The test costs a compare an element (its operands are
-// computed again by the lane loop after it, the same expressions, which
-// the compiler merges), so it is only emitted where a masked fill feeds
-// the wheres. Results are the same bits as with every draw made.
+// average, in runs of whole groups. The test costs a compare an element
+// (its operands are computed again by the lane loop after it, the same
+// expressions, which the compiler merges), so it is only emitted where a
+// masked fill feeds the wheres. Results are the same bits as with every
+// draw made.
 #include "codegen/reduction_generator.h"
 
 #include <sstream>
@@ -15,64 +17,38 @@
 
 namespace nvfuse {
 
-namespace {
-
-bool is_where(const Expr* expr) {
-  return expr->is<PointwiseOp>() && expr->as<PointwiseOp>()->op() == OpType::where;
-}
-
-}  // namespace
-
 ReductionGenerator::SkippableDraws ReductionGenerator::skippable_draws(
     const std::vector<const Expr*>& exprs, int phase) const {
   SkippableDraws none;
   if (!p_.late_draws || !p_.persistent || p_.inner_outer) {
     return none;
   }
-  const ExprSet in_phase(exprs.begin(), exprs.end());
-  const auto uses_of = [&](const Val* v) {
-    std::vector<const Expr*> uses;
-    for (const Expr* e : a_.exprs) {
-      if (std::find(e->inputs().begin(), e->inputs().end(), v) != e->inputs().end()) {
-        uses.push_back(e);
-      }
-    }
-    return uses;
-  };
-  const auto is_output = [&](const Val* v) {
-    return std::find(a_.outputs.begin(), a_.outputs.end(), v) != a_.outputs.end();
-  };
   SkippableDraws skippable;
   skippable.ops = unit_word_ops(exprs);
   if (skippable.ops.empty()) {
     return none;
   }
-  // Each random value reaches only compares of its words, each compare
-  // only the conditions of wheres, all in this phase.
-  for (const RngOp* rng : skippable.ops) {
-    if (is_output(rng->output(0))) {
+  // The wheres this phase's draws decide, all in this phase (a later
+  // phase's where would read the words this test left zero).
+  const ExprSet in_phase(exprs.begin(), exprs.end());
+  for (const Expr* where : a_.masked_choices()) {
+    const Expr* test = where->input(0)->definition();
+    const bool decided_here = std::any_of(
+        skippable.ops.begin(), skippable.ops.end(), [&](const RngOp* rng) {
+          return std::find(test->inputs().begin(), test->inputs().end(), rng->output(0)) !=
+              test->inputs().end();
+        });
+    if (!decided_here) {
+      continue;
+    }
+    if (!in_phase.count(where) || !in_phase.count(test)) {
       return none;
     }
-    for (const Expr* compare : uses_of(rng->output(0))) {
-      const Val* keep = compare->output(0);
-      if (!in_phase.count(compare) || unit_compare(compare, Walk::kInner).empty() ||
-          is_output(keep)) {
-        return none;
-      }
-      for (const Expr* where : uses_of(keep)) {
-        if (!in_phase.count(where) || !is_where(where) || where->input(1) == keep ||
-            where->input(2) == keep) {
-          return none;
-        }
-        if (std::find(skippable.wheres.begin(), skippable.wheres.end(), where) ==
-            skippable.wheres.end()) {
-          skippable.wheres.push_back(where);
-        }
-      }
-    }
+    skippable.wheres.push_back(where);
   }
-  // Their operands: computed without random values, one made from a masked
-  // fill (walking back through the earlier phases' values too).
+  if (skippable.wheres.empty()) {
+    return none;
+  }
   std::vector<const TensorView*> operands;
   for (const Expr* where : skippable.wheres) {
     for (size_t i = 1; i < 3; ++i) {
@@ -82,23 +58,7 @@ ReductionGenerator::SkippableDraws ReductionGenerator::skippable_draws(
     }
   }
   skippable.operand_exprs = cone(operands, false, &skippable.operand_loads, phase);
-  bool masked = false;
-  std::vector<const Val*> stack(operands.begin(), operands.end());
-  std::set<const Val*> seen;
-  while (!stack.empty()) {
-    const Val* v = stack.back();
-    stack.pop_back();
-    const Expr* def = v->definition();
-    if (!seen.insert(v).second || def == nullptr || is_reduction(def)) {
-      continue;
-    }
-    if (def->is<RngOp>()) {
-      return none;
-    }
-    masked = masked || is_masked_fill(*def);
-    stack.insert(stack.end(), def->inputs().begin(), def->inputs().end());
-  }
-  return masked ? skippable : none;
+  return skippable;
 }
 
 std::string ReductionGenerator::draws_where_needed(

@@ -455,20 +455,6 @@ bool is_row_gather(const Expr& expr, int64_t rank, const std::vector<int64_t>& r
       !extent_one(source) && extent_one(index);
 }
 
-bool is_masked_fill(const Expr& expr) {
-  if (!expr.is<PointwiseOp>() || expr.as<PointwiseOp>()->op() != OpType::where) {
-    return false;
-  }
-  for (size_t i = 1; i < 3; ++i) {
-    const Val* v = expr.input(i);
-    if (v->is<Scalar>() && v->as<Scalar>()->is_constant() &&
-        v->as<Scalar>()->value().is_double() && std::isinf(v->as<Scalar>()->value().as_double())) {
-      return true;
-    }
-  }
-  return false;
-}
-
 bool has_reduction(const Fusion& fusion) {
   for (const Expr* expr : fusion.exprs()) {
     if (is_reduction(expr)) {
@@ -566,6 +552,89 @@ bool ReductionAnalysis::is_per_column(const TensorView* tv) const {
     }
   }
   return true;
+}
+
+namespace {
+
+bool is_where(const Expr& expr) {
+  return expr.is<PointwiseOp>() && expr.as<PointwiseOp>()->op() == OpType::where;
+}
+
+// where(c, x, ±inf) or where(c, ±inf, x): a masked fill.
+bool is_masked_fill(const Expr& expr) {
+  if (!is_where(expr)) {
+    return false;
+  }
+  for (size_t i = 1; i < 3; ++i) {
+    const Val* v = expr.input(i);
+    if (v->is<Scalar>() && v->as<Scalar>()->is_constant() &&
+        v->as<Scalar>()->value().is_double() && std::isinf(v->as<Scalar>()->value().as_double())) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<const Expr*> ReductionAnalysis::masked_choices() const {
+  const auto uses_of = [this](const Val* v) {
+    std::vector<const Expr*> uses;
+    for (const Expr* e : exprs) {
+      if (std::find(e->inputs().begin(), e->inputs().end(), v) != e->inputs().end()) {
+        uses.push_back(e);
+      }
+    }
+    return uses;
+  };
+  const auto is_output = [this](const Val* v) {
+    return std::find(outputs.begin(), outputs.end(), v) != outputs.end();
+  };
+  std::vector<const Expr*> wheres;
+  for (const TensorView* random : position_tensors) {
+    if (!random->definition()->is<RngOp>()) {
+      continue;
+    }
+    if (is_output(random)) {
+      return {};
+    }
+    for (const Expr* test : uses_of(random)) {
+      const Val* keep = test->output(0);
+      if (keep->dtype() != DataType::Bool || is_output(keep)) {
+        return {};
+      }
+      for (const Expr* where : uses_of(keep)) {
+        if (!is_where(*where) || where->input(1) == keep || where->input(2) == keep) {
+          return {};
+        }
+        if (std::find(wheres.begin(), wheres.end(), where) == wheres.end()) {
+          wheres.push_back(where);
+        }
+      }
+    }
+  }
+  // Their value operands, walked back through everything that makes them.
+  bool masked = false;
+  std::vector<const Val*> stack;
+  for (const Expr* where : wheres) {
+    stack.push_back(where->input(1));
+    stack.push_back(where->input(2));
+  }
+  std::unordered_set<const Val*> seen;
+  while (!stack.empty()) {
+    const Val* v = stack.back();
+    stack.pop_back();
+    const Expr* def = v->definition();
+    if (!seen.insert(v).second || def == nullptr) {
+      continue;
+    }
+    if (def->is<RngOp>()) {
+      return {};
+    }
+    masked = masked || is_masked_fill(*def);
+    stack.insert(stack.end(), def->inputs().begin(), def->inputs().end());
+  }
+  return masked ? wheres : std::vector<const Expr*>{};
 }
 
 }  // namespace nvfuse

@@ -88,6 +88,14 @@ struct ReductionAnalysis {
   // prologue's dropout after a softmax, 0 for dropout before a layer norm;
   // -1 without random ops.
   int first_random_read_phase() const;
+  // The wheres whose conditions are all the fusion's random values reach
+  // (each through one op to a bool, dropout's keep mask u < p), when none
+  // of their value operands is made from a random value and one of them
+  // from a masked fill, where(mask, s, ±inf) (a causal softmax's exact
+  // zeros); empty otherwise. Where a group's lanes hold equal operands in
+  // every such where, its draws cannot change a result
+  // (codegen/skipped_draws.cpp).
+  std::vector<const Expr*> masked_choices() const;
   // Some per-row value is a row gather: the kernel must walk rows (the
   // gather reads along the row), so the outer kernel is out.
   bool has_row_gather() const {
@@ -152,8 +160,5 @@ bool is_row_gather(const Expr& expr, int64_t rank, const std::vector<int64_t>& r
 // True when the fusion has a reduction (ReductionOp or VarMeanOp).
 bool has_reduction(const Fusion& fusion);
 
-// where(c, x, ±inf) or where(c, ±inf, x): a masked fill (a causal mask
-// before a softmax, whose exps are then exact zeros).
-bool is_masked_fill(const Expr& expr);
 
 }  // namespace nvfuse

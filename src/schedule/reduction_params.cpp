@@ -468,9 +468,7 @@ std::optional<ReductionSchedule> schedule_reduction(
     // more loads in flight, and a 1024-wide row is one warp's. H100, % of
     // copy bandwidth, attention prologue bf16 16 -> 32 elements: 64 MB 78
     // -> 88, 256 MB 86 -> 98 (fp32 rows draw early: 102 either way).
-    masked_late_draws =
-        draws_late && std::any_of(analysis.exprs.begin(), analysis.exprs.end(),
-                                  [](const Expr* e) { return is_masked_fill(*e); });
+    masked_late_draws = draws_late && !analysis.masked_choices().empty();
     const int64_t max_groups = std::max<int64_t>(
         1, elements * (masked_late_draws ? 2 : 1) / (half_random_rows && !draws_late ? 2 : 1) /
             p.vector_width);

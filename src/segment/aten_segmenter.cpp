@@ -259,14 +259,6 @@ bool is_segment_set(const Expr& expr) {
   return expr.is<PointwiseOp>() && expr.as<PointwiseOp>()->op() == OpType::segment_set;
 }
 
-// A scatter that runs in a kernel writes into a copy of its input (operand
-// 0), so what computes the input ends in an earlier kernel, and what reads
-// its result waits for every write: a later one. The work computing its
-// index and src joins its kernel.
-bool is_scatter_kernel(const Expr& expr, const std::function<bool(const Expr&)>& is_cut) {
-  return expr.is<ScatterOp>() && !is_cut(expr);
-}
-
 // Segments are ordered by depth; at one depth, host views of values from
 // earlier depths first, then kernels, then ATen exprs and views of kernel
 // results (they read values of depth <= d only).
@@ -325,7 +317,11 @@ std::vector<FusionSegment> segment_at_cuts(
       exprs.push_back(expr);
     }
   }
-  const auto scatter_kernel = [&](const Expr& e) { return is_scatter_kernel(e, is_cut); };
+  // A scatter that runs in a kernel writes into a copy of its input
+  // (operand 0), so what computes the input ends in an earlier kernel, and
+  // what reads its result waits for every write: a later one. The work
+  // computing its index and src joins its kernel.
+  const auto scatter_kernel = [&](const Expr& e) { return e.is<ScatterOp>() && !is_cut(e); };
   const bool any_cut = std::any_of(exprs.begin(), exprs.end(), [&](const Expr* e) {
     return is_cut(*e) || is_segment_set(*e) || scatter_kernel(*e);
   });
