@@ -287,6 +287,27 @@ def test_backward_is_one_inner_outer_kernel_with_a_finishing_kernel():
     assert "nvfuse_reduction_finish" in code
 
 
+@pytest.mark.parametrize("name", ["layer_norm_bwd", "rms_norm_bwd"])
+def test_fp32_backward_rows_take_a_quarter_of_the_elements_a_thread(name):
+    """Unstaged inner-outer rows of fp32 that one block holds at 4 elements
+    a thread take that (one 16-byte group), not 16: more threads walk the
+    rows. A row of 8192 (2048 threads at 4) keeps 16, and bf16 rows their
+    usual groups."""
+    def params(dtype, width):
+        return params_of(define_case(name, dtype).cuda_code_for(
+            cpu_inputs(name, 64, width, dtype)))
+    for width, threads in [(1600, 512), (4096, 1024)]:
+        assert (f"threads_per_row={threads}, groups_per_thread=1, persistent, inner_outer"
+                in params(torch.float32, width))
+    assert "threads_per_row=512, groups_per_thread=4, persistent" in params(torch.float32, 8192)
+    bf16 = {"layer_norm_bwd": "threads_per_row=256, groups_per_thread=1, persistent, "
+                              "inner_outer, staged",  # one group: its own rule
+            "rms_norm_bwd": "threads_per_row=128, groups_per_thread=2, persistent, inner_outer,"}
+    assert bf16[name] in params(torch.bfloat16, 1600)
+    with reduction_tuning(elements_per_thread=32):  # the knob still moves it
+        assert "threads_per_row=256, groups_per_thread=2" in params(torch.float32, 1600)
+
+
 @pytest.mark.parametrize("width,columns_a_thread", [(4096, 4), (1601, 1)])
 def test_finishing_kernel_loads_batches_of_partial_rows(width, columns_a_thread):
     """The finishing kernel's threads take 4 adjacent columns (a 16-byte load

@@ -450,8 +450,24 @@ std::optional<ReductionSchedule> schedule_reduction(
     // ones, clusters, were not measured so.
     const bool half_loss_rows = !writes_elements && half_vectors &&
         row_threads(tuning.elements_per_thread) <= tuning.max_persistent_threads;
-    const int64_t elements = tuning.elements_per_thread *
-        ((!writes_elements && analysis.last_element_phase == 0) || half_loss_rows ? 2 : 1);
+    // Inner-outer rows of 4-byte types (the unstaged backward norms) that
+    // one block holds at a quarter of the elements a thread take that (one
+    // 16-byte fp32 group at the default 16): twice to four times the
+    // threads walk the rows at about half the registers, where the blocks
+    // walking the rows (at most one wave, a partial row each) had left the
+    // SMs underfilled. H100, % of copy bandwidth, 16 -> 4 elements
+    // (tools/tune_reduction.py, session 22): RMS-norm backward fp32
+    // 2048x1600 47 -> 64, 2048x4096 73 -> 88, 8192x4096 93 -> 96,
+    // 16384x1600 91 -> 96; layer-norm backward fp32 42 -> 53, 65 -> 71, 86
+    // -> 91, 86 -> 90. Rows of 8192 (2048 threads at 4) keep 16: the other
+    // shape cost layer norm 96 -> 93. bf16 RMS-norm backward measured mixed
+    // (1600: 33 -> 37, 4096: 54 -> 51, 32768x8192: 93 -> 84) and keeps 16.
+    const int64_t quarter_elements = std::max<int64_t>(1, tuning.elements_per_thread / 4);
+    const bool quarter_rows = analysis.has_outer_reductions() && !holds_only_half_types &&
+        row_threads(quarter_elements) <= tuning.max_persistent_threads;
+    const int64_t elements = quarter_rows ? quarter_elements
+        : tuning.elements_per_thread *
+            ((!writes_elements && analysis.last_element_phase == 0) || half_loss_rows ? 2 : 1);
     // Rows that one block of at most kMaxLateDrawBlock threads holds and
     // that read their random values after phase 0 draw late at the full
     // elements per thread; the others take half the elements (their unit
