@@ -450,14 +450,14 @@ std::optional<ReductionSchedule> schedule_reduction(
     // ones, clusters, were not measured so.
     const bool half_loss_rows = !writes_elements && half_vectors &&
         row_threads(tuning.elements_per_thread) <= tuning.max_persistent_threads;
-    // Inner-outer rows of 4-byte types (the unstaged backward norms) that
-    // one block holds at a quarter of the elements a thread take that (one
-    // 16-byte fp32 group at the default 16): twice to four times the
-    // threads walk the rows at about half the registers, where the blocks
-    // walking the rows (at most one wave, a partial row each) had left the
-    // SMs underfilled. H100, % of copy bandwidth, 16 -> 4 elements
-    // (tools/tune_reduction.py, session 22): RMS-norm backward fp32
-    // 2048x1600 47 -> 64, 2048x4096 73 -> 88, 8192x4096 93 -> 96,
+    // Inner-outer rows holding a type wider than 2 bytes (the unstaged fp32
+    // backward norms) that one block holds at a quarter of the elements a
+    // thread take that (one 16-byte fp32 group at the default 16): twice to
+    // four times the threads walk the rows at about half the registers,
+    // where the blocks walking the rows (at most one wave, a partial row
+    // each) had left the SMs underfilled. H100, % of copy bandwidth, 16 -> 4
+    // elements (tools/tune_reduction.py, session 22): RMS-norm backward
+    // fp32 2048x1600 47 -> 64, 2048x4096 73 -> 88, 8192x4096 93 -> 96,
     // 16384x1600 91 -> 96; layer-norm backward fp32 42 -> 53, 65 -> 71, 86
     // -> 91, 86 -> 90. Rows of 8192 (2048 threads at 4) keep 16: the other
     // shape cost layer norm 96 -> 93. bf16 RMS-norm backward measured mixed
