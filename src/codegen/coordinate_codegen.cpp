@@ -62,8 +62,7 @@ class CoordinateGenerator {
     layout_ = coordinate_arg_layout(analysis_, params_, tensors_, fast_division());
   }
 
-  // The statements of one group of kVec lanes, with what the lanes need of
-  // the sizes.
+  // A fresh statement builder over the kernel's args.
   CoordinateValues new_values() const {
     return CoordinateValues(
         fusion_, params_.vector_width,
@@ -71,6 +70,8 @@ class CoordinateGenerator {
         analysis_.drawn_random_ops, params_.vectors_aligned);
   }
 
+  // The statements of one group of kVec lanes, with what the lanes need of
+  // the sizes.
   CoordinateValues group_values() const {
     CoordinateValues values = new_values();
     std::vector<LaneCoord> coords;

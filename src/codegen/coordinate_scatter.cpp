@@ -79,19 +79,33 @@ std::string scatter_rows_kernel(
        << "[" << a << "];\n"
        << "    rest /= args.extent[" << a << "];\n";
   }
+  // A row between global memory (`tensor` from offset `at`, elements `step`
+  // apart) and the staged row: 16-byte vectors where the global row allows,
+  // else element by element; coalesced either way.
+  const auto copy_row = [&](const std::string& tensor, const std::string& at,
+                            const std::string& step, bool into_row) {
+    const std::string base = tensor + " + " + at;
+    const std::string global_vector = "reinterpret_cast<" + std::string(into_row ? "const " : "") +
+        array + "*>(" + base + " + k)";
+    const std::string row_vector = "reinterpret_cast<" + std::string(into_row ? "" : "const ") +
+        array + "*>(row + k)";
+    const std::string element = tensor + "[" + at + " + k * " + step + "]";
+    const std::string vector_copy = into_row
+        ? "*" + row_vector + " = nvfuse::load_read_only<false>(" + global_vector + ")"
+        : "*" + global_vector + " = *" + row_vector;
+    const std::string element_copy = into_row ? "row[k] = " + element : element + " = row[k]";
+    return "    if (n % kVec == 0 && nvfuse::vector_ok<kVec>(" + base + ", " + step + ")) {\n"
+           "      for (Index k = threadIdx.x * kVec; k < n; k += kBlock * kVec) {\n"
+           "        " + vector_copy + ";\n"
+           "      }\n"
+           "    } else {\n"
+           "      for (Index k = threadIdx.x; k < n; k += kBlock) {\n"
+           "        " + element_copy + ";\n"
+           "      }\n"
+           "    }\n";
+  };
   ss << "    // 1. the input's row into shared memory\n"
-     << "    if (n % kVec == 0 && nvfuse::vector_ok<kVec>(" << x << " + x_at, " << x_step
-     << ")) {\n"
-     << "      for (Index k = threadIdx.x * kVec; k < n; k += kBlock * kVec) {\n"
-     << "        *reinterpret_cast<" << array << "*>(row + k) =\n"
-     << "            nvfuse::load_read_only<false>(reinterpret_cast<const " << array << "*>("
-     << x << " + x_at + k));\n"
-     << "      }\n"
-     << "    } else {\n"
-     << "      for (Index k = threadIdx.x; k < n; k += kBlock) {\n"
-     << "        row[k] = " << x << "[x_at + k * " << x_step << "];\n"
-     << "      }\n"
-     << "    }\n"
+     << copy_row(x, "x_at", x_step, true)
      << "    __syncthreads();\n"
      << "    // 2. the index row's writes into it\n"
      << "    for (Index j = threadIdx.x; j < row_groups; j += kBlock) {\n"
@@ -99,17 +113,7 @@ std::string scatter_rows_kernel(
      << "    }\n"
      << "    __syncthreads();\n"
      << "    // 3. the row out\n"
-     << "    if (n % kVec == 0 && nvfuse::vector_ok<kVec>(" << y << " + y_at, " << y_step
-     << ")) {\n"
-     << "      for (Index k = threadIdx.x * kVec; k < n; k += kBlock * kVec) {\n"
-     << "        *reinterpret_cast<" << array << "*>(" << y
-     << " + y_at + k) = *reinterpret_cast<const " << array << "*>(row + k);\n"
-     << "      }\n"
-     << "    } else {\n"
-     << "      for (Index k = threadIdx.x; k < n; k += kBlock) {\n"
-     << "        " << y << "[y_at + k * " << y_step << "] = row[k];\n"
-     << "      }\n"
-     << "    }\n"
+     << copy_row(y, "y_at", y_step, false)
      << "    __syncthreads();  // the row is reused\n"
      << "  }\n"
      << "}\n";

@@ -160,5 +160,4 @@ bool is_row_gather(const Expr& expr, int64_t rank, const std::vector<int64_t>& r
 // True when the fusion has a reduction (ReductionOp or VarMeanOp).
 bool has_reduction(const Fusion& fusion);
 
-
 }  // namespace nvfuse
