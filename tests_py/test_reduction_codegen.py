@@ -159,6 +159,34 @@ def test_outer_reduction_walks_down_contiguous_columns():
     assert params.startswith("outer") and "vector_width=8" in params
 
 
+def test_outer_walk_loads_a_batch_of_rows_before_their_math():
+    """Blocks of 512 (16 rows of 32 threads); each thread's loads of
+    kOuterBatch row steps go out before the math of any of them, with no
+    remainder loop of one load at a time; the last block's combine loads
+    its partial rows kOuterBatch at a time."""
+    fd = define_case("sum_outer", torch.bfloat16)
+    code = fd.cuda_code_for([torch.randn(8192, 4096, dtype=torch.bfloat16)])
+    assert "block=512 (32x16), split" in params_of(code)
+    code = code[code.index('extern "C" __global__'):]
+    walk = code[code.index("first_row < args.width"):code.index("column_reduce_all")]
+    assert walk.index("batch_t0[b] = ") < walk.index("acc_t2[v] = ")
+    assert walk.count("batch_t0[b] = ") == 1 and "#pragma unroll 4" not in walk
+    combine = code[code.index("arrive_last"):]
+    assert "#pragma unroll 4\n  for (int g = ty;" in combine
+
+
+def test_outer_welford_blocks_keep_256_threads():
+    """A variance's Welford states take about 80 registers a thread: one
+    block of 512 an SM, but three of 256."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.BFloat16)
+        var, mean = fd.ops.var_mean(x, dims=[0], correction=1, keepdim=False)
+        fd.add_output(var)
+        fd.add_output(mean)
+    code = fd.cuda_code_for([torch.randn(8192, 4096, dtype=torch.bfloat16)])
+    assert "outer" in params_of(code) and "block=256 (32x8)" in params_of(code)
+
+
 def test_outer_split_depth_is_a_tuning_knob_that_names_what_it_accepts():
     """outer_rows: the fewest rows a thread of an outer split walks. Fewer
     split the rows over more blocks (more partial rows)."""
