@@ -80,39 +80,39 @@ std::string ReductionGenerator::outer_kernel() const {
     }
   }
   for (const TensorView* tv : outputs) {
-    ss << "      " << array_type(slot_of(tv)) << " out_" << name_of_value(tv) << ";\n";
+    ss << "        " << array_type(slot_of(tv)) << " out_" << name_of_value(tv) << ";\n";
   }
-  ss << declare_unit_words(exprs, "[kVec]", "      ")
-     << draw_unit_words(unit_word_ops(exprs), Walk::kOuter, "", "      ")
+  ss << declare_unit_words(exprs, "[kVec]", "        ")
+     << draw_unit_words(unit_word_ops(exprs), Walk::kOuter, "", "        ")
      << "#pragma unroll\n"
-     << "      for (int v = 0; v < kVec; ++v) {\n";
+     << "        for (int v = 0; v < kVec; ++v) {\n";
   for (const TensorView* tv : loads) {
-    ss << "        const " << cuda_type_of(tv->dtype()) << " " << name_of_value(tv)
+    ss << "          const " << cuda_type_of(tv->dtype()) << " " << name_of_value(tv)
        << " = nvfuse::lane_of(in_" << name_of_value(tv) << ", " << lane(slot_of(tv))
        << ");\n";
   }
   for (const Expr* expr : exprs) {
-    ss << "        " << statement(expr, Walk::kOuter);
+    ss << "          " << statement(expr, Walk::kOuter);
   }
   for (const Expr* r : a_.reductions) {
     const std::string value = "nvfuse::cast<" + acc_element(r) + ">(" +
         name_of_value(r->input(0)) + ")";
     if (r->is<VarMeanOp>()) {
-      ss << "        " << acc_name(r) << "[v] = nvfuse::welford_add("
+      ss << "          " << acc_name(r) << "[v] = nvfuse::welford_add("
          << acc_name(r) << "[v], " << value << ");\n";
     } else {
-      ss << "        " << acc_name(r) << "[v] = " << op_type(r) << "()("
+      ss << "          " << acc_name(r) << "[v] = " << op_type(r) << "()("
          << acc_name(r) << "[v], " << value << ");\n";
     }
   }
   for (const TensorView* tv : outputs) {
-    ss << "        out_" << name_of_value(tv) << ".val[v] = " << name_of_value(tv)
+    ss << "          out_" << name_of_value(tv) << ".val[v] = " << name_of_value(tv)
        << ";\n";
   }
-  ss << "      }\n";
+  ss << "        }\n";
   for (const TensorView* tv : outputs) {
     const std::string name = name_of_value(tv);
-    ss << store(slot_of(tv), "out_" + name, down_offset(tv), "      ");
+    ss << store(slot_of(tv), "out_" + name, down_offset(tv), "        ");
   }
   ss << "      }\n    }\n  }\n";
   for (const Expr* r : a_.reductions) {
