@@ -45,7 +45,10 @@ std::string ReductionGenerator::outer_kernel() const {
   // compiler issued the next step's loads only after those values had
   // arrived. A `#pragma unroll 4` loop instead ran its remainder steps
   // first, one load in flight each: a bf16 sum over 8192 rows of 4096
-  // (21 rows a thread) paid a memory round trip for one row.
+  // (21 rows a thread) paid a memory round trip for one row. A row index
+  // stays below width + kOuterBatch * step (step: at most a wave of blocks'
+  // rows, well under 2^20), inside the 2^22 that 32-bit indexing keeps
+  // free (fits_32bit in schedule/reduction_params.cpp).
   ss << "  if (col_valid) {\n"
      << "    const Index step = Index(gridDim.y) * kY;\n"
      << "    for (Index first_row = Index(blockIdx.y) * kY + ty; first_row < args.width;\n"
@@ -140,7 +143,7 @@ std::string ReductionGenerator::outer_kernel() const {
     }
     // Unrolled so that kOuterBatch partial rows' loads are in flight at
     // once: the last blocks' combine is the kernel's tail (a bf16 sum over
-    // 8192 rows of 4096, 49 partial rows: 52 -> 62% of copy bandwidth).
+    // 8192 rows of 4096, 49 partial rows: 52 -> 63% of copy bandwidth).
     ss << "#pragma unroll " << kOuterBatch << "\n"
        << "  for (int g = ty; col_valid && g < int(gridDim.y); g += kY) {\n"
        << "#pragma unroll\n"
