@@ -34,10 +34,8 @@ ReductionGenerator::SkippableDraws ReductionGenerator::skippable_draws(
   for (const Expr* where : a_.masked_choices()) {
     const Expr* test = where->input(0)->definition();
     const bool decided_here = std::any_of(
-        skippable.ops.begin(), skippable.ops.end(), [&](const RngOp* rng) {
-          return std::find(test->inputs().begin(), test->inputs().end(), rng->output(0)) !=
-              test->inputs().end();
-        });
+        skippable.ops.begin(), skippable.ops.end(),
+        [&](const RngOp* rng) { return test->reads(rng->output(0)); });
     if (!decided_here) {
       continue;
     }

@@ -3,6 +3,7 @@
 // except for the use lists and the loop/allocation domains of tensors.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <variant>
@@ -156,6 +157,11 @@ class Expr : public Statement {
   const std::vector<Val*>& outputs() const { return fields_.outputs; }
   Val* input(size_t i) const;
   Val* output(size_t i) const;
+  // True when `v` is one of the inputs (the uses within a set of exprs,
+  // where Val::uses() would count a segment's neighbours too).
+  bool reads(const Val* v) const {
+    return std::find(inputs().begin(), inputs().end(), v) != inputs().end();
+  }
   const std::vector<Attribute>& attributes() const {
     return fields_.attributes;
   }

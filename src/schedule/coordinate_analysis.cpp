@@ -88,9 +88,8 @@ bool find_scatter(const Fusion& fusion, CoordinateAnalysis& analysis, std::strin
   const auto* out = scatter->output(0)->as<TensorView>();
   // (A segment's fusion may hold uses of `out` by exprs of other segments:
   // only the exprs computing its outputs count.)
-  const bool read_inside = std::any_of(exprs.begin(), exprs.end(), [&](const Expr* e) {
-    return std::find(e->inputs().begin(), e->inputs().end(), out) != e->inputs().end();
-  });
+  const bool read_inside =
+      std::any_of(exprs.begin(), exprs.end(), [&](const Expr* e) { return e->reads(out); });
   if (analysis.outputs.size() != 1 || analysis.outputs.front() != out || read_inside) {
     return reject(why_not, "a scatter's result is not the fusion's only output");
   }

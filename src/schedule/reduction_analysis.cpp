@@ -581,7 +581,7 @@ std::vector<const Expr*> ReductionAnalysis::masked_choices() const {
   const auto uses_of = [this](const Val* v) {
     std::vector<const Expr*> uses;
     for (const Expr* e : exprs) {
-      if (std::find(e->inputs().begin(), e->inputs().end(), v) != e->inputs().end()) {
+      if (e->reads(v)) {
         uses.push_back(e);
       }
     }

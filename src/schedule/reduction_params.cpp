@@ -376,9 +376,7 @@ std::optional<ReductionSchedule> schedule_reduction(
         space.row_extents.back(), other);
     const int64_t groups = space.rows / p.vector_width;
     p.block_x = static_cast<int>(std::min<int64_t>(32, next_pow2(groups)));
-    const bool welford = std::any_of(analysis.reductions.begin(), analysis.reductions.end(),
-                                     [](const Expr* r) { return r->is<VarMeanOp>(); });
-    p.block_y = (welford ? kOuterWelfordBlock : kOuterBlock) / p.block_x;
+    p.block_y = (analysis.has_variance() ? kOuterWelfordBlock : kOuterBlock) / p.block_x;
     p.block_size = p.block_x * p.block_y;
     schedule.grid_x = ceil_div(groups, p.block_x);
     schedule.max_grid_y = std::clamp<int64_t>(
