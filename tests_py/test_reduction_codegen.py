@@ -272,6 +272,20 @@ def test_long_backward_rows_are_one_inner_outer_kernel_over_a_cluster(name, dtyp
         assert len(kernels_of(wider)) == 2 and "inner_outer" not in wider
 
 
+def test_finishing_kernels_wait_for_the_row_kernel():
+    """The runtime launches an inner-outer kernel's finishing kernel as the
+    row kernel's programmatic dependent (sm_90 on): its blocks start while
+    the row kernel's last blocks run, so its first statement waits for the
+    row kernel's partials. Before sm_90 the wait compiles to nothing."""
+    fd = define_case("layer_norm_bwd", torch.bfloat16)
+    code = fd.cuda_code_for(cpu_inputs("layer_norm_bwd", 8192, 4096, torch.bfloat16))
+    finish = code[code.index("nvfuse_reduction_finish(const Args args) {\n"):]
+    assert finish.split("\n")[1] == "  nvfuse::wait_for_previous_grid();  // the row kernel's partials"
+    assert code.count("nvfuse::wait_for_previous_grid();") == 1  # the row kernel waits on nothing
+    for arch in (80, 90):
+        assert _C.nvrtc_compile(code, "nvfuse_reduction_finish", arch)["bytes"] > 0
+
+
 def test_column_sums_of_normalized_rows_are_one_inner_outer_kernel():
     # The outer reduction reads a phase-1 value (after the row sums).
     with FusionDefinition() as fd:

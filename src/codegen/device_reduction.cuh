@@ -537,6 +537,16 @@ __device__ __forceinline__ void column_reduce_shaped(T (&v)[kN], Op op, int x_th
   __syncthreads();  // the next call's writes wait for these reads
 }
 
+// The first statement of a kernel that the runtime may launch as the
+// programmatic dependent of the kernel before it (runtime/kernel_launch.h,
+// programmatic_launches): waits until that kernel has finished and its
+// writes are visible. Without such a launch it returns at once.
+__device__ __forceinline__ void wait_for_previous_grid() {
+#if __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
 // Split reductions keep each partial in 8-byte cells of the workspace;
 // volatile loads read what other blocks wrote (they bypass L1).
 template <typename T>

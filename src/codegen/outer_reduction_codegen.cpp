@@ -213,6 +213,7 @@ std::string ReductionGenerator::column_finish_kernel() const {
   std::ostringstream ss;
   ss << "extern \"C\" __global__ void __launch_bounds__(" << kFinishThreads
      << ") nvfuse_reduction_finish(const Args args) {\n"
+     << "  nvfuse::wait_for_previous_grid();  // the row kernel's partials\n"
      << "  constexpr int kN = " << (float_partials ? 4 : 1) << ";  // columns of a thread\n"
      << "  constexpr int kBatch = " << kFinishBatch << ";\n"
      << "  // The block's columns, as the launch computed them (finish_columns).\n"

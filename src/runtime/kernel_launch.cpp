@@ -95,6 +95,14 @@ void check_launch_tuning(int block_size, int max_unroll, int per_thread,
                " must be at least 1, got ", max_unroll, " and ", per_thread);
 }
 
+bool programmatic_launches(c10::Device device) {
+  static const bool allowed = [] {
+    const char* env = std::getenv("NVFUSE_PROGRAMMATIC_LAUNCH");
+    return env == nullptr || std::string(env) != "0";
+  }();
+  return allowed && device_info_of(device).arch >= 90;
+}
+
 bool poison_outputs() {
   static const bool poison = [] {
     const char* env = std::getenv("NVFUSE_POISON_OUTPUTS");
@@ -172,7 +180,8 @@ void launch_on_current_stream(
     std::vector<uint64_t>& args,
     const std::function<std::string()>& describe,
     unsigned shared_bytes,
-    unsigned cluster_x) {
+    unsigned cluster_x,
+    bool programmatic) {
   cuda_driver::make_context_current(device.index());
   const c10::Stream stream =
       c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->getStream(device);
@@ -185,7 +194,8 @@ void launch_on_current_stream(
   }
   void* params[] = {args.data()};
   cuda_driver::launch(
-      kernel.function, grid, block, shared_bytes, stream.native_handle(), params, cluster_x);
+      kernel.function, grid, block, shared_bytes, stream.native_handle(), params, cluster_x,
+      programmatic);
 }
 
 }  // namespace nvfuse

@@ -29,6 +29,15 @@ std::optional<std::vector<std::vector<int64_t>>> output_sizes_of(
 TensorArg tensor_arg_of(const at::Tensor& t);
 DeviceInfo device_info_of(c10::Device device);
 
+// Whether a second kernel that reads what the kernel before it on the
+// stream wrote, and starts with griddepcontrol.wait, is launched as that
+// kernel's programmatic dependent (launch_on_current_stream's
+// `programmatic`): on sm_90 and later, unless NVFUSE_PROGRAMMATIC_LAUNCH=0.
+// Its blocks then start while the first kernel's last blocks run, instead
+// of a launch after it (an inner-outer kernel's finishing kernel: up to 6
+// points of copy bandwidth on an H100, layer-norm and RMS-norm backward).
+bool programmatic_launches(c10::Device device);
+
 // NVFUSE_POISON_OUTPUTS=1: fill fresh outputs with NaN (or -123) so that
 // tests catch elements a kernel never writes.
 bool poison_outputs();
@@ -59,7 +68,9 @@ struct LaunchValues {
 std::vector<uint64_t> pack_args(const KernelArgLayout& layout, const LaunchValues& values);
 
 // Launches on torch's current stream of `device` (in clusters of
-// `cluster_x` blocks when above 1); NVFUSE_DUMP=launch prints describe()
+// `cluster_x` blocks when above 1; as the programmatic dependent of the
+// stream's previous kernel when `programmatic`, which only a kernel that
+// starts with griddepcontrol.wait may ask for); NVFUSE_DUMP=launch prints describe()
 // (called only then: launches stay free of string building).
 void launch_on_current_stream(
     const LoadedKernel& kernel,
@@ -69,6 +80,7 @@ void launch_on_current_stream(
     std::vector<uint64_t>& args,
     const std::function<std::string()>& describe,
     unsigned shared_bytes = 0,
-    unsigned cluster_x = 1);
+    unsigned cluster_x = 1,
+    bool programmatic = false);
 
 }  // namespace nvfuse

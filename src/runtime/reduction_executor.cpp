@@ -317,7 +317,8 @@ bool ReductionExecutor::run_inner_outer(
       {static_cast<unsigned>((planned.space.width + finish_block_columns - 1) /
                              finish_block_columns)},
       {static_cast<unsigned>(kFinishThreads)}, packed,
-      [&] { return "finishing the column partials, " + description_of(planned); });
+      [&] { return "finishing the column partials, " + description_of(planned); }, 0, 1,
+      programmatic_launches(device));
   return true;
 }
 

@@ -29,9 +29,11 @@ constexpr int kFuncAttrRegisters = 4;
 constexpr int kFuncAttrMaxDynamicSharedBytes = 8;
 constexpr int kFuncAttrNonPortableClusterSizeAllowed = 14;
 constexpr int kLaunchAttrClusterDimension = 4;
+constexpr int kLaunchAttrProgrammaticStreamSerialization = 6;
 
 // cuLaunchKernelEx's configuration (cuda.h's CUlaunchAttribute and
-// CUlaunchConfig, with only the cluster dimension of the value union).
+// CUlaunchConfig, with only the cluster dimension and the programmatic
+// stream serialization flag of the value union).
 struct LaunchAttribute {
   int id;
   char pad[4];
@@ -40,6 +42,7 @@ struct LaunchAttribute {
     struct {
       unsigned x, y, z;
     } cluster;
+    int programmatic;
   } value;
 };
 struct LaunchConfig {
@@ -262,14 +265,22 @@ void launch(
     unsigned shared_bytes,
     void* stream,
     void** params,
-    unsigned cluster_x) {
+    unsigned cluster_x,
+    bool programmatic) {
   const DriverApi& api = driver();
-  if (cluster_x > 1) {
-    LaunchAttribute cluster{};
-    cluster.id = kLaunchAttrClusterDimension;
-    cluster.value.cluster = {cluster_x, 1, 1};
+  if (cluster_x > 1 || programmatic) {
+    LaunchAttribute attributes[2]{};
+    unsigned count = 0;
+    if (cluster_x > 1) {
+      attributes[count].id = kLaunchAttrClusterDimension;
+      attributes[count++].value.cluster = {cluster_x, 1, 1};
+    }
+    if (programmatic) {
+      attributes[count].id = kLaunchAttrProgrammaticStreamSerialization;
+      attributes[count++].value.programmatic = 1;
+    }
     const LaunchConfig config{grid.x, grid.y, grid.z, block.x, block.y, block.z,
-                              shared_bytes, static_cast<CUstream>(stream), &cluster, 1};
+                              shared_bytes, static_cast<CUstream>(stream), attributes, count};
     api.check(api.LaunchKernelEx(&config, static_cast<CUfunction>(function), params, nullptr),
               "cuLaunchKernelEx");
     return;

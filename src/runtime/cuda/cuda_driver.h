@@ -55,7 +55,10 @@ struct Dim3 {
 // Launches `function` with one by-value parameter block (`params` as
 // cuLaunchKernel expects: an array of pointers to each argument); in
 // clusters of `cluster_x` blocks along x when above 1 (sm_90 and later;
-// grid.x a multiple of it; above 8 after allow_non_portable_clusters).
+// grid.x a multiple of it; above 8 after allow_non_portable_clusters); as
+// a programmatic dependent of the stream's previous kernel when
+// `programmatic` (sm_90 and later: cuLaunchKernelEx's programmatic stream
+// serialization).
 void launch(
     void* function,
     Dim3 grid,
@@ -63,6 +66,7 @@ void launch(
     unsigned shared_bytes,
     void* stream,
     void** params,
-    unsigned cluster_x = 1);
+    unsigned cluster_x = 1,
+    bool programmatic = false);
 
 }  // namespace nvfuse::cuda_driver
