@@ -189,6 +189,7 @@ void launch_on_current_stream(
     std::cerr << "nvfuse launch: grid=" << grid.x << "x" << grid.y
               << " block=" << block.x << " shared=" << shared_bytes
               << (cluster_x > 1 ? " cluster=" + std::to_string(cluster_x) : std::string())
+              << (programmatic ? " programmatic" : "")
               << " " << describe()
               << std::endl;
   }

@@ -33,8 +33,8 @@ DeviceInfo device_info_of(c10::Device device);
 // stream wrote, and starts with griddepcontrol.wait, is launched as that
 // kernel's programmatic dependent (launch_on_current_stream's
 // `programmatic`): on sm_90 and later, unless NVFUSE_PROGRAMMATIC_LAUNCH=0.
-// Its blocks then start while the first kernel's last blocks run, instead
-// of a launch after it (an inner-outer kernel's finishing kernel: up to 6
+// Its blocks are then scheduled as the first kernel's blocks finish, not
+// after a launch that waits for the whole first kernel (an inner-outer kernel's finishing kernel: up to 6
 // points of copy bandwidth on an H100, layer-norm and RMS-norm backward).
 bool programmatic_launches(c10::Device device);
 
