@@ -1,7 +1,7 @@
 """Inner-outer reductions launch their finishing kernel as the programmatic
 dependent of the row kernel (runtime/kernel_launch.h, programmatic_launches;
-sm_90 and later): its blocks start as the row kernel's leave and wait in
-griddepcontrol.wait for the partials. These GPU tests check that the
+sm_90 and later): its blocks are scheduled as the row kernel's blocks
+finish and wait in griddepcontrol.wait for the partials. These GPU tests check that the
 handover loses nothing: back to back calls, calls on changing inputs, a
 CUDA graph that captures the pair, and the same bits as plain launches
 (NVFUSE_PROGRAMMATIC_LAUNCH=0, in a second process: the setting is read

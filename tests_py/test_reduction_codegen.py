@@ -274,9 +274,10 @@ def test_long_backward_rows_are_one_inner_outer_kernel_over_a_cluster(name, dtyp
 
 def test_finishing_kernels_wait_for_the_row_kernel():
     """The runtime launches an inner-outer kernel's finishing kernel as the
-    row kernel's programmatic dependent (sm_90 on): its blocks start while
-    the row kernel's last blocks run, so its first statement waits for the
-    row kernel's partials. Before sm_90 the wait compiles to nothing."""
+    row kernel's programmatic dependent (sm_90 on): its blocks are scheduled
+    as the row kernel's blocks finish, so its first statement waits for the
+    row kernel's partials. For older GPUs the wait is left out (#if), and
+    the kernel still compiles."""
     fd = define_case("layer_norm_bwd", torch.bfloat16)
     code = fd.cuda_code_for(cpu_inputs("layer_norm_bwd", 8192, 4096, torch.bfloat16))
     finish = code[code.index("nvfuse_reduction_finish(const Args args) {\n"):]

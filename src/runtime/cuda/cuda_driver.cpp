@@ -1,5 +1,6 @@
 #include "runtime/cuda/cuda_driver.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -268,6 +269,12 @@ void launch(
     unsigned cluster_x,
     bool programmatic) {
   const DriverApi& api = driver();
+  // A driver (or a capture) that refuses programmatic launches does so
+  // before anything runs: from then on this process launches such kernels
+  // plainly, after the kernel before them, which is always correct (they
+  // start with griddepcontrol.wait, a no-op without the dependency).
+  static std::atomic<bool> programmatic_refused{false};
+  programmatic = programmatic && !programmatic_refused.load(std::memory_order_relaxed);
   if (cluster_x > 1 || programmatic) {
     LaunchAttribute attributes[2]{};
     unsigned count = 0;
@@ -281,8 +288,15 @@ void launch(
     }
     const LaunchConfig config{grid.x, grid.y, grid.z, block.x, block.y, block.z,
                               shared_bytes, static_cast<CUstream>(stream), attributes, count};
-    api.check(api.LaunchKernelEx(&config, static_cast<CUfunction>(function), params, nullptr),
-              "cuLaunchKernelEx");
+    const CUresult result =
+        api.LaunchKernelEx(&config, static_cast<CUfunction>(function), params, nullptr);
+    if (result != kSuccess && programmatic) {
+      // Throws where the launch fails for another reason as well.
+      launch(function, grid, block, shared_bytes, stream, params, cluster_x, false);
+      programmatic_refused.store(true, std::memory_order_relaxed);
+      return;
+    }
+    api.check(result, "cuLaunchKernelEx");
     return;
   }
   api.check(
