@@ -41,6 +41,7 @@ def assert_kernel_ran(fd):
 
 WIDTHS = [1, 7, 127, 1600, 4096, 65536, 262144]
 DTYPES = [torch.float32, torch.bfloat16]
+NV_DTYPES = {torch.float32: DataType.Float, torch.bfloat16: DataType.BFloat16}
 
 
 def rows_for(width):
@@ -288,8 +289,34 @@ def test_outer_split_sums_match_torch_at_any_split_depth(dtype, rows, width, out
     inputs = CASES["sum_outer"].make_inputs(rows, width, dtype, "cuda")
     with reduction_tuning(outer_rows=outer_rows):
         outs, fd = run_case("sum_outer", inputs)
-    assert "outer" in fd.last_cuda_code() and ", split" in fd.last_cuda_code()
+    code = fd.last_cuda_code()
+    assert "outer" in code and (", split" in code or ", cluster=8" in code)
     assert_case_close("sum_outer", outs, CASES["sum_outer"].torch_reference(*inputs), rows, width)
+
+
+@pytest.mark.parametrize("rows,width,dtype", [
+    (8192, 4096, torch.bfloat16), (1000, 3000, torch.bfloat16), (2048, 1600, torch.float32),
+    (7777, 1100, torch.float32), (8192, 2000, torch.float32)], ids=str)
+def test_outer_reductions_over_a_cluster_match_torch(rows, width, dtype):
+    """Column sums and maxes split over the 8 blocks of a cluster, combined
+    in block rank 0's shared memory, with a per-column input in the
+    epilogue; rows that do not fill the last row step, and (8192 x 2000)
+    a last column group that is partly past the edge."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=NV_DTYPES[dtype])
+        scale = fd.define_tensor(shape=[-1], contiguity=[True], dtype=NV_DTYPES[dtype])
+        xf = fd.ops.cast(x, DataType.Float)
+        sums = fd.ops.mul(fd.ops.sum(xf, dims=[0]), fd.ops.cast(scale, DataType.Float))
+        fd.add_output(fd.ops.cast(sums, NV_DTYPES[dtype]))
+        fd.add_output(fd.ops.max(x, dims=[0]))
+    torch.manual_seed(rows + width)
+    x = torch.randn(rows, width, device="cuda").to(dtype)
+    scale = torch.rand(width, device="cuda").to(dtype)
+    got_sums, got_max = fd.execute([x, scale])
+    assert ", cluster=8" in fd.last_cuda_code() and ", split" not in fd.last_cuda_code()
+    expected = (x.float().sum(0) * scale.float()).to(dtype)
+    torch.testing.assert_close(got_sums.float(), expected.float(), rtol=2e-2, atol=1e-3 * rows ** 0.5)
+    torch.testing.assert_close(got_max, x.amax(0))
 
 
 # --- inner-outer: row and column reductions in one kernel ---------------------

@@ -165,7 +165,7 @@ def test_outer_walk_loads_a_batch_of_rows_before_their_math():
     remainder loop of one load at a time; the last block's combine loads
     its partial rows kOuterBatch at a time."""
     fd = define_case("sum_outer", torch.bfloat16)
-    code = fd.cuda_code_for([torch.randn(8192, 4096, dtype=torch.bfloat16)])
+    code = fd.cuda_code_for([torch.randn(32768, 8192, dtype=torch.bfloat16)])
     assert "block=512 (32x16), split" in params_of(code)
     code = code[code.index('extern "C" __global__'):]
     walk = code[code.index("first_row < args.width"):code.index("column_reduce_all")]
@@ -173,6 +173,45 @@ def test_outer_walk_loads_a_batch_of_rows_before_their_math():
     assert walk.count("batch_t0[b] = ") == 1 and "#pragma unroll 4" not in walk
     combine = code[code.index("arrive_last"):]
     assert "#pragma unroll 4\n  for (int g = ty;" in combine
+
+
+@pytest.mark.parametrize("dtype,rows,width,clustered", [
+    (torch.bfloat16, 8192, 4096, True),     # 16 column groups: 128 blocks
+    (torch.float32, 2048, 1600, True),      # 13: 104 blocks
+    (torch.bfloat16, 2048, 1600, False),    # 7: 56 blocks, under half the SMs
+    (torch.float32, 8192, 4096, False),     # 32: 256 blocks, two an SM
+    (torch.bfloat16, 16384, 4096, False),   # a walk past kOuterClusterMaxRows
+], ids=str)
+def test_outer_sums_split_over_a_cluster_combine_in_shared_memory(dtype, rows, width, clustered):
+    """Where a cluster of 8 blocks a column group gives half to one block an
+    SM (sm_90), the blocks push their column results into block rank 0's
+    shared memory, which combines them in rank order: no partials in
+    global memory, no counter. Elsewhere the split over gridDim.y stays."""
+    fd = define_case("sum_outer", dtype)
+    code = fd.cuda_code_for([torch.randn(rows, width, dtype=dtype)])
+    params = params_of(code)
+    assert (", cluster=8" in params) == clustered and (", split" in params) != clustered
+    kernel = code[code.index('extern "C" __global__'):]
+    if clustered:
+        assert "arrive_last" not in kernel and "store_partial" not in kernel
+        assert "Index(blockIdx.x % kCluster) * kY + ty" in kernel
+        assert re.search(r"nvfuse::store_to_block\(&ranks_acc_t\d+\[\(rank \* kX \+ "
+                         r"threadIdx.x % kX\) \* kVec \+ v\], 0u", kernel)
+        combine = kernel[kernel.index("if (rank != 0) return;"):]
+        assert re.search(r"ranks_acc_t\d+\[\(q \* kX", combine.split("column_reduce_all")[0])
+    assert _C.nvrtc_compile(code, "nvfuse_reduction", 90)["bytes"] > 0
+
+
+def test_outer_variance_stays_split_over_global_memory():
+    """Welford states over a cluster were not measured: a variance over the
+    outer axis keeps the split with partials in global memory."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.BFloat16)
+        var, mean = fd.ops.var_mean(x, dims=[0], correction=1, keepdim=False)
+        fd.add_output(var)
+        fd.add_output(mean)
+    params = params_of(fd.cuda_code_for([torch.randn(8192, 4096, dtype=torch.bfloat16)]))
+    assert ", split" in params and "cluster" not in params
 
 
 def test_outer_welford_blocks_keep_256_threads():

@@ -18,9 +18,17 @@ std::string ReductionGenerator::outer_kernel() const {
      << "  constexpr int kVec = " << p_.vector_width << ";\n"
      << "  constexpr int kX = " << p_.block_x << ";\n"
      << "  constexpr int kY = " << p_.block_y << ";\n"
-     << "  constexpr int kOuterBatch = " << kOuterBatch << ";\n"
-     << "  const int ty = threadIdx.x / kX;\n"
-     << "  const Index first = (Index(blockIdx.x) * kX + threadIdx.x % kX) * kVec;\n"
+     << "  constexpr int kOuterBatch = " << kOuterBatch << ";\n";
+  // Split over a cluster: the kCluster blocks of a column group are
+  // consecutive in x, and block rank r walks rows r * kY + ty, ...
+  const bool clustered = p_.cluster > 1;
+  if (clustered) {
+    ss << "  constexpr int kCluster = " << p_.cluster << ";\n"
+       << "  nvfuse::cluster_arrive();  // see cluster_wait below\n";
+  }
+  ss << "  const int ty = threadIdx.x / kX;\n"
+     << "  const Index first = (Index(blockIdx.x" << (clustered ? " / kCluster" : "")
+     << ") * kX + threadIdx.x % kX) * kVec;\n"
      << "  const bool col_valid = first < args.rows;\n"
      << row_offsets("col_valid ? first : Index(0)");
   // Per-row inputs (here: per column of the kept axes).
@@ -50,8 +58,9 @@ std::string ReductionGenerator::outer_kernel() const {
   // rows, well under 2^20), inside the 2^22 that 32-bit indexing keeps
   // free (fits_32bit in schedule/reduction_params.cpp).
   ss << "  if (col_valid) {\n"
-     << "    const Index step = Index(gridDim.y) * kY;\n"
-     << "    for (Index first_row = Index(blockIdx.y) * kY + ty; first_row < args.width;\n"
+     << "    const Index step = Index(" << (clustered ? "kCluster" : "gridDim.y") << ") * kY;\n"
+     << "    for (Index first_row = Index(" << (clustered ? "blockIdx.x % kCluster" : "blockIdx.y")
+     << ") * kY + ty; first_row < args.width;\n"
      << "         first_row += kOuterBatch * step) {\n";
   const std::vector<const TensorView*> outputs = element_outputs(0);
   for (const TensorView* tv : loads) {
@@ -122,7 +131,9 @@ std::string ReductionGenerator::outer_kernel() const {
     ss << "  nvfuse::column_reduce_all<kX, kY, kVec>(" << acc_name(r) << ", " << op_type(r)
        << "());\n";
   }
-  if (p_.split) {
+  if (clustered) {
+    ss << cluster_combine();
+  } else if (p_.split) {
     ss << "  // The rows are split over gridDim.y blocks: partials, then the\n"
        << "  // last block to arrive combines them in block order.\n"
        << "  if (ty == 0 && col_valid) {\n"
@@ -194,6 +205,42 @@ std::string ReductionGenerator::outer_kernel() const {
     ss << store(slot_of(tv), "out_" + name, "row_" + name, "    ");
   }
   ss << "  }\n}\n";
+  return ss.str();
+}
+
+std::string ReductionGenerator::cluster_combine() const {
+  std::ostringstream ss;
+  ss << "  // The cluster's blocks push their column results into block rank\n"
+     << "  // 0's shared memory, which combines them in rank order.\n";
+  for (const Expr* r : a_.reductions) {
+    ss << "  __shared__ " << acc_type(r) << " ranks_" << acc_name(r)
+       << "[kCluster * kX * kVec];\n";
+  }
+  ss << "  const int rank = int(blockIdx.x % kCluster);\n"
+     << "  nvfuse::cluster_wait();  // every block has started: its shared memory exists\n"
+     << "  if (ty == 0) {\n"
+     << "#pragma unroll\n"
+     << "    for (int v = 0; v < kVec; ++v) {\n";
+  for (const Expr* r : a_.reductions) {
+    ss << "      nvfuse::store_to_block(&ranks_" << acc_name(r)
+       << "[(rank * kX + threadIdx.x % kX) * kVec + v], 0u, " << acc_name(r) << "[v]);\n";
+  }
+  ss << "    }\n  }\n"
+     << "  nvfuse::cluster_sync();\n"
+     << "  if (rank != 0) return;\n"
+     << "  // Thread row ty takes ranks ty, ty + kY, ...; then the tree over the\n"
+     << "  // thread rows: rank order, so results do not depend on timing.\n";
+  for (const Expr* r : a_.reductions) {
+    const std::string acc = acc_name(r);
+    ss << "#pragma unroll\n"
+       << "  for (int v = 0; v < kVec; ++v) {\n"
+       << "    " << acc << "[v] = " << op_type(r) << "::identity();\n"
+       << "    for (int q = ty; q < kCluster; q += kY) {\n"
+       << "      " << acc << "[v] = " << op_type(r) << "()(" << acc << "[v], ranks_" << acc
+       << "[(q * kX + threadIdx.x % kX) * kVec + v]);\n"
+       << "    }\n  }\n"
+       << "  nvfuse::column_reduce_all<kX, kY, kVec>(" << acc << ", " << op_type(r) << "());\n";
+  }
   return ss.str();
 }
 

@@ -347,6 +347,10 @@ class ReductionGenerator {
   // ---- the outer kernel and the inner-outer finishing kernel ----------------
 
   std::string outer_kernel() const;
+  // An outer kernel split over a cluster (ReductionParams::cluster): after
+  // each block's walk and column_reduce_all, block rank 0 combines the
+  // blocks' results in rank order; the other blocks return.
+  std::string cluster_combine() const;
   // Combines the partial rows of every block column by column (kY threads
   // down the partial rows, then a tree over them: a fixed order, so results
   // are deterministic), finalizes the outer reductions and computes the

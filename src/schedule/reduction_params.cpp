@@ -23,6 +23,18 @@ constexpr int kShortRowBlock = 128;    // inner, several rows per block
 // an SM holds one block of 512 threads but three of 256.
 constexpr int kOuterBlock = 512;
 constexpr int kOuterWelfordBlock = 256;
+// An outer reduction split over the kOuterCluster blocks of a thread block
+// cluster (sm_90) combines their results through distributed shared memory,
+// not through partials in global memory that the last block to arrive
+// reads back: that hand-over costs about 3 us after the walk (see
+// docs/reductions.md). Chosen where it measured faster on an H100: the
+// cluster grid holds half to one block per SM and the walk is at most
+// kOuterClusterMaxRows long (bf16 sum over 8192 rows of 4096: 72 -> 77% of
+// copy bandwidth, fp32 over 2048 of 1600: 40 -> 45). With two blocks an SM
+// (fp32 8192x4096: 89-91 -> 88-89; bf16 32768x8192: 98 -> 93) and clusters
+// of 12 or 16 it lost. No variance: its Welford states were not measured.
+constexpr int kOuterCluster = 8;
+constexpr int64_t kOuterClusterMaxRows = 8192;
 constexpr int kShortChunkThreads = 512;  // chunked rows of at most two chunks
 constexpr int64_t kMaxChunkedRowBytes = 64;  // see the chunked rows in schedule_reduction
 constexpr int64_t kMaxStreamedColumnElements = 8;  // see the streamed rows there
@@ -385,6 +397,14 @@ std::optional<ReductionSchedule> schedule_reduction(
     // twice the blocks of the inner kernels.
     schedule.grid_y = std::clamp<int64_t>(
         ceil_div(2 * wanted_blocks, schedule.grid_x), 1, schedule.max_grid_y);
+    const int64_t cluster_blocks = schedule.grid_x * kOuterCluster;
+    if (schedule.grid_y > 1 && device.arch >= 90 && !analysis.has_variance() &&
+        space.width <= kOuterClusterMaxRows && 2 * cluster_blocks >= device.sm_count &&
+        cluster_blocks <= device.sm_count) {
+      p.cluster = kOuterCluster;
+      schedule.grid_x = cluster_blocks;
+      schedule.grid_y = 1;
+    }
   } else {
     for (size_t t = 0; t < tensors.size(); ++t) {
       p.access.push_back(

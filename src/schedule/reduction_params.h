@@ -57,6 +57,9 @@ struct ReductionParams {
   // re-reads its part in chunks per phase, and the few rows the GPU's
   // clusters walk at once stay in L2 between the phases (a block per row
   // walks so many rows at once that its re-reads come from DRAM).
+  // Outer kernels: the reduced rows are split over the cluster's blocks,
+  // which combine their results through distributed shared memory (see
+  // kOuterCluster in reduction_params.cpp); `split` stays false.
   int cluster = 1;
   // __launch_bounds__'s blocks per SM (0: not stated). Inner-outer cluster
   // rows state what their shared memory admits, so that ptxas fits their
