@@ -19,6 +19,7 @@ import torch
 import nvfuse
 from nvfuse import DataType, FusionDefinition
 from nvfuse.ops import Operators
+from nvfuse.pytorch_utils import torch_dtype_to_nvfuse_dtype
 from fusion_helpers import make_input, run_fusion
 from norm_definitions import (
     CASES, assert_case_close, check_case, reduction_tuning, run_case, with_nan_and_inf,
@@ -41,7 +42,6 @@ def assert_kernel_ran(fd):
 
 WIDTHS = [1, 7, 127, 1600, 4096, 65536, 262144]
 DTYPES = [torch.float32, torch.bfloat16]
-NV_DTYPES = {torch.float32: DataType.Float, torch.bfloat16: DataType.BFloat16}
 
 
 def rows_for(width):
@@ -302,12 +302,13 @@ def test_outer_reductions_over_a_cluster_match_torch(rows, width, dtype):
     in block rank 0's shared memory, with a per-column input in the
     epilogue; rows that do not fill the last row step, and (8192 x 2000)
     a last column group that is partly past the edge."""
+    nv_dtype = torch_dtype_to_nvfuse_dtype(dtype)
     with FusionDefinition() as fd:
-        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=NV_DTYPES[dtype])
-        scale = fd.define_tensor(shape=[-1], contiguity=[True], dtype=NV_DTYPES[dtype])
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=nv_dtype)
+        scale = fd.define_tensor(shape=[-1], contiguity=[True], dtype=nv_dtype)
         xf = fd.ops.cast(x, DataType.Float)
         sums = fd.ops.mul(fd.ops.sum(xf, dims=[0]), fd.ops.cast(scale, DataType.Float))
-        fd.add_output(fd.ops.cast(sums, NV_DTYPES[dtype]))
+        fd.add_output(fd.ops.cast(sums, nv_dtype))
         fd.add_output(fd.ops.max(x, dims=[0]))
     torch.manual_seed(rows + width)
     x = torch.randn(rows, width, device="cuda").to(dtype)
