@@ -194,7 +194,8 @@ def test_outer_sums_split_over_a_cluster_combine_in_shared_memory(dtype, rows, w
     kernel = code[code.index('extern "C" __global__'):]
     if clustered:
         assert "arrive_last" not in kernel and "store_partial" not in kernel
-        assert "Index(blockIdx.x % kCluster) * kY + ty" in kernel
+        assert "const int rank = int(blockIdx.x % kCluster);" in kernel
+        assert "Index(rank) * kY + ty" in kernel
         assert re.search(r"nvfuse::store_to_block\(&ranks_acc_t\d+\[\(rank \* kX \+ "
                          r"threadIdx.x % kX\) \* kVec \+ v\], 0u", kernel)
         combine = kernel[kernel.index("if (rank != 0) return;"):]

@@ -24,6 +24,7 @@ std::string ReductionGenerator::outer_kernel() const {
   const bool clustered = p_.cluster > 1;
   if (clustered) {
     ss << "  constexpr int kCluster = " << p_.cluster << ";\n"
+       << "  const int rank = int(blockIdx.x % kCluster);  // in the cluster\n"
        << "  nvfuse::cluster_arrive();  // see cluster_wait below\n";
   }
   ss << "  const int ty = threadIdx.x / kX;\n"
@@ -59,7 +60,7 @@ std::string ReductionGenerator::outer_kernel() const {
   // free (fits_32bit in schedule/reduction_params.cpp).
   ss << "  if (col_valid) {\n"
      << "    const Index step = Index(" << (clustered ? "kCluster" : "gridDim.y") << ") * kY;\n"
-     << "    for (Index first_row = Index(" << (clustered ? "blockIdx.x % kCluster" : "blockIdx.y")
+     << "    for (Index first_row = Index(" << (clustered ? "rank" : "blockIdx.y")
      << ") * kY + ty; first_row < args.width;\n"
      << "         first_row += kOuterBatch * step) {\n";
   const std::vector<const TensorView*> outputs = element_outputs(0);
@@ -216,8 +217,7 @@ std::string ReductionGenerator::cluster_combine() const {
     ss << "  __shared__ " << acc_type(r) << " ranks_" << acc_name(r)
        << "[kCluster * kX * kVec];\n";
   }
-  ss << "  const int rank = int(blockIdx.x % kCluster);\n"
-     << "  nvfuse::cluster_wait();  // every block has started: its shared memory exists\n"
+  ss << "  nvfuse::cluster_wait();  // every block has started: its shared memory exists\n"
      << "  if (ty == 0) {\n"
      << "#pragma unroll\n"
      << "    for (int v = 0; v < kVec; ++v) {\n";

@@ -134,6 +134,12 @@ std::optional<std::vector<at::Tensor>> ReductionExecutor::run(
   } else if (planned->grid_x > 0) {
     const ReductionParams& params = planned->params;
     auto [source, kernel] = variants_.for_launch(params, device.index());
+    if (params.outer && params.cluster > 1 &&
+        clusters_resident(*kernel, params.cluster, params.block_size, 0) == 0) {
+      // No sm_90 part refuses an 8-block cluster of 512 threads; one that
+      // did would get the reference path's result, not a failed launch.
+      return std::nullopt;
+    }
     LaunchValues values = launch_values(*planned, args, *tensors, bound);
     int64_t grid_y = planned->grid_y;
     if (params.outer && params.split) {
