@@ -331,6 +331,43 @@ __device__ __forceinline__ void store_to_block(T* local, unsigned rank, const T&
   }
 }
 
+// The value at `local`'s counterpart in the shared memory of block `rank`.
+template <typename T>
+__device__ __forceinline__ T load_from_block(const T* local, unsigned rank) {
+  static_assert(sizeof(T) % 4 == 0, "cluster values are loaded in 4-byte words");
+  T value;
+  unsigned* words = reinterpret_cast<unsigned*>(&value);
+  const unsigned address = in_block(shared_address(local), rank);
+#pragma unroll
+  for (int i = 0; i < int(sizeof(T) / 4); ++i) {
+    asm volatile("ld.shared::cluster.u32 %0, [%1];"
+                 : "=r"(words[i]) : "r"(address + 4 * i) : "memory");
+  }
+  return value;
+}
+
+// Inner-outer partial clusters (ReductionParams::partial_cluster): the
+// kCluster blocks' `n` partial values at `local` (the same shared memory
+// offset in every block) combined in rank order into `out`, a partial row
+// region in global memory; block rank q takes the q-th kCluster-th of
+// them, so that every block reads and writes as much. Called between two
+// cluster_syncs: the first makes every block's partials visible, the
+// second keeps each block's shared memory alive while the others read it.
+template <int kCluster, int kBlock, typename T, typename Op>
+__device__ __forceinline__ void combine_cluster_partials(const T* local, int n, T* out, Op op) {
+  const int part = (n + kCluster - 1) / kCluster;
+  const int first = int(cluster_rank()) * part;
+  const int end = first + part < n ? first + part : n;
+  for (int i = first + int(threadIdx.x); i < end; i += kBlock) {
+    T value = load_from_block(local + i, 0);
+#pragma unroll
+    for (int q = 1; q < kCluster; ++q) {
+      value = op(value, load_from_block(local + i, q));
+    }
+    out[i] = value;
+  }
+}
+
 // The cluster's kCluster values in `slots` combined in rank order.
 template <int kCluster, typename T, typename Op>
 __device__ __forceinline__ T combine_slots(const T* slots, Op op) {

@@ -145,8 +145,13 @@ std::string ReductionGenerator::inner_outer_rows() const {
      << walkers << ") {\n"
      << "    const Index row = group * kRows + slot;\n"
      << indented(row_body(), "  ") << (cluster ? "    ++cluster_round;\n" : "") << "  }\n"
-     << "  // This block's partial rows, one per slot, for the finishing kernel.\n"
-     << "  {\n"
+     << "  // This block's partial rows, one per slot, for the finishing kernel.\n";
+  if (p_.partial_cluster > 1) {
+    ss << "  {\n" << combine_cluster_partials("column_", "kRows * shared_width", "    ")
+       << "  }\n";
+    return ss.str();
+  }
+  ss << "  {\n"
      << column_regions("args.workspace", "args.partial_rows", "args.width", "partial_", "    ")
      << "    const Index partial_row = " << walker << " * kRows + slot;\n";
   std::string copy;

@@ -285,6 +285,12 @@ class ReductionGenerator {
   // rows after the walk.
   std::string register_column_partials() const;
   std::string store_register_partials() const;
+  // ReductionParams::partial_cluster: the outer reductions' partials in
+  // the shared arrays named with `prefix` (`n` values each, the block's
+  // partial rows side by side) combined over the cluster into its partial
+  // rows of the workspace.
+  std::string combine_cluster_partials(const std::string& prefix, const std::string& n,
+                                       const std::string& indent) const;
   // Loads the held inputs of row `row` (if it exists) into `prefix`<name>.
   std::string load_held_row(const std::string& prefix, const std::string& row,
                             const std::string& indent) const;

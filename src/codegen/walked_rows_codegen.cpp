@@ -113,6 +113,21 @@ std::string ReductionGenerator::register_column_partials() const {
 }
 
 std::string ReductionGenerator::store_register_partials() const {
+  if (p_.partial_cluster > 1) {
+    // Into the staged buffers (every copy landed, every thread done with
+    // its last row), then combined over the cluster.
+    std::string copy;
+    for (const Expr* r : a_.outer_reductions) {
+      copy += "for (int v = 0; v < kVec; ++v) " + column_name(r, "shared_") +
+          "[col + v] = " + column_name(r) + "[k].val[v];\n";
+    }
+    return "  nvfuse::copy_async_wait<0>();\n"
+           "  __syncthreads();\n"
+           "  {  // this thread's partial results, into shared memory\n" +
+        column_regions("stage_shared", "1", "kGroups * kBlock * kVec", "shared_", "    ") +
+        thread_groups_of_row("Index(0)", copy, "  ") +
+        combine_cluster_partials("shared_", "args.width", "    ") + "  }\n";
+  }
   std::string copy;
   for (const Expr* r : a_.outer_reductions) {
     copy += "for (int v = 0; v < kVec; ++v) " + column_name(r, "partial_") +
@@ -122,6 +137,24 @@ std::string ReductionGenerator::store_register_partials() const {
       column_regions("args.workspace", "args.partial_rows", "args.width", "partial_", "    ") +
       "    const Index partial_row = walker * kRows + threadIdx.x / kLanes;\n" +
       thread_groups_of_row("Index(0)", copy, "  ") + "  }\n";
+}
+
+std::string ReductionGenerator::combine_cluster_partials(
+    const std::string& prefix, const std::string& n, const std::string& indent) const {
+  std::string combine;
+  for (const Expr* r : a_.outer_reductions) {
+    combine += indent + "nvfuse::combine_cluster_partials<" +
+        std::to_string(p_.partial_cluster) + ", kBlock>(" + column_name(r, prefix) + ", int(" +
+        n + "), " + column_name(r, "partial_") + " + partial_row * args.width, " + op_type(r) +
+        "());\n";
+  }
+  return indent + "// The cluster's blocks combine their partials in rank order into the\n" +
+      indent + "// cluster's partial rows, for the finishing kernel.\n" + indent +
+      "nvfuse::cluster_sync();  // every block's partials are in its shared memory\n" +
+      column_regions("args.workspace", "args.partial_rows", "args.width", "partial_", indent) +
+      indent + "const Index partial_row = Index(blockIdx.x / " +
+      std::to_string(p_.partial_cluster) + ") * kRows;\n" + combine + indent +
+      "nvfuse::cluster_sync();  // its shared memory stays while the others read it\n";
 }
 
 std::string ReductionGenerator::stage_held_row(

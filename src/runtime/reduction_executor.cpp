@@ -294,19 +294,28 @@ bool ReductionExecutor::run_inner_outer(
   // (2048 x 1600 layer-norm backward: 71 us with a partial row per row).
   const int64_t sm_count = device_info_of(device).sm_count;
   const int64_t cluster = planned.params.cluster;
-  const int64_t walkers = planned.params.streamed()
+  const int64_t partial_cluster = planned.params.partial_cluster;
+  int64_t walkers = planned.params.streamed()
       ? streamed_walkers(*kernel, planned, device)
       : resident_walkers(*kernel, planned, device);
+  if (partial_cluster > 1 && walkers > 0) {
+    walkers = partial_cluster * clusters_resident(*kernel, static_cast<int>(partial_cluster),
+                                                  planned.params.block_size,
+                                                  planned.shared_bytes);
+  }
   if (walkers == 0) {
     return false;  // the block (or cluster) does not fit: the segments take it
   }
   const int64_t row_walkers = planned.grid_x / cluster;
-  const int64_t grid_x = cluster * std::min<int64_t>(
+  int64_t grid_x = cluster * std::min<int64_t>(
       {row_walkers, walkers,
        std::max<int64_t>(sm_count / cluster, (row_walkers + kInnerOuterRowsPerBlock - 1) /
                                                  kInnerOuterRowsPerBlock)});
+  // Whole partial clusters (the schedule takes them where rows outnumber
+  // their blocks).
+  grid_x = std::max(partial_cluster, grid_x / partial_cluster * partial_cluster);
   LaunchValues values = launch_values(planned, args, tensors, bound);
-  values.partial_rows = grid_x / cluster * planned.rows_per_block;
+  values.partial_rows = grid_x / cluster / partial_cluster * planned.rows_per_block;
   const at::Tensor workspace = at::empty(
       {column_partial_offsets(analysis_, values.partial_rows, values.width).back()},
       at::TensorOptions().device(device).dtype(at::kByte));
@@ -316,7 +325,8 @@ bool ReductionExecutor::run_inner_outer(
       *kernel, device, {static_cast<unsigned>(grid_x)},
       {static_cast<unsigned>(planned.params.block_size)}, packed,
       [&] { return description_of(planned); },
-      static_cast<unsigned>(planned.shared_bytes), static_cast<unsigned>(cluster));
+      static_cast<unsigned>(planned.shared_bytes),
+      static_cast<unsigned>(planned.params.launch_cluster()));
   const int64_t finish_block_columns = finish_columns(values.partial_rows);
   launch_on_current_stream(
       finish, device,

@@ -35,6 +35,11 @@ constexpr int kOuterWelfordBlock = 256;
 // of 12 or 16 it lost. No variance: its Welford states were not measured.
 constexpr int kOuterCluster = 8;
 constexpr int64_t kOuterClusterMaxRows = 8192;
+// Inner-outer rows combine their column partials over clusters of
+// kPartialCluster walking blocks (ReductionParams::partial_cluster) where
+// each SM walks kLeastPartialClusterRows rows or more (see the schedule).
+constexpr int kPartialCluster = 2;
+constexpr int64_t kLeastPartialClusterRows = 8;
 constexpr int kShortChunkThreads = 512;  // chunked rows of at most two chunks
 constexpr int64_t kMaxChunkedRowBytes = 64;  // see the chunked rows in schedule_reduction
 constexpr int64_t kMaxStreamedColumnElements = 8;  // see the streamed rows there
@@ -212,6 +217,8 @@ std::string ReductionParams::to_string() const {
      << (staged ? ", staged" : "")
      << (hold_columns ? ", hold_columns" : "")
      << (cluster > 1 ? ", cluster=" + std::to_string(cluster) : std::string())
+     << (partial_cluster > 1 ? ", partial_cluster=" + std::to_string(partial_cluster)
+                             : std::string())
      << (min_blocks_per_sm > 0 ? ", min_blocks=" + std::to_string(min_blocks_per_sm)
                                : std::string())
      << ", index=" << (index_32bit ? "int32" : "int64")
@@ -230,7 +237,8 @@ bool ReductionParams::operator==(const ReductionParams& o) const {
       groups_per_thread == o.groups_per_thread && persistent == o.persistent &&
       block_x == o.block_x && block_y == o.block_y && split == o.split &&
       inner_outer == o.inner_outer && pipelined == o.pipelined &&
-      cluster == o.cluster && carry_exps == o.carry_exps && late_draws == o.late_draws &&
+      cluster == o.cluster && partial_cluster == o.partial_cluster &&
+      carry_exps == o.carry_exps && late_draws == o.late_draws &&
       staged == o.staged &&
       hold_columns == o.hold_columns &&
       min_blocks_per_sm == o.min_blocks_per_sm &&
@@ -729,6 +737,33 @@ std::optional<ReductionSchedule> schedule_reduction(
     }
     if (p.inner_outer && p.cluster > 1) {
       p.min_blocks_per_sm = cluster_blocks_per_sm(p.block_size, schedule.shared_bytes);
+    }
+    // Partial clusters: each pair of walking blocks sums its column partials
+    // through distributed shared memory, and writes one partial row where
+    // it wrote two; the finishing kernel reads half. H100, % of copy
+    // bandwidth, partial_cluster 1 -> 2 (4 measured within a point of 2
+    // but for layer-norm backward bf16 2048x1600, 32): layer-norm backward
+    // bf16 8192x4096 74 -> 83-86, 2048x1600 31 -> 36, 32768x8192 90-91 ->
+    // 93, fp32 8192x4096 92 -> 94-95; RMS-norm backward bf16 8192x4096 84
+    // -> 91, 32768x8192 94 -> 95. Not RMS-norm backward fp32 (one column
+    // reduction of fp32 rows, whose partials are the least of its bytes):
+    // 2048x1600 69-70 -> 64-65, 8192x4096 97 -> 96.
+    // Staged rows put their register partials into the staged buffers,
+    // done with after the walk: those must hold them.
+    const int64_t partial_shared_bytes = !p.staged ? schedule.shared_bytes
+        : std::max(schedule.shared_bytes,
+                   column_partial_offsets(analysis, 1, int64_t{p.groups_per_thread} *
+                                                           p.block_size * p.vector_width)
+                       .back());
+    if (p.inner_outer && p.cluster == 1 && device.arch >= 90 &&
+        (analysis.outer_reductions.size() >= 2 || holds_only_half_types) &&
+        (!p.staged || p.block_size == p.threads_per_row) &&
+        partial_shared_bytes <= kMaxInnerOuterSharedBytes &&
+        space.rows >= kLeastPartialClusterRows * device.sm_count &&
+        std::none_of(analysis.outer_reductions.begin(), analysis.outer_reductions.end(),
+                     [](const Expr* r) { return r->is<VarMeanOp>(); })) {
+      p.partial_cluster = kPartialCluster;
+      schedule.shared_bytes = partial_shared_bytes;
     }
   }
   // Split rows are chunked, so `persistent` excludes them too.

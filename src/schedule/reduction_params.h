@@ -61,6 +61,14 @@ struct ReductionParams {
   // which combine their results through distributed shared memory (see
   // kOuterCluster in reduction_params.cpp); `split` stays false.
   int cluster = 1;
+  // Inner-outer rows that one block holds (no `cluster`), on sm_90: the
+  // walking blocks launch in clusters of `partial_cluster` blocks, which
+  // combine their column partials through distributed shared memory before
+  // writing them (nvfuse::combine_cluster_partials): the kernel writes, and
+  // the finishing kernel reads, 1 / partial_cluster of the partial rows.
+  int partial_cluster = 1;
+  // The launch's cluster: `cluster` or `partial_cluster`.
+  int launch_cluster() const { return cluster > 1 ? cluster : partial_cluster; }
   // __launch_bounds__'s blocks per SM (0: not stated). Inner-outer cluster
   // rows state what their shared memory admits, so that ptxas fits their
   // registers to it: left to itself, NVRTC's ptxas capped a 512-thread
