@@ -17,7 +17,8 @@ from test_reduction_codegen import cpu_inputs, params_of, ptxas_resources
     ("layer_norm_bwd", torch.bfloat16, 8192, 4096, True),    # staged rows
     ("layer_norm_bwd", torch.float32, 8192, 4096, True),     # shared partials
     ("rms_norm_bwd", torch.bfloat16, 8192, 4096, True),
-    ("rms_norm_bwd", torch.bfloat16, 4000, 7, True),         # several rows a block
+    ("rms_norm_bwd", torch.bfloat16, 5000, 7, True),         # several rows a block
+    ("rms_norm_bwd", torch.bfloat16, 2048, 1600, False),     # one column sum, few rows
     ("rms_norm_bwd", torch.float32, 8192, 4096, False),      # one fp32 column sum
     ("layer_norm_bwd", torch.bfloat16, 1024, 4096, False),   # few rows an SM
     ("layer_norm_bwd", torch.bfloat16, 4096, 65536, False),  # clusters hold the rows
@@ -53,7 +54,7 @@ def test_the_staged_buffers_hold_the_partials():
 @pytest.mark.parametrize("name,dtype,rows,width", [
     ("layer_norm_bwd", torch.bfloat16, 8192, 4096), ("layer_norm_bwd", torch.bfloat16, 2049, 1600),
     ("layer_norm_bwd", torch.float32, 4099, 1601), ("rms_norm_bwd", torch.bfloat16, 5003, 4096),
-    ("rms_norm_bwd", torch.bfloat16, 4000, 7), ("layer_norm_bwd", torch.bfloat16, 3001, 127),
+    ("rms_norm_bwd", torch.bfloat16, 5000, 7), ("layer_norm_bwd", torch.bfloat16, 3001, 127),
 ], ids=str)
 def test_paired_blocks_match_torch(name, dtype, rows, width):
     """Odd row counts (a pair's blocks walk different numbers of rows),

@@ -37,9 +37,11 @@ constexpr int kOuterCluster = 8;
 constexpr int64_t kOuterClusterMaxRows = 8192;
 // Inner-outer rows combine their column partials over clusters of
 // kPartialCluster walking blocks (ReductionParams::partial_cluster) where
-// each SM walks kLeastPartialClusterRows rows or more (see the schedule).
+// each SM walks kLeastPartialClusterRows rows or more (a single column
+// reduction: kLeastSinglePartialClusterRows; see the schedule).
 constexpr int kPartialCluster = 2;
 constexpr int64_t kLeastPartialClusterRows = 8;
+constexpr int64_t kLeastSinglePartialClusterRows = 32;
 constexpr int kShortChunkThreads = 512;  // chunked rows of at most two chunks
 constexpr int64_t kMaxChunkedRowBytes = 64;  // see the chunked rows in schedule_reduction
 constexpr int64_t kMaxStreamedColumnElements = 8;  // see the streamed rows there
@@ -747,7 +749,10 @@ std::optional<ReductionSchedule> schedule_reduction(
     // 93, fp32 8192x4096 92 -> 94-95; RMS-norm backward bf16 8192x4096 84
     // -> 91, 32768x8192 94 -> 95. Not RMS-norm backward fp32 (one column
     // reduction of fp32 rows, whose partials are the least of its bytes):
-    // 2048x1600 69-70 -> 64-65, 8192x4096 97 -> 96.
+    // 2048x1600 69-70 -> 64-65, 8192x4096 97 -> 96. RMS-norm backward
+    // bf16 2048x1600 (15.5 rows an SM) 33 -> 30.6: a single column
+    // reduction pairs its blocks from kLeastSinglePartialClusterRows rows
+    // an SM.
     // Staged rows put their register partials into the staged buffers,
     // done with after the walk: those must hold them.
     const int64_t partial_shared_bytes = !p.staged ? schedule.shared_bytes
@@ -759,7 +764,9 @@ std::optional<ReductionSchedule> schedule_reduction(
         (analysis.outer_reductions.size() >= 2 || holds_only_half_types) &&
         (!p.staged || p.block_size == p.threads_per_row) &&
         partial_shared_bytes <= kMaxInnerOuterSharedBytes &&
-        space.rows >= kLeastPartialClusterRows * device.sm_count &&
+        space.rows >= (analysis.outer_reductions.size() >= 2 ? kLeastPartialClusterRows
+                                                             : kLeastSinglePartialClusterRows) *
+                          device.sm_count &&
         std::none_of(analysis.outer_reductions.begin(), analysis.outer_reductions.end(),
                      [](const Expr* r) { return r->is<VarMeanOp>(); })) {
       p.partial_cluster = kPartialCluster;
