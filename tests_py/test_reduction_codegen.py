@@ -376,8 +376,8 @@ def test_backward_is_one_inner_outer_kernel_with_a_finishing_kernel():
 def test_fp32_backward_rows_take_a_quarter_of_the_elements_a_thread(name):
     """Unstaged inner-outer rows of fp32 that one block holds at 4 elements
     a thread take that (one 16-byte group), not 16: more threads walk the
-    rows. A row of 8192 (2048 threads at 4) keeps 16, and bf16 rows their
-    usual groups."""
+    rows. A row of 8192 (2048 threads at 4) keeps 16. bf16 RMS-norm rows
+    of 1600 take half the elements (one group), 4096 their usual two."""
     def params(dtype, width):
         return params_of(define_case(name, dtype).cuda_code_for(
             cpu_inputs(name, 64, width, dtype)))
@@ -387,8 +387,11 @@ def test_fp32_backward_rows_take_a_quarter_of_the_elements_a_thread(name):
     assert "threads_per_row=512, groups_per_thread=4, persistent" in params(torch.float32, 8192)
     bf16 = {"layer_norm_bwd": "threads_per_row=256, groups_per_thread=1, persistent, "
                               "inner_outer, staged",  # one group: its own rule
-            "rms_norm_bwd": "threads_per_row=128, groups_per_thread=2, persistent, inner_outer,"}
+            "rms_norm_bwd": "threads_per_row=256, groups_per_thread=1, persistent, inner_outer,"}
     assert bf16[name] in params(torch.bfloat16, 1600)
+    if name == "rms_norm_bwd":
+        assert ("threads_per_row=256, groups_per_thread=2, persistent, inner_outer,"
+                in params(torch.bfloat16, 4096))
     with reduction_tuning(elements_per_thread=32):  # the knob still moves it
         assert "threads_per_row=256, groups_per_thread=2" in params(torch.float32, 1600)
 

@@ -42,6 +42,7 @@ constexpr int64_t kOuterClusterMaxRows = 8192;
 constexpr int kPartialCluster = 2;
 constexpr int64_t kLeastPartialClusterRows = 8;
 constexpr int64_t kLeastSinglePartialClusterRows = 32;
+constexpr int64_t kMaxHalfElementRowThreads = 256;  // see half_element_rows
 constexpr int kShortChunkThreads = 512;  // chunked rows of at most two chunks
 constexpr int64_t kMaxChunkedRowBytes = 64;  // see the chunked rows in schedule_reduction
 constexpr int64_t kMaxStreamedColumnElements = 8;  // see the streamed rows there
@@ -502,7 +503,18 @@ std::optional<ReductionSchedule> schedule_reduction(
     const int64_t quarter_elements = std::max<int64_t>(1, tuning.elements_per_thread / 4);
     const bool quarter_rows = analysis.has_outer_reductions() && !holds_only_half_types &&
         row_threads(quarter_elements) <= tuning.max_persistent_threads;
+    // Inner-outer rows of half types with one column reduction (RMS-norm
+    // backward bf16; never staged) take half the elements a thread where
+    // the row then takes at most kMaxHalfElementRowThreads threads. H100,
+    // % of copy bandwidth, 16 -> 8 elements (session 25, with partial
+    // clusters where they apply): 2048x1600 32 -> 38, 16384x1600 81 -> 90;
+    // not taken: 2048x4096 55 -> 53, 8192x4096 91 -> 93, 32768x8192 95 ->
+    // 85 (1024 threads a row).
+    const int64_t half_elements = std::max<int64_t>(1, tuning.elements_per_thread / 2);
+    const bool half_element_rows = analysis.outer_reductions.size() == 1 &&
+        holds_only_half_types && row_threads(half_elements) <= kMaxHalfElementRowThreads;
     const int64_t elements = quarter_rows ? quarter_elements
+        : half_element_rows ? half_elements
         : tuning.elements_per_thread *
             ((!writes_elements && analysis.last_element_phase == 0) || half_loss_rows ? 2 : 1);
     // Rows that one block of at most kMaxLateDrawBlock threads holds and
