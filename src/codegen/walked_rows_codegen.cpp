@@ -2,7 +2,8 @@
 // grid-stride: pipelined rows (the next row's inputs loaded into registers
 // while the block reduces this one) and staged rows (the next row's copies
 // in shared memory, cp.async), with the staged inner-outer rows' register
-// column partials.
+// column partials, and the partial clusters' combine of every inner-outer
+// kernel's partials (ReductionParams::partial_cluster).
 #include <sstream>
 
 #include "codegen/reduction_generator.h"
