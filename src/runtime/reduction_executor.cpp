@@ -134,8 +134,7 @@ std::optional<std::vector<at::Tensor>> ReductionExecutor::run(
   } else if (planned->grid_x > 0) {
     const ReductionParams& params = planned->params;
     auto [source, kernel] = variants_.for_launch(params, device.index());
-    if (params.outer && params.cluster > 1 &&
-        clusters_resident(*kernel, params.cluster, params.block_size, 0) == 0) {
+    if (params.outer && params.cluster > 1 && resident_walkers(*kernel, *planned, device) == 0) {
       // No sm_90 part refuses an 8-block cluster of 512 threads; one that
       // did would get the reference path's result, not a failed launch.
       return std::nullopt;
@@ -262,10 +261,12 @@ int64_t ReductionExecutor::resident_walkers(const LoadedKernel& kernel,
   // blocks_per_sm also admits the dynamic shared memory, which the cluster
   // query needs first.
   const int64_t blocks = blocks_per_sm(kernel, params.block_size, planned.shared_bytes);
-  if (params.cluster > 1) {
+  if (params.launch_cluster() > 1) {
+    // A row cluster walks as one; a partial cluster's blocks each walk.
     return blocks == 0 ? 0
-                       : clusters_resident(kernel, params.cluster, params.block_size,
-                                           planned.shared_bytes);
+                       : clusters_resident(kernel, params.launch_cluster(), params.block_size,
+                                           planned.shared_bytes) *
+            params.partial_cluster;
   }
   return blocks * device_info_of(device).sm_count;
 }
@@ -295,14 +296,9 @@ bool ReductionExecutor::run_inner_outer(
   const int64_t sm_count = device_info_of(device).sm_count;
   const int64_t cluster = planned.params.cluster;
   const int64_t partial_cluster = planned.params.partial_cluster;
-  int64_t walkers = planned.params.streamed()
+  const int64_t walkers = planned.params.streamed()
       ? streamed_walkers(*kernel, planned, device)
       : resident_walkers(*kernel, planned, device);
-  if (partial_cluster > 1 && walkers > 0) {
-    walkers = partial_cluster * clusters_resident(*kernel, static_cast<int>(partial_cluster),
-                                                  planned.params.block_size,
-                                                  planned.shared_bytes);
-  }
   if (walkers == 0) {
     return false;  // the block (or cluster) does not fit: the segments take it
   }

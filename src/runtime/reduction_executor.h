@@ -71,8 +71,9 @@ class ReductionExecutor : public GeneratedKernelExecutor<ReductionParams> {
   // blocks_per_sm first, which allows the shared memory).
   int clusters_resident(const LoadedKernel& kernel, int cluster, int block_size,
                         int64_t shared_bytes);
-  // One wave of `planned`'s row walkers (blocks, or clusters of blocks)
-  // with its shared memory: 0 when none fits.
+  // One wave of `planned`'s row walkers (blocks, clusters of blocks that
+  // hold a row, or the blocks of partial clusters) with its shared memory:
+  // 0 when none fits.
   int64_t resident_walkers(const LoadedKernel& kernel, const ReductionSchedule& planned,
                            c10::Device device);
   // Streamed cluster rows (ReductionParams::cluster, chunked): at most one

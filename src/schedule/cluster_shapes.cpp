@@ -99,4 +99,63 @@ int cluster_blocks_per_sm(int block_size, int64_t shared_bytes) {
   return static_cast<int>(std::max<int64_t>(1, std::min(by_shared, by_registers)));
 }
 
+namespace {
+
+// An outer reduction split over the kOuterCluster blocks of a thread block
+// cluster (sm_90) combines their results through distributed shared memory,
+// not through partials in global memory that the last block to arrive
+// reads back: that hand-over costs about 3 us after the walk (see
+// docs/reductions.md). Chosen where it measured faster on an H100: the
+// cluster grid holds half to one block per SM and the walk is at most
+// kOuterClusterMaxRows long (bf16 sum over 8192 rows of 4096: 72 -> 77% of
+// copy bandwidth, fp32 over 2048 of 1600: 40 -> 45). With two blocks an SM
+// (fp32 8192x4096: 89-91 -> 88-89; bf16 32768x8192: 98 -> 93) and clusters
+// of 12 or 16 it lost. No variance: its Welford states were not measured.
+constexpr int kOuterCluster = 8;
+constexpr int64_t kOuterClusterMaxRows = 8192;
+
+// Partial clusters: each pair of walking blocks sums its column partials
+// through distributed shared memory, and writes one partial row where it
+// wrote two; the finishing kernel reads half. H100, % of copy bandwidth,
+// partial_cluster 1 -> 2 (4 measured within a point of 2 but for
+// layer-norm backward bf16 2048x1600, 32): layer-norm backward bf16
+// 8192x4096 74 -> 83-86, 2048x1600 31 -> 36, 32768x8192 90-91 -> 93, fp32
+// 8192x4096 92 -> 94-95; RMS-norm backward bf16 8192x4096 84 -> 91,
+// 32768x8192 94 -> 95. Not RMS-norm backward fp32 (one column reduction of
+// fp32 rows, whose partials are the least of its bytes): 2048x1600 69-70
+// -> 64-65, 8192x4096 97 -> 96. RMS-norm backward bf16 2048x1600 (15.5
+// rows an SM) 33 -> 30.6: a single column reduction pairs its blocks from
+// kLeastSinglePartialClusterRows rows an SM, two or more from
+// kLeastPartialClusterRows.
+constexpr int kPartialCluster = 2;
+constexpr int64_t kLeastPartialClusterRows = 8;
+constexpr int64_t kLeastSinglePartialClusterRows = 32;
+
+}  // namespace
+
+int outer_split_cluster_blocks(const ReductionAnalysis& analysis, int64_t column_groups,
+                               int64_t walk_rows, const DeviceInfo& device) {
+  const int64_t blocks = column_groups * kOuterCluster;
+  const bool fits = device.arch >= 90 && !analysis.has_variance() &&
+      walk_rows <= kOuterClusterMaxRows && 2 * blocks >= device.sm_count &&
+      blocks <= device.sm_count;
+  return fits ? kOuterCluster : 1;
+}
+
+int partial_cluster_blocks(const ReductionAnalysis& analysis, const ReductionParams& p,
+                           int64_t rows, int64_t shared_bytes, bool holds_only_half_types,
+                           const DeviceInfo& device) {
+  const bool single_column = analysis.outer_reductions.size() == 1;
+  const bool welford_columns =
+      std::any_of(analysis.outer_reductions.begin(), analysis.outer_reductions.end(),
+                  [](const Expr* r) { return r->is<VarMeanOp>(); });
+  const int64_t least_rows =
+      single_column ? kLeastSinglePartialClusterRows : kLeastPartialClusterRows;
+  const bool pairs = device.arch >= 90 && (!single_column || holds_only_half_types) &&
+      (!p.staged || p.block_size == p.threads_per_row) &&
+      shared_bytes <= kMaxInnerOuterSharedBytes && rows >= least_rows * device.sm_count &&
+      !welford_columns;
+  return pairs ? kPartialCluster : 1;
+}
+
 }  // namespace nvfuse

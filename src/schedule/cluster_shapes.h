@@ -1,8 +1,10 @@
-// The thread block clusters (sm_90) that take inner reduction rows too long
-// for one block, for schedule_reduction (reduction_params.cpp): how many
-// blocks hold a row (in registers or staging buffers), how many stream a
-// row that no cluster holds, and how many blocks of a cluster that walks
-// inner-outer rows an SM holds.
+// The thread block clusters (sm_90) of the reduction kernels, for
+// schedule_reduction (reduction_params.cpp): how many blocks hold an inner
+// row too long for one block (in registers or staging buffers), how many
+// stream a row that no cluster holds, how many blocks of a cluster that
+// walks inner-outer rows an SM holds, how many blocks split an outer
+// reduction's rows, and how many walking blocks combine their inner-outer
+// partials.
 #pragma once
 
 #include <cstdint>
@@ -53,5 +55,18 @@ int streamed_cluster_blocks(const ReductionAnalysis& analysis, int64_t groups,
 
 // The blocks of an inner-outer cluster row an SM holds.
 int cluster_blocks_per_sm(int block_size, int64_t shared_bytes);
+
+// The blocks of the cluster that splits each column group's `walk_rows`
+// rows of an outer reduction that would split over gridDim.y
+// (ReductionParams::cluster on an outer kernel), or 1: the global split.
+int outer_split_cluster_blocks(const ReductionAnalysis& analysis, int64_t column_groups,
+                               int64_t walk_rows, const DeviceInfo& device);
+
+// ReductionParams::partial_cluster of inner-outer rows that one block holds
+// (`p`, without a row cluster), or 1; `shared_bytes`: the block's shared
+// memory with the partials combined through it.
+int partial_cluster_blocks(const ReductionAnalysis& analysis, const ReductionParams& p,
+                           int64_t rows, int64_t shared_bytes, bool holds_only_half_types,
+                           const DeviceInfo& device);
 
 }  // namespace nvfuse

@@ -23,25 +23,6 @@ constexpr int kShortRowBlock = 128;    // inner, several rows per block
 // an SM holds one block of 512 threads but three of 256.
 constexpr int kOuterBlock = 512;
 constexpr int kOuterWelfordBlock = 256;
-// An outer reduction split over the kOuterCluster blocks of a thread block
-// cluster (sm_90) combines their results through distributed shared memory,
-// not through partials in global memory that the last block to arrive
-// reads back: that hand-over costs about 3 us after the walk (see
-// docs/reductions.md). Chosen where it measured faster on an H100: the
-// cluster grid holds half to one block per SM and the walk is at most
-// kOuterClusterMaxRows long (bf16 sum over 8192 rows of 4096: 72 -> 77% of
-// copy bandwidth, fp32 over 2048 of 1600: 40 -> 45). With two blocks an SM
-// (fp32 8192x4096: 89-91 -> 88-89; bf16 32768x8192: 98 -> 93) and clusters
-// of 12 or 16 it lost. No variance: its Welford states were not measured.
-constexpr int kOuterCluster = 8;
-constexpr int64_t kOuterClusterMaxRows = 8192;
-// Inner-outer rows combine their column partials over clusters of
-// kPartialCluster walking blocks (ReductionParams::partial_cluster) where
-// each SM walks kLeastPartialClusterRows rows or more (a single column
-// reduction: kLeastSinglePartialClusterRows; see the schedule).
-constexpr int kPartialCluster = 2;
-constexpr int64_t kLeastPartialClusterRows = 8;
-constexpr int64_t kLeastSinglePartialClusterRows = 32;
 constexpr int64_t kMaxHalfElementRowThreads = 256;  // see half_element_rows
 constexpr int kShortChunkThreads = 512;  // chunked rows of at most two chunks
 constexpr int64_t kMaxChunkedRowBytes = 64;  // see the chunked rows in schedule_reduction
@@ -408,13 +389,12 @@ std::optional<ReductionSchedule> schedule_reduction(
     // twice the blocks of the inner kernels.
     schedule.grid_y = std::clamp<int64_t>(
         ceil_div(2 * wanted_blocks, schedule.grid_x), 1, schedule.max_grid_y);
-    const int64_t cluster_blocks = schedule.grid_x * kOuterCluster;
-    if (schedule.grid_y > 1 && device.arch >= 90 && !analysis.has_variance() &&
-        space.width <= kOuterClusterMaxRows && 2 * cluster_blocks >= device.sm_count &&
-        cluster_blocks <= device.sm_count) {
-      p.cluster = kOuterCluster;
-      schedule.grid_x = cluster_blocks;
-      schedule.grid_y = 1;
+    if (schedule.grid_y > 1) {
+      p.cluster = outer_split_cluster_blocks(analysis, schedule.grid_x, space.width, device);
+      if (p.cluster > 1) {
+        schedule.grid_x *= p.cluster;
+        schedule.grid_y = 1;
+      }
     }
   } else {
     for (size_t t = 0; t < tensors.size(); ++t) {
@@ -752,37 +732,19 @@ std::optional<ReductionSchedule> schedule_reduction(
     if (p.inner_outer && p.cluster > 1) {
       p.min_blocks_per_sm = cluster_blocks_per_sm(p.block_size, schedule.shared_bytes);
     }
-    // Partial clusters: each pair of walking blocks sums its column partials
-    // through distributed shared memory, and writes one partial row where
-    // it wrote two; the finishing kernel reads half. H100, % of copy
-    // bandwidth, partial_cluster 1 -> 2 (4 measured within a point of 2
-    // but for layer-norm backward bf16 2048x1600, 32): layer-norm backward
-    // bf16 8192x4096 74 -> 83-86, 2048x1600 31 -> 36, 32768x8192 90-91 ->
-    // 93, fp32 8192x4096 92 -> 94-95; RMS-norm backward bf16 8192x4096 84
-    // -> 91, 32768x8192 94 -> 95. Not RMS-norm backward fp32 (one column
-    // reduction of fp32 rows, whose partials are the least of its bytes):
-    // 2048x1600 69-70 -> 64-65, 8192x4096 97 -> 96. RMS-norm backward
-    // bf16 2048x1600 (15.5 rows an SM) 33 -> 30.6: a single column
-    // reduction pairs its blocks from kLeastSinglePartialClusterRows rows
-    // an SM.
-    // Staged rows put their register partials into the staged buffers,
-    // done with after the walk: those must hold them.
-    const int64_t partial_shared_bytes = !p.staged ? schedule.shared_bytes
-        : std::max(schedule.shared_bytes,
-                   column_partial_offsets(analysis, 1, int64_t{p.groups_per_thread} *
-                                                           p.block_size * p.vector_width)
-                       .back());
-    if (p.inner_outer && p.cluster == 1 && device.arch >= 90 &&
-        (analysis.outer_reductions.size() >= 2 || holds_only_half_types) &&
-        (!p.staged || p.block_size == p.threads_per_row) &&
-        partial_shared_bytes <= kMaxInnerOuterSharedBytes &&
-        space.rows >= (analysis.outer_reductions.size() >= 2 ? kLeastPartialClusterRows
-                                                             : kLeastSinglePartialClusterRows) *
-                          device.sm_count &&
-        std::none_of(analysis.outer_reductions.begin(), analysis.outer_reductions.end(),
-                     [](const Expr* r) { return r->is<VarMeanOp>(); })) {
-      p.partial_cluster = kPartialCluster;
-      schedule.shared_bytes = partial_shared_bytes;
+    if (p.inner_outer && p.cluster == 1) {
+      // Staged rows put their register partials into the staged buffers,
+      // done with after the walk: those must hold them.
+      const int64_t partial_shared_bytes = !p.staged ? schedule.shared_bytes
+          : std::max(schedule.shared_bytes,
+                     column_partial_offsets(analysis, 1, int64_t{p.groups_per_thread} *
+                                                             p.block_size * p.vector_width)
+                         .back());
+      p.partial_cluster = partial_cluster_blocks(analysis, p, space.rows, partial_shared_bytes,
+                                                 holds_only_half_types, device);
+      if (p.partial_cluster > 1) {
+        schedule.shared_bytes = partial_shared_bytes;
+      }
     }
   }
   // Split rows are chunked, so `persistent` excludes them too.

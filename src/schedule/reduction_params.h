@@ -59,7 +59,7 @@ struct ReductionParams {
   // walks so many rows at once that its re-reads come from DRAM).
   // Outer kernels: the reduced rows are split over the cluster's blocks,
   // which combine their results through distributed shared memory (see
-  // kOuterCluster in reduction_params.cpp); `split` stays false.
+  // kOuterCluster in schedule/cluster_shapes.cpp); `split` stays false.
   int cluster = 1;
   // Inner-outer rows that one block holds (no `cluster`), on sm_90: the
   // walking blocks launch in clusters of `partial_cluster` blocks, which
