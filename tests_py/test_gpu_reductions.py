@@ -296,12 +296,14 @@ def test_outer_split_sums_match_torch_at_any_split_depth(dtype, rows, width, out
 
 @pytest.mark.parametrize("rows,width,dtype", [
     (8192, 4096, torch.bfloat16), (1000, 3000, torch.bfloat16), (2048, 1600, torch.float32),
-    (7777, 1100, torch.float32), (8192, 2000, torch.float32)], ids=str)
+    (7777, 1100, torch.float32), (8192, 2000, torch.float32), (8192, 4224, torch.bfloat16)],
+    ids=str)
 def test_outer_reductions_over_a_cluster_match_torch(rows, width, dtype):
     """Column sums and maxes split over the 8 blocks of a cluster, combined
     in block rank 0's shared memory, with a per-column input in the
-    epilogue; rows that do not fill the last row step, and (8192 x 2000)
-    a last column group that is partly past the edge."""
+    epilogue; rows that do not fill the last row step, (8192 x 2000) a
+    last column group that is partly past the edge, and (8192 x 4224) a
+    grid of two blocks an SM."""
     nv_dtype = torch_dtype_to_nvfuse_dtype(dtype)
     with FusionDefinition() as fd:
         x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=nv_dtype)

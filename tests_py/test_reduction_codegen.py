@@ -176,21 +176,27 @@ def test_outer_walk_loads_a_batch_of_rows_before_their_math():
 
 
 @pytest.mark.parametrize("dtype,rows,width,clustered", [
-    (torch.bfloat16, 8192, 4096, True),     # 16 column groups: 128 blocks
-    (torch.float32, 2048, 1600, True),      # 13: 104 blocks
-    (torch.bfloat16, 2048, 1600, False),    # 7: 56 blocks, under half the SMs
-    (torch.float32, 8192, 4096, False),     # 32: 256 blocks, two an SM
+    (torch.bfloat16, 8192, 4096, True),     # 32 column groups of 16 threads: 256 blocks
+    (torch.float32, 2048, 1600, True),      # 25: 200 blocks
+    (torch.bfloat16, 2048, 1600, True),     # 13: 104 blocks
+    (torch.bfloat16, 8192, 4224, True),     # 33: 264 blocks, two an SM
+    (torch.bfloat16, 2048, 1024, False),    # 8: 64 blocks, under half the SMs
+    (torch.bfloat16, 8192, 4352, False),    # 34: 272 blocks, over two an SM
+    (torch.float32, 8192, 4096, False),     # 64: 512 blocks
     (torch.bfloat16, 16384, 4096, False),   # a walk past kOuterClusterMaxRows
 ], ids=str)
 def test_outer_sums_split_over_a_cluster_combine_in_shared_memory(dtype, rows, width, clustered):
-    """Where a cluster of 8 blocks a column group gives half to one block an
-    SM (sm_90), the blocks push their column results into block rank 0's
-    shared memory, which combines them in rank order: no partials in
-    global memory, no counter. Elsewhere the split over gridDim.y stays."""
+    """Where a cluster of 8 blocks of 256 threads (16 across the columns) a
+    column group gives half a block to two blocks an SM (sm_90: 132 SMs
+    here), the blocks push their column results into block rank 0's shared
+    memory, which combines them in rank order: no partials in global
+    memory, no counter. Elsewhere the split over gridDim.y of 512-thread
+    blocks stays."""
     fd = define_case("sum_outer", dtype)
     code = fd.cuda_code_for([torch.randn(rows, width, dtype=dtype)])
     params = params_of(code)
     assert (", cluster=8" in params) == clustered and (", split" in params) != clustered
+    assert ("block=256 (16x16)" if clustered else "block=512 (32x16)") in params
     kernel = code[code.index('extern "C" __global__'):]
     if clustered:
         assert "arrive_last" not in kernel and "store_partial" not in kernel
@@ -231,7 +237,7 @@ def test_outer_split_depth_is_a_tuning_knob_that_names_what_it_accepts():
     """outer_rows: the fewest rows a thread of an outer split walks. Fewer
     split the rows over more blocks (more partial rows)."""
     fd = define_case("sum_outer", torch.bfloat16)
-    x = torch.randn(2048, 1600, dtype=torch.bfloat16)
+    x = torch.randn(2048, 1024, dtype=torch.bfloat16)
     assert "split" in params_of(fd.cuda_code_for([x]))
     default = _C.reduction_tuning()
     assert default[8] == 8

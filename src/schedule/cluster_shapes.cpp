@@ -106,13 +106,25 @@ namespace {
 // not through partials in global memory that the last block to arrive
 // reads back: that hand-over costs about 3 us after the walk (see
 // docs/reductions.md). Chosen where it measured faster on an H100: the
-// cluster grid holds half to one block per SM and the walk is at most
-// kOuterClusterMaxRows long (bf16 sum over 8192 rows of 4096: 72 -> 77% of
-// copy bandwidth, fp32 over 2048 of 1600: 40 -> 45). With two blocks an SM
-// (fp32 8192x4096: 89-91 -> 88-89; bf16 32768x8192: 98 -> 93) and clusters
-// of 12 or 16 it lost. No variance: its Welford states were not measured.
+// cluster grid holds half a block to two blocks per SM and the walk is at
+// most kOuterClusterMaxRows long. No variance: its Welford states were not
+// measured. Clusters of 12 or 16 blocks lost (session 24).
+//
+// Its blocks are kOuterClusterBlock threads, kOuterClusterBlockX across the
+// columns (session 24's were 512, 32 across: half the clusters, and 128
+// blocks left 4 of 132 SMs idle). H100, % of copy bandwidth, bf16 sum over
+// 8192 / 4096 rows of 4096 in one run (docs/measurements/session26_h100.txt),
+// threads across x down: 32x16 77 / 61; 16x16 80-81 / 65; 8x16 80-81 /
+// 65-66; 8x32 78 / 63; 32x8 67 / 56; 16x8 69 / 58; 32x32 52 / 36; 4x32 65 /
+// 52. Deeper walk batches (kOuterBatch 8 or 16) helped none: 76-79 there.
+// Against session 24's shape and the global split (sum, same run): bf16
+// 8192x4224 81 / 73 / 71, 2048x1600 25 / 22 (split) / 22, 2048x1088 18 /
+// 16 / 16, fp32 2048x1024 34 / 29 / 30, 4096x1600 63 / 63 / 55, 8192x2048
+// 79-83 / 82-83 / 77.
 constexpr int kOuterCluster = 8;
 constexpr int64_t kOuterClusterMaxRows = 8192;
+constexpr int kOuterClusterBlock = 256;
+constexpr int kOuterClusterBlockX = 16;
 
 // Partial clusters: each pair of walking blocks sums its column partials
 // through distributed shared memory, and writes one partial row where it
@@ -133,13 +145,21 @@ constexpr int64_t kLeastSinglePartialClusterRows = 32;
 
 }  // namespace
 
-int outer_split_cluster_blocks(const ReductionAnalysis& analysis, int64_t column_groups,
-                               int64_t walk_rows, const DeviceInfo& device) {
-  const int64_t blocks = column_groups * kOuterCluster;
+OuterClusterShape outer_split_cluster_shape(const ReductionAnalysis& analysis,
+                                            int64_t vector_groups, int64_t walk_rows,
+                                            const DeviceInfo& device) {
+  OuterClusterShape shape;
+  shape.block_x =
+      static_cast<int>(std::min<int64_t>(kOuterClusterBlockX, next_pow2(vector_groups)));
+  shape.block_size = kOuterClusterBlock;
+  const int64_t blocks = ceil_div(vector_groups, shape.block_x) * kOuterCluster;
   const bool fits = device.arch >= 90 && !analysis.has_variance() &&
       walk_rows <= kOuterClusterMaxRows && 2 * blocks >= device.sm_count &&
-      blocks <= device.sm_count;
-  return fits ? kOuterCluster : 1;
+      blocks <= 2 * device.sm_count;
+  if (fits) {
+    shape.blocks = kOuterCluster;
+  }
+  return shape;
 }
 
 int partial_cluster_blocks(const ReductionAnalysis& analysis, const ReductionParams& p,

@@ -56,11 +56,18 @@ int streamed_cluster_blocks(const ReductionAnalysis& analysis, int64_t groups,
 // The blocks of an inner-outer cluster row an SM holds.
 int cluster_blocks_per_sm(int block_size, int64_t shared_bytes);
 
-// The blocks of the cluster that splits each column group's `walk_rows`
-// rows of an outer reduction that would split over gridDim.y
-// (ReductionParams::cluster on an outer kernel), or 1: the global split.
-int outer_split_cluster_blocks(const ReductionAnalysis& analysis, int64_t column_groups,
-                               int64_t walk_rows, const DeviceInfo& device);
+// The launch shape of an outer reduction that would split its `walk_rows`
+// rows over gridDim.y when it splits them over the blocks of a thread
+// block cluster instead (ReductionParams::cluster on an outer kernel):
+// `blocks` 1 where the global split stays.
+struct OuterClusterShape {
+  int blocks = 1;      // of a cluster
+  int block_x = 0;     // threads across the columns (vector groups)
+  int block_size = 0;  // threads of a block
+};
+OuterClusterShape outer_split_cluster_shape(const ReductionAnalysis& analysis,
+                                            int64_t vector_groups, int64_t walk_rows,
+                                            const DeviceInfo& device);
 
 // ReductionParams::partial_cluster of inner-outer rows that one block holds
 // (`p`, without a row cluster), or 1; `shared_bytes`: the block's shared

@@ -390,9 +390,14 @@ std::optional<ReductionSchedule> schedule_reduction(
     schedule.grid_y = std::clamp<int64_t>(
         ceil_div(2 * wanted_blocks, schedule.grid_x), 1, schedule.max_grid_y);
     if (schedule.grid_y > 1) {
-      p.cluster = outer_split_cluster_blocks(analysis, schedule.grid_x, space.width, device);
-      if (p.cluster > 1) {
-        schedule.grid_x *= p.cluster;
+      const OuterClusterShape cluster =
+          outer_split_cluster_shape(analysis, groups, space.width, device);
+      if (cluster.blocks > 1) {
+        p.cluster = cluster.blocks;
+        p.block_x = cluster.block_x;
+        p.block_y = cluster.block_size / cluster.block_x;
+        p.block_size = cluster.block_size;
+        schedule.grid_x = ceil_div(groups, p.block_x) * p.cluster;
         schedule.grid_y = 1;
       }
     }
