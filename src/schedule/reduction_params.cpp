@@ -1,6 +1,7 @@
 #include "schedule/reduction_params.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 #include <numeric>
 #include <set>
@@ -732,7 +733,7 @@ std::optional<ReductionSchedule> schedule_reduction(
       p.hold_columns = column_bytes > 0 && columns_contiguous &&
           column_bytes <= kMaxHeldColumnBytes && p.block_size <= kMaxColumnHolderBlock &&
           (2 * schedule.shared_bytes > kSharedBytesPerSm ||
-           (tuning.staging == 2 && !p.inner_outer));
+           (tuning.staging == 2 && !p.inner_outer) || (p.inner_outer && p.cluster == 1 && !getenv("TMP_NO_HOLD")));
     }
     if (p.inner_outer && p.cluster > 1) {
       p.min_blocks_per_sm = cluster_blocks_per_sm(p.block_size, schedule.shared_bytes);
