@@ -505,3 +505,20 @@ def test_normalization_kernels_do_not_spill(name, dtype, rows, width):
         for entry, (registers, stack, spilled) in resources.items():
             assert stack == 0 and spilled == 0, (entry, registers, stack, spilled,
                                                  params_of(kernel))
+
+
+@pytest.mark.parametrize("rows,width,held", [(2048, 1600, True), (8192, 4096, True),
+                                             (16384, 1600, True), (4096, 65536, False)])
+def test_staged_backward_rows_of_one_block_hold_the_column_inputs(rows, width, held):
+    """bf16 layer-norm backward rows that one block stages and walks keep
+    γ's elements of the block's columns in registers for every row it
+    walks (read once a block, not once a row), without spilling; rows that
+    a cluster holds do not (their registers hold the row)."""
+    name = "layer_norm_bwd"
+    code = define_case(name, torch.bfloat16).cuda_code_for(
+        cpu_inputs(name, rows, width, torch.bfloat16))
+    params = params_of(code)
+    assert ("hold_columns" in params) == held, params
+    assert "inner_outer" in params
+    for entry, (registers, stack, spilled) in ptxas_resources(code).items():
+        assert stack == 0 and spilled == 0, (entry, registers, stack, spilled)

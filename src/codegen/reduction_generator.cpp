@@ -2,12 +2,10 @@
 // accumulator types and ops, what each phase computes, load/store text.
 #include "codegen/reduction_generator.h"
 
-#include <cstdlib>
 #include <sstream>
 
 #include "codegen/index_values.h"
 #include "ir/printer.h"
-#include "ir/type_promotion.h"
 #include "schedule/coordinate_analysis.h"
 #include "schedule/value_signs.h"
 
@@ -246,18 +244,6 @@ std::string ReductionGenerator::statement(const Expr* expr, Walk walk) const {
     return declaration(expr, "divisor_" + name_of_value(expr->input(1)) + ".divide(" +
                                  name_of_value(expr->input(0)) + ")");
   }
-  if (walk != Walk::kInner && divides_by_kernel_scalar(expr) && !getenv("TMP_NO_SDIV")) {
-    // The divisor's reciprocal and its check are the same in every row:
-    // the compiler computes them once, before the walk.
-    const std::string type = cuda_type_of(expr->output(0)->dtype());
-    const auto operand = [&](const Val* v) {
-      const std::string text = is_value_input(v) ? arg_text(v) : name_of_value(v);
-      return v->dtype() == expr->output(0)->dtype() ? text
-                                                    : "nvfuse::cast<" + type + ">(" + text + ")";
-    };
-    return declaration(expr, "nvfuse::RowDivisor<" + type + ">(" + operand(expr->input(1)) +
-                                 ").divide(" + operand(expr->input(0)) + ")");
-  }
   return expr_statement(*expr, [this](const Val* v) { return is_value_input(v); });
 }
 
@@ -281,27 +267,6 @@ bool ReductionGenerator::divides_by_row_value(const Expr* expr) const {
   return (dtype == DataType::Float || dtype == DataType::Double) && a->is<TensorView>() &&
       b->is<TensorView>() && a->dtype() == dtype && b->dtype() == dtype &&
       !per_row(a->as<TensorView>()) && per_row(b->as<TensorView>());
-}
-
-bool ReductionGenerator::divides_by_kernel_scalar(const Expr* expr) const {
-  if (!expr->is<PointwiseOp>()) {
-    return false;
-  }
-  const OpType op = expr->as<PointwiseOp>()->op();
-  // Only kernels whose blocks walk the rows (one wave of them, one row a
-  // block at a time, no row cluster) hoist it: a block of one row would
-  // divide for the reciprocal and multiply, and the long rows of a row
-  // cluster pay the division rarely but the held reciprocal always
-  // (layer-norm backward fp32 at 262144 spilled 32 bytes with it).
-  const bool walks_rows = (p_.staged || p_.pipelined || p_.inner_outer) && p_.cluster == 1;
-  if ((op != OpType::truediv && op != OpType::div) || !walks_rows) {
-    return false;
-  }
-  const DataType dtype = expr->output(0)->dtype();
-  const Val* b = expr->input(1);
-  return (dtype == DataType::Float || dtype == DataType::Double) &&
-      math_dtype_of(compute_type_of(*expr->as<PointwiseOp>())) == dtype && b->is<Scalar>() &&
-      !b->as<Scalar>()->is_constant() && is_value_input(b);
 }
 
 bool ReductionGenerator::exp_of_nonpositive(const Expr* expr) const {

@@ -91,10 +91,6 @@ class ReductionGenerator {
   // a product with the row's reciprocal (nvfuse::RowDivisor, declared by
   // row_divisors at the top of the phase).
   bool divides_by_row_value(const Expr* expr) const;
-  // A float division of a row value by a scalar kernel argument (a mean's
-  // sum by the width): nvfuse::RowDivisor of the scalar, which the
-  // compiler hoists out of the walk, in place of an IEEE division a row.
-  bool divides_by_kernel_scalar(const Expr* expr) const;
   // An fp32 exp of a value that is never positive (schedule/value_signs.h:
   // softmax's y - max(y), log-softmax's y - max(y) - log-sum): computed by
   // nvfuse::exp_nonpositive.
