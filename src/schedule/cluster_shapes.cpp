@@ -148,18 +148,16 @@ constexpr int64_t kLeastSinglePartialClusterRows = 32;
 OuterClusterShape outer_split_cluster_shape(const ReductionAnalysis& analysis,
                                             int64_t vector_groups, int64_t walk_rows,
                                             const DeviceInfo& device) {
-  OuterClusterShape shape;
-  shape.block_x =
+  const int block_x =
       static_cast<int>(std::min<int64_t>(kOuterClusterBlockX, next_pow2(vector_groups)));
-  shape.block_size = kOuterClusterBlock;
-  const int64_t blocks = ceil_div(vector_groups, shape.block_x) * kOuterCluster;
+  const int64_t grid_x = ceil_div(vector_groups, block_x) * kOuterCluster;
   const bool fits = device.arch >= 90 && !analysis.has_variance() &&
-      walk_rows <= kOuterClusterMaxRows && 2 * blocks >= device.sm_count &&
-      blocks <= 2 * device.sm_count;
-  if (fits) {
-    shape.blocks = kOuterCluster;
+      walk_rows <= kOuterClusterMaxRows && 2 * grid_x >= device.sm_count &&
+      grid_x <= 2 * device.sm_count;
+  if (!fits) {
+    return {};
   }
-  return shape;
+  return {kOuterCluster, block_x, kOuterClusterBlock, grid_x};
 }
 
 int partial_cluster_blocks(const ReductionAnalysis& analysis, const ReductionParams& p,

@@ -59,11 +59,12 @@ int cluster_blocks_per_sm(int block_size, int64_t shared_bytes);
 // The launch shape of an outer reduction that would split its `walk_rows`
 // rows over gridDim.y when it splits them over the blocks of a thread
 // block cluster instead (ReductionParams::cluster on an outer kernel):
-// `blocks` 1 where the global split stays.
+// `blocks` 1 where the global split stays (the other fields then unset).
 struct OuterClusterShape {
   int blocks = 1;      // of a cluster
   int block_x = 0;     // threads across the columns (vector groups)
   int block_size = 0;  // threads of a block
+  int64_t grid_x = 0;  // blocks of the launch: `blocks` a column group
 };
 OuterClusterShape outer_split_cluster_shape(const ReductionAnalysis& analysis,
                                             int64_t vector_groups, int64_t walk_rows,

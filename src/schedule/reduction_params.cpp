@@ -397,7 +397,7 @@ std::optional<ReductionSchedule> schedule_reduction(
         p.block_x = cluster.block_x;
         p.block_y = cluster.block_size / cluster.block_x;
         p.block_size = cluster.block_size;
-        schedule.grid_x = ceil_div(groups, p.block_x) * p.cluster;
+        schedule.grid_x = cluster.grid_x;
         schedule.grid_y = 1;
       }
     }
@@ -724,7 +724,7 @@ std::optional<ReductionSchedule> schedule_reduction(
       // layer-norm backward bf16 at 16384 spilled): where the buffers leave
       // one block an SM anyway, where staging is forced, and in inner-outer
       // rows walked by one block (γ is then read once a block, not once a
-      // row: H100, layer-norm backward bf16 8192x4096 84 -> 91% of copy
+      // row: H100, layer-norm backward bf16 8192x4096 85 -> 91% of copy
       // bandwidth, 16384x1600 78 -> 87, 2048x1600 36 -> 39, no spills).
       int64_t column_bytes = 0;
       bool columns_contiguous = true;
