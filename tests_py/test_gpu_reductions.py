@@ -12,6 +12,7 @@ not the ATen reference evaluator. Outputs are poisoned before each launch
 """
 
 import math
+import re
 
 import pytest
 import torch
@@ -290,6 +291,20 @@ def test_outer_split_sums_match_torch_at_any_split_depth(dtype, rows, width, out
         outs, fd = run_case("sum_outer", inputs)
     code = fd.last_cuda_code()
     assert "outer" in code and (", split" in code or ", cluster=8" in code)
+    assert_case_close("sum_outer", outs, CASES["sum_outer"].torch_reference(*inputs), rows, width)
+
+
+@pytest.mark.parametrize("rows,width", [(4096, 65536), (777, 34824), (3, 40000)], ids=str)
+@pytest.mark.parametrize("dtype", DTYPES, ids=str)
+def test_wide_outer_sums_walk_every_row_unsplit_and_match_torch(dtype, rows, width):
+    """Column blocks that alone put one on every SM walk all the rows with
+    no split (no partials, no counter): rows that do not fill the last row
+    step, a last column group partly past the edge (34824, 40000)."""
+    torch.manual_seed(rows + width)
+    inputs = CASES["sum_outer"].make_inputs(rows, width, dtype, "cuda")
+    outs, fd = run_case("sum_outer", inputs)
+    params = re.search(r"// ReductionParams\((.*)\)", fd.last_cuda_code()).group(1)
+    assert params.startswith("outer") and ", split" not in params and "cluster" not in params
     assert_case_close("sum_outer", outs, CASES["sum_outer"].torch_reference(*inputs), rows, width)
 
 

@@ -209,6 +209,26 @@ def test_outer_sums_split_over_a_cluster_combine_in_shared_memory(dtype, rows, w
     assert _C.nvrtc_compile(code, "nvfuse_reduction", 90)["bytes"] > 0
 
 
+@pytest.mark.parametrize("dtype,width,split", [
+    (torch.bfloat16, 65536, False),   # 256 column blocks of 32 threads x 8 lanes
+    (torch.bfloat16, 34816, False),   # 136
+    (torch.bfloat16, 32768, True),    # 128: under one an SM (132 SMs here)
+    (torch.float32, 32768, False),    # 256 of 32 threads x 4 lanes
+    (torch.float32, 16384, True),     # 128
+], ids=str)
+def test_outer_sums_whose_column_blocks_fill_every_sm_walk_unsplit(dtype, width, split):
+    """Column blocks that alone put one on every SM walk all the rows
+    themselves: splitting them too made a second wave and a combine
+    (H100: bf16 over 4096 rows of 65536, 95 -> 100% of copy bandwidth)."""
+    fd = define_case("sum_outer", dtype)
+    code = fd.cuda_code_for([torch.randn(4096, width, dtype=dtype)])
+    params = params_of(code)
+    assert "block=512 (32x16)" in params and (", split" in params) == split
+    kernel = code[code.index('extern "C" __global__'):]
+    assert ("arrive_last" in kernel) == split
+    assert _C.nvrtc_compile(code, "nvfuse_reduction", 90)["bytes"] > 0
+
+
 def test_outer_variance_stays_split_over_global_memory():
     """Welford states over a cluster were not measured: a variance over the
     outer axis keeps the split with partials in global memory."""

@@ -386,9 +386,20 @@ std::optional<ReductionSchedule> schedule_reduction(
     schedule.max_grid_y = std::clamp<int64_t>(
         space.width / (p.block_y * tuning.outer_rows), 1, 65535);
     // Outer walks keep one 16-byte load per thread in flight per row step:
-    // twice the blocks of the inner kernels.
-    schedule.grid_y = std::clamp<int64_t>(
-        ceil_div(2 * wanted_blocks, schedule.grid_x), 1, schedule.max_grid_y);
+    // twice the blocks of the inner kernels. But column blocks that alone
+    // put one on every SM walk unsplit: the runtime splits in two at
+    // least, which past one wave left a second wave's tail, and the
+    // combine costs a few microseconds. H100, % of copy bandwidth, split
+    // -> unsplit: bf16 sums over 2048 / 4096 / 16384 rows of 65536 (256
+    // column blocks) 92 -> 98, 95 -> 100, 97 -> 102, 8192 rows of 40960
+    // (160) 96 -> 100, of 34816 (136) 95 -> 97, of 32768 (128) 98 -> 97;
+    // fp32 over 4096 of 32768 97 -> 100 (docs/measurements/session28_h100.txt).
+    // A variance's blocks are half the threads and were not measured so.
+    const bool fills_every_sm = !analysis.has_variance() && schedule.grid_x >= device.sm_count;
+    schedule.grid_y = fills_every_sm
+        ? 1
+        : std::clamp<int64_t>(ceil_div(2 * wanted_blocks, schedule.grid_x), 1,
+                              schedule.max_grid_y);
     if (schedule.grid_y > 1) {
       const OuterClusterShape cluster =
           outer_split_cluster_shape(analysis, groups, space.width, device);
