@@ -1,6 +1,8 @@
 """Shared helpers: run a small definition on torch inputs, make inputs, and
 compare with torch at tolerances that fit the dtype."""
 
+import re
+
 import pytest
 import torch
 
@@ -63,3 +65,8 @@ def assert_close(actual, expected):
 
 # The CPU reference path, and the same test on a GPU where there is one.
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
+
+
+def params_of(code):
+    """The schedule's printed ReductionParams in a generated reduction kernel."""
+    return re.search(r"// ReductionParams\((.*)\)", code).group(1)

@@ -12,7 +12,6 @@ not the ATen reference evaluator. Outputs are poisoned before each launch
 """
 
 import math
-import re
 
 import pytest
 import torch
@@ -21,7 +20,7 @@ import nvfuse
 from nvfuse import DataType, FusionDefinition
 from nvfuse.ops import Operators
 from nvfuse.pytorch_utils import torch_dtype_to_nvfuse_dtype
-from fusion_helpers import make_input, run_fusion
+from fusion_helpers import make_input, params_of, run_fusion
 from norm_definitions import (
     CASES, assert_case_close, check_case, reduction_tuning, run_case, with_nan_and_inf,
 )
@@ -303,7 +302,7 @@ def test_wide_outer_sums_walk_every_row_unsplit_and_match_torch(dtype, rows, wid
     torch.manual_seed(rows + width)
     inputs = CASES["sum_outer"].make_inputs(rows, width, dtype, "cuda")
     outs, fd = run_case("sum_outer", inputs)
-    params = re.search(r"// ReductionParams\((.*)\)", fd.last_cuda_code()).group(1)
+    params = params_of(fd.last_cuda_code())
     assert params.startswith("outer") and ", split" not in params and "cluster" not in params
     assert_case_close("sum_outer", outs, CASES["sum_outer"].torch_reference(*inputs), rows, width)
 

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from nvfuse import _C, DataType, FusionDefinition
+from fusion_helpers import params_of
 from norm_definitions import CASES, define_case, reduction_tuning
 
 SEGMENT = re.compile(r"^// ==== nvfuse segment: outputs[ 0-9]+ ====$", re.M)
@@ -41,10 +42,6 @@ def test_every_case_compiles_as_reduction_kernels(name, dtype, width):
         assert ("nvfuse_reduction_finish" in kernel) == (backward and expected == 1)
         compiled = _C.nvrtc_compile(kernel, "nvfuse_reduction", 90)
         assert not compiled["is_ptx"] and compiled["bytes"] > 0
-
-
-def params_of(code):
-    return re.search(r"// ReductionParams\((.*)\)", code).group(1)
 
 
 def test_seed_layer_norm_is_one_vectorized_persistent_kernel():
