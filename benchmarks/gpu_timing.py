@@ -1,37 +1,8 @@
 """GPU timing shared by the benchmarks and the tuning tools (tools/tune_*.py)."""
 
-import os
-
 import torch
 
-L2_FLUSH_BYTES = 256 * 1024 * 1024  # well above the H100/H200 L2 (50-60 MB)
-
-
-def make_l2_flush(method=None):
-    """A function that evicts the L2 cache, to run before each timed call so
-    that no input is read from L2.
-
-    The default ("read") reads a buffer larger than L2 and leaves it holding
-    clean lines: the timed kernel starts from a cold L2 that owes nothing, as
-    under Nsight Compute's default cache control (flush and invalidate).
-    "write" (NVFUSE_L2_FLUSH=write; the method until 2026-11-22) zeroes the
-    buffer instead, which leaves ~50 MB of dirty lines that the timed kernel
-    writes back as it reads: at 64 MB that is the flush's traffic billed to
-    the kernel (cross-entropy forward bf16: 29.2 us under ncu, 35.4 us
-    timed so), while the 1 GiB copy it is compared with pays it 2.5%."""
-    method = method or os.environ.get("NVFUSE_L2_FLUSH", "read")
-    if method not in ("read", "write"):
-        raise ValueError(f"NVFUSE_L2_FLUSH must be 'read' or 'write', got {method!r}")
-    buffer = torch.zeros(L2_FLUSH_BYTES // 4, dtype=torch.float32, device="cuda")
-    total = torch.empty((), dtype=torch.float32, device="cuda")
-
-    def flush():  # returns None: pytest-benchmark's setup must
-        if method == "write":
-            buffer.zero_()
-        else:
-            torch.sum(buffer, dim=0, out=total)
-
-    return flush
+from l2_flush import make_l2_flush  # noqa: F401  (the tools import it from here)
 
 
 def median_event_time_ms(fn, flush, rounds=20, warmup=3):
