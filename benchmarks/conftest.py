@@ -13,7 +13,8 @@ import gc
 import pytest
 import torch
 
-from gpu_timing import copy_gbps, make_l2_flush
+from gpu_timing import copy_gbps
+from l2_flush import make_l2_flush
 
 COPY_BYTES = 1 << 30
 

@@ -2,8 +2,6 @@
 
 import torch
 
-from l2_flush import make_l2_flush  # noqa: F401  (the tools import it from here)
-
 
 def median_event_time_ms(fn, flush, rounds=20, warmup=3):
     """Median CUDA-event time of fn() in ms, with flush() (outside the timed

@@ -11,7 +11,8 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
 import test_pointwise as cases  # noqa: E402
-from gpu_timing import copy_gbps, make_l2_flush, median_event_time_ms  # noqa: E402
+from gpu_timing import copy_gbps, median_event_time_ms  # noqa: E402
+from l2_flush import make_l2_flush  # noqa: E402
 
 import nvfuse  # noqa: E402
 

@@ -30,7 +30,8 @@ import torch
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
 sys.path.insert(0, os.path.join(ROOT, "tests_py"))
-from gpu_timing import copy_gbps, make_l2_flush, median_event_time_ms  # noqa: E402
+from gpu_timing import copy_gbps, median_event_time_ms  # noqa: E402
+from l2_flush import make_l2_flush  # noqa: E402
 from norm_definitions import CASES, define_case  # noqa: E402
 import loss_and_norm_definitions as loss_defs  # noqa: E402
 import test_normalization as bench  # noqa: E402
