@@ -315,6 +315,7 @@ std::string ReductionGenerator::inner_phase(
   std::ostringstream ss;
   ss << "  {  // phase " << phase << "\n";
   std::string indent = "    ";
+  ss << declare_packed(reductions, loads, indent);
   if (streamed() && phase == a_.last_element_phase) {
     // A streamed row's last phase reads L2 only: the cluster's next row
     // comes in meanwhile.
@@ -441,7 +442,8 @@ std::string ReductionGenerator::inner_phase(
       draws.push_back(rng);
     }
   }
-  ss << draw_unit_words(draws, Walk::kInner, "[k]", in)
+  ss << add_packed(reductions, loads, in)
+     << draw_unit_words(draws, Walk::kInner, "[k]", in)
      << "#pragma unroll\n"
      << in << "for (int v = 0; v < kVec; ++v) {\n";
   const std::string body = in + "  ";
@@ -454,6 +456,9 @@ std::string ReductionGenerator::inner_phase(
     }
   }
   for (const Expr* r : reductions) {
+    if (packed_source(r, loads) != nullptr) {
+      continue;  // fed whole vectors by add_packed
+    }
     const std::string value = "nvfuse::cast<" + acc_element(r) + ">(" +
         name_of_value(r->input(0)) + ")";
     if (r->is<VarMeanOp>()) {
@@ -534,7 +539,7 @@ std::string ReductionGenerator::inner_phase(
   if (!p_.persistent) {
     ss << "    }\n";
   }
-  ss << "  }\n";
+  ss << fold_packed(reductions, loads, "    ") << "  }\n";
   return ss.str();
 }
 

@@ -215,6 +215,23 @@ class ReductionGenerator {
       bool through_rows,
       TensorSet* loads,
       int phase = 0) const;
+  // A max or min reduction over the lanes of a half-type kernel input
+  // (cast to float or not) that this phase loads as whole vectors (`loads`):
+  // that input, whose pairs the reduction then takes packed
+  // (nvfuse::PackedExtreme, packed_extremes.cpp); nullptr for any other.
+  const TensorView* packed_source(const Expr* r, const TensorSet& loads) const;
+  std::string packed_type(const Expr* r, const TensorView* source) const;
+  std::string packed_name(const Expr* r) const {
+    return "packed_" + name_of_value(r->output(0));
+  }
+  // The packed accumulators of `reductions`: declared before the phase's
+  // groups, fed a group's vector, folded into the float accumulators after.
+  std::string declare_packed(const std::vector<const Expr*>& reductions,
+                             const TensorSet& loads, const std::string& indent) const;
+  std::string add_packed(const std::vector<const Expr*>& reductions, const TensorSet& loads,
+                         const std::string& indent) const;
+  std::string fold_packed(const std::vector<const Expr*>& reductions, const TensorSet& loads,
+                          const std::string& indent) const;
   // A persistent row's exps that later phases read again
   // (ReductionParams::carry_exps): stored by the phase that computes them
   // into `carried_<name>[kGroups][kVec]`, read there by the later ones.
