@@ -55,39 +55,27 @@ std::string ReductionGenerator::packed_type(const Expr* r, const TensorView* sou
       cuda_type_of(source->dtype()) + ">";
 }
 
-std::string ReductionGenerator::declare_packed(const std::vector<const Expr*>& reductions,
-                                               const TensorSet& loads,
-                                               const std::string& indent) const {
+std::string ReductionGenerator::packed_lines(const std::vector<const Expr*>& reductions,
+                                             const TensorSet& loads, PackedPart part,
+                                             const std::string& indent) const {
   std::ostringstream ss;
   for (const Expr* r : reductions) {
-    if (const TensorView* source = packed_source(r, loads)) {
-      ss << indent << packed_type(r, source) << " " << packed_name(r)
-         << ";  // on packed pairs\n";
+    const TensorView* source = packed_source(r, loads);
+    if (source == nullptr) {
+      continue;
     }
-  }
-  return ss.str();
-}
-
-std::string ReductionGenerator::add_packed(const std::vector<const Expr*>& reductions,
-                                           const TensorSet& loads,
-                                           const std::string& indent) const {
-  std::ostringstream ss;
-  for (const Expr* r : reductions) {
-    if (const TensorView* source = packed_source(r, loads)) {
-      ss << indent << packed_name(r) << ".add(in_" << name_of_value(source) << "[k]);\n";
-    }
-  }
-  return ss.str();
-}
-
-std::string ReductionGenerator::fold_packed(const std::vector<const Expr*>& reductions,
-                                            const TensorSet& loads,
-                                            const std::string& indent) const {
-  std::ostringstream ss;
-  for (const Expr* r : reductions) {
-    if (packed_source(r, loads) != nullptr) {
-      ss << indent << acc_name(r) << " = " << op_type(r) << "()(" << acc_name(r) << ", "
-         << packed_name(r) << ".result());\n";
+    ss << indent;
+    switch (part) {
+      case PackedPart::kDeclare:
+        ss << packed_type(r, source) << " " << packed_name(r) << ";  // on packed pairs\n";
+        break;
+      case PackedPart::kAdd:
+        ss << packed_name(r) << ".add(in_" << name_of_value(source) << "[k]);\n";
+        break;
+      case PackedPart::kFold:
+        ss << acc_name(r) << " = " << op_type(r) << "()(" << acc_name(r) << ", "
+           << packed_name(r) << ".result());\n";
+        break;
     }
   }
   return ss.str();

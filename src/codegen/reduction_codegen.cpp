@@ -315,7 +315,7 @@ std::string ReductionGenerator::inner_phase(
   std::ostringstream ss;
   ss << "  {  // phase " << phase << "\n";
   std::string indent = "    ";
-  ss << declare_packed(reductions, loads, indent);
+  ss << packed_lines(reductions, loads, PackedPart::kDeclare, indent);
   if (streamed() && phase == a_.last_element_phase) {
     // A streamed row's last phase reads L2 only: the cluster's next row
     // comes in meanwhile.
@@ -442,7 +442,7 @@ std::string ReductionGenerator::inner_phase(
       draws.push_back(rng);
     }
   }
-  ss << add_packed(reductions, loads, in)
+  ss << packed_lines(reductions, loads, PackedPart::kAdd, in)
      << draw_unit_words(draws, Walk::kInner, "[k]", in)
      << "#pragma unroll\n"
      << in << "for (int v = 0; v < kVec; ++v) {\n";
@@ -457,7 +457,7 @@ std::string ReductionGenerator::inner_phase(
   }
   for (const Expr* r : reductions) {
     if (packed_source(r, loads) != nullptr) {
-      continue;  // fed whole vectors by add_packed
+      continue;  // fed whole vectors (PackedPart::kAdd)
     }
     const std::string value = "nvfuse::cast<" + acc_element(r) + ">(" +
         name_of_value(r->input(0)) + ")";
@@ -539,7 +539,7 @@ std::string ReductionGenerator::inner_phase(
   if (!p_.persistent) {
     ss << "    }\n";
   }
-  ss << fold_packed(reductions, loads, "    ") << "  }\n";
+  ss << packed_lines(reductions, loads, PackedPart::kFold, "    ") << "  }\n";
   return ss.str();
 }
 

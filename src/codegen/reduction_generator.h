@@ -226,12 +226,9 @@ class ReductionGenerator {
   }
   // The packed accumulators of `reductions`: declared before the phase's
   // groups, fed a group's vector, folded into the float accumulators after.
-  std::string declare_packed(const std::vector<const Expr*>& reductions,
-                             const TensorSet& loads, const std::string& indent) const;
-  std::string add_packed(const std::vector<const Expr*>& reductions, const TensorSet& loads,
-                         const std::string& indent) const;
-  std::string fold_packed(const std::vector<const Expr*>& reductions, const TensorSet& loads,
-                          const std::string& indent) const;
+  enum class PackedPart { kDeclare, kAdd, kFold };
+  std::string packed_lines(const std::vector<const Expr*>& reductions, const TensorSet& loads,
+                           PackedPart part, const std::string& indent) const;
   // A persistent row's exps that later phases read again
   // (ReductionParams::carry_exps): stored by the phase that computes them
   // into `carried_<name>[kGroups][kVec]`, read there by the later ones.
