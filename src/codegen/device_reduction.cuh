@@ -161,13 +161,7 @@ struct PackedExtreme {
     constexpr uint32 lane = kMax ? (inf | 0x8000u) : inf;  // -inf for a max
     return lane | (lane << 16);
   }
-  static __device__ float lane_value(uint32 bits) {
-    if constexpr (kBf16) {
-      return bf16_to_float(BFloat16{static_cast<uint16>(bits)});
-    } else {
-      return half_to_float(Half{static_cast<uint16>(bits)});
-    }
-  }
+  static __device__ float lane_value(uint32 bits) { return widen(T{static_cast<uint16>(bits)}); }
   static __device__ uint32 combine(uint32 a, uint32 b) {
 #if __CUDA_ARCH__ >= 800
     uint32 r;

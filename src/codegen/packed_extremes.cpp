@@ -8,6 +8,8 @@
 
 #include <sstream>
 
+#include "codegen/kernel_args.h"
+
 namespace nvfuse {
 
 namespace {
@@ -20,7 +22,7 @@ bool is_half_type(DataType dtype) {
 
 const TensorView* ReductionGenerator::packed_source(const Expr* r,
                                                     const TensorSet& loads) const {
-  if (!r->is<ReductionOp>() || acc_element(r) != "float") {
+  if (!r->is<ReductionOp>() || math_dtype_of(r->output(0)->dtype()) != DataType::Float) {
     return nullptr;
   }
   const OpType op = r->as<ReductionOp>()->op();
@@ -49,26 +51,30 @@ const TensorView* ReductionGenerator::packed_source(const Expr* r,
   return tv;
 }
 
-std::string ReductionGenerator::packed_type(const Expr* r, const TensorView* source) const {
-  const bool max = r->as<ReductionOp>()->op() == OpType::maximum;
-  return std::string("nvfuse::PackedExtreme<") + (max ? "true" : "false") + ", " +
-      cuda_type_of(source->dtype()) + ">";
+ReductionGenerator::PackedReductions ReductionGenerator::packed_reductions(
+    const std::vector<const Expr*>& reductions, const TensorSet& loads) const {
+  PackedReductions packed;
+  for (const Expr* r : reductions) {
+    if (const TensorView* source = packed_source(r, loads)) {
+      packed.emplace_back(r, source);
+    }
+  }
+  return packed;
 }
 
-std::string ReductionGenerator::packed_lines(const std::vector<const Expr*>& reductions,
-                                             const TensorSet& loads, PackedPart part,
+std::string ReductionGenerator::packed_lines(const PackedReductions& packed, PackedPart part,
                                              const std::string& indent) const {
   std::ostringstream ss;
-  for (const Expr* r : reductions) {
-    const TensorView* source = packed_source(r, loads);
-    if (source == nullptr) {
-      continue;
-    }
+  for (const auto& [r, source] : packed) {
     ss << indent;
     switch (part) {
-      case PackedPart::kDeclare:
-        ss << packed_type(r, source) << " " << packed_name(r) << ";  // on packed pairs\n";
+      case PackedPart::kDeclare: {
+        const bool max = r->as<ReductionOp>()->op() == OpType::maximum;
+        ss << "nvfuse::PackedExtreme<" << (max ? "true" : "false") << ", "
+           << cuda_type_of(source->dtype()) << "> " << packed_name(r)
+           << ";  // on packed pairs\n";
         break;
+      }
       case PackedPart::kAdd:
         ss << packed_name(r) << ".add(in_" << name_of_value(source) << "[k]);\n";
         break;

@@ -313,9 +313,10 @@ std::string ReductionGenerator::inner_phase(
   const std::vector<const Expr*> reductions = reductions_of_phase(phase);
   const std::vector<const TensorView*> outputs = element_outputs(phase);
   std::ostringstream ss;
+  const PackedReductions packed = packed_reductions(reductions, loads);
   ss << "  {  // phase " << phase << "\n";
   std::string indent = "    ";
-  ss << packed_lines(reductions, loads, PackedPart::kDeclare, indent);
+  ss << packed_lines(packed, PackedPart::kDeclare, indent);
   if (streamed() && phase == a_.last_element_phase) {
     // A streamed row's last phase reads L2 only: the cluster's next row
     // comes in meanwhile.
@@ -442,7 +443,7 @@ std::string ReductionGenerator::inner_phase(
       draws.push_back(rng);
     }
   }
-  ss << packed_lines(reductions, loads, PackedPart::kAdd, in)
+  ss << packed_lines(packed, PackedPart::kAdd, in)
      << draw_unit_words(draws, Walk::kInner, "[k]", in)
      << "#pragma unroll\n"
      << in << "for (int v = 0; v < kVec; ++v) {\n";
@@ -456,7 +457,7 @@ std::string ReductionGenerator::inner_phase(
     }
   }
   for (const Expr* r : reductions) {
-    if (packed_source(r, loads) != nullptr) {
+    if (is_packed(packed, r)) {
       continue;  // fed whole vectors (PackedPart::kAdd)
     }
     const std::string value = "nvfuse::cast<" + acc_element(r) + ">(" +
@@ -539,7 +540,7 @@ std::string ReductionGenerator::inner_phase(
   if (!p_.persistent) {
     ss << "    }\n";
   }
-  ss << packed_lines(reductions, loads, PackedPart::kFold, "    ") << "  }\n";
+  ss << packed_lines(packed, PackedPart::kFold, "    ") << "  }\n";
   return ss.str();
 }
 

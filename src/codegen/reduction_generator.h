@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "codegen/expr_statement.h"
@@ -220,15 +221,22 @@ class ReductionGenerator {
   // that input, whose pairs the reduction then takes packed
   // (nvfuse::PackedExtreme, packed_extremes.cpp); nullptr for any other.
   const TensorView* packed_source(const Expr* r, const TensorSet& loads) const;
-  std::string packed_type(const Expr* r, const TensorView* source) const;
+  // A phase's packed reductions with their sources, decided once per phase.
+  using PackedReductions = std::vector<std::pair<const Expr*, const TensorView*>>;
+  PackedReductions packed_reductions(const std::vector<const Expr*>& reductions,
+                                     const TensorSet& loads) const;
+  static bool is_packed(const PackedReductions& packed, const Expr* r) {
+    return std::any_of(packed.begin(), packed.end(),
+                       [r](const auto& entry) { return entry.first == r; });
+  }
   std::string packed_name(const Expr* r) const {
     return "packed_" + name_of_value(r->output(0));
   }
-  // The packed accumulators of `reductions`: declared before the phase's
-  // groups, fed a group's vector, folded into the float accumulators after.
+  // The packed accumulators: declared before the phase's groups, fed a
+  // group's vector, folded into the float accumulators after.
   enum class PackedPart { kDeclare, kAdd, kFold };
-  std::string packed_lines(const std::vector<const Expr*>& reductions, const TensorSet& loads,
-                           PackedPart part, const std::string& indent) const;
+  std::string packed_lines(const PackedReductions& packed, PackedPart part,
+                           const std::string& indent) const;
   // A persistent row's exps that later phases read again
   // (ReductionParams::carry_exps): stored by the phase that computes them
   // into `carried_<name>[kGroups][kVec]`, read there by the later ones.
