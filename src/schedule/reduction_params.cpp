@@ -471,24 +471,15 @@ std::optional<ReductionSchedule> schedule_reduction(
     // Half types in 16-byte groups: a lane of a narrower group (an odd
     // width) takes a register of its own, not half of one.
     const bool half_vectors = holds_only_half_types && p.vector_width >= 8;
-    // Rows of half types in 16-byte groups that write nothing per element
-    // but hold their row for a later phase (cross-entropy forward bf16, a
-    // loss per row) take twice the elements a thread: more loads in flight
-    // at the same occupancy, 32 bf16 values being 16 registers. H100, % of
-    // copy bandwidth at 4096x8192 (tools/tune_reduction.py, session 17): 82
-    // -> 85 (32 -> 48 registers); fp32 rows (32 floats) measured 86 -> 85
-    // and keep 16. Only rows that one block holds at the usual elements: the
-    // shapes of wider ones, clusters, were not measured so. Pure reductions
-    // (one phase, nothing held: sum, var_mean) took twice the elements too
-    // until session 27, which measured the usual elements as fast or faster
-    // (H100, % of copy bandwidth, twice -> usual, `docs/measurements/
-    // session27_h100.txt`): sum bf16 8192x4096 89 -> 90, 4096x8192 88 ->
-    // 89, var_mean bf16 4096x8192 84 -> 86, 4096x65536 71-93 -> 96, fp32 sum
-    // 4096x8192 95-97 -> 98; the others within a point, at fewer registers
-    // (var_mean bf16 40 -> 25).
-    const bool half_loss_rows = !writes_elements && half_vectors &&
-        analysis.last_element_phase > 0 &&
-        row_threads(tuning.elements_per_thread) <= tuning.max_persistent_threads;
+    // Rows of half types that write nothing per element but hold their row
+    // for a later phase (cross-entropy forward bf16, a loss per row) took
+    // twice the elements a thread from session 17 (82 -> 85% of copy
+    // bandwidth at 4096x8192 then) to session 30; pure reductions (sum,
+    // var_mean) did until session 27. Since the packed row max (session
+    // 30) the usual 16 measure faster: cross-entropy forward bf16 64 MB
+    // 26.30 -> 26.11 us (H100, docs/measurements/session31_h100.txt). A
+    // loss row's time past a bare read of its bytes is the last rows' math
+    // after their loads arrive, which half the elements a thread halves.
     // Inner-outer rows holding a type wider than 2 bytes (the unstaged fp32
     // backward norms) that one block holds at a quarter of the elements a
     // thread take that (one 16-byte fp32 group at the default 16): twice to
@@ -516,7 +507,7 @@ std::optional<ReductionSchedule> schedule_reduction(
         holds_only_half_types && row_threads(half_elements) <= kMaxHalfElementRowThreads;
     const int64_t elements = quarter_rows ? quarter_elements
         : half_element_rows ? half_elements
-        : tuning.elements_per_thread * (half_loss_rows ? 2 : 1);
+        : tuning.elements_per_thread;
     // Rows that one block of at most kMaxLateDrawBlock threads holds and
     // that read their random values after phase 0 draw late at the full
     // elements per thread; the others take half the elements (their unit
