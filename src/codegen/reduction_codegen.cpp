@@ -56,7 +56,7 @@ std::string ReductionGenerator::inner_kernel() const {
      << "  constexpr int kLanes = " << p_.threads_per_row << ";\n"
      << "  constexpr int kBlock = " << p_.block_size << ";\n"
      << "  const int lane = threadIdx.x % kLanes;\n"
-     << "  int block_reductions = 0;  // see nvfuse::block_reduce\n";
+     << "  [[maybe_unused]] int block_reductions = 0;  // see nvfuse::block_reduce\n";
   if (streamed()) {
     ss << "  // A cluster of kCluster blocks streams each row: block rank r re-reads\n"
        << "  // chunks [first_chunk, first_chunk + part_chunks) in every phase\n"
@@ -256,7 +256,7 @@ std::string ReductionGenerator::row_body() const {
     }
   }
   for (int phase = 0; phase <= a_.last_element_phase; ++phase) {
-    ss << inner_phase(phase, loaded);
+    ss << phase_with_shifts(phase, loaded);
     ss << inner_reduce(phase);
     for (const Expr* r : reductions_of_phase(phase)) {
       ss << finalize(r, acc_name(r), "  ");
@@ -663,7 +663,7 @@ std::string ReductionGenerator::inner_reduce(int phase) const {
       plain.push_back(r);
     }
   }
-  ss << reduce_together(plain);
+  ss << reduce_together(plain, finishes_in_first_warp(phase, plain));
   if (!p_.split || reductions.empty()) {
     return ss.str();
   }
@@ -689,7 +689,8 @@ std::string ReductionGenerator::inner_reduce(int phase) const {
   return ss.str();
 }
 
-std::string ReductionGenerator::reduce_together(const std::vector<const Expr*>& reductions) const {
+std::string ReductionGenerator::reduce_together(const std::vector<const Expr*>& reductions,
+                                                bool first_warp) const {
   if (reductions.empty()) {
     return "";
   }
@@ -705,6 +706,20 @@ std::string ReductionGenerator::reduce_together(const std::vector<const Expr*>& 
     value = type + "{" + acc_name(r) + ", " + value + "}";
   }
   std::ostringstream ss;
+  if (first_warp) {
+    ss << "  {  // only lane 0 reads the results: the other warps leave\n"
+       << "    " << type << " together = " << value << ";\n"
+       << "    if (!nvfuse::reduce_into_first_warp<kBlock>(together, " << op
+       << "())) return;\n";
+    std::string path = "together";
+    for (size_t i = 0; i + 1 < reductions.size(); ++i) {
+      ss << "    " << acc_name(reductions[i]) << " = " << path << ".first;\n";
+      path += ".second";
+    }
+    ss << "    " << acc_name(reductions.back()) << " = " << path << ";\n"
+       << "  }\n";
+    return ss.str();
+  }
   if (reductions.size() == 1) {
     ss << "  " << value << " = nvfuse::row_reduce<kLanes, kBlock>(" << value << ", " << op
        << "(), block_reductions);\n";
