@@ -142,34 +142,6 @@ __device__ __forceinline__ float exp_nonpositive(float x) {
   return result;
 }
 
-// exp(a - b) for a per-row b, over a row whose exps only a sum reads
-// (cross-entropy's sum of exp(x - max)): one FFMA and an ex2 per element,
-// 2^(a*log2(e) - shift), where the subtraction, the product and the ex2
-// took three. shift + rest = b*log2(e) exactly (the rest from an fma), so
-// every exp comes out 2^rest times exp(a - b), and the row's sum is
-// multiplied by correction() = 2^-rest once: as exact as the product of
-// the rounded difference, where 2^(a*log2(e) - round(b*log2(e))) alone was
-// off by up to |b| * 2^-24 in the exponent (cross-entropy 64 MB, logits
-// shifted by 1000: 7e-5 off torch in float64, 3e-5 as written). The CE
-// forward bf16 kernel at 4096x8192 went from 26.08 to 25.82 us on the H100
-// (docs/measurements/session31_h100.txt). exact() holds while |shift| <=
-// 2^24, where |rest| <= 1/2 keeps every term finite; larger (and non-finite)
-// shifts take the phase as written (ReductionGenerator::phase_with_shifts).
-struct ExpShift {
-  static constexpr float kLog2e = 1.4426950408889634f;
-  float shift;
-  float rest;
-  __device__ explicit ExpShift(float b) : shift(b * kLog2e), rest(fmaf(b, kLog2e, -shift)) {}
-  __device__ bool exact() const { return fabsf(shift) <= 16777216.0f; }
-  __device__ float exp(float a) const { return ex2(fmaf(a, kLog2e, -shift)); }
-  __device__ float correction() const { return ex2(-rest); }
-  static __device__ float ex2(float x) {
-    float result;
-    asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(result) : "f"(x));
-    return result;
-  }
-};
-
 // A max or min over the lanes of half-type vectors (BFloat16 or Half),
 // taken on pairs packed in 32-bit words: the row max of a held bf16 row
 // cast to float (cross-entropy, softmax). One max.NaN.bf16x2 per two lanes

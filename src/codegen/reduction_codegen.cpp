@@ -256,7 +256,7 @@ std::string ReductionGenerator::row_body() const {
     }
   }
   for (int phase = 0; phase <= a_.last_element_phase; ++phase) {
-    ss << phase_with_shifts(phase, loaded);
+    ss << inner_phase(phase, loaded);
     ss << inner_reduce(phase);
     for (const Expr* r : reductions_of_phase(phase)) {
       ss << finalize(r, acc_name(r), "  ");

@@ -237,12 +237,6 @@ std::string ReductionGenerator::statement(const Expr* expr, Walk walk) const {
   if (std::string compare = unit_compare(expr, walk); !compare.empty()) {
     return compare;
   }
-  if (const ShiftedExp* shifted = walk == Walk::kInner ? shifted_in_copy(expr) : nullptr) {
-    return shifted_exp_statement(*shifted);
-  }
-  if (walk == Walk::kInner && dead_in_copy(expr)) {
-    return "";
-  }
   if (walk == Walk::kInner && exp_of_nonpositive(expr)) {
     return declaration(expr, "nvfuse::exp_nonpositive(" + name_of_value(expr->input(0)) + ")");
   }

@@ -237,35 +237,6 @@ class ReductionGenerator {
   enum class PackedPart { kDeclare, kAdd, kFold };
   std::string packed_lines(const PackedReductions& packed, PackedPart part,
                            const std::string& indent) const;
-  // ---- shifted exps (shifted_exps.cpp) --------------------------------------
-
-  // exp(element - row_value), element per element and row_value per row,
-  // whose only reader is the phase's float sum `sum`: taken by
-  // nvfuse::ExpShift as 2^(element*log2(e) - shift), the sum corrected by
-  // 2^-rest once (shift + rest = row_value*log2(e) exactly).
-  struct ShiftedExp {
-    const Expr* exp;
-    const Expr* sum;
-    const Val* element;
-    const Val* row_value;
-    bool difference_dead;  // no other expr of the phase reads element - row_value
-  };
-  std::vector<ShiftedExp> shifted_exps(int phase) const;
-  // Readers of `v` among the kernel's exprs, plus one if it is an output.
-  int readers_in_kernel(const Val* v) const;
-  std::string shift_name(const ShiftedExp& s) const {
-    return "shift_" + name_of_value(s.exp->output(0));
-  }
-  // Phase `phase` (inner_phase), as two copies where it has shifted exps:
-  // the FFMA form for rows whose shifts are exact, the phase as written
-  // for the others.
-  std::string phase_with_shifts(int phase, TensorSet& loaded) const;
-  // While the FFMA copy is written: its ShiftedExp for `expr`, else null.
-  const ShiftedExp* shifted_in_copy(const Expr* expr) const;
-  // While it is written: whether `expr` is a difference only its shifted
-  // exp read (the copy leaves it out).
-  bool dead_in_copy(const Expr* expr) const;
-  std::string shifted_exp_statement(const ShiftedExp& s) const;
   // A persistent row's exps that later phases read again
   // (ReductionParams::carry_exps): stored by the phase that computes them
   // into `carried_<name>[kGroups][kVec]`, read there by the later ones.
@@ -431,8 +402,6 @@ class ReductionGenerator {
   TensorSet carried_;
   // Cluster reductions emitted so far (generate() runs once per generator).
   mutable int cluster_sites_ = 0;
-  // The shifted exps of the copy of a phase being written (phase_with_shifts).
-  mutable const std::vector<ShiftedExp>* shifting_ = nullptr;
 };
 
 }  // namespace nvfuse
