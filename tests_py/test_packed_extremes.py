@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 import torch
 
-from nvfuse import DataType, FusionDefinition, _C
+from nvfuse import DataType, FusionDefinition
+from fusion_helpers import compiles_cleanly
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
 import loss_and_norm_definitions as loss_defs  # noqa: E402
@@ -29,10 +30,6 @@ def _extreme(dtype, op, cast=True, absolute=False):
         fd.add_output(getattr(fd.ops, op)(v, [1]))
     return fd
 
-
-def _compiles(code, arch):
-    compiled = _C.nvrtc_compile(code, "nvfuse_reduction", arch)
-    assert compiled["bytes"] > 0 and "warning" not in compiled["log"], compiled["log"]
 
 
 def _phase0(code):
@@ -53,7 +50,7 @@ def test_a_half_row_extreme_is_taken_on_packed_pairs(dtype, type_name, op, is_ma
     # No float compare per lane: the packed result is folded in once.
     assert phase.count("Op<float>()(acc_") == 1
     for arch in (75, 90):
-        _compiles(code, arch)
+        compiles_cleanly(code, arch)
 
 
 def test_cross_entropy_forward_takes_its_row_max_packed():
@@ -62,7 +59,7 @@ def test_cross_entropy_forward_takes_its_row_max_packed():
               torch.randint(0, loss_defs.WIDTH, (4096,))]
     code = fd.cuda_code_for(inputs)
     assert "nvfuse::PackedExtreme<true, nvfuse::BFloat16>" in _phase0(code)
-    _compiles(code, 90)
+    compiles_cleanly(code, 90)
 
 
 @pytest.mark.parametrize("dtype,absolute", [(torch.float32, False), (torch.bfloat16, True)],

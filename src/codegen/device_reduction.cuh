@@ -251,6 +251,29 @@ __device__ __forceinline__ T lane_reduce(T v, Op op) {
   return v;
 }
 
+// Each warp's combined `v` into buffer[its warp], then the block's barrier.
+template <typename T, typename Op>
+__device__ __forceinline__ void publish_warp_values(T v, Op op, T* buffer) {
+  v = lane_reduce<32>(v, op);
+  if (threadIdx.x % 32 == 0) {
+    buffer[threadIdx.x / 32] = v;
+  }
+  __syncthreads();
+}
+
+// After publish_warp_values: the calling warp's combination of every warp's
+// value, the same butterfly in every warp.
+template <int kWarps, typename T, typename Op>
+__device__ __forceinline__ T combine_warp_values(const T* buffer, Op op) {
+  const int lane = threadIdx.x % 32;
+  if constexpr ((kWarps & (kWarps - 1)) == 0) {
+    // Each group of kWarps lanes holds every warp's value.
+    return lane_reduce<kWarps>(buffer[lane % kWarps], op);
+  } else {
+    return lane_reduce<32>(lane < kWarps ? buffer[lane] : Op::identity(), op);
+  }
+}
+
 // Combines `v` across the block (kThreads threads, a multiple of 32); every
 // thread gets the result. The whole block calls it. One barrier: each warp
 // writes its value to one of two buffers, and after the barrier every warp
@@ -263,22 +286,10 @@ __device__ __forceinline__ T lane_reduce(T v, Op op) {
 // warp reaches before it has read call n's values.
 template <int kThreads, typename T, typename Op>
 __device__ __forceinline__ T block_reduce(T v, Op op, int call) {
-  constexpr int kWarps = kThreads / 32;
-  constexpr bool kPow2 = (kWarps & (kWarps - 1)) == 0;
-  __shared__ T shared[2][kWarps];
-  v = lane_reduce<32>(v, op);
-  const int lane = threadIdx.x % 32;
+  __shared__ T shared[2][kThreads / 32];
   T* buffer = shared[call & 1];
-  if (lane == 0) {
-    buffer[threadIdx.x / 32] = v;
-  }
-  __syncthreads();
-  if constexpr (kPow2) {
-    // Each group of kWarps lanes holds every warp's value.
-    return lane_reduce<kWarps>(buffer[lane % kWarps], op);
-  } else {
-    return lane_reduce<32>(lane < kWarps ? buffer[lane] : Op::identity(), op);
-  }
+  publish_warp_values(v, op, buffer);
+  return combine_warp_values<kThreads / 32>(buffer, op);
 }
 
 // A block's row's last reduction when only its first lane reads the result
@@ -291,23 +302,12 @@ __device__ __forceinline__ T block_reduce(T v, Op op, int call) {
 // buffer is written again, so one barrier suffices.
 template <int kThreads, typename T, typename Op>
 __device__ __forceinline__ bool reduce_into_first_warp(T& v, Op op) {
-  constexpr int kWarps = kThreads / 32;
-  constexpr bool kPow2 = (kWarps & (kWarps - 1)) == 0;
-  __shared__ T partials[kWarps];
-  v = lane_reduce<32>(v, op);
-  const int lane = threadIdx.x % 32;
-  if (lane == 0) {
-    partials[threadIdx.x / 32] = v;
-  }
-  __syncthreads();
+  __shared__ T partials[kThreads / 32];
+  publish_warp_values(v, op, partials);
   if (threadIdx.x >= 32) {
     return false;
   }
-  if constexpr (kPow2) {
-    v = lane_reduce<kWarps>(partials[lane % kWarps], op);
-  } else {
-    v = lane_reduce<32>(lane < kWarps ? partials[lane] : Op::identity(), op);
-  }
+  v = combine_warp_values<kThreads / 32>(partials, op);
   return true;
 }
 

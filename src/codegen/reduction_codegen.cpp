@@ -706,21 +706,7 @@ std::string ReductionGenerator::reduce_together(const std::vector<const Expr*>& 
     value = type + "{" + acc_name(r) + ", " + value + "}";
   }
   std::ostringstream ss;
-  if (first_warp) {
-    ss << "  {  // only lane 0 reads the results: the other warps leave\n"
-       << "    " << type << " together = " << value << ";\n"
-       << "    if (!nvfuse::reduce_into_first_warp<kBlock>(together, " << op
-       << "())) return;\n";
-    std::string path = "together";
-    for (size_t i = 0; i + 1 < reductions.size(); ++i) {
-      ss << "    " << acc_name(reductions[i]) << " = " << path << ".first;\n";
-      path += ".second";
-    }
-    ss << "    " << acc_name(reductions.back()) << " = " << path << ";\n"
-       << "  }\n";
-    return ss.str();
-  }
-  if (reductions.size() == 1) {
+  if (reductions.size() == 1 && !first_warp) {
     ss << "  " << value << " = nvfuse::row_reduce<kLanes, kBlock>(" << value << ", " << op
        << "(), block_reductions);\n";
     if (p_.cluster > 1) {
@@ -728,11 +714,18 @@ std::string ReductionGenerator::reduce_together(const std::vector<const Expr*>& 
     }
     return ss.str();
   }
-  ss << "  {  // the phase's reductions together: one barrier per level\n"
-     << "    " << type << " together = " << value << ";\n"
-     << "    together = nvfuse::row_reduce<kLanes, kBlock>(together, " << op
-     << "(), block_reductions);\n";
-  if (p_.cluster > 1) {
+  ss << "  {  // "
+     << (first_warp ? "only lane 0 reads the results: the other warps leave"
+                    : "the phase's reductions together: one barrier per level")
+     << "\n    " << type << " together = " << value << ";\n";
+  if (first_warp) {
+    ss << "    if (!nvfuse::reduce_into_first_warp<kBlock>(together, " << op
+       << "())) return;\n";
+  } else {
+    ss << "    together = nvfuse::row_reduce<kLanes, kBlock>(together, " << op
+       << "(), block_reductions);\n";
+  }
+  if (p_.cluster > 1) {  // never with first_warp (finishes_in_first_warp)
     ss << "    together = " << cluster_reduce("together", op + "()") << ";\n";
   }
   std::string path = "together";
