@@ -12,7 +12,8 @@ import pytest
 import torch
 
 from nvfuse import DataType, FusionDefinition
-from test_carried_exps import _kernel, _masked_softmax_dropout, _phase, _prologue_inputs
+from fusion_helpers import kernel_of
+from test_carried_exps import _masked_softmax_dropout, _phase, _prologue_inputs
 from test_reduction_codegen import ptxas_resources
 
 
@@ -23,7 +24,7 @@ def _params(kernel):
 def _prologue_kernel(dtype, seq=1024):
     nv = DataType.BFloat16 if dtype == torch.bfloat16 else DataType.Float
     code = _masked_softmax_dropout(nv).cuda_code_for(_prologue_inputs(seq, "cpu", dtype))
-    return code, _kernel(code)
+    return code, kernel_of(code)
 
 
 def test_the_bf16_attention_prologue_draws_in_the_phase_that_reads_its_random_values():
@@ -95,7 +96,7 @@ def _layer_norm_then_dropout(dtype, dropout_first):
 def test_only_random_values_read_after_phase_0_are_drawn_late(dropout_first, width):
     code = _layer_norm_then_dropout(DataType.BFloat16, dropout_first).cuda_code_for(
         [torch.randn(8, width).to(torch.bfloat16)])
-    params = _params(_kernel(code))
+    params = _params(kernel_of(code))
     # Late only in blocks of at most 512 threads (16 elements each: 8192).
     late = not dropout_first and width <= 8192
     assert ("late_draws" in params) == late, params
@@ -104,7 +105,7 @@ def test_only_random_values_read_after_phase_0_are_drawn_late(dropout_first, wid
     # Rows that draw early read their bf16 lanes as 16-bit values (see
     # nvfuse::lane_of: from their words, dropout + layer norm's kernel
     # lost 19 points of bandwidth); late-draw rows cut them from words.
-    kernel = _kernel(code)
+    kernel = kernel_of(code)
     bf16_lanes = re.findall(r"const nvfuse::BFloat16 t\d+ = nvfuse::lane_of(<false>)?\(", kernel)
     assert bf16_lanes and all(words == ("" if late else "<false>") for words in bf16_lanes)
     if late:

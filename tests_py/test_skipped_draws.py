@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from nvfuse import DataType, FusionDefinition
-from test_carried_exps import (_compiles, _kernel, _masked_softmax_dropout, _phase,
-                               _prologue_inputs)
+from fusion_helpers import compiles_cleanly, kernel_of
+from test_carried_exps import _masked_softmax_dropout, _phase, _prologue_inputs
 from test_reduction_codegen import ptxas_resources
 
 P_DROP = 0.1
@@ -19,7 +19,7 @@ SKIP = "Draws only where they choose between unequal values"
 
 def _last_phase(fd, dtype=torch.bfloat16):
     code = fd.cuda_code_for(_prologue_inputs(1024, "cpu", dtype))
-    return code, _phase(_kernel(code), 2)
+    return code, _phase(kernel_of(code), 2)
 
 
 def test_the_bf16_prologue_draws_only_where_the_draws_choose():
@@ -30,7 +30,7 @@ def test_the_bf16_prologue_draws_only_where_the_draws_choose():
     assert "draw |= nvfuse::differ_in_bits(float(t" in test
     assert "unit_words<kVec>(" not in test and "unit_words<kVec>(" in rest
     assert "] = 0;" in rest.split("} else {", 1)[1]
-    _compiles(code)
+    compiles_cleanly(code)
     for entry, (registers, stack, spilled) in ptxas_resources(code).items():
         assert stack == 0 and spilled == 0, (entry, registers, stack, spilled)
 
