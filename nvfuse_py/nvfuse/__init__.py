@@ -37,12 +37,28 @@ from .errors import (
     NvfuseError,
     UnsupportedError,
 )
-from .fusion_definition import FusionCache, FusionDefinition
+from .fusion_definition import FusionCache, FusionDefinition, clone
 from .handles import Scalar, Tensor, Vector
-
-__version__ = "0.1.0"
+from . import pytorch_utils
+from .alias import (
+    as_nvfuser,
+    disable_automatic_serialization,
+    enable_automatic_serialization,
+    serialize,
+)
+from .descriptors import compute_contiguity, compute_tensor_descriptor
+from .version import NVFUSER_API_LEVEL, __version__, version
 
 __all__ = [
+    "NVFUSER_API_LEVEL",
+    "as_nvfuser",
+    "clone",
+    "compute_contiguity",
+    "compute_tensor_descriptor",
+    "disable_automatic_serialization",
+    "enable_automatic_serialization",
+    "serialize",
+    "version",
     "DataType",
     "DefinitionError",
     "DefinitionTypeError",

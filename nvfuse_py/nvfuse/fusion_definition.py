@@ -11,6 +11,8 @@ is written). Leaving the `with` block looks the definition up in the fusion
 cache: the same definition written again reuses the cached fusion.
 """
 
+import warnings
+
 import torch
 
 from . import _C
@@ -30,13 +32,18 @@ class FusionDefinition:
     on the first execute().
     """
 
-    def __init__(self, id=None, max_length=None):
-        # max_length is accepted for compatibility with nvFuser and unused:
-        # the recording has no length limit.
+    def __init__(self, id=None, max_length=None, use_multidevice_executor=False,
+                 backend_type=None):
+        # max_length, use_multidevice_executor and backend_type are accepted
+        # for compatibility with nvFuser and unused: the recording has no
+        # length limit, and a definition with a device mesh always runs on
+        # the multi-device executor, with NCCL for CUDA tensors.
         self._state = None
         self._id = None
         self._saved_inputs = None
         self._sharded = None  # whether execute takes the multi-device path
+        self._debug_output = None
+        self._profile = None
         self.ops = Operators(self)
         self.sched = Schedule(self)
         if id is not None:
@@ -205,6 +212,8 @@ class FusionDefinition:
         """A constant (given a value) or a symbolic scalar input (no value,
         dtype Double unless given)."""
         state = self._require_recording("fd.define_scalar")
+        if isinstance(value, (DataType, torch.dtype)) and dtype is None:
+            value, dtype = None, value  # define_scalar(DataType.Int): symbolic
         if value is not None and not isinstance(value, (bool, int, float, complex)):
             raise DefinitionTypeError(
                 f"define_scalar: the value must be a Python number, got "
@@ -216,8 +225,13 @@ class FusionDefinition:
         return make_handle(self, ref, state)
 
     def define_vector(self, values, dtype=DataType.Int) -> Vector:
-        """A shape: a list of ints and integer scalars."""
+        """A shape: a list of ints and integer scalars. `define_vector(n)`
+        (an int) is a vector of n symbolic Int inputs."""
         state = self._require_recording("fd.define_vector")
+        if dtype == torch.int64:
+            dtype = DataType.Int
+        if isinstance(values, int) and not isinstance(values, bool):
+            values = [self.define_scalar(dtype=DataType.Int) for _ in range(values)]
         if dtype != DataType.Int:
             raise DefinitionTypeError("define_vector: only DataType.Int vectors exist")
         refs = []
@@ -235,6 +249,13 @@ class FusionDefinition:
         written into that input in place and not returned. `stride_order`
         lays the result out in memory (the shape stays logical)."""
         state = self._require_recording("fd.add_output")
+        if isinstance(alias_input, (list, tuple)):  # add_output(t, stride_order)
+            if stride_order is not None:
+                raise DefinitionTypeError(
+                    "add_output: stride_order was given twice (positionally "
+                    "and by keyword)"
+                )
+            alias_input, stride_order = None, alias_input
         if not isinstance(output, Tensor):
             raise DefinitionTypeError(
                 f"add_output: the output must be a tensor of this definition, "
@@ -277,21 +298,28 @@ class FusionDefinition:
         inputs,
         *,
         device=None,
-        profile=False,
+        override_user_schedule=False,
+        capture_debug_output=False,
         print_repro=False,
+        profile=False,
         save_repro_inputs=False,
+        _enable_options=(),
+        _disable_options=(),
     ):
         """Runs the fusion on `inputs` (tensors and Python numbers, in the
         order their definitions were recorded); returns the outputs.
-        `device` ("cuda", "cuda:1", "cpu"): the tensor inputs must be there,
-        and a fusion that reads no tensor (a lone full or iota) runs there
-        (else on the CPU)."""
+        `device` ("cuda", "cuda:1", 0, "cpu"): the tensor inputs must be
+        there, and a fusion that reads no tensor (a lone full or iota) runs
+        there (else on the CPU). `capture_debug_output`: what NVFUSE_DUMP
+        prints during the call is kept for debug_output() instead.
+        `profile`: per-kernel device times, read by profile().
+        `save_repro_inputs`: keeps the inputs for last_repro_script().
+        `override_user_schedule`, `_enable_options` and `_disable_options`
+        are the predecessor's; nvfuse has no user schedules and no option
+        names of its own there, so they are accepted and each unknown
+        option is reported once (docs/compatibility.md)."""
         self._ensure_defined()
-        if profile:
-            raise UnsupportedError(
-                "execute(profile=True): per-kernel timing arrives with the GPU "
-                "code generator"
-            )
+        report_unused_options(_enable_options, _disable_options)
         inputs = list(inputs)
         cuda_device = -1
         if device is not None:
@@ -307,11 +335,73 @@ class FusionDefinition:
             print(self.repro_script(inputs))
         if self._sharded is None:
             self._sharded = _C.has_device_mesh(self._id)
-        if self._sharded:
-            from .multidevice import dtensor
 
-            return dtensor.execute_sharded(self, inputs)
-        return _C.execute(self._id, inputs, cuda_device)
+        def run():
+            if self._sharded:
+                from .multidevice import dtensor
+
+                return dtensor.execute_sharded(self, inputs)
+            return _C.execute(self._id, inputs, cuda_device)
+
+        self._debug_output = None
+        if capture_debug_output:
+            _C.start_dump_capture()
+            try:
+                return self._run_maybe_profiled(run, inputs, profile, cuda_device)
+            finally:
+                self._debug_output = _C.finish_dump_capture()
+        return self._run_maybe_profiled(run, inputs, profile, cuda_device)
+
+    def _run_maybe_profiled(self, run, inputs, profile, cuda_device):
+        if not profile:
+            return run()
+        from .profile import profiled_execute
+
+        on_cuda = cuda_device >= 0 or any(
+            isinstance(t, torch.Tensor) and t.is_cuda for t in inputs
+        )
+        outputs, self._profile = profiled_execute(
+            run, self._id, len(self.segment_summary()), on_cuda
+        )
+        return outputs
+
+    def debug_output(self):
+        """What NVFUSE_DUMP printed during the last execute(...,
+        capture_debug_output=True); None when the last call did not capture."""
+        return self._debug_output
+
+    def profile(self):
+        """The FusionProfile of the last execute(..., profile=True): kernel
+        names and device times (nvfuse.profile.FusionProfile)."""
+        if self._profile is None:
+            raise DefinitionError(
+                "profile(): execute() was not called with profile=True"
+            )
+        return self._profile
+
+    def validate(self, inputs, reference_outputs=None, **kwargs):
+        """Executes on `inputs` and checks each output against
+        `reference_outputs` (torch.testing.assert_close's tolerances for the
+        output's dtype; exact for integer and Bool outputs). Raises
+        AssertionError naming the output that differs."""
+        if reference_outputs is None:
+            raise DefinitionTypeError(
+                "validate: reference_outputs is required (nvfuse does not "
+                "compute a reference of its own)"
+            )
+        outputs = self.execute(inputs, **kwargs)
+        if len(outputs) != len(reference_outputs):
+            raise AssertionError(
+                f"validate: the fusion returned {len(outputs)} outputs, "
+                f"{len(reference_outputs)} references were given"
+            )
+        for i, (out, ref) in enumerate(zip(outputs, reference_outputs)):
+            try:
+                torch.testing.assert_close(
+                    out, ref.to(out.device), equal_nan=True, check_stride=False
+                )
+            except AssertionError as e:
+                raise AssertionError(f"validate: output {i} differs: {e}") from None
 
     def output_shardings(self):
         """Each output's nvfuse.multidevice.Sharding (mesh and sharded axes)."""
@@ -341,10 +431,47 @@ class FusionDefinition:
             text += "\n" + inputs_script(inputs)
         return text
 
+    def repro_script_for(self, inputs=None) -> str:
+        """repro_script(inputs), by the predecessor's name."""
+        return self.repro_script(inputs)
+
+    def last_repro_script(self) -> str:
+        """The repro script with the inputs kept by the last
+        execute(..., save_repro_inputs=True)."""
+        if self._saved_inputs is None:
+            raise DefinitionError(
+                "last_repro_script(): no inputs were kept; call "
+                "execute(inputs, save_repro_inputs=True) first"
+            )
+        return self.repro_script(self._saved_inputs)
+
     def __repr__(self) -> str:
+        """The definition as the predecessor prints it: a newline, then
+        `def nvfuse_fusion_idN(fd : FusionDefinition) -> None :` and its
+        body, which tools exec and call by name."""
+        if self._state is None and self._id is None:
+            return "<FusionDefinition (empty)>"
+        if self._state is not None:
+            return "\n" + self._state.python_definition("nvfuse_fusion")
+        return "\n" + _C.cached_python_definition(self._id)
+
+    def __str__(self) -> str:
+        """print(fd): the whole runnable script (fd.repro_script())."""
         if self._state is None and self._id is None:
             return "<FusionDefinition (empty)>"
         return self.repro_script()
+
+    def inputs(self) -> list:
+        """The state indices (the N of T<N>/S<N>) of the fusion's inputs, in
+        the order execute() binds them."""
+        self._ensure_defined()
+        return list(_C.cached_inputs_and_outputs(self._id)[0])
+
+    def outputs(self) -> list:
+        """The state indices of the outputs execute() returns, in order
+        (outputs written into an input with alias_input are not among them)."""
+        self._ensure_defined()
+        return list(_C.cached_inputs_and_outputs(self._id)[1])
 
     def fusion_ir(self) -> str:
         """The fusion IR as defined."""
@@ -353,14 +480,28 @@ class FusionDefinition:
         self._ensure_defined()
         return _C.cached_fusion_ir(self._id)
 
-    def last_scheduled_fusion_ir(self) -> str:
-        """The IR the runtime executes (after the pre-segmentation passes)."""
+    def last_scheduled_fusion_ir(self, tensor_transforms=False, **kwargs) -> str:
+        """The IR the runtime executes (after the pre-segmentation passes).
+        tensor_transforms and override_user_schedule are the predecessor's
+        and change nothing here: nvfuse schedules as data (NVFUSE_DUMP=params),
+        not as transforms of the IR."""
+        _check_introspection_kwargs("last_scheduled_fusion_ir", kwargs)
         self._ensure_defined()
         return _C.cached_prepared_fusion_ir(self._id)
 
-    def last_cuda_code(self) -> str:
+    def scheduled_fusion_ir_for(self, inputs, tensor_transforms=False, **kwargs) -> str:
+        """The IR the runtime executes for these inputs (the same for every
+        input signature: see last_scheduled_fusion_ir)."""
+        _check_introspection_kwargs("scheduled_fusion_ir_for", kwargs)
+        self._ensure_defined()
+        return _C.cached_prepared_fusion_ir(self._id)
+
+    def last_cuda_code(self, intrinsic_code=False, **kwargs) -> str:
         """The CUDA C++ of the kernel the last execute() launched ("" when it
-        ran on the reference evaluator)."""
+        ran on the reference evaluator). The device runtime the kernel
+        includes is always part of the text, so intrinsic_code changes
+        nothing."""
+        _check_introspection_kwargs("last_cuda_code", kwargs)
         self._ensure_defined()
         return _C.cached_last_cuda_code(self._id)
 
@@ -409,10 +550,59 @@ class FusionDefinition:
             segments.append(segment)
         return segments
 
-    def cuda_code_for(self, inputs) -> str:
+    def cuda_code_for(self, inputs, intrinsic_code=False, **kwargs) -> str:
         """The CUDA C++ generated for these inputs, without running it."""
+        _check_introspection_kwargs("cuda_code_for", kwargs)
         self._ensure_defined()
         return _C.cuda_code_for(self._id, list(inputs))
+
+
+def _check_introspection_kwargs(method, kwargs):
+    kwargs = dict(kwargs)
+    kwargs.pop("override_user_schedule", None)
+    if kwargs:
+        raise DefinitionTypeError(
+            f"{method}() got unexpected arguments {sorted(kwargs)}"
+        )
+
+
+_reported_options = set()
+
+
+def report_unused_options(enable_options, disable_options):
+    """The predecessor's NVFUSER_ENABLE/DISABLE option names passed to
+    execute: nvfuse has no such options, so each name is reported once per
+    process (a warning) and otherwise ignored."""
+    for kind, names in (("_enable_options", enable_options),
+                        ("_disable_options", disable_options)):
+        if isinstance(names, str):
+            names = [names]
+        for name in names or ():
+            key = (kind, str(name))
+            if key not in _reported_options:
+                _reported_options.add(key)
+                warnings.warn(
+                    f"execute({kind}=[{name!r}]): nvFuser's option {name!r} has "
+                    "no meaning in nvfuse and is ignored",
+                    stacklevel=3,
+                )
+
+
+def clone(fd, other):
+    """Records `fd`'s definition into `other`, a FusionDefinition that is
+    being defined (inside its `with`), as the predecessor's clone(fd, other)
+    does."""
+    if not isinstance(fd, FusionDefinition) or not isinstance(other, FusionDefinition):
+        raise DefinitionTypeError(
+            "clone(fd, other): both must be FusionDefinitions, got "
+            f"{type(fd).__name__} and {type(other).__name__}"
+        )
+    other._require_recording("clone(fd, other)")
+    text = repr(fd)
+    namespace = {"FusionDefinition": FusionDefinition, "DataType": DataType}
+    exec(text, namespace)
+    name = text.split("def ", 1)[1].split("(", 1)[0]
+    namespace[name](other)
 
 
 def _dtype_arg(dtype):
@@ -464,4 +654,7 @@ class FusionCache:
         _C.reset_cache()
 
 
-__all__ = ["FusionDefinition", "FusionCache", "Tensor", "Scalar", "Vector", "StateKind"]
+__all__ = [
+    "FusionDefinition", "FusionCache", "Tensor", "Scalar", "Vector", "StateKind",
+    "clone",
+]

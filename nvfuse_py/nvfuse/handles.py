@@ -100,6 +100,14 @@ class Tensor(_Arithmetic):
     def __len__(self):
         raise TypeError(f"{self!r} has no length; its rank is {self.ndim}")
 
+    def shape(self):
+        """The extents as a vector: fd.ops.shape(self)."""
+        return self._fd.ops.shape(self)
+
+    def size(self, dim):
+        """The extent of axis `dim` as a scalar: fd.ops.size(self, dim)."""
+        return self._fd.ops.size(self, dim)
+
     # -- multi-device annotations (recorded as fd.sched.* calls) -----------
 
     def set_device_mesh(self, mesh):
@@ -147,7 +155,26 @@ class Scalar(_Arithmetic):
 class Vector(_Handle):
     """A list of integer scalars (V<N>), used as a shape."""
 
-    __slots__ = ()
+    __slots__ = ("size",)
+
+    def __init__(self, fd, ref, size: int):
+        super().__init__(fd, ref)
+        self.size = size  # the number of elements, as nvFuser's Vector.size
+
+    def __len__(self):
+        return self.size
+
+    def at(self, index):
+        """Element `index` (negative counts from the end), a scalar."""
+        return self._fd.ops.at(self, index)
+
+    def __getitem__(self, index):
+        if isinstance(index, slice):
+            return [self.at(i) for i in range(*index.indices(self.size))]
+        return self.at(index)
+
+    def __iter__(self):
+        return (self.at(i) for i in range(self.size))
 
 
 def make_handle(fd, ref, state):
@@ -156,4 +183,4 @@ def make_handle(fd, ref, state):
         return Tensor(fd, ref, state.rank_of(ref), state.dtype_of(ref))
     if ref.kind == StateKind.Scalar:
         return Scalar(fd, ref, state.dtype_of(ref))
-    return Vector(fd, ref)
+    return Vector(fd, ref, state.vector_length(ref))

@@ -16,6 +16,7 @@ _TORCH_TO_NVFUSE = {
     torch.complex128: DataType.ComplexDouble,
     torch.float8_e4m3fn: DataType.Float8_e4m3fn,
     torch.float8_e5m2: DataType.Float8_e5m2,
+    torch.uint64: DataType.UInt64,
 }
 _NVFUSE_TO_TORCH = {v: k for k, v in _TORCH_TO_NVFUSE.items()}
 _NVFUSE_TO_TORCH[DataType.Index] = torch.int64
@@ -48,3 +49,10 @@ def python_scalar_dtype(value) -> DataType:
     if isinstance(value, complex):
         return DataType.ComplexDouble
     raise TypeError(f"{type(value).__name__} is not a Python number")
+
+
+# The predecessor's names, so that `from nvfuser.pytorch_utils import ...`
+# runs unchanged through the alias (nvfuse.as_nvfuser).
+torch_dtype_to_nvfuser_dtype = torch_dtype_to_nvfuse_dtype
+nvfuser_dtype_to_torch_dtype = nvfuse_dtype_to_torch_dtype
+python_scalar_to_nvfuser_dtype = python_scalar_dtype

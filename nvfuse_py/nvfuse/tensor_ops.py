@@ -5,8 +5,11 @@ record (`RecordingState.record_op`), which builds and validates the IR. The
 signatures are the predecessor's, so existing definitions run unchanged.
 """
 
+import torch
+
 from ._C import DataType
 from .errors import DefinitionTypeError
+from .pytorch_utils import torch_dtype_to_nvfuse_dtype
 
 
 def _int(value, what):
@@ -22,6 +25,13 @@ def _ints(values, what):
 
 
 def _dtype(dtype, what=None):
+    """A DataType from a DataType or a torch.dtype."""
+    if isinstance(dtype, torch.dtype):
+        try:
+            return torch_dtype_to_nvfuse_dtype(dtype)
+        except TypeError as e:
+            where = f"{what}: " if what else ""
+            raise DefinitionTypeError(f"{where}{e}") from None
     if not isinstance(dtype, DataType):
         where = f"{what}: " if what else ""
         raise DefinitionTypeError(
@@ -54,6 +64,39 @@ class TensorOps:
 
     def _sizes(self, values, what):
         return self._fd._shape_operand(values, what)
+
+    # -- sizes and layout ---------------------------------------------------
+
+    def size(self, arg, dim):
+        """The extent of axis `dim` of `arg`, as an Int scalar (symbolic for
+        a -1 axis: it takes the input's size at execute)."""
+        return self._op("size", [
+            ("", self._ref(arg, "fd.ops.size")),
+            ("dim", _int(dim, "fd.ops.size: dim")),
+        ])
+
+    def shape(self, arg):
+        """The extents of `arg` as a vector (usable wherever a shape is)."""
+        return self._op("shape", [("", self._ref(arg, "fd.ops.shape"))])
+
+    def tensor_sizes(self, arg):
+        """The extents of `arg` as a list of Int scalars."""
+        return [self.size(arg, d) for d in range(arg.ndim)]
+
+    def at(self, arg, index):
+        """Element `index` of the vector `arg`, a scalar."""
+        return self._op("at", [
+            ("", self._ref(arg, "fd.ops.at")),
+            ("index", _int(index, "fd.ops.at: index")),
+        ])
+
+    def stride_order(self, arg, stride_order):
+        """`arg` laid out in memory with stride_order[i] the stride rank of
+        axis i (0 = fastest); the values and shape are unchanged."""
+        return self._op("stride_order", [
+            ("", self._ref(arg, "fd.ops.stride_order")),
+            ("stride_order", _ints(stride_order, "fd.ops.stride_order")),
+        ])
 
     # -- shape ------------------------------------------------------------
 

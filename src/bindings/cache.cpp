@@ -24,6 +24,26 @@ void init_cache(py::module_& m) {
     return python_definition(
         entry.records, "nvfuse_fusion_id" + std::to_string(id));
   });
+  m.def(
+      "cached_inputs_and_outputs",
+      [](int64_t id) {
+        std::vector<int64_t> inputs;
+        std::vector<int64_t> outputs;
+        for (const Record& r : FusionCache::get().at(id).records) {
+          const bool symbolic_scalar = r.kind == RecordKind::DefineScalar &&
+              r.args.size() == 1;  // dtype alone: no value
+          if (r.kind == RecordKind::DefineTensor || symbolic_scalar) {
+            inputs.push_back(r.outputs.front().index);
+          }
+          const bool aliased = r.args.size() > 1 && r.args[1].keyword.empty();
+          if (r.kind == RecordKind::AddOutput && !aliased) {
+            outputs.push_back(std::get<StateRef>(r.args[0].value).index);
+          }
+        }
+        return py::make_tuple(inputs, outputs);
+      },
+      "(input state indices, returned output state indices): fd.inputs(), "
+      "fd.outputs()");
   m.def("cached_fusion_ir", [](int64_t id) {
     return FusionCache::get().at(id).fusion->to_string();
   });

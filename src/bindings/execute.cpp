@@ -3,6 +3,7 @@
 #include <torch/csrc/autograd/python_variable.h>
 
 #include "bindings/bindings.h"
+#include "ir/dump.h"
 #include "runtime/cuda/dynamic_library.h"
 #include "runtime/coordinate_executor.h"
 #include "runtime/fusion_executor.h"
@@ -135,6 +136,10 @@ void init_execute(py::module_& m) {
       "after nvfuse's own (\"--ptxas-options=-v\" puts each kernel's "
       "registers and spills in the log); raises InternalError with NVRTC's "
       "log on a compile error");
+  m.def("start_dump_capture", &start_dump_capture,
+        "Collects this thread's NVFUSE_DUMP output until finish_dump_capture");
+  m.def("finish_dump_capture", &finish_dump_capture,
+        "The dump output collected since start_dump_capture");
   m.def(
       "add_nvrtc_search_directory", &add_nvrtc_search_directory,
       "A folder to look for libnvrtc.so in before the system's");

@@ -128,6 +128,7 @@ void init_recording(py::module_& m) {
           "arguments; returns the states it defines")
       .def("add_output", &RecordingState::add_output)
       .def("rank_of", &RecordingState::rank_of)
+      .def("vector_length", &RecordingState::vector_length)
       .def("dtype_of", &RecordingState::dtype_of)
       .def(
           "python_definition",

@@ -95,6 +95,10 @@ struct RecordArg {
   X(Linear, "fd.ops.linear")                                    \
   X(SdpfaFwd, "fd.ops.sdpfa_fwd")                               \
   X(SdpfaBwd, "fd.ops.sdpfa_bwd")                               \
+  X(Size, "fd.ops.size")                                        \
+  X(Shape, "fd.ops.shape")                                      \
+  X(At, "fd.ops.at")                                            \
+  X(StrideOrder, "fd.ops.stride_order")                         \
   X(AddOutput, "fd.add_output")                                 \
   X(SetDeviceMesh, "fd.sched._set_device_mesh")                 \
   X(SplitAxis, "fd.sched.split")                                \

@@ -278,6 +278,15 @@ void RecordingState::add_output(
   commit(std::move(record));
 }
 
+int64_t RecordingState::vector_length(StateRef vector) const {
+  NVFUSE_ASSERT(
+      vector.index >= 0 && vector.index < static_cast<int64_t>(values_.size()),
+      "unknown state ", vector.name());
+  const auto* elements = std::get_if<std::vector<Scalar*>>(&values_[vector.index]);
+  NVFUSE_ASSERT(elements != nullptr, vector.name(), " is not a vector");
+  return static_cast<int64_t>(elements->size());
+}
+
 int64_t RecordingState::rank_of(StateRef tensor) const {
   NVFUSE_ASSERT(
       tensor.index >= 0 && tensor.index < static_cast<int64_t>(values_.size()),

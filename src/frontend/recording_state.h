@@ -84,6 +84,7 @@ class RecordingState {
 
   // For Python handles.
   int64_t rank_of(StateRef tensor) const;
+  int64_t vector_length(StateRef vector) const;
   DataType dtype_of(StateRef state) const;
 
   const std::vector<Record>& records() const { return records_; }

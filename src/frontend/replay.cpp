@@ -277,6 +277,11 @@ std::vector<StateValue> Replayer::run() {
     case RecordKind::SdpfaFwd:
     case RecordKind::SdpfaBwd:
       return attention_op();
+    case RecordKind::Size:
+    case RecordKind::Shape:
+    case RecordKind::At:
+    case RecordKind::StrideOrder:
+      return metadata_op();
     case RecordKind::AddOutput:
       return add_output();
     case RecordKind::SetDeviceMesh:

@@ -96,6 +96,10 @@ DataType promote_types(DataType a, DataType b) {
   NVFUSE_TYPE_CHECK(
       !is_float8(a) && !is_float8(b), "type promotion between ", a, " and ",
       b, " is not defined (as in torch); cast one operand explicitly");
+  NVFUSE_TYPE_CHECK(
+      a != DataType::UInt64 && b != DataType::UInt64, "type promotion between ",
+      a, " and ", b, " is not supported (as in torch); cast one operand "
+      "explicitly");
   const TypeCategory ca = category_of(a);
   const TypeCategory cb = category_of(b);
   if (ca == TypeCategory::kComplex || cb == TypeCategory::kComplex) {

@@ -8,7 +8,10 @@
 namespace nvfuse {
 
 // X(name, bytes, category). `Index` is the kernel's index type (int64 or
-// int32, chosen per kernel); for promotion it behaves as Int.
+// int32, chosen per kernel); for promotion it behaves as Int. `UInt64`
+// exists for torch.uint64 tensors: no generated kernel takes it (they run
+// on the reference evaluator) and, as in torch, it promotes only with
+// itself and Bool.
 #define NVFUSE_DATA_TYPES(X)         \
   X(Double, 8, kFloat)               \
   X(Float, 4, kFloat)                \
@@ -22,6 +25,7 @@ namespace nvfuse {
   X(ComplexDouble, 16, kComplex)     \
   X(Float8_e4m3fn, 1, kFloat)        \
   X(Float8_e5m2, 1, kFloat)          \
+  X(UInt64, 8, kInt)                 \
   X(Null, 0, kNone)
 
 enum class DataType {

@@ -3,6 +3,7 @@
 #include <bitset>
 #include <cstdlib>
 #include <iostream>
+#include <memory>
 #include <sstream>
 
 namespace nvfuse {
@@ -54,8 +55,32 @@ bool dump_enabled(DumpOption option) {
   return enabled.test(static_cast<size_t>(option));
 }
 
+namespace {
+thread_local std::unique_ptr<std::ostringstream> captured_dumps;
+}  // namespace
+
+std::ostream& dump_stream() {
+  if (captured_dumps != nullptr) {
+    return *captured_dumps;
+  }
+  return std::cerr;
+}
+
+void start_dump_capture() {
+  captured_dumps = std::make_unique<std::ostringstream>();
+}
+
+std::string finish_dump_capture() {
+  if (captured_dumps == nullptr) {
+    return "";
+  }
+  std::string text = captured_dumps->str();
+  captured_dumps.reset();
+  return text;
+}
+
 void dump(const std::string& what, const std::string& text) {
-  std::cerr << "===== nvfuse " << what << " =====\n" << text << std::flush;
+  dump_stream() << "===== nvfuse " << what << " =====\n" << text << std::flush;
 }
 
 }  // namespace nvfuse

@@ -1,6 +1,7 @@
 // NVFUSE_DUMP=<comma list>: what to print at each stage of the pipeline.
 #pragma once
 
+#include <ostream>
 #include <string>
 
 namespace nvfuse {
@@ -27,7 +28,13 @@ enum class DumpOption {
 // Read once from the environment. An unknown name is reported on stderr with
 // the valid ones, and otherwise ignored.
 bool dump_enabled(DumpOption option);
-// Writes `text` to stderr under a header naming `what`.
+// Writes `text` to dump_stream() under a header naming `what`.
 void dump(const std::string& what, const std::string& text);
+// Where dumps go: stderr, or this thread's capture while one is open.
+std::ostream& dump_stream();
+// execute(capture_debug_output=True): the dumps this thread writes between
+// the two calls are collected and returned instead of printed.
+void start_dump_capture();
+std::string finish_dump_capture();
 
 }  // namespace nvfuse

@@ -4,6 +4,7 @@
 #include "ir/fusion.h"
 #include "ir/indexing_exprs.h"
 #include "ops/new_axes.h"
+#include "ops/pointwise.h"
 
 namespace nvfuse {
 
@@ -79,6 +80,11 @@ TensorView* gather(TensorView* in, TensorView* index, int64_t dim) {
 
 TensorView* take_along_axis(TensorView* in, TensorView* index, int64_t dim) {
   const int64_t axis = normalize_axis(dim, in->rank(), "take_along_axis");
+  if (is_floating(index->dtype())) {
+    // The predecessor took floating-point indices here (clients build them
+    // with a `where` against a float zero) and truncated them: so do we.
+    index = cast(index, DataType::Int)->as<TensorView>();
+  }
   check_index_tensor(index, "take_along_axis");
   NVFUSE_CHECK(
       index->rank() == in->rank(), "take_along_axis: index has rank ",

@@ -29,6 +29,8 @@ at::ScalarType to_aten(DataType dtype) {
       return at::kFloat8_e4m3fn;
     case DataType::Float8_e5m2:
       return at::kFloat8_e5m2;
+    case DataType::UInt64:
+      return at::kUInt64;
     case DataType::Null:
       break;
   }
@@ -60,6 +62,8 @@ DataType from_aten(at::ScalarType type) {
       return DataType::Float8_e4m3fn;
     case at::kFloat8_e5m2:
       return DataType::Float8_e5m2;
+    case at::kUInt64:
+      return DataType::UInt64;
     default:
       NVFUSE_CHECK_AS(
           ErrorKind::kInputType, false, "torch dtype ", c10::toString(type),

@@ -417,6 +417,15 @@ std::vector<at::Tensor> FusionExecutor::compute_parts(
   device = device_of_arguments(*fusion_, args);  // parts without tensors too
   std::unordered_map<const Val*, at::Tensor> values;  // boundary tensors
   std::unordered_map<const Val*, bool> value_from_kernel;
+  // A fusion input may also be an output (returned as is, next to a view
+  // of it, say): no part produces it.
+  const auto& inputs = fusion_->inputs();
+  for (size_t i = 0; i < inputs.size() && i < args.size(); ++i) {
+    if (const auto* t = std::get_if<at::Tensor>(&args[i])) {
+      values[inputs[i]] = *t;
+      value_from_kernel[inputs[i]] = false;
+    }
+  }
   for (size_t p = 0; p < parts_.size(); ++p) {
     Part& part = parts_[p];
     const std::vector<Argument> piece_args = part_args(part, args, values);

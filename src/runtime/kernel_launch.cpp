@@ -186,7 +186,7 @@ void launch_on_current_stream(
   const c10::Stream stream =
       c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->getStream(device);
   if (dump_enabled(DumpOption::launch)) {
-    std::cerr << "nvfuse launch: grid=" << grid.x << "x" << grid.y
+    dump_stream() << "nvfuse launch: grid=" << grid.x << "x" << grid.y
               << " block=" << block.x << " shared=" << shared_bytes
               << (cluster_x > 1 ? " cluster=" + std::to_string(cluster_x) : std::string())
               << (programmatic ? " programmatic" : "")

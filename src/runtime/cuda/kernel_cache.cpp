@@ -119,7 +119,7 @@ const Binary& binary_for(
     }
   }
   if (dump_enabled(DumpOption::compile_time)) {
-    std::cerr << "nvfuse: " << name << ": "
+    dump_stream() << "nvfuse: " << name << ": "
               << (binary.from_disk ? "loaded from the disk cache"
                                    : "compiled by NVRTC in " +
                           std::to_string(binary.compile_ms) + " ms")

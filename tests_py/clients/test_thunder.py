@@ -1,0 +1,85 @@
+"""Lightning Thunder's nvFuser executor, unchanged, running on nvfuse through
+nvfuse.as_nvfuser(): two training steps of each model against eager PyTorch.
+Skipped without a GPU or without Thunder (its wheel is carried to the GPU
+machines by tools/gpu_check.sh)."""
+
+import importlib.util
+
+import pytest
+import torch
+
+from .thunder_models import CASES, make_case, relative_error, tolerance
+
+# Thunder must not be imported before nvfuse.as_nvfuser(): it looks for
+# nvfuser once, at import.
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(importlib.util.find_spec("thunder") is None,
+                       reason="needs lightning-thunder"),
+]
+
+
+@pytest.fixture(scope="module")
+def thunder_and_nvfuserex():
+    from .thunder_steps import import_thunder
+
+    thunder, nvfuserex = import_thunder()
+    assert nvfuserex is not None, "Thunder registered no nvFuser executor on nvfuse"
+    return thunder, nvfuserex
+
+
+def _check_close(name, got, want, dtype):
+    rtol, _ = tolerance(dtype)
+    error = relative_error(got, want)
+    assert error < rtol * 10, f"{name}: relative error {error:.3g}"
+
+
+@pytest.mark.parametrize("sdpa", [False, True], ids=["nvfuse_only", "with_sdpa_ex"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
+# Open (issue 44): under Thunder, the attention models' bias and norm-weight
+# gradients differ from eager although every nvfuse fusion's outputs match
+# the CPU path right after execute; see docs/compatibility.md.
+_OPEN = pytest.mark.xfail(reason="bias/norm-weight gradients differ under Thunder: open")
+
+
+@pytest.mark.parametrize("case", [
+    "mlp_layer_norms",
+    pytest.param("gpt_block", marks=_OPEN),
+    pytest.param("cross_entropy_head", marks=_OPEN),
+    pytest.param("llama_block", marks=_OPEN),
+])
+def test_thunder_model_matches_eager(thunder_and_nvfuserex, case, dtype, sdpa):
+    thunder, nvfuserex = thunder_and_nvfuserex
+    from .thunder_steps import nvfuse_fusions, thunder_and_eager, thunder_executors
+
+    model, inputs = make_case(case, dtype)
+    got, want, jitted = thunder_and_eager(
+        model, inputs, thunder_executors(thunder, nvfuserex, sdpa))
+    assert nvfuse_fusions(thunder, jitted), "Thunder handed nvfuse no fusion"
+    for step, ((out, grads), (ref, ref_grads)) in enumerate(zip(got, want)):
+        _check_close(f"step {step} output", out, ref, dtype)
+        for name in ref_grads:
+            _check_close(f"step {step} grad of {name}", grads[name], ref_grads[name], dtype)
+
+
+def test_thunder_dropout_keeps_torch_statistics(thunder_and_nvfuserex):
+    """Dropout draws its own mask, so the check is structural: every element
+    is either dropped or scaled by 1/(1-p), about p of them are dropped, and
+    the gradients are eager's for that same mask."""
+    thunder, nvfuserex = thunder_and_nvfuserex
+    model, (x,) = make_case("dropout", torch.float32)
+    jitted = thunder.jit(model, executors=[nvfuserex])
+    out = jitted(x)
+    out.square().mean().backward()
+    with torch.no_grad():
+        dense = model.fc(x)
+        kept = (out - x) != 0
+        drop_fraction = 1 - kept.float().mean().item()
+        assert abs(drop_fraction - 0.1) < 0.02, drop_fraction
+        torch.testing.assert_close((out - x)[kept], dense[kept] / 0.9,
+                                   rtol=1e-4, atol=1e-5)
+    got = {n: p.grad.clone() for n, p in model.named_parameters()}
+    model.zero_grad()
+    (x + model.fc(x) * kept / 0.9).square().mean().backward()
+    for n, p in model.named_parameters():
+        torch.testing.assert_close(got[n], p.grad, rtol=1e-4, atol=1e-5)
