@@ -35,14 +35,14 @@ def _inputs():
 
 def test_printed_definition_round_trips_to_the_same_cache_entry():
     fd = _definition()
-    replayed = _exec_script(repr(fd))
+    replayed = _exec_script(str(fd))
     assert replayed.id() == fd.id()
 
 
 def test_printed_definition_gives_the_same_result():
     fd = _definition()
     inputs = _inputs()
-    replayed = _exec_script(repr(fd))
+    replayed = _exec_script(str(fd))
     for a, b in zip(fd.execute(inputs), replayed.execute(inputs)):
         assert_close(a, b)
 
@@ -63,7 +63,7 @@ def test_save_repro_inputs_keeps_them_for_the_repro_script():
 def test_repr_during_definition_shows_the_records_so_far():
     with FusionDefinition() as fd:
         t = fd.define_tensor(shape=[-1], contiguity=True)
-        text = repr(fd)
+        text = str(fd)
         fd.add_output(fd.ops.exp(t))
     assert "T0 = fd.define_tensor(shape=[-1], contiguity=[True]" in text
 
@@ -72,6 +72,6 @@ def test_special_float_constants_print_as_python():
     with FusionDefinition() as fd:
         t = fd.define_tensor(shape=[-1], contiguity=True)
         fd.add_output(fd.ops.clamp(t, float("-inf"), 1e-300))
-    assert "float('-inf')" in repr(fd) and "1e-300" in repr(fd)
-    replayed = _exec_script(repr(fd))
+    assert "float('-inf')" in str(fd) and "1e-300" in str(fd)
+    replayed = _exec_script(str(fd))
     assert replayed.id() == fd.id()

@@ -78,7 +78,7 @@ def test_seed_layer_norm_records_hashes_and_prints():
     with FusionDefinition() as again:
         nvfuser_fusion_id0(again)
     assert fd.id() == again.id()
-    script = repr(fd)
+    script = str(fd)
     assert "T4, T5 = fd.ops.var_mean(T3, dims=[2], correction=0, keepdim=False)" in script
     assert "V9 = fd.define_vector([S6, S7, S8], dtype=DataType.Int)" in script
     namespace = {}

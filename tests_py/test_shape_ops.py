@@ -187,7 +187,7 @@ def test_shape_ops_print_as_a_runnable_repro():
         t = fd.define_tensor([-1, -1], contiguity=True)
         u = fd.ops.permute(fd.ops.reshape(t, [-1, 2]), [1, 0])
         fd.add_output(fd.ops.pad(fd.ops.slice(u, [0, 1], [2, 3]), [1, 1], 0.5))
-    text = repr(fd)
+    text = str(fd)
     assert "fd.ops.reshape(T0, new_shape=[-1, 2])" in text
     assert "fd.ops.permute(T1, dims=[1, 0])" in text
     namespace = {}

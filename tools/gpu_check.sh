@@ -22,6 +22,14 @@ BENCH_SIZES="${NVFUSE_BENCH_SIZES:-1MB,64MB,1GB}"
 
 source tools/gpu_build_step.sh
 
+# Client wheels (tools/fetch_client_wheels.sh), when carried: Thunder for
+# the client tests in tests_py/clients.
+if compgen -G ".whl/*.whl" >/dev/null; then
+  python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir \
+    --upgrade --target /tmp/client_site .whl/*.whl && \
+    export PYTHONPATH="/tmp/client_site${PYTHONPATH:+:$PYTHONPATH}"
+fi
+
 gpu=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/null | head -1)
 build_nvfuse
 

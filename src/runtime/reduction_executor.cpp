@@ -25,6 +25,42 @@ bool is_pow2_threads(int threads) {
   return threads >= 32 && threads <= 1024 && (threads & (threads - 1)) == 0;
 }
 
+// Whether each kernel tensor (analysis.inputs, then its kernel outputs, as
+// in `args`) has the reference's size on every axis mapped to a reference
+// axis, or 1 on a broadcast axis. The kernel walks one reference shape;
+// reductions of the same axes of differently sized tensors (a column sum
+// over 768 columns beside one over 256, or symbolic sizes that differ at
+// run time) must not share it.
+bool matches_reference_shape(
+    const ReductionAnalysis& analysis,
+    const std::vector<TensorArg>& args,
+    const std::vector<int64_t>& reference) {
+  std::vector<const TensorView*> tvs = analysis.inputs;
+  for (const TensorView* out : analysis.kernel_outputs()) {
+    tvs.push_back(out);
+  }
+  for (size_t i = 0; i < tvs.size() && i < args.size(); ++i) {
+    const auto map = analysis.axis_map.find(tvs[i]);
+    if (map == analysis.axis_map.end()) {
+      continue;
+    }
+    for (size_t axis = 0; axis < map->second.size() && axis < args[i].sizes.size(); ++axis) {
+      const int ref_axis = map->second[axis];
+      if (ref_axis < 0) {
+        continue;
+      }
+      const int64_t size = args[i].sizes[axis];
+      // Size 1 on a broadcast axis, or on a reduced one (a per-row value).
+      const bool collapsed = size == 1 &&
+          (tvs[i]->logical()[axis]->is_broadcast() || analysis.reduced[ref_axis]);
+      if (size != reference[ref_axis] && !collapsed) {
+        return false;
+      }
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 void set_reduction_tuning(const ReductionTuning& tuning) {
@@ -78,6 +114,9 @@ std::optional<ReductionSchedule> ReductionExecutor::schedule(
   const ReductionTuning tuning = reduction_tuning();
   std::vector<TensorArg> tensors = io_.input_args(args);
   tensors.insert(tensors.end(), outputs.begin(), outputs.end());
+  if (!matches_reference_shape(analysis_, tensors, reference->front())) {
+    return std::nullopt;  // runs on the reference evaluator instead
+  }
   // The sizes bound from scalars (reference, positions) are keyed too.
   std::vector<int64_t> numbers = {device.sm_count, device.arch,
                                   tuning.elements_per_thread, tuning.max_persistent_threads,

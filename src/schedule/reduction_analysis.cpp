@@ -211,6 +211,19 @@ class Analyzer {
     return true;
   }
 
+  // False when some axis has constant sizes in both that differ. Symbolic
+  // sizes are compared at run time (ReductionExecutor declines a mismatch).
+  static bool same_constant_sizes(const TensorView* a, const TensorView* b) {
+    for (int64_t axis = 0; axis < a->rank(); ++axis) {
+      const auto x = a->logical()[axis]->logical_extent()->constant_int();
+      const auto y = b->logical()[axis]->logical_extent()->constant_int();
+      if (x.has_value() && y.has_value() && *x != *y) {
+        return false;
+      }
+    }
+    return true;
+  }
+
   bool find_reference() {
     const Expr* first = reductions_.front();
     a_.reference = first->input(0)->as<TensorView>();
@@ -224,6 +237,10 @@ class Analyzer {
           expr->input(0)->as<TensorView>()->rank() == a_.rank &&
               reduced_axes_of(*expr) == reduced_axes_of(*first),
           "split_outer_reductions left reductions of different classes");
+      if (!same_constant_sizes(expr->input(0)->as<TensorView>(), a_.reference)) {
+        return reject(
+            "it reduces tensors of different sizes (one kernel walks one shape)");
+      }
     }
     for (int axis = 0; axis < a_.rank; ++axis) {
       if (!a_.reduced[axis]) {

@@ -36,18 +36,7 @@ def _check_close(name, got, want, dtype):
 
 @pytest.mark.parametrize("sdpa", [False, True], ids=["nvfuse_only", "with_sdpa_ex"])
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
-# Open (issue 44): under Thunder, the attention models' bias and norm-weight
-# gradients differ from eager although every nvfuse fusion's outputs match
-# the CPU path right after execute; see docs/compatibility.md.
-_OPEN = pytest.mark.xfail(reason="bias/norm-weight gradients differ under Thunder: open")
-
-
-@pytest.mark.parametrize("case", [
-    "mlp_layer_norms",
-    pytest.param("gpt_block", marks=_OPEN),
-    pytest.param("cross_entropy_head", marks=_OPEN),
-    pytest.param("llama_block", marks=_OPEN),
-])
+@pytest.mark.parametrize("case", [c for c in CASES if c != "dropout"])
 def test_thunder_model_matches_eager(thunder_and_nvfuserex, case, dtype, sdpa):
     thunder, nvfuserex = thunder_and_nvfuserex
     from .thunder_steps import nvfuse_fusions, thunder_and_eager, thunder_executors
