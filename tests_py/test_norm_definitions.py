@@ -78,3 +78,17 @@ def test_layer_norm_with_broadcast_in_dim_keep_sizes(dtype):
     inputs = VARIANTS[name].make_inputs(5, 127, dtype, "cpu")
     outs, _ = run_case(name, inputs)
     assert_case_close(name, outs, VARIANTS[name].torch_reference(*inputs), 5, 127)
+
+
+def _kernel_code(name):
+    fd = define_case(name, torch.bfloat16)
+    inputs = CASES[name].make_inputs(64, 256, torch.bfloat16, "cpu")
+    return fd.cuda_code_for(inputs)  # CPU tensors stand in for the layouts
+
+
+def test_layer_norm_backward_is_one_kernel_however_it_is_spelled():
+    """Thunder's spelling (mean without its kept axis, pow(rstd, 3), sums
+    over size-1 axes) is one inner-outer kernel, as nvfuse's own is."""
+    own, thunder = _kernel_code("layer_norm_bwd"), _kernel_code("layer_norm_bwd_thunder")
+    assert "// ==== nvfuse segment" not in thunder
+    assert thunder.count("__global__") == own.count("__global__")

@@ -3,6 +3,7 @@
 #include "ir/dump.h"
 #include "ir/fusion.h"
 #include "passes/remove_redundant_casts.h"
+#include "passes/squeeze_trivial_reductions.h"
 
 namespace nvfuse {
 
@@ -18,6 +19,7 @@ struct Pass {
 // allocation-order inference here.
 constexpr Pass kPresegmentationPasses[] = {
     {"remove_redundant_casts", remove_redundant_casts},
+    {"squeeze_trivial_reductions", squeeze_trivial_reductions},
 };
 
 }  // namespace

@@ -226,6 +226,11 @@ void FusionExecutor::dump_segments() const {
     ss << parts_.size()
        << " segment(s), cut at the ATen ops and where one kernel cannot take "
           "the whole:\n";
+    std::string kind;
+    std::string why_not_whole;
+    if (kernel_executor_for(*fusion_, &kind, &why_not_whole) == nullptr) {
+      ss << "  (not one kernel: " << why_not_whole << ")\n";
+    }
     for (const Part& part : parts_) {
       const Fusion& piece = part.executor->prepared_fusion();
       ss << "  "

@@ -155,7 +155,26 @@ std::optional<std::vector<const TensorView*>> iteration_outputs(
 
 bool assign_axis_map(AxisMaps& maps, const TensorView* tv, const std::vector<int>& map) {
   auto [it, inserted] = maps.emplace(tv, map);
-  return inserted || it->second == map;
+  if (inserted || it->second == map) {
+    return true;
+  }
+  std::vector<int>& recorded = it->second;
+  if (recorded.size() != map.size()) {
+    return false;
+  }
+  for (size_t axis = 0; axis < map.size(); ++axis) {
+    const IterDomain* id = tv->logical()[axis];
+    const bool size_one = id->is_broadcast() && !id->is_expanded();
+    if (recorded[axis] != map[axis] && !size_one) {
+      return false;
+    }
+  }
+  for (size_t axis = 0; axis < map.size(); ++axis) {
+    if (recorded[axis] != map[axis]) {
+      recorded[axis] = -1;
+    }
+  }
+  return true;
 }
 
 std::optional<PointwiseAnalysis> analyze_pointwise(

@@ -47,7 +47,11 @@ std::optional<std::vector<const TensorView*>> iteration_outputs(
     const Fusion& fusion,
     std::string* why_not);
 
-// Records `map` for `tv`; false when `tv` has another one already.
+// Records `map` for `tv`; false when `tv` has another one already. Maps
+// that differ only on size-1 broadcast axes agree: such an axis holds one
+// element, read with stride 0 whatever axis it maps to, so it is left
+// unmapped (-1). A per-row [N, 1] value that is both expanded to the
+// reference and used as a row ([N, 1] -> pow -> squeeze) reaches it so.
 bool assign_axis_map(AxisMaps& maps, const TensorView* tv, const std::vector<int>& map);
 
 // Walks `exprs` (producers first) from the last, giving each tensor operand
