@@ -7,6 +7,7 @@ Python, printing, hashing and evaluation never disagree on what exists.
 from . import _C
 from ._C import DataType
 from .errors import DefinitionTypeError
+from .composite_ops import CompositeOps
 from .tensor_ops import TensorOps, _dtype
 
 
@@ -54,7 +55,7 @@ def _dims_list(dims):
     return list(dims)
 
 
-class Operators(TensorOps):
+class Operators(TensorOps, CompositeOps):
     """The `fd.ops` namespace of one FusionDefinition."""
 
     def __init__(self, fd):

@@ -9,6 +9,7 @@ import torch
 
 from ._C import DataType
 from .errors import DefinitionTypeError
+from .handles import Tensor
 from .pytorch_utils import torch_dtype_to_nvfuse_dtype
 
 
@@ -184,8 +185,12 @@ class TensorOps:
         return self._indexed("take_along_axis", arg1, index, dim)
 
     def scatter(self, arg1, index, src, dim):
-        """torch.scatter (out of place): arg1 with src written at index."""
+        """torch.scatter (out of place): arg1 with src written at index. A
+        scalar src (a Python number or a scalar) is written everywhere index
+        points, as torch.scatter(input, dim, index, value)."""
         what = "fd.ops.scatter"
+        if not isinstance(src, Tensor):
+            src = self.full(index.shape(), src, arg1.dtype)
         return self._op("scatter", [
             ("", self._ref(arg1, what)),
             ("index", self._ref(index, what)),

@@ -3,6 +3,7 @@
 #include "ir/axes.h"
 #include "ir/fusion.h"
 #include "ir/indexing_exprs.h"
+#include "ops/broadcast.h"
 #include "ops/new_axes.h"
 #include "ops/pointwise.h"
 
@@ -46,8 +47,11 @@ TensorView* select(TensorView* in, Scalar* index, int64_t dim) {
 TensorView* index_select(TensorView* in, TensorView* index, int64_t dim) {
   const int64_t axis = normalize_axis(dim, in->rank(), "index_select");
   check_index_tensor(index, "index_select");
+  if (index->rank() == 0) {
+    index = broadcast(index, {true});  // torch takes a 0-d index as [1]
+  }
   NVFUSE_CHECK(
-      index->rank() == 1, "index_select: index must be 1-D, got rank ",
+      index->rank() == 1, "index_select: index must be 0-D or 1-D, got rank ",
       index->rank());
   Fusion* fusion = in->fusion();
   std::vector<IterDomain*> axes = in->logical();

@@ -38,6 +38,14 @@ def _check_close(name, got, want, dtype):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["fp32", "bf16"])
 @pytest.mark.parametrize("case", [c for c in CASES if c != "dropout"])
 def test_thunder_model_matches_eager(thunder_and_nvfuserex, case, dtype, sdpa):
+    if case == "cross_entropy_head" and dtype != torch.float32:
+        # Thunder 0.2.6's nvFuser cross-entropy is meant for float32 logits
+        # (its own checker says so); in bf16 its trace declares the loss
+        # bf16 while its definition computes it in Float, and nvfuse refuses
+        # that input of the backward fusion with an InputTypeError.
+        pytest.skip("Thunder's nvFuser cross-entropy takes float32 logits")
+    if sdpa and case not in ("gpt_block", "llama_block"):
+        pytest.skip("no attention to hand to the SDPA executor")
     thunder, nvfuserex = thunder_and_nvfuserex
     from .thunder_steps import nvfuse_fusions, thunder_and_eager, thunder_executors
 
