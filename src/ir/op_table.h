@@ -52,8 +52,8 @@ enum AcceptBits : uint8_t {
   X(erfcinv, 1, kIntToFloat, B | I | F, "arg", true)              \
   X(erfinv, 1, kIntToFloat, B | I | F, "arg", true)               \
   X(exp, 1, kIntToFloat, B | I | F | C, "arg", true)              \
-  X(exp2, 1, kIntToFloat, B | I | F, "arg", true)                 \
-  X(expm1, 1, kIntToFloat, B | I | F, "arg", true)                \
+  X(exp2, 1, kIntToFloat, B | I | F | C, "arg", true)             \
+  X(expm1, 1, kIntToFloat, B | I | F | C, "arg", true)            \
   X(floor, 1, kCommon, I | F, "arg", true)                        \
   X(frac, 1, kCommon, F, "arg", true)                             \
   X(isfinite, 1, kToBool, B | I | F | C, "arg", true)             \
@@ -64,23 +64,23 @@ enum AcceptBits : uint8_t {
   X(isreal, 1, kToBool, B | I | F | C, "arg", true)               \
   X(lgamma, 1, kIntToFloat, B | I | F, "arg", true)               \
   X(log, 1, kIntToFloat, B | I | F | C, "arg", true)              \
-  X(log10, 1, kIntToFloat, B | I | F, "arg", true)                \
-  X(log1p, 1, kIntToFloat, B | I | F, "arg", true)                \
-  X(log2, 1, kIntToFloat, B | I | F, "arg", true)                 \
+  X(log10, 1, kIntToFloat, B | I | F | C, "arg", true)            \
+  X(log1p, 1, kIntToFloat, B | I | F | C, "arg", true)            \
+  X(log2, 1, kIntToFloat, B | I | F | C, "arg", true)             \
   X(logical_not, 1, kToBool, B | I | F | C, "arg", true)          \
   X(neg, 1, kCommon, I | F | C, "arg", true)                      \
   X(reciprocal, 1, kIntToFloat, B | I | F | C, "arg", true)       \
   X(relu, 1, kCommon, I | F, "arg", true)                         \
   X(round, 1, kCommon, I | F, "arg", true)                        \
-  X(rsqrt, 1, kIntToFloat, B | I | F, "arg", true)                \
-  X(sigmoid, 1, kIntToFloat, B | I | F, "arg", true)              \
+  X(rsqrt, 1, kIntToFloat, B | I | F | C, "arg", true)            \
+  X(sigmoid, 1, kIntToFloat, B | I | F | C, "arg", true)          \
   X(sign, 1, kCommon, B | I | F, "arg", true)                     \
   X(signbit, 1, kToBool, B | I | F, "arg", true)                  \
-  X(silu, 1, kIntToFloat, B | I | F, "arg", true)                 \
+  X(silu, 1, kIntToFloat, B | I | F | C, "arg", true)             \
   X(sin, 1, kIntToFloat, B | I | F | C, "arg", true)              \
-  X(sinh, 1, kIntToFloat, B | I | F, "arg", true)                 \
+  X(sinh, 1, kIntToFloat, B | I | F | C, "arg", true)             \
   X(sqrt, 1, kIntToFloat, B | I | F | C, "arg", true)             \
-  X(tan, 1, kIntToFloat, B | I | F, "arg", true)                  \
+  X(tan, 1, kIntToFloat, B | I | F | C, "arg", true)              \
   X(tanh, 1, kIntToFloat, B | I | F | C, "arg", true)             \
   X(trunc, 1, kCommon, I | F, "arg", true)                        \
   X(set, 1, kCommon, B | I | F | C, "arg", true)                  \
