@@ -32,7 +32,7 @@ def test_every_case_compiles_as_reduction_kernels(name, dtype, width):
     fd = define_case(name, dtype)
     code = fd.cuda_code_for(cpu_inputs(name, 4, width, dtype))
     kernels = kernels_of(code)
-    backward = name in ("layer_norm_bwd", "rms_norm_bwd")
+    backward = name in ("layer_norm_bwd", "layer_norm_bwd_thunder", "rms_norm_bwd")
     # Backward: one inner-outer kernel while the row fits in the registers
     # of a block or of a cluster (65536: 8 blocks).
     expected = 1

@@ -62,3 +62,42 @@ def test_symbolic_sizes_that_differ_at_run_time_on_the_gpu():
     # and equal sizes still take one generated kernel
     _check(fd, torch.randn(4, 128, 256, device="cuda"), b, c)
     assert fd.last_cuda_code()
+
+
+def _mlp_backward_sums():
+    """The bias and norm-weight sums of the two-layer MLP's backward
+    (nn.Linear(256, 1024), nn.LayerNorm(1024), nn.Linear(1024, 256),
+    nn.LayerNorm(256) on 64 rows) in one definition: two widths."""
+    with FusionDefinition() as fd:
+        wide = fd.define_tensor([64, 1024], contiguity=True)
+        wide_xhat = fd.define_tensor([64, 1024], contiguity=True)
+        narrow = fd.define_tensor([64, 256], contiguity=True)
+        narrow_xhat = fd.define_tensor([64, 256], contiguity=True)
+        fd.add_output(fd.ops.sum(narrow, dims=[0]))
+        fd.add_output(fd.ops.sum(narrow * narrow_xhat, dims=[0]))
+        fd.add_output(fd.ops.sum(wide, dims=[0]))
+        fd.add_output(fd.ops.sum(wide * wide_xhat, dims=[0]))
+    return fd
+
+
+def _mlp_inputs(device):
+    torch.manual_seed(3)
+    return [torch.randn(64, 1024, device=device), torch.randn(64, 1024, device=device),
+            torch.randn(64, 256, device=device), torch.randn(64, 256, device=device)]
+
+
+def test_mlp_backward_sums_take_one_kernel_per_width():
+    code = _mlp_backward_sums().cuda_code_for(_mlp_inputs("cpu"))
+    assert code.count("// ==== nvfuse segment") == 2
+
+
+@pytest.mark.gpu
+def test_mlp_backward_sums_write_only_their_outputs_on_the_gpu():
+    wide, wide_xhat, narrow, narrow_xhat = inputs = _mlp_inputs("cuda")
+    guard = torch.full((1 << 16,), 7.0, device="cuda")
+    outs = _mlp_backward_sums().execute(inputs)
+    expected = [narrow.sum(0), (narrow * narrow_xhat).sum(0), wide.sum(0),
+                (wide * wide_xhat).sum(0)]
+    for out, want in zip(outs, expected):
+        torch.testing.assert_close(out, want, rtol=1e-4, atol=1e-4)
+    assert bool((guard == 7.0).all())

@@ -4,19 +4,12 @@
 // the runtime binds it from the input tensor like any other symbolic size.
 #include "frontend/replayer.h"
 #include "ir/axes.h"
+#include "ops/creation.h"
 #include "ops/pointwise.h"
 
 namespace nvfuse {
 
 namespace {
-
-std::vector<Scalar*> logical_extents(const TensorView* tv) {
-  std::vector<Scalar*> extents;
-  for (const IterDomain* axis : tv->logical()) {
-    extents.push_back(axis->logical_extent());
-  }
-  return extents;
-}
 
 // A copy of `in` whose allocation domain follows `stride_order` (stride
 // rank of each logical axis, 0 the fastest).
@@ -50,7 +43,7 @@ std::vector<StateValue> Replayer::metadata_op() {
       return {in->logical()[dim]->logical_extent()};
     }
     case RecordKind::Shape:
-      return {logical_extents(tensor(record_.positional(0), "shape: the operand"))};
+      return {shape_of(tensor(record_.positional(0), "shape: the operand"))};
     case RecordKind::At: {
       const StateRef& ref = std::get<StateRef>(record_.positional(0));
       const auto* elements = std::get_if<std::vector<Scalar*>>(&state(ref));

@@ -67,14 +67,6 @@ TensorView* random(
   return out;
 }
 
-std::vector<Scalar*> shape_of(const TensorView* like) {
-  std::vector<Scalar*> shape;
-  for (const IterDomain* id : like->logical()) {
-    shape.push_back(id->logical_extent());
-  }
-  return shape;
-}
-
 // uniform [0, 1) or standard normal values with `like`'s shape and dtype.
 TensorView* random_like(
     bool is_normal,
@@ -89,6 +81,14 @@ TensorView* random_like(
 }
 
 }  // namespace
+
+std::vector<Scalar*> shape_of(const TensorView* like) {
+  std::vector<Scalar*> shape;
+  for (const IterDomain* id : like->logical()) {
+    shape.push_back(id->logical_extent());
+  }
+  return shape;
+}
 
 TensorView* full(
     const std::vector<Scalar*>& shape,

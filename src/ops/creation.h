@@ -9,6 +9,10 @@
 
 namespace nvfuse {
 
+// The logical extents of `tv` (expanded sizes where it is expanded): the
+// shape a factory "like" it takes, and what fd.ops.shape returns.
+std::vector<Scalar*> shape_of(const TensorView* tv);
+
 TensorView* full(
     const std::vector<Scalar*>& shape,
     Scalar* fill_value,
