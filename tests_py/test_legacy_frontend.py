@@ -313,3 +313,13 @@ def test_take_along_axis_truncates_a_floating_index(device):
     (out,) = fd.execute([x, t])
     expected = x.gather(1, torch.where(t != -100, t, 0)[:, None])
     torch.testing.assert_close(out, expected)
+
+
+def test_define_constant_is_a_constant_scalar():
+    with FusionDefinition() as fd:
+        t = fd.define_tensor([-1], contiguity=True)
+        fd.add_output(t * fd.define_constant(3.0))
+    torch.testing.assert_close(fd.execute([torch.ones(2)])[0], torch.full((2,), 3.0))
+    with pytest.raises(NvfuseError, match="value is required"):
+        with FusionDefinition() as fd:
+            fd.define_constant(None)

@@ -224,6 +224,13 @@ class FusionDefinition:
         ref = state.define_scalar(value, _dtype_arg(dtype))
         return make_handle(self, ref, state)
 
+    def define_constant(self, value, dtype=None) -> Scalar:
+        """A constant scalar: define_scalar with a value, by the
+        predecessor's other name."""
+        if value is None:
+            raise DefinitionTypeError("define_constant: a value is required")
+        return self.define_scalar(value, dtype)
+
     def define_vector(self, values, dtype=DataType.Int) -> Vector:
         """A shape: a list of ints and integer scalars. `define_vector(n)`
         (an int) is a vector of n symbolic Int inputs."""
