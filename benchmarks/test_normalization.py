@@ -74,6 +74,9 @@ EAGER = {
     "layer_norm_fwd": lambda x, w, b: torch.ops.aten.native_layer_norm(
         x, [x.shape[-1]], w, b, EPS),
     "layer_norm_bwd": _layer_norm_bwd_eager,
+    # Thunder's spelling takes the mean without its kept axis.
+    "layer_norm_bwd_thunder": lambda grad, x, mean, rstd, w: _layer_norm_bwd_eager(
+        grad, x, mean.unsqueeze(-1), rstd, w),
     "rms_norm_fwd": _rms_norm_eager,
     "rms_norm_bwd": _rms_norm_bwd_eager,
     "bias_residual_layer_norm_fwd": _bias_residual_ln_eager,
