@@ -3,6 +3,7 @@
 #include "ir/dump.h"
 #include "ir/fusion.h"
 #include "passes/duplicate_shared_iotas.h"
+#include "passes/relabel_size_one_reshapes.h"
 #include "passes/remove_redundant_casts.h"
 #include "passes/squeeze_trivial_reductions.h"
 
@@ -20,6 +21,7 @@ struct Pass {
 // allocation-order inference here.
 constexpr Pass kPresegmentationPasses[] = {
     {"remove_redundant_casts", remove_redundant_casts},
+    {"relabel_size_one_reshapes", relabel_size_one_reshapes},
     {"squeeze_trivial_reductions", squeeze_trivial_reductions},
     {"duplicate_shared_iotas", duplicate_shared_iotas},
 };

@@ -225,10 +225,9 @@ FusionReductions reductions_of(const Fusion& fusion) {
     }
   }
   FusionReductions reductions;
+  reductions.axis_sets.assign(axis_sets.begin(), axis_sets.end());
   if (axis_sets.size() == 1) {
     reductions.sets = FusionReductions::kOneAxisSet;
-    reductions.rank = axis_sets.begin()->first;
-    reductions.axes = axis_sets.begin()->second;
   } else if (axis_sets.size() > 1) {
     reductions.sets = FusionReductions::kSeveralAxisSets;
   }
@@ -249,8 +248,9 @@ bool is_cut_out(const Expr& expr, const FusionReductions& reductions) {
   if (expr.is<SqueezeOp>()) {
     return false;
   }
-  return !(reductions.sets == FusionReductions::kOneAxisSet &&
-           is_row_gather(expr, reductions.rank, reductions.axes));
+  return std::none_of(
+      reductions.axis_sets.begin(), reductions.axis_sets.end(),
+      [&](const auto& set) { return is_row_gather(expr, set.first, set.second); });
 }
 
 namespace {

@@ -29,9 +29,8 @@ struct FusionReductions {
     kSeveralAxisSets,  // the kernel may split into one per axis set
   };
   Sets sets = kNone;
-  // With kOneAxisSet: the rank of the reductions' inputs and their axes.
-  int64_t rank = 0;
-  std::vector<int64_t> axes;
+  // Each (rank of a reduction's input, its reduced axes), once.
+  std::vector<std::pair<int64_t, std::vector<int64_t>>> axis_sets;
 };
 FusionReductions reductions_of(const Fusion& fusion);
 
@@ -40,7 +39,8 @@ FusionReductions reductions_of(const Fusion& fusion);
 // own coordinate kernel), except iota and random ops, which the reduction
 // kernels compute from the element's position (dropout before a layer norm
 // reads no random tensor), squeezes (a relabeling), and a row gather
-// (schedule/reduction_analysis.h: cross-entropy's label logit). A random op
+// (schedule/reduction_analysis.h: cross-entropy's label logit, also where
+// a mean over the rows follows, in a kernel of its own). A random op
 // that draws its seed stays cut out where the reductions may split the
 // kernel: each piece would draw its own.
 bool is_cut_out(const Expr& expr, const FusionReductions& reductions);
