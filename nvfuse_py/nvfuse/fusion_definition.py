@@ -367,9 +367,10 @@ class FusionDefinition:
         on_cuda = cuda_device >= 0 or any(
             isinstance(t, torch.Tensor) and t.is_cuda for t in inputs
         )
-        outputs, self._profile = profiled_execute(
-            run, self._id, len(self.segment_summary()), on_cuda
-        )
+        # A sharded fusion's per-process segments are not listed (its host
+        # program is: NVFUSE_DUMP=host_ir); its profile counts none.
+        segments = 0 if self._sharded else len(self.segment_summary())
+        outputs, self._profile = profiled_execute(run, self._id, segments, on_cuda)
         return outputs
 
     def debug_output(self):
@@ -606,7 +607,11 @@ def clone(fd, other):
         )
     other._require_recording("clone(fd, other)")
     text = repr(fd)
-    namespace = {"FusionDefinition": FusionDefinition, "DataType": DataType}
+    from ._C import ParallelType
+    from .multidevice import DeviceMesh
+
+    namespace = {"FusionDefinition": FusionDefinition, "DataType": DataType,
+                 "ParallelType": ParallelType, "DeviceMesh": DeviceMesh}
     exec(text, namespace)
     name = text.split("def ", 1)[1].split("(", 1)[0]
     namespace[name](other)

@@ -426,6 +426,9 @@ std::vector<at::Tensor> FusionExecutor::compute_parts(
   // of it, say): no part produces it.
   const auto& inputs = fusion_->inputs();
   for (size_t i = 0; i < inputs.size() && i < args.size(); ++i) {
+    if (!fusion_->is_output(inputs[i])) {
+      continue;
+    }
     if (const auto* t = std::get_if<at::Tensor>(&args[i])) {
       values[inputs[i]] = *t;
       value_from_kernel[inputs[i]] = false;
