@@ -17,12 +17,13 @@ import torch
 
 from . import _C
 from ._C import DataType, StateKind
-from .errors import DefinitionError, DefinitionTypeError, InputError, UnsupportedError
+from .errors import DefinitionError, DefinitionTypeError, InputError
 from .handles import Scalar, Tensor, Vector, _Handle, make_handle
 from .ops import Operators
 from .pytorch_utils import python_scalar_dtype, torch_dtype_to_nvfuse_dtype
 from .repro import inputs_script
 from .schedule import Schedule
+from .tensor_ops import _dtype
 
 
 class FusionDefinition:
@@ -189,7 +190,7 @@ class FusionDefinition:
         if not isinstance(contiguity, bool):
             contiguity = [None if c is None else bool(c) for c in contiguity]
         ref = state.define_tensor(
-            shape, contiguity, _dtype_arg(dtype), bool(is_cpu),
+            shape, contiguity, _dtype(dtype), bool(is_cpu),
             list(stride_order or []),
         )
         return make_handle(self, ref, state)
@@ -221,7 +222,7 @@ class FusionDefinition:
             )
         if dtype is None:
             dtype = python_scalar_dtype(value) if value is not None else DataType.Double
-        ref = state.define_scalar(value, _dtype_arg(dtype))
+        ref = state.define_scalar(value, _dtype(dtype))
         return make_handle(self, ref, state)
 
     def define_constant(self, value, dtype=None) -> Scalar:
@@ -235,8 +236,7 @@ class FusionDefinition:
         """A shape: a list of ints and integer scalars. `define_vector(n)`
         (an int) is a vector of n symbolic Int inputs."""
         state = self._require_recording("fd.define_vector")
-        if dtype == torch.int64:
-            dtype = DataType.Int
+        dtype = _dtype(dtype, "define_vector")
         if isinstance(values, int) and not isinstance(values, bool):
             values = [self.define_scalar(dtype=DataType.Int) for _ in range(values)]
         if dtype != DataType.Int:
@@ -500,9 +500,7 @@ class FusionDefinition:
     def scheduled_fusion_ir_for(self, inputs, tensor_transforms=False, **kwargs) -> str:
         """The IR the runtime executes for these inputs (the same for every
         input signature: see last_scheduled_fusion_ir)."""
-        _check_introspection_kwargs("scheduled_fusion_ir_for", kwargs)
-        self._ensure_defined()
-        return _C.cached_prepared_fusion_ir(self._id)
+        return self.last_scheduled_fusion_ir(tensor_transforms, **kwargs)
 
     def last_cuda_code(self, intrinsic_code=False, **kwargs) -> str:
         """The CUDA C++ of the kernel the last execute() launched ("" when it
@@ -615,16 +613,6 @@ def clone(fd, other):
     exec(text, namespace)
     name = text.split("def ", 1)[1].split("(", 1)[0]
     namespace[name](other)
-
-
-def _dtype_arg(dtype):
-    if isinstance(dtype, torch.dtype):
-        return torch_dtype_to_nvfuse_dtype(dtype)
-    if not isinstance(dtype, DataType):
-        raise DefinitionTypeError(
-            f"dtype must be a nvfuse DataType (e.g. DataType.Float), got {dtype!r}"
-        )
-    return dtype
 
 
 def _normalized_device(device):

@@ -1,6 +1,5 @@
 #include "segment/reduction_segmenter.h"
 
-#include <algorithm>
 #include <map>
 #include <set>
 #include <tuple>
@@ -9,18 +8,19 @@ namespace nvfuse {
 
 namespace {
 
-// A reduction's class: its input rank, reduced axes, and the sizes of its
-// kept axes where they are constants (-1 where symbolic). Reductions of one
-// class share a kernel, which walks one shape: a column sum over 768
-// columns and one over 256 are two classes. Symbolic sizes that differ at
-// run time are caught there (the reduction executor declines them).
+// A reduction's class: its input rank, reduced axes, and the input's sizes
+// where they are constants (-1 where symbolic). Reductions of one class
+// share a kernel, which walks one shape (the reduction analysis refuses
+// constant sizes that differ): a column sum over 768 columns and one over
+// 256 are two classes. Symbolic sizes that differ at run time are caught
+// there (the reduction executor declines them).
 struct ReductionClass {
   int64_t rank;
   std::vector<int64_t> reduced_axes;
-  std::vector<int64_t> kept_sizes;
+  std::vector<int64_t> sizes;
   bool operator<(const ReductionClass& other) const {
-    return std::tie(rank, reduced_axes, kept_sizes) <
-        std::tie(other.rank, other.reduced_axes, other.kept_sizes);
+    return std::tie(rank, reduced_axes, sizes) <
+        std::tie(other.rank, other.reduced_axes, other.sizes);
   }
 };
 
@@ -29,15 +29,11 @@ std::optional<ReductionClass> class_of(const Expr* expr) {
     return std::nullopt;
   }
   const auto* in = expr->input(0)->as<TensorView>();
-  const std::vector<int64_t>& reduced = reduced_axes_of(*expr);
-  std::vector<int64_t> kept_sizes;
-  for (int64_t axis = 0; axis < in->rank(); ++axis) {
-    if (std::find(reduced.begin(), reduced.end(), axis) == reduced.end()) {
-      kept_sizes.push_back(
-          in->logical()[axis]->logical_extent()->constant_int().value_or(-1));
-    }
+  std::vector<int64_t> sizes;
+  for (const IterDomain* id : in->logical()) {
+    sizes.push_back(id->logical_extent()->constant_int().value_or(-1));
   }
-  return ReductionClass{in->rank(), reduced, std::move(kept_sizes)};
+  return ReductionClass{in->rank(), reduced_axes_of(*expr), std::move(sizes)};
 }
 
 // The reduction classes `out` depends on.
