@@ -1,4 +1,4 @@
-"""fd.ops for shape, indexing, creation, random and matmul ops.
+"""fd.ops for shape, indexing, sort, creation, random and matmul ops.
 
 Each wrapper spells out its arguments as (keyword, value) pairs for one C++
 record (`RecordingState.record_op`), which builds and validates the IR. The
@@ -8,7 +8,7 @@ signatures are the predecessor's, so existing definitions run unchanged.
 import torch
 
 from ._C import DataType
-from .errors import DefinitionTypeError
+from .errors import DefinitionTypeError, UnsupportedError
 from .handles import Tensor
 from .pytorch_utils import torch_dtype_to_nvfuse_dtype
 
@@ -237,6 +237,32 @@ class TensorOps:
             ("dim", _int(dim, "fd.ops.cumsum: dim")),
         ])
 
+    # -- sort -----------------------------------------------------------------
+
+    def topk(self, arg, k, dim=-1, largest=True, sorted=False):
+        """torch.topk: (values, indices) of the k largest (smallest when
+        largest=False) elements along dim; k is an int or an integer scalar.
+        Runs as an ATen call between the kernels."""
+        what = "fd.ops.topk"
+        return self._op("topk", [
+            ("", self._ref(arg, what)),
+            ("k", self._ref(k, f"{what}: k")),
+            ("dim", _int(dim, f"{what}: dim")),
+            ("largest", bool(largest)),
+            ("sorted", bool(sorted)),
+        ])
+
+    def argsort(self, arg, dim, descending=False, stable=False):
+        """torch.argsort: the Int positions that sort arg along dim. Runs as
+        an ATen call between the kernels."""
+        what = "fd.ops.argsort"
+        return self._op("argsort", [
+            ("", self._ref(arg, what)),
+            ("dim", _int(dim, f"{what}: dim")),
+            ("descending", bool(descending)),
+            ("stable", bool(stable)),
+        ])
+
     # -- creation and random ------------------------------------------------
 
     def full(self, shape, fill_value, dtype):
@@ -315,6 +341,24 @@ class TensorOps:
             ("", self._ref(arg1, what)),
             ("", self._ref(arg2, what)),
             ("bias", self._optional_ref(bias, what)),
+        ])
+
+    def grouped_mm(self, mat1, mat2, offsets, *block_scaled, **block_scaled_keywords):
+        """torch._grouped_mm: one GEMM per group, the groups cut at the Int32
+        end positions `offsets` [G] along M (mat1 [M, K], mat2 [G, K, N] ->
+        [M, N]), N (mat1 [G, M, K], mat2 [K, N] -> [M, N]) or K (mat1
+        [M, K], mat2 [K, N] -> [G, M, N]). Runs as an ATen call. The
+        predecessor's block-scaled form (scale1, scale2, alpha, ...) needs
+        Float4/Float8_e8m0 types that nvfuse does not have."""
+        what = "fd.ops.grouped_mm"
+        if block_scaled or block_scaled_keywords:
+            raise UnsupportedError(
+                f"{what}: the block-scaled form (scale1, scale2, ...) is not "
+                "supported; call grouped_mm(mat1, mat2, offsets)")
+        return self._op("grouped_mm", [
+            ("", self._ref(mat1, what)),
+            ("", self._ref(mat2, what)),
+            ("", self._ref(offsets, what)),
         ])
 
     # -- attention ----------------------------------------------------------

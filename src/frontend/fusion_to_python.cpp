@@ -253,6 +253,10 @@ class FusionPrinter {
         emit(expr, "fd.ops.linear(" + name(in) + ", " + name(expr.input(1)) +
                  (expr.as<LinearOp>()->has_bias() ? ", " + name(expr.input(2)) : "") + ")");
         return;
+      case ExprKind::GroupedMmOp:
+        emit(expr, "fd.ops.grouped_mm(" + name(in) + ", " + name(expr.input(1)) + ", " +
+                 name(expr.input(2)) + ")");
+        return;
       case ExprKind::SelectOp:
         emit(expr, "fd.ops.select(" + name(in) + ", " + operand(expr.input(1)) + ", " +
                  std::to_string(expr.as<SelectOp>()->dim()) + ")");
@@ -327,6 +331,20 @@ class FusionPrinter {
                  (expr.as<SdpaFwdOp>()->has_scale()
                       ? ", scale=" + operand(expr.input(5)) : "") + ")");
         return;
+      case ExprKind::TopkOp: {
+        const auto& t = *expr.as<TopkOp>();
+        emit(expr, "fd.ops.topk(" + name(in) + ", " + operand(expr.input(1)) + ", " +
+                 std::to_string(t.dim()) + ", largest=" + python_bool(t.largest()) +
+                 ", sorted=" + python_bool(t.sorted()) + ")");
+        return;
+      }
+      case ExprKind::ArgsortOp: {
+        const auto& a = *expr.as<ArgsortOp>();
+        emit(expr, "fd.ops.argsort(" + name(in) + ", " + std::to_string(a.dim()) +
+                 ", descending=" + python_bool(a.descending()) +
+                 ", stable=" + python_bool(a.stable()) + ")");
+        return;
+      }
       case ExprKind::SdpaBwdOp: {
         std::string args;
         for (size_t i = 0; i < 6; ++i) {

@@ -93,8 +93,11 @@ struct RecordArg {
   X(RandnLike, "fd.ops.randn_like")                             \
   X(Matmul, "fd.ops.matmul")                                    \
   X(Linear, "fd.ops.linear")                                    \
+  X(GroupedMm, "fd.ops.grouped_mm")                             \
   X(SdpfaFwd, "fd.ops.sdpfa_fwd")                               \
   X(SdpfaBwd, "fd.ops.sdpfa_bwd")                               \
+  X(Topk, "fd.ops.topk")                                        \
+  X(Argsort, "fd.ops.argsort")                                  \
   X(Size, "fd.ops.size")                                        \
   X(Shape, "fd.ops.shape")                                      \
   X(At, "fd.ops.at")                                            \

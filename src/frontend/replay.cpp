@@ -273,10 +273,14 @@ std::vector<StateValue> Replayer::run() {
       return creation_op();
     case RecordKind::Matmul:
     case RecordKind::Linear:
+    case RecordKind::GroupedMm:
       return matmul_op();
     case RecordKind::SdpfaFwd:
     case RecordKind::SdpfaBwd:
       return attention_op();
+    case RecordKind::Topk:
+    case RecordKind::Argsort:
+      return sort_op();
     case RecordKind::Size:
     case RecordKind::Shape:
     case RecordKind::At:

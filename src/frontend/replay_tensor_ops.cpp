@@ -1,11 +1,12 @@
-// replay_record for the shape, indexing, creation and matmul ops: unpacks
-// the record's arguments and calls the op constructor, which validates them.
+// replay_record for the shape, indexing, creation, matmul and sort ops:
+// unpacks the record's arguments and calls the op constructor, which validates them.
 #include "frontend/replayer.h"
 #include "ops/attention.h"
 #include "ops/creation.h"
 #include "ops/indexing.h"
 #include "ops/matmul.h"
 #include "ops/shape.h"
+#include "ops/sort.h"
 
 namespace nvfuse {
 
@@ -173,6 +174,9 @@ std::vector<StateValue> Replayer::matmul_op() {
   if (record_.kind == RecordKind::Matmul) {
     return {matmul(a, b)};
   }
+  if (record_.kind == RecordKind::GroupedMm) {
+    return {grouped_mm(a, b, tensor(record_.positional(2), "grouped_mm: offsets"))};
+  }
   const ArgValue* bias = optional_arg("bias");
   return {linear(a, b, bias != nullptr ? tensor(*bias, "linear: bias") : nullptr)};
 }
@@ -207,6 +211,19 @@ std::vector<StateValue> Replayer::attention_op() {
       tensor(*record_.find("philox_offset"), "sdpfa_bwd: philox_offset"),
       optional_scalar("scale", "sdpfa_bwd: scale"));
   return {r.grad_query, r.grad_key, r.grad_value};
+}
+
+std::vector<StateValue> Replayer::sort_op() {
+  if (record_.kind == RecordKind::Topk) {
+    auto [values, indices] = topk(
+        tensor(record_.positional(0), "topk: arg"),
+        scalar_operand(*record_.find("k"), "topk: k"), record_.get<int64_t>("dim"),
+        record_.get<bool>("largest"), record_.get<bool>("sorted"));
+    return {values, indices};
+  }
+  return {argsort(
+      tensor(record_.positional(0), "argsort: arg"), record_.get<int64_t>("dim"),
+      record_.get<bool>("descending"), record_.get<bool>("stable"))};
 }
 
 }  // namespace nvfuse

@@ -68,6 +68,7 @@ class Replayer {
   std::vector<StateValue> creation_op();
   std::vector<StateValue> matmul_op();
   std::vector<StateValue> attention_op();
+  std::vector<StateValue> sort_op();
   // Size queries and layouts (replay_metadata_ops.cpp).
   std::vector<StateValue> metadata_op();
   // The multi-device annotations (replay_schedule_ops.cpp).

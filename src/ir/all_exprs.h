@@ -7,3 +7,4 @@
 #include "ir/indexing_exprs.h"
 #include "ir/matmul_exprs.h"
 #include "ir/shape_exprs.h"
+#include "ir/sort_exprs.h"

@@ -1,5 +1,6 @@
 // Expr kinds that run as ATen calls (cuBLAS, flash attention) rather than
-// generated code: matmul, linear and scaled-dot-product flash attention.
+// generated code: matmul, linear, grouped matmul and scaled-dot-product
+// flash attention.
 #pragma once
 
 #include "ir/exprs.h"
@@ -17,6 +18,15 @@ class LinearOp : public Expr {
  public:
   NVFUSE_EXPR_BOILERPLATE(LinearOp)
   bool has_bias() const { return inputs().size() == 3; }
+};
+
+// torch._grouped_mm(a, b, offsets): one GEMM per group, the groups cut
+// along one axis at the Int32 end positions `offsets` [G]. a [M, K] with
+// b [G, K, N] cuts M (-> [M, N]); a [G, M, K] with b [K, N] cuts N
+// (-> [M, N]); a [M, K] with b [K, N] cuts K (-> [G, M, N]).
+class GroupedMmOp : public Expr {
+ public:
+  NVFUSE_EXPR_BOILERPLATE(GroupedMmOp)
 };
 
 // Flash attention forward, as torch's _scaled_dot_product_flash_attention:

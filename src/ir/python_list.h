@@ -1,5 +1,5 @@
-// `[1, 2, 3]`, `[True, False]`: a sequence as a Python list literal, for
-// printed IR, error messages and printed definitions.
+// `[1, 2, 3]`, `[True, False]`: a sequence as a Python list literal (and
+// `True`: a bool as Python's), for printed IR, error messages and printed definitions.
 #pragma once
 
 #include <sstream>
@@ -23,5 +23,7 @@ std::string python_list(const Sequence& values) {
   ss << "]";
   return ss.str();
 }
+
+inline std::string python_bool(bool value) { return value ? "True" : "False"; }
 
 }  // namespace nvfuse

@@ -131,10 +131,16 @@ std::string Expr::op_name() const {
       return "matmul";
     case ExprKind::LinearOp:
       return "linear";
+    case ExprKind::GroupedMmOp:
+      return "grouped_mm";
     case ExprKind::SdpaFwdOp:
       return "sdpfa_fwd";
     case ExprKind::SdpaBwdOp:
       return "sdpfa_bwd";
+    case ExprKind::TopkOp:
+      return "topk";
+    case ExprKind::ArgsortOp:
+      return "argsort";
     case ExprKind::Split:
       return "split";
     case ExprKind::Merge:

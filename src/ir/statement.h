@@ -111,8 +111,11 @@ class Val : public Statement {
   X(RngOp)                   \
   X(MatmulOp)                \
   X(LinearOp)                \
+  X(GroupedMmOp)             \
   X(SdpaFwdOp)               \
   X(SdpaBwdOp)               \
+  X(TopkOp)                  \
+  X(ArgsortOp)               \
   X(Split)                   \
   X(Merge)
 

@@ -122,4 +122,46 @@ TensorView* linear(TensorView* in, TensorView* weight, TensorView* bias) {
   return out;
 }
 
+TensorView* grouped_mm(TensorView* a, TensorView* b, TensorView* offsets) {
+  check_operand(a, "grouped_mm", "the first operand");
+  check_operand(b, "grouped_mm", "the second operand");
+  NVFUSE_TYPE_CHECK(
+      a->dtype() == b->dtype(), "grouped_mm: the operands have dtypes ", a->dtype(),
+      " and ", b->dtype(), "; cast them to one dtype first");
+  NVFUSE_TYPE_CHECK(
+      offsets->dtype() == DataType::Int32 || offsets->dtype() == DataType::Int,
+      "grouped_mm: offsets must be Int32 (or Int), got ", offsets->dtype());
+  NVFUSE_CHECK(
+      offsets->rank() == 1, "grouped_mm: offsets must be 1-D [groups], got rank ",
+      offsets->rank());
+  const bool cuts_m = a->rank() == 2 && b->rank() == 3;
+  const bool cuts_n = a->rank() == 3 && b->rank() == 2;
+  const bool cuts_k = a->rank() == 2 && b->rank() == 2;
+  NVFUSE_CHECK(
+      cuts_m || cuts_n || cuts_k,
+      "grouped_mm: expected operand ranks (2, 3), (3, 2) or (2, 2), got (",
+      a->rank(), ", ", b->rank(), "); batched 3-D operands are a matmul");
+  Fusion* fusion = a->fusion();
+  const auto& ax = a->logical();
+  const auto& bx = b->logical();
+  std::vector<IterDomain*> axes;
+  if (cuts_k) {
+    axes.push_back(copy_axis(fusion, offsets->logical()[0]));
+  }
+  axes.push_back(copy_axis(fusion, ax[ax.size() - 2]));
+  axes.push_back(copy_axis(fusion, bx.back()));
+  auto* out = fusion->create<TensorView>(TensorDomain(axes), a->dtype());
+  require_same_extent(
+      ax.back()->logical_extent(), bx[bx.size() - 2]->logical_extent(), out,
+      "grouped_mm", "the contracted sizes of the operands differ");
+  if (!cuts_k) {
+    const IterDomain* groups = cuts_m ? bx[0] : ax[0];
+    require_same_extent(
+        groups->logical_extent(), offsets->logical()[0]->logical_extent(), out,
+        "grouped_mm", "the operand's group count and the offsets' size differ");
+  }
+  fusion->create<GroupedMmOp>(ExprFields{{a, b, offsets}, {out}, {}});
+  return out;
+}
+
 }  // namespace nvfuse

@@ -1,4 +1,4 @@
-// matmul and linear, with torch's shape rules and result dtype (the
+// matmul, linear and grouped_mm, with torch's shape rules and result dtype (the
 // operands' common floating-point dtype).
 #pragma once
 
@@ -9,5 +9,8 @@ namespace nvfuse {
 TensorView* matmul(TensorView* a, TensorView* b);
 // bias may be nullptr.
 TensorView* linear(TensorView* in, TensorView* weight, TensorView* bias);
+// torch._grouped_mm (ir/matmul_exprs.h: GroupedMmOp says which axis the
+// Int32 end positions `offsets` cut).
+TensorView* grouped_mm(TensorView* a, TensorView* b, TensorView* offsets);
 
 }  // namespace nvfuse

@@ -65,9 +65,12 @@ class ReferenceEvaluator {
   void handle(const RngOp& e);
   void handle(const MatmulOp& e);
   void handle(const LinearOp& e);
+  void handle(const GroupedMmOp& e);
   // Flash attention: reference_attention.cpp.
   void handle(const SdpaFwdOp& e);
   void handle(const SdpaBwdOp& e);
+  void handle(const TopkOp& e);
+  void handle(const ArgsortOp& e);
   void handle(const Split& e);
   void handle(const Merge& e);
   at::Tensor tensor_of(const Val* v) const;

@@ -1,6 +1,6 @@
-// The reference evaluator's shape, indexing, creation and matmul ops: each
-// one ATen call with torch's semantics (random ops: nvfuse's Philox mapping,
-// computed on the host).
+// The reference evaluator's shape, indexing, creation, matmul and sort ops:
+// each one ATen call with torch's semantics (random ops: nvfuse's Philox
+// mapping, computed on the host).
 #include <ATen/ATen.h>
 
 #include <cmath>
@@ -130,6 +130,19 @@ void ReferenceEvaluator::handle(const CumsumOp& e) {
       at::cumsum(t.to(accumulate), e.dim()).to(to_aten(out));
 }
 
+void ReferenceEvaluator::handle(const TopkOp& e) {
+  auto [values, indices] = at::topk(
+      tensor_of(e.input(0)), scalar_of(e.input(1)).as_int(), e.dim(), e.largest(),
+      e.sorted());
+  tensors_[e.output(0)] = values;
+  tensors_[e.output(1)] = indices;
+}
+
+void ReferenceEvaluator::handle(const ArgsortOp& e) {
+  tensors_[e.output(0)] =
+      at::argsort(tensor_of(e.input(0)), e.stable(), e.dim(), e.descending());
+}
+
 void ReferenceEvaluator::handle(const FullOp& e) {
   tensors_[e.output(0)] = at::full(
       int_values(e, 1, e.inputs().size() - 1),
@@ -204,6 +217,12 @@ void ReferenceEvaluator::handle(const LinearOp& e) {
   }
   tensors_[e.output(0)] =
       at::linear(tensor_of(e.input(0)), tensor_of(e.input(1)), bias);
+}
+
+void ReferenceEvaluator::handle(const GroupedMmOp& e) {
+  // torch takes the group ends as int32 only.
+  tensors_[e.output(0)] = at::_grouped_mm(
+      tensor_of(e.input(0)), tensor_of(e.input(1)), tensor_of(e.input(2)).to(at::kInt));
 }
 
 }  // namespace nvfuse

@@ -40,9 +40,12 @@ def _check_close(name, got, want, dtype):
 def test_thunder_model_matches_eager(thunder_and_nvfuserex, case, dtype, sdpa):
     if case == "cross_entropy_head" and dtype != torch.float32:
         # Thunder 0.2.6's nvFuser cross-entropy is meant for float32 logits
-        # (its own checker says so); in bf16 its trace declares the loss
-        # bf16 while its definition computes it in Float, and nvfuse refuses
-        # that input of the backward fusion with an InputTypeError.
+        # (its own checker says so, but the grad transform skips it); in bf16
+        # its trace declares the loss bf16 while its definition divides a
+        # bf16 0-d sum by a Float 0-d count, which torch's promotion (and the
+        # predecessor's) makes Float, and nvfuse refuses that Float
+        # cotangent for the backward fusion's BFloat16 input with an
+        # InputTypeError, as the predecessor's input validation does.
         pytest.skip("Thunder's nvFuser cross-entropy takes float32 logits")
     if sdpa and case not in ("gpt_block", "llama_block"):
         pytest.skip("no attention to hand to the SDPA executor")
