@@ -83,3 +83,26 @@ def test_thunder_dropout_keeps_torch_statistics(thunder_and_nvfuserex):
     (x + model.fc(x) * kept / 0.9).square().mean().backward()
     for n, p in model.named_parameters():
         torch.testing.assert_close(got[n], p.grad, rtol=1e-4, atol=1e-5)
+
+
+def test_thunder_hands_nvfuse_topk_and_argsort(thunder_and_nvfuserex):
+    """Thunder's nvFuser executor claims torch.topk and torch.argsort
+    whatever nvFuser's version says: a router-style top-k and a sort run in
+    nvfuse's fusions and match eager."""
+    thunder, nvfuserex = thunder_and_nvfuserex
+    from .thunder_steps import nvfuse_fusions
+
+    def route(x):
+        scores = torch.softmax(x * 2.0, dim=-1)
+        weights, experts = torch.topk(scores, 2, dim=-1)
+        return weights / weights.sum(-1, keepdim=True), experts, torch.argsort(x, dim=0)
+
+    x = torch.randn(64, 8, device="cuda")
+    jitted = thunder.jit(route, executors=[nvfuserex])
+    got = jitted(x)
+    want = route(x)
+    torch.testing.assert_close(got[0], want[0])
+    assert torch.equal(got[1], want[1]) and torch.equal(got[2], want[2])
+    ops = [name for _, _, fd in nvfuse_fusions(thunder, jitted) if fd is not None
+           for _, names in fd.segment_summary() for name in names]
+    assert "topk" in ops and "argsort" in ops, ops
