@@ -69,13 +69,14 @@ def test_non_zero_dim_tensor_where_is_cpu_was_declared():
         fd.execute([torch.ones(3)])
 
 
+@pytest.mark.gpu
 def test_mixed_devices():
     with FusionDefinition() as fd:
         a = fd.define_tensor(shape=[-1], contiguity=True)
         b = fd.define_tensor(shape=[-1], contiguity=True)
         fd.add_output(a + b)
-    with pytest.raises(nvfuse.InputError, match="input 1 is on meta but input 0 is on cpu"):
-        fd.execute([torch.ones(3), torch.ones(3, device="meta")])
+    with pytest.raises(nvfuse.InputError, match="input 1 is on cuda:0 but input 0 is on cpu"):
+        fd.execute([torch.ones(3), torch.ones(3, device="cuda")])
 
 
 def test_expanded_broadcast_axis_with_a_real_stride():

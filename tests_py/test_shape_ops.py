@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from nvfuse import DataType, FusionDefinition
-from nvfuse.errors import DefinitionError, DefinitionTypeError, InputError
+from nvfuse.errors import DefinitionError, InputError
 from fusion_helpers import DEVICES, assert_close, make_input, run_fusion
 
 
@@ -144,12 +144,13 @@ def test_cat_matches_torch(dim, device):
     assert_close(out, torch.cat([a, b, c], dim))
 
 
-def test_cat_of_different_dtypes_is_a_type_error():
-    with pytest.raises(DefinitionTypeError, match="cast them to one dtype"):
-        with FusionDefinition() as fd:
-            a = fd.define_tensor([-1], contiguity=True, dtype=DataType.Float)
-            b = fd.define_tensor([-1], contiguity=True, dtype=DataType.Half)
-            fd.ops.cat([a, b], 0)
+@pytest.mark.parametrize("device", DEVICES)
+def test_cat_of_different_dtypes_promotes_as_torch(device):
+    a = make_input((2, 3), torch.int32, device=device)
+    b = make_input((1, 3), torch.float16, device=device)
+    c = make_input((2, 3), torch.bool, device=device)
+    (out,), _ = run_fusion(lambda fd, x, y, z: fd.ops.cat([x, y, z], 0), [a, b, c])
+    assert_close(out, torch.cat([a, b, c], 0))
 
 
 def test_cat_of_mismatched_symbolic_sizes_is_an_input_error():

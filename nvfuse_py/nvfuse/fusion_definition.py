@@ -17,7 +17,7 @@ import torch
 
 from . import _C
 from ._C import DataType, StateKind
-from .errors import DefinitionError, DefinitionTypeError, InputError
+from .errors import DefinitionError, DefinitionTypeError, InputError, InputTypeError
 from .handles import Scalar, Tensor, Vector, _Handle, make_handle
 from .ops import Operators
 from .pytorch_utils import python_scalar_dtype, torch_dtype_to_nvfuse_dtype
@@ -220,6 +220,10 @@ class FusionDefinition:
                 f"define_scalar: the value must be a Python number, got "
                 f"{type(value).__name__}"
             )
+        if (isinstance(value, int) and not isinstance(value, bool)
+                and not _INT64_MIN <= value <= _INT64_MAX):
+            raise DefinitionError(
+                f"define_scalar: {value} is outside int64 [{_INT64_MIN}, {_INT64_MAX}]")
         if dtype is None:
             dtype = python_scalar_dtype(value) if value is not None else DataType.Double
         ref = state.define_scalar(value, _dtype(dtype))
@@ -327,7 +331,7 @@ class FusionDefinition:
         option is reported once (docs/compatibility.md)."""
         self._ensure_defined()
         report_unused_options(_enable_options, _disable_options)
-        inputs = list(inputs)
+        inputs = _checked_inputs(inputs)
         cuda_device = -1
         if device is not None:
             device = _normalized_device(device)
@@ -613,6 +617,40 @@ def clone(fd, other):
     exec(text, namespace)
     name = text.split("def ", 1)[1].split("(", 1)[0]
     namespace[name](other)
+
+
+_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
+
+
+def _checked_inputs(inputs):
+    """execute()'s inputs as a list, refusing what nvfuse cannot bind with a
+    typed error that names the input (before pybind11 or ATen would raise
+    an untyped one, or a lone tensor would be iterated as its rows)."""
+    if isinstance(inputs, torch.Tensor):
+        raise InputTypeError(
+            "execute takes a list (or tuple) of inputs, got a tensor; pass [tensor]")
+    try:
+        inputs = list(inputs)
+    except TypeError:
+        raise InputTypeError(
+            f"execute takes a list (or tuple) of inputs, got {type(inputs).__name__}") from None
+    for i, value in enumerate(inputs):
+        if isinstance(value, torch.Tensor):
+            if value.is_nested:
+                raise InputTypeError(f"input {i} is a nested tensor; nvfuse takes strided tensors")
+            if value.layout != torch.strided:
+                raise InputTypeError(
+                    f"input {i} has layout {value.layout}; nvfuse takes strided (dense) "
+                    "tensors, e.g. t.to_dense()")
+            if value.is_meta:
+                raise InputError(
+                    f"input {i} is a meta tensor, which holds no data; pass a CPU or CUDA tensor")
+        elif isinstance(value, int) and not isinstance(value, bool):
+            if not _INT64_MIN <= value <= _INT64_MAX:
+                raise InputError(
+                    f"input {i} is the int {value}, outside int64 "
+                    f"[{_INT64_MIN}, {_INT64_MAX}]")
+    return inputs
 
 
 def _normalized_device(device):

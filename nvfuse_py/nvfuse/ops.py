@@ -8,7 +8,7 @@ from . import _C
 from ._C import DataType
 from .errors import DefinitionTypeError
 from .composite_ops import CompositeOps
-from .tensor_ops import TensorOps, _dtype
+from .tensor_ops import TensorOps, _dtype, _sequence
 
 
 def _bind_arguments(op_name, parameters, args, kwargs):
@@ -82,7 +82,8 @@ class Operators(TensorOps, CompositeOps):
         """New size-1 axes where is_broadcast_dim is True."""
         fd = self._fd
         tensor = fd._operand(arg, "fd.ops.broadcast")
-        flags = [bool(f) for f in is_broadcast_dim]
+        flags = [bool(f) for f in
+                 _sequence(is_broadcast_dim, "fd.ops.broadcast: is_broadcast_dim")]
         return fd._record(lambda s: s.broadcast(tensor, flags))
 
     def expand(self, arg, shape):

@@ -19,10 +19,18 @@ def _int(value, what):
     return int(value)
 
 
+def _sequence(values, what):
+    """`values` as a list; a non-iterable is a DefinitionTypeError naming
+    `what` (not Python's bare TypeError)."""
+    if isinstance(values, (str, bytes, torch.Tensor)) or not hasattr(values, "__iter__"):
+        raise DefinitionTypeError(f"{what} must be a list, got {values!r}")
+    return list(values)
+
+
 def _ints(values, what):
     if isinstance(values, int):
         values = [values]
-    return [_int(v, what) for v in values]
+    return [_int(v, what) for v in _sequence(values, what)]
 
 
 def _dtype(dtype, what=None):
@@ -154,7 +162,8 @@ class TensorOps:
 
     def cat(self, tensors, dim, manual_padding=False):
         """Concatenation along `dim`."""
-        refs = [self._ref(t, "fd.ops.cat") for t in tensors]
+        refs = [self._ref(t, "fd.ops.cat")
+                for t in _sequence(tensors, "fd.ops.cat: tensors")]
         return self._op("cat", [("", refs), ("dim", _int(dim, "fd.ops.cat: dim"))])
 
     # -- indexing ---------------------------------------------------------

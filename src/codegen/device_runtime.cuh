@@ -268,9 +268,21 @@ __device__ __forceinline__ double remainder(double a, double b) {
   double r = fmod(a, b);
   return (r != 0.0 && ((r < 0.0) != (b < 0.0))) ? r + b : r;
 }
+// Integer quotient and remainder (C's, truncating) defined where C leaves
+// them undefined: the most negative value divided by -1 wraps to itself
+// (two's complement, as torch's CUDA kernel computes it) with remainder 0.
+// The reference evaluator computes the same (runtime/aten_pointwise.cpp).
+template <typename T>
+__device__ __forceinline__ T div_int(T a, T b) {
+  return b == T(-1) ? static_cast<T>(0ULL - static_cast<unsigned long long>(a)) : a / b;
+}
+template <typename T>
+__device__ __forceinline__ T mod_int(T a, T b) {
+  return b == T(-1) ? T(0) : a % b;
+}
 template <typename T>
 __device__ __forceinline__ T remainder(T a, T b) {
-  T r = a % b;
+  T r = mod_int(a, b);
   return (r != 0 && ((r < 0) != (b < 0))) ? r + b : r;
 }
 // Integer power by squaring (torch: negative exponents give 0 unless the

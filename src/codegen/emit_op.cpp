@@ -175,11 +175,13 @@ std::string emit_pointwise(
     case OpType::mul:
       return is_boolean(math) ? binary(x[0], "&&", x[1]) : binary(x[0], "*", x[1]);
     case OpType::div:  // integers truncate, as C
+      return integral && !is_boolean(math) ? call("nvfuse::div_int", x)
+                                           : binary(x[0], "/", x[1]);
     case OpType::truediv:
       return binary(x[0], "/", x[1]);
     case OpType::fmod:
     case OpType::mod:  // the sign of the dividend
-      return integral ? binary(x[0], "%", x[1]) : fn("fmod");
+      return integral ? call("nvfuse::mod_int", x) : fn("fmod");
     case OpType::remainder:  // the sign of the divisor
       return call("nvfuse::remainder", x);
     case OpType::pow:

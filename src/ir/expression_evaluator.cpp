@@ -60,6 +60,9 @@ std::optional<ScalarValue> integer_op(OpType op, int64_t a, int64_t b) {
       if (b == 0) {
         return std::nullopt;
       }
+      if (b == -1) {  // INT64_MIN / -1 wraps (the hardware division traps)
+        return ScalarValue(static_cast<int64_t>(0ULL - static_cast<uint64_t>(a)));
+      }
       return ScalarValue(a / b);
     case OpType::ceil_div:
       if (b == 0) {
@@ -71,12 +74,12 @@ std::optional<ScalarValue> integer_op(OpType op, int64_t a, int64_t b) {
       if (b == 0) {
         return std::nullopt;
       }
-      return ScalarValue(a % b);
+      return ScalarValue(b == -1 ? int64_t{0} : a % b);
     case OpType::remainder: {
       if (b == 0) {
         return std::nullopt;
       }
-      int64_t r = a % b;
+      int64_t r = b == -1 ? 0 : a % b;
       return ScalarValue((r != 0 && ((r < 0) != (b < 0))) ? r + b : r);
     }
     case OpType::maximum:

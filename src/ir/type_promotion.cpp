@@ -49,7 +49,7 @@ DataType wrapped_scalar_type(DataType dtype) {
 
 }  // namespace
 
-DataType result_type(const std::vector<Val*>& operands) {
+DataType result_type(const std::vector<Val*>& operands, bool tensor_result) {
   DataType dim_result = DataType::Null;
   DataType zero_dim_result = DataType::Null;
   DataType scalar_result = DataType::Null;
@@ -70,7 +70,7 @@ DataType result_type(const std::vector<Val*>& operands) {
     }
   }
   if (!any_tensor) {
-    return plain;
+    return tensor_result ? scalar_result : plain;
   }
   return combine_categories(
       dim_result, combine_categories(zero_dim_result, scalar_result));

@@ -13,7 +13,10 @@ namespace nvfuse {
 // tensors, which outrank scalars; a lower tier only raises the category
 // (a float scalar turns an int tensor into Float, the default dtype, but
 // does not widen a Half tensor). With no tensor operand, plain promotion.
-DataType result_type(const std::vector<Val*>& operands);
+// `tensor_result`: the op returns a tensor although no operand here is one
+// (where's values beside a tensor condition); the scalars then count as
+// Python numbers, so torch.where(cond, 1.5, -2.0) is Float, not Double.
+DataType result_type(const std::vector<Val*>& operands, bool tensor_result = false);
 
 // The dtype an op computes in, given its operands' result type.
 DataType compute_type_of(const OpInfo& info, DataType common);

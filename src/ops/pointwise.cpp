@@ -77,6 +77,58 @@ CombinedAxes combine_tensor_axes(
   return result;
 }
 
+// Ops whose torch CUDA kernels read a Python scalar operand converted to
+// the common dtype (iter.scalar_value<scalar_t>). Not add, sub, mul, div or
+// truediv: those read it unrounded in their math type
+// (original_scalar_value<opmath_t>; torch's CPU add and sub round, its CUDA
+// kernels do not, and nvfuse follows CUDA), nor pow, lerp, clamp, addcmul
+// or an alpha (Scalar overloads read in the math type).
+bool rounds_scalars_to_common_type(OpType op) {
+  switch (op) {
+    case OpType::fmod:
+    case OpType::mod:
+    case OpType::remainder:
+    case OpType::atan2:
+    case OpType::maximum:
+    case OpType::minimum:
+    case OpType::eq:
+    case OpType::ne:
+    case OpType::lt:
+    case OpType::le:
+    case OpType::gt:
+    case OpType::ge:
+    case OpType::nextafter:
+    case OpType::where:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// pow(tensor, 0.5) and pow(tensor, -0.5) as torch computes them, through
+// sqrt and rsqrt (its kernels' fast paths), which differ from pow at -0.0
+// and -inf: sqrt(-0.0) = -0.0, rsqrt(-0.0) = -inf, sqrt(-inf) = NaN.
+Val* as_root(OpType op, const std::vector<Val*>& operands, DataType common) {
+  if (op != OpType::pow || !operands[0]->is<TensorView>() ||
+      !is_floating(common) || !operands[1]->is<Scalar>() ||
+      !operands[1]->as<Scalar>()->is_constant()) {
+    return nullptr;
+  }
+  const ScalarValue& exponent = operands[1]->as<Scalar>()->value();
+  if (exponent.is_complex()) {
+    return nullptr;
+  }
+  const double e = exponent.as_double();
+  if (e == 0.5 || e == -0.5) {
+    Val* base = operands[0];
+    if (base->dtype() != common) {
+      base = cast(base, common);
+    }
+    return pointwise(e > 0 ? OpType::sqrt : OpType::rsqrt, {base});
+  }
+  return nullptr;
+}
+
 }  // namespace
 
 Val* pointwise(OpType op, std::vector<Val*> operands) {
@@ -94,12 +146,18 @@ Val* pointwise(OpType op, std::vector<Val*> operands) {
   }
 
   const std::vector<Val*> promoted(operands.begin() + first, operands.end());
-  const DataType common = result_type(promoted);
+  const bool tensor_result = std::any_of(
+      operands.begin(), operands.end(), [](Val* v) { return v->is<TensorView>(); });
+  const DataType common = result_type(promoted, tensor_result);
   NVFUSE_TYPE_CHECK(
       accepts_dtype(info.accepts, common), info.name,
       " does not accept operands of type ", common);
   const DataType compute = compute_type_of(info, common);
   const DataType out_dtype = output_type_of(info, compute);
+
+  if (Val* root = as_root(op, operands, common)) {
+    return root;
+  }
 
   // torch.threshold rounds its threshold and value to the tensor's type
   // before comparing (a bf16 tensor compares against bf16(0.1)).
@@ -107,6 +165,16 @@ Val* pointwise(OpType op, std::vector<Val*> operands) {
     for (size_t i = 1; i < operands.size(); ++i) {
       if (operands[i]->is<Scalar>() && operands[i]->dtype() != compute) {
         operands[i] = cast(operands[i], compute);
+      }
+    }
+  }
+  // Comparisons, remainders and where take a Python scalar in the common
+  // dtype: beside a bf16 tensor, 0.1 is bf16(0.1), so bf16(0.1) == 0.1
+  // holds and remainder(x, 0.3) stays below bf16(0.3).
+  if (rounds_scalars_to_common_type(op) && is_reduced_float(common)) {
+    for (size_t i = first; i < operands.size(); ++i) {
+      if (operands[i]->is<Scalar>() && operands[i]->dtype() != common) {
+        operands[i] = cast(operands[i], common);
       }
     }
   }

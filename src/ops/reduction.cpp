@@ -135,7 +135,10 @@ TensorView* mean(
       "mean: the input must be a floating-point or complex tensor (or dtype "
       "must name one), got ", result);
   const std::vector<int64_t> axes = reduction_axes(in, axes_in, "mean");
-  TensorView* sum = reduce(OpType::add, in, axes, keepdim, dtype);
+  // Half precision sums and divides in Float and rounds once, as torch's
+  // mean kernel does (rounding the sum first is 1 ulp off in many rows).
+  const DataType accumulate = is_reduced_float(result) ? DataType::Float : dtype;
+  TensorView* sum = reduce(OpType::add, in, axes, keepdim, accumulate);
   return cast(pointwise(OpType::div, {sum, reduced_count(in, axes)}), result)
       ->as<TensorView>();
 }

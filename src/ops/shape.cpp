@@ -7,6 +7,7 @@
 #include "ir/fusion.h"
 #include "ir/shape_exprs.h"
 #include "ops/new_axes.h"
+#include "ops/pointwise.h"
 
 namespace nvfuse {
 
@@ -205,8 +206,27 @@ TensorView* pad(
   return out;
 }
 
-TensorView* cat(const std::vector<TensorView*>& inputs, int64_t dim) {
-  NVFUSE_CHECK(!inputs.empty(), "cat: needs at least one tensor");
+namespace {
+
+// torch.cat's operands in their promoted dtype (torch.cat promotes).
+std::vector<TensorView*> in_common_dtype(std::vector<TensorView*> inputs) {
+  DataType common = inputs.front()->dtype();
+  for (const TensorView* tv : inputs) {
+    common = promote_types(common, tv->dtype());
+  }
+  for (TensorView*& tv : inputs) {
+    if (tv->dtype() != common) {
+      tv = cast(tv, common)->as<TensorView>();
+    }
+  }
+  return inputs;
+}
+
+}  // namespace
+
+TensorView* cat(const std::vector<TensorView*>& tensors, int64_t dim) {
+  NVFUSE_CHECK(!tensors.empty(), "cat: needs at least one tensor");
+  const std::vector<TensorView*> inputs = in_common_dtype(tensors);
   const TensorView* first = inputs.front();
   const int64_t rank = first->rank();
   NVFUSE_CHECK(rank > 0, "cat: 0-d tensors cannot be concatenated");
@@ -218,10 +238,6 @@ TensorView* cat(const std::vector<TensorView*>& inputs, int64_t dim) {
     NVFUSE_CHECK(
         tv->rank() == rank, "cat: tensor ", t, " has rank ", tv->rank(),
         " but tensor 0 has rank ", rank);
-    NVFUSE_TYPE_CHECK(
-        tv->dtype() == first->dtype(), "cat: tensor ", t, " has dtype ",
-        tv->dtype(), " but tensor 0 has dtype ", first->dtype(),
-        "; cast them to one dtype first");
     total = extent_add(total, tv->logical()[axis]->logical_extent());
     for (int64_t i = 0; i < rank; ++i) {
       if (i != axis) {

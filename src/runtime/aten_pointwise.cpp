@@ -20,6 +20,26 @@ bool is_scalar(const AtenOperand& operand) {
   return operand.scalar.has_value();
 }
 
+// Integer div, fmod and remainder without the CPU's trap: x86 division
+// faults on the most negative value divided by -1 (eager torch dies of
+// SIGFPE there). That quotient wraps to the value itself and the remainder
+// is 0, as the generated kernels compute them (codegen/device_runtime.cuh).
+at::Tensor integer_division(const at::Tensor& a, const at::Tensor& b, OpType op) {
+  if (a.scalar_type() == at::kBool) {
+    return op == OpType::div ? at::div(a, b, "trunc") : at::fmod(a, b);
+  }
+  const at::Tensor by_minus_one = at::eq(b, -1);
+  const at::Tensor safe_b = at::where(by_minus_one, at::ones_like(b), b);
+  switch (op) {
+    case OpType::div:
+      return at::where(by_minus_one, at::neg(a), at::div(a, safe_b, "trunc"));
+    case OpType::remainder:
+      return at::where(by_minus_one, at::zeros_like(a), at::remainder(a, safe_b));
+    default:
+      return at::where(by_minus_one, at::zeros_like(a), at::fmod(a, safe_b));
+  }
+}
+
 }  // namespace
 
 at::Tensor apply_pointwise(
@@ -139,15 +159,16 @@ at::Tensor apply_pointwise(
     case OpType::mul:
       return at::mul(arg(0), arg(1));
     case OpType::div:  // C semantics for integers: truncation
-      return integral ? at::div(arg(0), arg(1), "trunc")
+      return integral ? integer_division(arg(0), arg(1), op)
                       : at::div(arg(0), arg(1));
     case OpType::truediv:
       return at::div(arg(0), arg(1));
     case OpType::fmod:
     case OpType::mod:  // C semantics: the sign of the dividend
-      return at::fmod(arg(0), arg(1));
+      return integral ? integer_division(arg(0), arg(1), op) : at::fmod(arg(0), arg(1));
     case OpType::remainder:  // Python semantics: the sign of the divisor
-      return at::remainder(arg(0), arg(1));
+      return integral ? integer_division(arg(0), arg(1), op)
+                      : at::remainder(arg(0), arg(1));
     case OpType::pow:
       return at::pow(arg(0), arg(1));
     case OpType::atan2:

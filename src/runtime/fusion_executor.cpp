@@ -273,7 +273,30 @@ void FusionExecutor::dump_segments() const {
   dump("segments", ss.str());
 }
 
+namespace {
+
+// The position of a tensor argument without elements, if any. Such calls
+// run on the ATen reference evaluator: a kernel's launch geometry has no
+// room for zero-size extents (no blocks to launch, yet a sum over an empty
+// axis must still write its identity), and ATen computes them as torch.
+std::optional<size_t> empty_tensor_argument(const std::vector<Argument>& args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const auto* t = std::get_if<at::Tensor>(&args[i]);
+    if (t != nullptr && t->numel() == 0) {
+      return i;
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::string FusionExecutor::cuda_code_for(const std::vector<Argument>& args) {
+  if (const auto empty = empty_tensor_argument(args)) {
+    NVFUSE_UNSUPPORTED(
+        "no generated kernel for these inputs: input ", *empty,
+        " has no elements, so the fusion runs on the ATen reference evaluator");
+  }
   if (!parts_.empty()) {
     // Later parts need the boundary values of earlier ones: run them.
     std::string code;
@@ -533,7 +556,8 @@ bool FusionExecutor::run_segment(
   step.emplace("05 kernel or reference run (all of it)");
   device = bound.device;
   std::optional<std::vector<at::Tensor>> kernel_values;
-  if (bound.device.is_cuda() && s.kernel != nullptr) {
+  if (bound.device.is_cuda() && s.kernel != nullptr &&
+      !empty_tensor_argument(args).has_value()) {
     kernel_values = s.kernel->run(args, bound);
     if (!kernel_values.has_value() && may_decline) {
       return false;

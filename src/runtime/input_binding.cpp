@@ -167,6 +167,11 @@ void InputBinder::check_strides(
     size_t index,
     const TensorView& tv,
     const at::Tensor& t) {
+  if (t.numel() == 0) {
+    // No element to lay out: torch gives empty tensors arbitrary strides
+    // (randn(5, 0, 1) * 3 has (0, 1, 0)) and still calls them contiguous.
+    return;
+  }
   const TensorDomain& domain = tv.domain();
   auto permutation = domain.allocation_permutation();
   NVFUSE_ASSERT(permutation.has_value(), "input allocation is not a permutation");

@@ -1,0 +1,400 @@
+"""Differential fuzzing: random fusions run by nvfuse and by a torch mirror
+built alongside, compared with dtype-aware tolerances.
+
+    python3 tools/fuzz.py --cases 2000 [--seed 0] [--device cpu|cuda]
+
+A case is a random DAG over 1 to 3 inputs (random shapes with zero-size and
+size-1 axes, dtypes bf16/fp16/fp32/int32/int64/bool, contiguous, permuted
+or expanded layouts) of pointwise ops with tensors and Python numbers,
+casts, where, reductions (sum, amax, mean) and permutes. Cases run in a
+worker process, so a crash (a signal, an abort) is a finding that names
+its case rather than the end of the run; the worker is restarted after
+it. A failing case is shrunk (ops dropped while it still fails) and
+printed as a script that needs only nvfuse and torch.
+
+Torch's CPU and CUDA kernels are the reference on the device the case
+runs on; where they disagree nvfuse follows CUDA (docs/api.md).
+"""
+
+import argparse
+import multiprocessing as mp
+import random
+import sys
+import traceback
+
+DTYPES = ["bfloat16", "float16", "float32", "int32", "int64", "bool"]
+FLOATS = ["bfloat16", "float16", "float32"]
+
+# name: (arity, accepted operand kinds, torch spelling). Kinds: "f" floating,
+# "i" integer, "b" bool. Each op is `torch.<name>` and `fd.ops.<name>`.
+UNARY = {
+    "neg": "fi", "abs": "fi", "exp": "f", "sin": "fib", "tanh": "f",
+    "sigmoid": "f", "relu": "fi", "sqrt": "f", "log1p": "f", "floor": "f",
+    "logical_not": "fib", "isnan": "fib", "reciprocal": "f",
+}
+BINARY = {
+    "add": "fi", "sub": "fi", "mul": "fib", "maximum": "fib", "minimum": "fib",
+    "eq": "fib", "lt": "fi", "ge": "fi", "logical_and": "fib", "atan2": "f",
+    "remainder": "f", "pow": "f",
+}
+REDUCTIONS = {"sum": "fib", "amax": "fi", "mean": "f"}
+
+
+def kind_of(dtype):
+    return "f" if dtype in FLOATS else ("b" if dtype == "bool" else "i")
+
+
+def random_case(seed):
+    """A case as plain data: {"inputs": [(shape, dtype, layout)], "ops":
+    [(op, operand indices or numbers, params)], "outputs": [value index]}.
+    Values are numbered inputs first, then one per op."""
+    rng = random.Random(seed)
+    rank = rng.choice([1, 2, 2, 3])
+    shape = [rng.choice([0, 1, 1, 2, 3, 5, 8, 17, 64, 130]) if rng.random() < 0.9 else 0
+             for _ in range(rank)]
+    if rng.random() < 0.8:
+        shape = [max(n, 1) for n in shape]  # most cases have elements
+    inputs = []
+    for _ in range(rng.choice([1, 2, 2, 3])):
+        dtype = rng.choice(DTYPES)
+        layout = rng.choice(["contiguous", "contiguous", "permuted", "expanded"])
+        inputs.append((list(shape), dtype, layout))
+    values = [(list(shape), dtype) for shape, dtype, _ in inputs]
+    ops = []
+    wanted = rng.randint(1, 8)
+    while len(ops) < wanted:
+        op = random_op(rng, values)
+        if op is None:
+            continue
+        ops.append(op[0])
+        if op[0][0] == "where":
+            values.append((op[1][0], "bool"))  # its condition
+        values.append(op[1])
+    last = len(values) - 1
+    outputs = sorted({last} | {rng.randrange(len(inputs), len(values))
+                               for _ in range(rng.randint(0, 2))})
+    return {"seed": seed, "inputs": inputs, "ops": ops, "outputs": outputs}
+
+
+def random_op(rng, values):
+    """(op, its result's (shape, dtype)) over existing values, or None.
+    An op is (name, operands, params); an operand is a value index or
+    ("number", x)."""
+    i = rng.randrange(len(values))
+    shape, dtype = values[i]
+    kind = kind_of(dtype)
+    choice = rng.random()
+    result = None
+    if choice < 0.3:
+        name = rng.choice([n for n, kinds in UNARY.items() if kind in kinds])
+        op, result = (name, [i], {}), result_of(name, [values[i]])
+    elif choice < 0.65:
+        name = rng.choice([n for n, kinds in BINARY.items() if kind in kinds])
+        same = [j for j, v in enumerate(values)
+                if v[0] == shape and kind_of(v[1]) in BINARY[name]]
+        if rng.random() < 0.35 or not same:
+            other = ("number", number_for(rng, kind))
+            op, result = (name, [i, other], {}), result_of(name, [values[i], other[1]])
+        else:
+            j = rng.choice(same)
+            op, result = (name, [i, j], {}), result_of(name, [values[i], values[j]])
+    elif choice < 0.72:
+        target = rng.choice(DTYPES)
+        op, result = ("cast", [i], {"dtype": target}), (shape, target)
+    elif choice < 0.8:
+        same = [j for j, v in enumerate(values) if v[0] == shape]
+        a, b = rng.choice(same), rng.choice(same)
+        if rng.random() < 0.3:
+            b = ("number", number_for(rng, kind_of(values[a][1])))
+            op, result = ("where", [i, a, b], {}), (shape, values[a][1])
+        else:
+            op, result = ("where", [i, a, b], {}), (shape, promote(values[a][1], values[b][1]))
+    elif choice < 0.92 and shape:
+        name = rng.choice([n for n, kinds in REDUCTIONS.items() if kind in kinds])
+        axis = rng.randrange(len(shape))
+        if name == "amax" and shape[axis] == 0:
+            return None  # torch raises on an empty max
+        out_dtype = "int64" if name == "sum" and kind != "f" else dtype
+        op, result = (name, [i], {"dim": axis}), (shape[:axis] + shape[axis + 1:], out_dtype)
+    elif len(shape) >= 2:
+        perm = list(range(len(shape)))
+        rng.shuffle(perm)
+        op, result = ("permute", [i], {"dims": perm}), ([shape[p] for p in perm], dtype)
+    return None if result is None else (op, result)
+
+
+def number_for(rng, kind):
+    if kind == "f":
+        return rng.choice([0.1, -2.5, 0.3, 3.0, 1e-3, 100.7])
+    if kind == "b":
+        return rng.choice([True, False])
+    return rng.choice([2, -3, 7, 0])
+
+
+def promote(a, b):
+    import torch
+    return str(torch.promote_types(getattr(torch, a), getattr(torch, b))).replace("torch.", "")
+
+
+def result_of(name, operands):
+    """The (shape, dtype) torch gives `name` of operands ((shape, dtype)
+    values or numbers), or None when torch refuses them."""
+    import torch
+    tensors = [torch.zeros(o[0], dtype=getattr(torch, o[1])) if isinstance(o, tuple) else o
+               for o in operands]
+    try:
+        out = getattr(torch, name)(*tensors)
+    except (RuntimeError, TypeError):
+        return None
+    return list(out.shape), str(out.dtype).replace("torch.", "")
+
+
+# -- running a case ---------------------------------------------------------
+
+def make_inputs(case, device):
+    import torch
+    g = torch.Generator().manual_seed(case["seed"])
+    tensors = []
+    for shape, dtype, layout in case["inputs"]:
+        torch_dtype = getattr(torch, dtype)
+        if dtype == "bool":
+            t = torch.rand(shape, generator=g) < 0.5
+        elif dtype in FLOATS:
+            t = (torch.randn(shape, generator=g) * 3).to(torch_dtype)
+        else:
+            t = torch.randint(-9, 10, shape, generator=g).to(torch_dtype)
+        if layout == "permuted" and len(shape) >= 2:
+            t = t.transpose(0, -1).contiguous().transpose(0, -1)
+        elif layout == "expanded" and shape and shape[0] > 1:
+            t = t[:1].expand(shape)
+        tensors.append(t.to(device))
+    return tensors
+
+
+def apply(case, inputs, fd=None):
+    """The case's outputs: computed by torch on `inputs` (fd None), or
+    recorded into `fd` over its input handles."""
+    import torch
+    values = list(inputs)
+    lib = torch if fd is None else fd.ops
+
+    def operand(x):
+        return x[1] if isinstance(x, (tuple, list)) else values[x]
+
+    for name, args, params in case["ops"]:
+        ins = [operand(a) for a in args]
+        if name == "where":
+            values.append(lib.ne(ins[0], 0))
+            values.append(lib.where(values[-1], ins[1], ins[2]))
+        elif name == "cast":
+            dtype = getattr(torch, params["dtype"])
+            values.append(ins[0].to(dtype) if fd is None else fd.ops.cast(ins[0], dtype))
+        elif name in REDUCTIONS and fd is None:
+            values.append(getattr(torch, name)(ins[0], params["dim"]))
+        elif name in REDUCTIONS:
+            values.append(getattr(fd.ops, "max" if name == "amax" else name)(
+                ins[0], [params["dim"]]))
+        elif name == "permute":
+            values.append(lib.permute(ins[0], params["dims"]))
+        elif fd is None:
+            values.append(cuda_like(name, ins))
+        else:
+            values.append(getattr(lib, name)(*ins))
+    return [values[i] for i in case["outputs"]]
+
+
+# Ops whose torch CUDA kernels read a Python number unrounded (in Float).
+UNROUNDED_NUMBERS = {"add", "sub", "mul", "div", "pow"}
+
+
+def cuda_like(name, ins):
+    """torch.<name>(*ins) as torch's CUDA kernels compute it, also on the
+    CPU: half-precision tensors in float32, a Python number first rounded
+    to the tensors' dtype except in UNROUNDED_NUMBERS, one rounding of the
+    result. torch's CPU kernels differ in places (its fp16 sqrt rounds
+    once where CUDA rounds twice, its add rounds the number); nvfuse
+    follows CUDA."""
+    import torch
+    out_dtype = getattr(torch, name)(*[
+        torch.zeros((), dtype=x.dtype) if isinstance(x, torch.Tensor) else x for x in ins]).dtype
+    common = torch.result_type(*ins) if len(ins) > 1 else ins[0].dtype
+    if common not in (torch.float16, torch.bfloat16):
+        return getattr(torch, name)(*ins)
+    rounded = [torch.tensor(x, dtype=common).item()
+               if not isinstance(x, torch.Tensor) and name not in UNROUNDED_NUMBERS else x
+               for x in ins]
+    wide = [x.float() if isinstance(x, torch.Tensor) else x for x in rounded]
+    return getattr(torch, name)(*wide).to(out_dtype)
+
+
+def tolerance(dtype):
+    import torch
+    return {torch.bfloat16: (1.6e-2, 1e-2), torch.float16: (1e-3, 1e-3),
+            torch.float32: (1e-4, 1e-5)}.get(dtype, (0, 0))
+
+
+def check_case(case, device):
+    """None when nvfuse matches torch, else what differs."""
+    import torch
+    from nvfuse import FusionDefinition
+
+    inputs = make_inputs(case, device)
+    try:
+        want = apply(case, inputs)
+    except (RuntimeError, TypeError):
+        return None  # torch refuses the case: nothing to compare
+    with FusionDefinition() as fd:
+        handles = [fd.from_pytorch(t) for t in inputs]
+        for out in apply(case, handles, fd):
+            fd.add_output(out)
+    got = fd.execute(inputs)
+    for k, (g, w) in enumerate(zip(got, want)):
+        if g.dtype != w.dtype or g.shape != w.shape:
+            return f"output {k}: {g.dtype}{list(g.shape)} vs torch {w.dtype}{list(w.shape)}"
+        rtol, atol = tolerance(w.dtype)
+        try:
+            torch.testing.assert_close(g, w, rtol=rtol, atol=atol, equal_nan=True)
+        except AssertionError as e:
+            return f"output {k}: {str(e).splitlines()[0]}"
+    return None
+
+
+def script_of(case, device):
+    return (f"# tools/fuzz.py case {case['seed']} on {device}\n"
+            f"import sys; sys.path.insert(0, 'tools'); import fuzz\n"
+            f"case = {case!r}\n"
+            f"print(fuzz.check_case(case, {device!r}))\n")
+
+
+def worker(jobs, results, device):
+    """Runs cases from `jobs` until None; sends (seed, finding) on the pipe
+    `results` (synchronously: a case that kills the worker must not take
+    the finding of the case before it along)."""
+    for case in iter(jobs.get, None):
+        if case.get("abort"):  # the crash path's own test
+            import os
+            os.abort()
+        try:
+            finding = check_case(case, device)
+        except Exception as e:  # an nvfuse error torch does not raise
+            from nvfuse.errors import NvfuseError
+            kind = "typed" if isinstance(e, NvfuseError) else "UNTYPED"
+            finding = f"{kind} {type(e).__name__}: {str(e).splitlines()[0][:200]}"
+        results.send((case["seed"], finding))
+
+
+def run_cases(cases, device, case_timeout=300):
+    """{seed: finding} over `cases`, a worker process at a time; a worker
+    that dies (or runs one case past `case_timeout` seconds) is a crash
+    finding of the case it was running, and a new worker goes on."""
+    ctx = mp.get_context("spawn")
+    findings = {}
+    pending = list(cases)
+    while pending:
+        jobs = ctx.Queue()
+        receive, send = ctx.Pipe(duplex=False)
+        for case in pending:
+            jobs.put(case)
+        jobs.put(None)
+        process = ctx.Process(target=worker, args=(jobs, send, device))
+        process.start()
+        send.close()
+        done = 0
+        waited = 0
+        while done < len(pending):
+            ended = False
+            if receive.poll(5):
+                try:
+                    seed, finding = receive.recv()
+                except EOFError:  # the worker is gone
+                    ended = True
+                else:
+                    waited = 0
+                    if finding is not None:
+                        findings[seed] = finding
+                    done += 1
+                    continue
+            waited += 5
+            if not ended and process.is_alive() and waited < case_timeout:
+                continue
+            process.join(timeout=10)
+            if process.is_alive():
+                process.kill()
+                findings[pending[done]["seed"]] = f"CRASH: no result in {case_timeout} s"
+            else:
+                findings[pending[done]["seed"]] = f"CRASH exit code {process.exitcode}"
+            done += 1
+            break
+        process.join(timeout=10)
+        if process.is_alive():
+            process.kill()
+        pending = pending[done:]
+    return findings
+
+
+def value_counts(case):
+    """Per op, how many values it makes (where: its condition and itself)."""
+    return [2 if name == "where" else 1 for name, _, _ in case["ops"]]
+
+
+def only_outputs(case, outputs):
+    """`case` cut to what `outputs` need, its values renumbered."""
+    n_inputs = len(case["inputs"])
+    counts = value_counts(case)
+    first = [n_inputs + sum(counts[:k]) for k in range(len(counts))]
+    needed, ops_needed = set(outputs), set()
+    for k in reversed(range(len(counts))):
+        made = range(first[k], first[k] + counts[k])
+        if needed.intersection(made):
+            ops_needed.add(k)
+            needed.update(a for a in case["ops"][k][1] if not isinstance(a, (tuple, list)))
+    renumber = {i: i for i in range(n_inputs)}
+    ops, next_value = [], n_inputs
+    for k in sorted(ops_needed):
+        name, args, params = case["ops"][k]
+        ops.append((name, [a if isinstance(a, (tuple, list)) else renumber[a] for a in args], params))
+        for j in range(counts[k]):
+            renumber[first[k] + j] = next_value + j
+        next_value += counts[k]
+    return dict(case, ops=ops, outputs=[renumber[o] for o in outputs])
+
+
+def shrink(case, device):
+    """The smallest part of a failing case that still fails: one output,
+    and only the ops it needs."""
+    for output in case["outputs"]:
+        smaller = only_outputs(case, [output])
+        if check_or_error(smaller, device) is not None:
+            return smaller
+    return case
+
+
+def check_or_error(case, device):
+    try:
+        return check_case(case, device)
+    except Exception as e:
+        return f"{type(e).__name__}"
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cases", type=int, default=200)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--device", default="cpu")
+    parser.add_argument("--shrink", action="store_true",
+                        help="print each failing case shrunk, as a script")
+    args = parser.parse_args()
+    cases = [random_case(args.seed + k) for k in range(args.cases)]
+    findings = run_cases(cases, args.device)
+    crashes = [s for s, f in findings.items() if f.startswith("CRASH")]
+    for seed, finding in sorted(findings.items()):
+        print(f"case {seed}: {finding}")
+        if args.shrink and not finding.startswith("CRASH"):
+            print(script_of(shrink(random_case(seed), args.device), args.device))
+    print(f"{len(cases)} cases on {args.device}: {len(findings)} findings, "
+          f"{len(crashes)} crashes")
+    return 1 if findings else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
