@@ -56,3 +56,18 @@ def test_non_iterable_arguments_are_definition_type_errors(build):
     with pytest.raises(DefinitionTypeError, match="must be a list"):
         with FusionDefinition() as fd:
             build(fd, fd.define_tensor([-1, 1], contiguity=True))
+
+
+def test_a_huge_double_beside_a_float_tensor_overflows_to_inf_as_in_torch():
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1], contiguity=True)
+        s = fd.define_scalar(dtype=DataType.Double)
+        fd.add_output(fd.ops.mul(t, s))
+    x = torch.ones(3)
+    (out,) = fd.execute([x, 1e308])
+    assert torch.equal(out, x * 1e308)
+
+
+def test_a_tensor_of_a_dtype_nvfuse_lacks_names_its_input():
+    with pytest.raises(InputTypeError, match="input 0: torch dtype Byte is not supported"):
+        _add_fusion().execute([torch.ones(3, dtype=torch.uint8), 1])

@@ -331,7 +331,7 @@ class FusionDefinition:
         option is reported once (docs/compatibility.md)."""
         self._ensure_defined()
         report_unused_options(_enable_options, _disable_options)
-        inputs = _checked_inputs(inputs)
+        inputs = _input_list(inputs)
         cuda_device = -1
         if device is not None:
             device = _normalized_device(device)
@@ -352,7 +352,13 @@ class FusionDefinition:
                 from .multidevice import dtensor
 
                 return dtensor.execute_sharded(self, inputs)
-            return _C.execute(self._id, inputs, cuda_device)
+            try:
+                return _C.execute(self._id, inputs, cuda_device)
+            except (RuntimeError, TypeError, ValueError):
+                # Only on failure: name an unbindable input if there is one
+                # (pybind11's and ATen's own errors name none).
+                _refuse_unbindable(inputs)
+                raise
 
         self._debug_output = None
         if capture_debug_output:
@@ -622,18 +628,25 @@ def clone(fd, other):
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
-def _checked_inputs(inputs):
-    """execute()'s inputs as a list, refusing what nvfuse cannot bind with a
-    typed error that names the input (before pybind11 or ATen would raise
-    an untyped one, or a lone tensor would be iterated as its rows)."""
+def _input_list(inputs):
+    """execute()'s inputs as a list; a lone tensor (which list() would
+    split into its rows) or a non-iterable is an InputTypeError."""
+    if type(inputs) is list:
+        return inputs
     if isinstance(inputs, torch.Tensor):
         raise InputTypeError(
             "execute takes a list (or tuple) of inputs, got a tensor; pass [tensor]")
     try:
-        inputs = list(inputs)
+        return list(inputs)
     except TypeError:
         raise InputTypeError(
             f"execute takes a list (or tuple) of inputs, got {type(inputs).__name__}") from None
+
+
+def _refuse_unbindable(inputs):
+    """Raises a typed error naming the first input nvfuse cannot bind:
+    nested, sparse or meta tensors, ints outside int64. Run when execute
+    failed, so that calls that work pay nothing for it."""
     for i, value in enumerate(inputs):
         if isinstance(value, torch.Tensor):
             if value.is_nested:
@@ -650,7 +663,6 @@ def _checked_inputs(inputs):
                 raise InputError(
                     f"input {i} is the int {value}, outside int64 "
                     f"[{_INT64_MIN}, {_INT64_MAX}]")
-    return inputs
 
 
 def _normalized_device(device):
@@ -690,6 +702,28 @@ class FusionCache:
         """Forgets every cached fusion. FusionDefinitions made before can no
         longer execute."""
         _C.reset_cache()
+
+    @staticmethod
+    def set_max(max_compiled: int):
+        """Bounds how many definitions keep their compiled state (kernels,
+        schedules, device modules) at once; the least recently executed
+        beyond the bound are freed, and rebuilt (from the disk kernel cache)
+        when executed again. Definitions themselves stay cached. Default:
+        NVFUSE_CACHE_MAX, else 1024."""
+        if isinstance(max_compiled, bool) or not isinstance(max_compiled, int) or max_compiled < 1:
+            raise DefinitionError(
+                f"FusionCache.set_max: expected a positive int, got {max_compiled!r}")
+        _C.set_max_runtime_states(max_compiled)
+
+    @staticmethod
+    def max() -> int:
+        """The bound set_max sets."""
+        return _C.max_runtime_states()
+
+    @staticmethod
+    def num_compiled() -> int:
+        """How many definitions hold compiled state now."""
+        return _C.num_runtime_states()
 
 
 __all__ = [

@@ -16,6 +16,10 @@ void init_cache(py::module_& m) {
       "and returns the fusion id. The state is consumed.");
   m.def("num_fusions", [] { return FusionCache::get().num_fusions(); });
   m.def("reset_cache", [] { FusionCache::get().reset(); });
+  m.def("set_max_runtime_states",
+        [](int64_t max) { FusionCache::get().set_max_runtime_states(max); });
+  m.def("max_runtime_states", [] { return FusionCache::get().max_runtime_states(); });
+  m.def("num_runtime_states", [] { return FusionCache::get().num_runtime_states(); });
   m.def("cached_repro_script", [](int64_t id) {
     return FusionCache::get().at(id).repro_script();
   });
@@ -48,11 +52,11 @@ void init_cache(py::module_& m) {
     return FusionCache::get().at(id).fusion->to_string();
   });
   m.def("cached_last_cuda_code", [](int64_t id) {
-    return executor_for(FusionCache::get().at(id)).last_cuda_code();
+    return executor_for(FusionCache::get().at(id))->last_cuda_code();
   });
   m.def("cached_last_kernel_info", [](int64_t id) {
     const auto resources =
-        executor_for(FusionCache::get().at(id)).last_resources();
+        executor_for(FusionCache::get().at(id))->last_resources();
     pybind11::dict info;
     info["registers"] = resources.registers;
     info["local_bytes"] = resources.local_bytes;
@@ -62,7 +66,7 @@ void init_cache(py::module_& m) {
       "cached_prepared_fusion_ir",
       [](int64_t id) {
         return executor_for(FusionCache::get().at(id))
-            .prepared_fusion()
+            ->prepared_fusion()
             .to_string();
       },
       "The IR after the pre-segmentation passes");

@@ -44,7 +44,7 @@ void init_execute(py::module_& m) {
       "cuda_code_for",
       [](int64_t fusion_id, const py::sequence& inputs) {
         std::vector<Argument> args = arguments_from_python(inputs);
-        return executor_for(FusionCache::get().at(fusion_id)).cuda_code_for(args);
+        return executor_for(FusionCache::get().at(fusion_id))->cuda_code_for(args);
       },
       py::arg("fusion_id"), py::arg("inputs"));
   m.def(
@@ -53,7 +53,7 @@ void init_execute(py::module_& m) {
         std::vector<Argument> args = arguments_from_python(inputs);
         py::list result;
         for (auto& d : executor_for(FusionCache::get().at(fusion_id))
-                           .segment_definitions(args)) {
+                           ->segment_definitions(args)) {
           result.append(py::make_tuple(d.kind, d.python, d.sources, d.destinations));
         }
         return result;
@@ -63,7 +63,7 @@ void init_execute(py::module_& m) {
   m.def(
       "segment_summary",
       [](int64_t fusion_id) {
-        return executor_for(FusionCache::get().at(fusion_id)).segment_summary();
+        return executor_for(FusionCache::get().at(fusion_id))->segment_summary();
       },
       py::arg("fusion_id"),
       "[(kind, op names)] per segment: kind 'fused' (generated kernels, or "

@@ -24,7 +24,7 @@ std::string new_group_from_python(const std::vector<int64_t>& ranks) {
       .cast<std::string>();
 }
 
-MultiDeviceExecutor& sharded_executor(int64_t fusion_id) {
+std::shared_ptr<MultiDeviceExecutor> sharded_executor(int64_t fusion_id) {
   CachedFusion& entry = FusionCache::get().at(fusion_id);
   NVFUSE_CHECK(
       entry.sharded, "fusion ", fusion_id, " is not sharded over a device mesh");
@@ -54,6 +54,14 @@ void init_multidevice(py::module_& m) {
       "nvfuse.multidevice.communicator._new_team_group");
   m.def("communicator_is_configured", [] { return Communicator::get().is_configured(); });
   m.def(
+      "release_communicator",
+      [] {
+        FusionCache::get().release_runtime_states();
+        Communicator::get().release();
+      },
+      "Frees the compiled states (their process groups) and the communicator's "
+      "groups: called at exit, before torch.distributed is torn down");
+  m.def(
       "has_device_mesh",
       [](int64_t fusion_id) { return FusionCache::get().at(fusion_id).sharded; },
       py::arg("fusion_id"));
@@ -61,7 +69,8 @@ void init_multidevice(py::module_& m) {
       "output_shardings",
       [](int64_t fusion_id) {
         py::list result;
-        const MultiDeviceExecutor& executor = sharded_executor(fusion_id);
+        const std::shared_ptr<MultiDeviceExecutor> held = sharded_executor(fusion_id);
+        const MultiDeviceExecutor& executor = *held;
         const std::vector<Sharding> shardings = executor.output_shardings();
         for (size_t o = 0; o < shardings.size(); ++o) {
           const Sharding& s = shardings[o];
@@ -83,7 +92,8 @@ void init_multidevice(py::module_& m) {
             "fusion ", fusion_id, " has no state ", state_index);
         const auto* tv = std::get_if<TensorView*>(&entry.states[state_index]);
         NVFUSE_TYPE_CHECK(tv != nullptr, "state ", state_index, " is not a tensor");
-        MultiDeviceExecutor& executor = sharded_executor(fusion_id);
+        const std::shared_ptr<MultiDeviceExecutor> held = sharded_executor(fusion_id);
+        MultiDeviceExecutor& executor = *held;
         const auto& inputs = entry.fusion->inputs();
         const auto& outputs = entry.fusion->outputs();
         Sharding s;
@@ -105,7 +115,7 @@ void init_multidevice(py::module_& m) {
       "input_shardings",
       [](int64_t fusion_id) {
         py::list result;
-        for (const Sharding& s : sharded_executor(fusion_id).input_shardings()) {
+        for (const Sharding& s : sharded_executor(fusion_id)->input_shardings()) {
           result.append(
               s.mesh.has_value() ? py::object(py::make_tuple(*s.mesh, s.mesh_axis, s.whole_axis))
                                  : py::object(py::none()));
@@ -117,7 +127,7 @@ void init_multidevice(py::module_& m) {
       "input; None for scalars");
   m.def(
       "host_program",
-      [](int64_t fusion_id) { return sharded_executor(fusion_id).host_program(); },
+      [](int64_t fusion_id) { return sharded_executor(fusion_id)->host_program(); },
       py::arg("fusion_id"));
 }
 

@@ -573,16 +573,13 @@ bool FusionExecutor::run_segment(
   return true;
 }
 
-FusionExecutor& executor_for(CachedFusion& entry) {
+std::shared_ptr<FusionExecutor> executor_for(CachedFusion& entry) {
   NVFUSE_CHECK_AS(
       ErrorKind::kUnsupported, !entry.sharded,
       "this fusion is sharded over a device mesh; its per-process segments are "
       "not inspectable this way yet (NVFUSE_DUMP=host_ir prints its host program)");
-  std::lock_guard<std::mutex> lock(entry.mutex);
-  if (entry.runtime_state == nullptr) {
-    entry.runtime_state = std::make_unique<FusionExecutor>(*entry.fusion);
-  }
-  return static_cast<FusionExecutor&>(*entry.runtime_state);
+  return std::static_pointer_cast<FusionExecutor>(FusionCache::get().runtime_state_of(
+      entry, [&] { return std::make_unique<FusionExecutor>(*entry.fusion); }));
 }
 
 std::vector<at::Tensor> execute_cached_fusion(
@@ -594,9 +591,9 @@ std::vector<at::Tensor> execute_cached_fusion(
   step.reset();
   try {
     if (entry.sharded) {
-      return multidevice_executor_for(entry).execute(args);
+      return multidevice_executor_for(entry)->execute(args);
     }
-    return executor_for(entry).execute(args, device);
+    return executor_for(entry)->execute(args, device);
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::kInternal) {
       throw;
@@ -604,6 +601,12 @@ std::vector<at::Tensor> execute_cached_fusion(
     throw Error(
         e.kind(),
         std::string(e.what()) + "\nRepro script:\n" + entry.repro_script());
+  } catch (const c10::Error& e) {
+    // An ATen call outside the reference evaluator's own (which names its
+    // expr) refused these inputs: still a typed error, never a bare one.
+    throw Error(
+        ErrorKind::kInput,
+        std::string("an ATen call refused these inputs: ") + e.what_without_backtrace());
   }
 }
 

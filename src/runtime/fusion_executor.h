@@ -151,7 +151,7 @@ class FusionExecutor : public RuntimeState {
 };
 
 // The executor of a cached fusion, created on first use.
-FusionExecutor& executor_for(CachedFusion& entry);
+std::shared_ptr<FusionExecutor> executor_for(CachedFusion& entry);
 
 // Executes a cached fusion. Internal errors carry the fusion's repro script.
 // `device` is where a fusion that reads no tensor runs.

@@ -102,7 +102,13 @@ void InputBinder::bind_tensor(
     const at::Tensor& t) {
   NVFUSE_INPUT_CHECK(
       t.defined(), input_name(index), ": got an undefined tensor");
-  const DataType dtype = from_aten(t.scalar_type());
+  DataType dtype = DataType::Null;
+  try {
+    dtype = from_aten(t.scalar_type());
+  } catch (const Error& e) {  // a torch dtype nvfuse lacks: say which input
+    NVFUSE_INPUT_TYPE_CHECK(false, input_name(index), ": ", e.what(), "; expected ",
+                            describe_input(tv));
+  }
   NVFUSE_INPUT_TYPE_CHECK(
       dtype == tv.dtype(), input_name(index), ": expected ",
       describe_input(tv), ", got ", describe_argument(t));

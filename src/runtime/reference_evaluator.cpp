@@ -19,9 +19,13 @@ at::ScalarType math_type_of(DataType compute) {
 
 // A Python scalar as torch holds it: a 0-d CPU tensor flagged as a wrapped
 // number, so it does not take part in type promotion as a tensor would.
+// Made in the value's own type and converted as a tensor cast converts (1e308
+// becomes inf in Float, as torch.ones(3) * 1e308 gives; building the Float
+// tensor from the value directly would raise on the overflow).
 at::Tensor wrapped_number(const ScalarValue& value, at::ScalarType type) {
   at::Tensor t = at::scalar_tensor(
-      to_aten_scalar(value), at::TensorOptions().dtype(type));
+      to_aten_scalar(value),
+      at::TensorOptions().dtype(to_aten(value.natural_dtype()))).to(type);
   t.unsafeGetTensorImpl()->set_wrapped_number(true);
   return t;
 }

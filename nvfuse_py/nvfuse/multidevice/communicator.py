@@ -9,6 +9,7 @@ tensors and NCCL for CUDA tensors. NVFUSE_COMM_TIMEOUT_S (default 300) bounds
 every collective, so a lost peer becomes an error, not a hang.
 """
 
+import atexit
 import datetime
 import os
 
@@ -22,6 +23,28 @@ from ..errors import InputError
 # the C++ communicator was configured for.
 _groups = {}
 _configured_for = None
+# Whether nvfuse initialized torch.distributed itself (then it destroys the
+# default group at exit; a user's own group is left alone).
+_owns_default_group = False
+_shutdown_registered = False
+
+
+def _shutdown():
+    """At exit, before the interpreter tears torch.distributed down: frees
+    the compiled sharded executors and the team groups (they hold c10d
+    process groups; destroyed during static destruction instead, Gloo's
+    threads abort the process), then the default group nvfuse created."""
+    global _configured_for, _owns_default_group
+    _C.release_communicator()
+    if dist.is_initialized():
+        for group in _groups.values():
+            if group is not dist.group.WORLD and isinstance(group, dist.ProcessGroup):
+                dist.destroy_process_group(group)
+    _groups.clear()
+    _configured_for = None
+    if _owns_default_group and dist.is_initialized():
+        dist.destroy_process_group()
+    _owns_default_group = False
 
 
 def _env_int(*names):
@@ -43,7 +66,7 @@ def is_initialized():
 def init():
     """Sets up this process's communicator (idempotent; cheap once done, as
     every execute() of a sharded fusion calls it)."""
-    global _configured_for
+    global _configured_for, _owns_default_group, _shutdown_registered
     if _configured_for is not None and dist.is_initialized() and _configured_for[2] == id(
         dist.group.WORLD
     ):
@@ -77,6 +100,7 @@ def init():
             world_size=world_size,
             timeout=_timeout(),
         )
+        _owns_default_group = True
     rank, world_size = dist.get_rank(), dist.get_world_size()
     local_rank = _env_int("LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK")
     if local_rank is None:
@@ -86,6 +110,9 @@ def init():
         _groups.clear()
         _C.configure_communicator(rank, world_size, local_rank)
         _configured_for = key
+    if not _shutdown_registered:
+        atexit.register(_shutdown)
+        _shutdown_registered = True
 
 
 def _new_team_group(ranks):

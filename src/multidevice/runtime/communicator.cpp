@@ -30,6 +30,19 @@ void Communicator::configure(
   ++generation_;
 }
 
+void Communicator::release() {
+  std::map<std::vector<int64_t>, c10::intrusive_ptr<c10d::ProcessGroup>> groups;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    groups.swap(groups_);
+    factory_ = nullptr;
+    rank_ = -1;
+    world_size_ = 0;
+    local_rank_ = -1;
+    ++generation_;
+  }
+}
+
 bool Communicator::is_configured() const {
   std::lock_guard<std::mutex> lock(mutex_);
   return world_size_ > 0;

@@ -32,6 +32,9 @@ class Communicator {
   // Forgets the groups of an earlier configuration.
   void configure(int64_t rank, int64_t world_size, int64_t local_rank, GroupFactory factory);
   bool is_configured() const;
+  // Drops the process groups and the configuration (at exit, before
+  // torch.distributed is torn down: c10d's groups must not outlive it).
+  void release();
   // Changes with every configure: what was derived from the old
   // configuration (teams, groups) must be derived again.
   int64_t generation() const;

@@ -344,12 +344,9 @@ std::vector<at::Tensor> MultiDeviceExecutor::execute(const std::vector<Argument>
   return outputs;
 }
 
-MultiDeviceExecutor& multidevice_executor_for(CachedFusion& entry) {
-  std::lock_guard<std::mutex> lock(entry.mutex);
-  if (entry.runtime_state == nullptr) {
-    entry.runtime_state = std::make_unique<MultiDeviceExecutor>(*entry.fusion);
-  }
-  return static_cast<MultiDeviceExecutor&>(*entry.runtime_state);
+std::shared_ptr<MultiDeviceExecutor> multidevice_executor_for(CachedFusion& entry) {
+  return std::static_pointer_cast<MultiDeviceExecutor>(FusionCache::get().runtime_state_of(
+      entry, [&] { return std::make_unique<MultiDeviceExecutor>(*entry.fusion); }));
 }
 
 }  // namespace nvfuse

@@ -76,6 +76,6 @@ class MultiDeviceExecutor : public RuntimeState {
 };
 
 // The multi-device executor of a cached fusion, created on first use.
-MultiDeviceExecutor& multidevice_executor_for(CachedFusion& entry);
+std::shared_ptr<MultiDeviceExecutor> multidevice_executor_for(CachedFusion& entry);
 
 }  // namespace nvfuse
