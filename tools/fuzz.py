@@ -6,21 +6,22 @@ built alongside, compared with dtype-aware tolerances.
 A case is a random DAG over 1 to 3 inputs (random shapes with zero-size and
 size-1 axes, dtypes bf16/fp16/fp32/int32/int64/bool, contiguous, permuted
 or expanded layouts) of pointwise ops with tensors and Python numbers,
-casts, where, reductions (sum, amax, mean) and permutes. Cases run in a
-worker process, so a crash (a signal, an abort) is a finding that names
-its case rather than the end of the run; the worker is restarted after
-it. A failing case is shrunk (ops dropped while it still fails) and
-printed as a script that needs only nvfuse and torch.
+casts, where, reductions (sum, amax, mean), slices, reshapes and permutes.
+Cases run in a worker process, so a crash (a signal, an abort) is a
+finding that names its case rather than the end of the run; the worker is
+restarted after it. With --shrink a failing case is cut to the ops one
+failing output needs and printed as a script that needs only nvfuse, torch
+and this file.
 
-Torch's CPU and CUDA kernels are the reference on the device the case
-runs on; where they disagree nvfuse follows CUDA (docs/api.md).
+The reference is torch on the case's device, with half precision computed
+as torch's CUDA kernels compute it (cuda_like): where torch's CPU and CUDA
+kernels disagree, nvfuse follows CUDA (docs/api.md).
 """
 
 import argparse
 import multiprocessing as mp
 import random
 import sys
-import traceback
 
 DTYPES = ["bfloat16", "float16", "float32", "int32", "int64", "bool"]
 FLOATS = ["bfloat16", "float16", "float32"]
@@ -116,6 +117,18 @@ def random_op(rng, values):
             return None  # torch raises on an empty max
         out_dtype = "int64" if name == "sum" and kind != "f" else dtype
         op, result = (name, [i], {"dim": axis}), (shape[:axis] + shape[axis + 1:], out_dtype)
+    elif choice < 0.95 and shape:
+        axis = rng.randrange(len(shape))
+        start = rng.randint(0, shape[axis])
+        end = rng.randint(start, shape[axis])
+        starts, ends = [0] * len(shape), list(shape)
+        starts[axis], ends[axis] = start, end
+        sliced = list(shape)
+        sliced[axis] = end - start
+        op, result = ("slice", [i], {"starts": starts, "ends": ends}), (sliced, dtype)
+    elif choice < 0.975 and len(shape) >= 2:
+        merged = [shape[0] * shape[1]] + shape[2:]
+        op, result = ("reshape", [i], {"shape": merged}), (merged, dtype)
     elif len(shape) >= 2:
         perm = list(range(len(shape)))
         rng.shuffle(perm)
@@ -196,6 +209,12 @@ def apply(case, inputs, fd=None):
                 ins[0], [params["dim"]]))
         elif name == "permute":
             values.append(lib.permute(ins[0], params["dims"]))
+        elif name == "reshape":
+            values.append(lib.reshape(ins[0], params["shape"]))
+        elif name == "slice" and fd is None:
+            values.append(ins[0][tuple(slice(a, b) for a, b in zip(params["starts"], params["ends"]))])
+        elif name == "slice":
+            values.append(fd.ops.slice(ins[0], params["starts"], params["ends"]))
         elif fd is None:
             values.append(cuda_like(name, ins))
         else:
