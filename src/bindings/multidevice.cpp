@@ -56,11 +56,12 @@ void init_multidevice(py::module_& m) {
   m.def(
       "release_communicator",
       [] {
-        FusionCache::get().release_runtime_states();
+        FusionCache::get().release_sharded_runtime_states();
         Communicator::get().release();
       },
-      "Frees the compiled states (their process groups) and the communicator's "
-      "groups: called at exit, before torch.distributed is torn down");
+      "Frees the sharded fusions' compiled states (their process groups) and "
+      "the communicator's groups: called at exit, before torch.distributed is "
+      "torn down");
   m.def(
       "has_device_mesh",
       [](int64_t fusion_id) { return FusionCache::get().at(fusion_id).sharded; },

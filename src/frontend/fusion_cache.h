@@ -4,8 +4,7 @@
 #pragma once
 
 #include <functional>
-#include <list>
-#include <unordered_map>
+#include <memory>
 
 #include <deque>
 #include <memory>
@@ -34,8 +33,8 @@ struct CachedFusion {
   // Some tensor has a device mesh (a set_device_mesh record): execute takes
   // the multi-device path. Kept so execute need not look.
   bool sharded = false;
-  // Created by the runtime on first execution, freed again when the cache
-  // evicts it (FusionCache::runtime_state_of); guarded by `mutex`.
+  // Created by the runtime on first execution (FusionCache::runtime_state_of);
+  // guarded by `mutex`.
   std::shared_ptr<RuntimeState> runtime_state;
   std::mutex mutex;
 
@@ -55,41 +54,22 @@ class FusionCache {
   void reset();
 
   // The runtime state of `entry` (its compiled executors), made by `make`
-  // when it has none: on first execution, or after an eviction. At most
-  // max_runtime_states() entries keep one; using an entry makes it the most
-  // recent, and the least recently used beyond the bound are freed (kernels,
-  // schedules, their device modules; the definition, its records and IR,
-  // and the disk kernel cache stay, so the next call rebuilds it from the
-  // disk cache). Callers hold the returned pointer for the length of their
-  // call: an eviction meanwhile frees nothing in use.
+  // when it has none. Callers hold the returned pointer for the length of
+  // their call. The cache keeps every entry's state for the process's life
+  // (no eviction yet: see docs/api.md).
   std::shared_ptr<RuntimeState> runtime_state_of(
       CachedFusion& entry,
       const std::function<std::unique_ptr<RuntimeState>()>& make);
-  // NVFUSE_CACHE_MAX, else kDefaultMaxRuntimeStates.
-  static constexpr int64_t kDefaultMaxRuntimeStates = 1024;
-  int64_t max_runtime_states() const;
-  // Lowering the bound evicts down to it now; values below 1 are an error.
-  void set_max_runtime_states(int64_t max);
-  int64_t num_runtime_states() const;
-  // Frees every entry's runtime state (at exit: sharded executors hold
-  // process groups that must go before torch.distributed does).
-  void release_runtime_states();
+  // Frees the runtime states of the sharded entries (at exit: their
+  // executors hold process groups that must go before torch.distributed).
+  void release_sharded_runtime_states();
 
  private:
-  FusionCache();
-  // Marks `id` most recently used; returns the entries to free (their
-  // mutexes are taken after the cache's is released: no lock-order cycle
-  // with an entry whose caller holds its own mutex).
-  std::vector<CachedFusion*> touch(int64_t id);
-  std::vector<CachedFusion*> over_the_bound();
-  static void free_runtime_states(const std::vector<CachedFusion*>& victims);
+  FusionCache() = default;
 
   mutable std::mutex mutex_;
   std::deque<CachedFusion> entries_;
   std::unordered_multimap<size_t, int64_t> ids_by_hash_;
-  int64_t max_runtime_states_;
-  std::list<int64_t> recently_used_;  // most recent first
-  std::unordered_map<int64_t, std::list<int64_t>::iterator> use_position_;
 };
 
 }  // namespace nvfuse
