@@ -58,16 +58,6 @@ void FusionCache::reset() {
   ids_by_hash_.clear();
 }
 
-std::shared_ptr<RuntimeState> FusionCache::runtime_state_of(
-    CachedFusion& entry,
-    const std::function<std::unique_ptr<RuntimeState>()>& make) {
-  std::lock_guard<std::mutex> lock(entry.mutex);
-  if (entry.runtime_state == nullptr) {
-    entry.runtime_state = make();
-  }
-  return entry.runtime_state;
-}
-
 void FusionCache::release_sharded_runtime_states() {
   std::vector<CachedFusion*> entries;
   {

@@ -3,7 +3,6 @@
 // reuses its IR and everything the runtime compiled for it.
 #pragma once
 
-#include <functional>
 #include <memory>
 
 #include <deque>
@@ -53,13 +52,18 @@ class FusionCache {
   // Drops every entry (tests use this); ids restart at 0.
   void reset();
 
-  // The runtime state of `entry` (its compiled executors), made by `make`
-  // when it has none. Callers hold the returned pointer for the length of
-  // their call. The cache keeps every entry's state for the process's life
-  // (no eviction yet: see docs/api.md).
-  std::shared_ptr<RuntimeState> runtime_state_of(
-      CachedFusion& entry,
-      const std::function<std::unique_ptr<RuntimeState>()>& make);
+  // The runtime state of `entry` (its compiled executors), a `State` made
+  // from the definition on first use. Callers hold the returned pointer for
+  // the length of their call (release_sharded_runtime_states may free the
+  // entry's at exit). Nothing is evicted yet: see docs/api.md.
+  template <typename State>
+  static std::shared_ptr<State> runtime_state_of(CachedFusion& entry) {
+    std::lock_guard<std::mutex> lock(entry.mutex);
+    if (entry.runtime_state == nullptr) {
+      entry.runtime_state = std::make_shared<State>(*entry.fusion);
+    }
+    return std::static_pointer_cast<State>(entry.runtime_state);
+  }
   // Frees the runtime states of the sharded entries (at exit: their
   // executors hold process groups that must go before torch.distributed).
   void release_sharded_runtime_states();

@@ -18,14 +18,19 @@ void check_operand(const TensorView* tv, const char* op, const char* what) {
       tv->dtype());
 }
 
+// Both GEMM operands floating point, of one dtype.
+void check_operand_pair(const TensorView* a, const TensorView* b, const char* op) {
+  check_operand(a, op, "the first operand");
+  check_operand(b, op, "the second operand");
+  NVFUSE_TYPE_CHECK(
+      a->dtype() == b->dtype(), op, ": the operands have dtypes ", a->dtype(), " and ",
+      b->dtype(), "; cast them to one dtype first");
+}
+
 }  // namespace
 
 TensorView* matmul(TensorView* a, TensorView* b) {
-  check_operand(a, "matmul", "the first operand");
-  check_operand(b, "matmul", "the second operand");
-  NVFUSE_TYPE_CHECK(
-      a->dtype() == b->dtype(), "matmul: the operands have dtypes ", a->dtype(),
-      " and ", b->dtype(), "; cast them to one dtype first");
+  check_operand_pair(a, b, "matmul");
   NVFUSE_CHECK(
       a->rank() >= 1 && b->rank() >= 1,
       "matmul: both operands need at least one axis, got ranks ", a->rank(),
@@ -123,11 +128,7 @@ TensorView* linear(TensorView* in, TensorView* weight, TensorView* bias) {
 }
 
 TensorView* grouped_mm(TensorView* a, TensorView* b, TensorView* offsets) {
-  check_operand(a, "grouped_mm", "the first operand");
-  check_operand(b, "grouped_mm", "the second operand");
-  NVFUSE_TYPE_CHECK(
-      a->dtype() == b->dtype(), "grouped_mm: the operands have dtypes ", a->dtype(),
-      " and ", b->dtype(), "; cast them to one dtype first");
+  check_operand_pair(a, b, "grouped_mm");
   NVFUSE_TYPE_CHECK(
       offsets->dtype() == DataType::Int32 || offsets->dtype() == DataType::Int,
       "grouped_mm: offsets must be Int32 (or Int), got ", offsets->dtype());

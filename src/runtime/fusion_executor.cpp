@@ -578,8 +578,7 @@ std::shared_ptr<FusionExecutor> executor_for(CachedFusion& entry) {
       ErrorKind::kUnsupported, !entry.sharded,
       "this fusion is sharded over a device mesh; its per-process segments are "
       "not inspectable this way yet (NVFUSE_DUMP=host_ir prints its host program)");
-  return std::static_pointer_cast<FusionExecutor>(FusionCache::get().runtime_state_of(
-      entry, [&] { return std::make_unique<FusionExecutor>(*entry.fusion); }));
+  return FusionCache::runtime_state_of<FusionExecutor>(entry);
 }
 
 std::vector<at::Tensor> execute_cached_fusion(

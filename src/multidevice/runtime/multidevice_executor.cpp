@@ -345,8 +345,7 @@ std::vector<at::Tensor> MultiDeviceExecutor::execute(const std::vector<Argument>
 }
 
 std::shared_ptr<MultiDeviceExecutor> multidevice_executor_for(CachedFusion& entry) {
-  return std::static_pointer_cast<MultiDeviceExecutor>(FusionCache::get().runtime_state_of(
-      entry, [&] { return std::make_unique<MultiDeviceExecutor>(*entry.fusion); }));
+  return FusionCache::runtime_state_of<MultiDeviceExecutor>(entry);
 }
 
 }  // namespace nvfuse
