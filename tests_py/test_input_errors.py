@@ -100,7 +100,7 @@ def test_wrong_python_type_for_a_symbolic_scalar():
         t = fd.define_tensor(shape=[-1], contiguity=True)
         s = fd.define_scalar(dtype=DataType.Int)
         fd.add_output(t * s)
-    with pytest.raises(nvfuse.InputTypeError, match="input 1: expected a Int scalar, got the Python scalar 2.5"):
+    with pytest.raises(nvfuse.InputTypeError, match="input 1: expected an Int scalar, got the Python scalar 2.5"):
         fd.execute([torch.ones(2), 2.5])
 
 
@@ -142,3 +142,15 @@ def test_a_bad_input_does_not_poison_later_calls(matrix_fd):
 def test_input_errors_are_nvfuse_errors(matrix_fd):
     with pytest.raises(nvfuse.NvfuseError):
         matrix_fd.execute([])
+
+
+@pytest.mark.parametrize("size, shape", [(0, r"\[0, -1\]"), (5, r"\[5, -1\]"), (-3, r"\[-3, -1\]")])
+def test_a_symbolic_reshape_size_that_does_not_fit_is_named_as_torch_names_it(size, shape):
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(shape=[-1, -1], contiguity=True)
+        rows = fd.define_scalar(dtype=DataType.Int)
+        fd.add_output(fd.ops.reshape(t, [rows, -1]))
+    with pytest.raises(nvfuse.InputError, match=rf"reshape: the shape {shape} is invalid for an input of 24 elements"):
+        fd.execute([torch.randn(4, 6), size])
+    (out,) = fd.execute([torch.arange(24.0).reshape(4, 6), 3])
+    assert torch.equal(out, torch.arange(24.0).reshape(3, 8))

@@ -6,7 +6,9 @@ built alongside, compared with dtype-aware tolerances.
 A case is a random DAG over 1 to 3 inputs (random shapes with zero-size and
 size-1 axes, dtypes bf16/fp16/fp32/int32/int64/bool, contiguous, permuted
 or expanded layouts) of pointwise ops with tensors and Python numbers,
-casts, where, reductions (sum, amax, mean), slices, reshapes and permutes.
+casts, where, reductions (sum, amax, mean), slices, reshapes, permutes and
+indexing (index_select, gather, take_along_axis, their int32/int64 index
+tensors extra inputs).
 Cases run in a worker process, so a crash (a signal, an abort) is a
 finding that names its case rather than the end of the run; the worker is
 restarted after it. With --shrink a failing case is cut to the ops one
@@ -39,6 +41,9 @@ BINARY = {
     "remainder": "f", "pow": "f",
 }
 REDUCTIONS = {"sum": "fib", "amax": "fi", "mean": "f"}
+# Indexing ops: torch.<name>(x, dim, index) is fd.ops.<name>(x, index, dim)
+# (take_along_axis is torch.take_along_dim(x, index, dim)).
+INDEXING = ["index_select", "gather", "take_along_axis"]
 
 
 def kind_of(dtype):
@@ -46,9 +51,11 @@ def kind_of(dtype):
 
 
 def random_case(seed):
-    """A case as plain data: {"inputs": [(shape, dtype, layout)], "ops":
-    [(op, operand indices or numbers, params)], "outputs": [value index]}.
-    Values are numbered inputs first, then one per op."""
+    """A case as plain data: {"inputs": [(shape, dtype, layout)], "indices":
+    [(shape, dtype, bound)], "ops": [(op, operand indices or numbers,
+    params)], "outputs": [value index]}. Values are numbered inputs first,
+    then one per op; index tensors (random in [0, bound)) are inputs after
+    `inputs`, named by ops' params, not values."""
     rng = random.Random(seed)
     rank = rng.choice([1, 2, 2, 3])
     shape = [rng.choice([0, 1, 1, 2, 3, 5, 8, 17, 64, 130]) if rng.random() < 0.9 else 0
@@ -61,10 +68,10 @@ def random_case(seed):
         layout = rng.choice(["contiguous", "contiguous", "permuted", "expanded"])
         inputs.append((list(shape), dtype, layout))
     values = [(list(shape), dtype) for shape, dtype, _ in inputs]
-    ops = []
+    ops, indices = [], []
     wanted = rng.randint(1, 8)
     while len(ops) < wanted:
-        op = random_op(rng, values)
+        op = random_op(rng, values, indices)
         if op is None:
             continue
         ops.append(op[0])
@@ -74,10 +81,11 @@ def random_case(seed):
     last = len(values) - 1
     outputs = sorted({last} | {rng.randrange(len(inputs), len(values))
                                for _ in range(rng.randint(0, 2))})
-    return {"seed": seed, "inputs": inputs, "ops": ops, "outputs": outputs}
+    return {"seed": seed, "inputs": inputs, "indices": indices, "ops": ops,
+            "outputs": outputs}
 
 
-def random_op(rng, values):
+def random_op(rng, values, indices):
     """(op, its result's (shape, dtype)) over existing values, or None.
     An op is (name, operands, params); an operand is a value index or
     ("number", x)."""
@@ -110,13 +118,15 @@ def random_op(rng, values):
             op, result = ("where", [i, a, b], {}), (shape, values[a][1])
         else:
             op, result = ("where", [i, a, b], {}), (shape, promote(values[a][1], values[b][1]))
-    elif choice < 0.92 and shape:
+    elif choice < 0.88 and shape:
         name = rng.choice([n for n, kinds in REDUCTIONS.items() if kind in kinds])
         axis = rng.randrange(len(shape))
         if name == "amax" and shape[axis] == 0:
             return None  # torch raises on an empty max
         out_dtype = "int64" if name == "sum" and kind != "f" else dtype
         op, result = (name, [i], {"dim": axis}), (shape[:axis] + shape[axis + 1:], out_dtype)
+    elif choice < 0.93 and shape:
+        return random_indexing(rng, i, values[i], indices)
     elif choice < 0.95 and shape:
         axis = rng.randrange(len(shape))
         start = rng.randint(0, shape[axis])
@@ -134,6 +144,26 @@ def random_op(rng, values):
         rng.shuffle(perm)
         op, result = ("permute", [i], {"dims": perm}), ([shape[p] for p in perm], dtype)
     return None if result is None else (op, result)
+
+
+def random_indexing(rng, i, value, indices):
+    """An indexing op over value `i` with a new index tensor in `indices`
+    (or None when the axis is empty: there is nothing to index)."""
+    shape, dtype = value
+    name = rng.choice(INDEXING)
+    axis = rng.randrange(len(shape))
+    if shape[axis] == 0:
+        return None
+    picked = rng.choice([1, 3, 6])
+    if name == "index_select":
+        index_shape = [picked]
+    else:
+        index_shape = list(shape)
+        index_shape[axis] = picked
+    indices.append((index_shape, rng.choice(["int64", "int32"]), shape[axis]))
+    result = list(shape)
+    result[axis] = picked
+    return (name, [i], {"dim": axis, "index": len(indices) - 1}), (result, dtype)
 
 
 def number_for(rng, kind):
@@ -181,14 +211,18 @@ def make_inputs(case, device):
         elif layout == "expanded" and shape and shape[0] > 1:
             t = t[:1].expand(shape)
         tensors.append(t.to(device))
+    for shape, dtype, bound in case.get("indices", []):
+        index = torch.randint(0, bound, shape, generator=g).to(getattr(torch, dtype))
+        tensors.append(index.to(device))
     return tensors
 
 
 def apply(case, inputs, fd=None):
     """The case's outputs: computed by torch on `inputs` (fd None), or
-    recorded into `fd` over its input handles."""
+    recorded into `fd` over its input handles (index tensors last)."""
     import torch
-    values = list(inputs)
+    values = list(inputs[:len(case["inputs"])])
+    index_tensors = inputs[len(case["inputs"]):]
     lib = torch if fd is None else fd.ops
 
     def operand(x):
@@ -207,6 +241,14 @@ def apply(case, inputs, fd=None):
         elif name in REDUCTIONS:
             values.append(getattr(fd.ops, "max" if name == "amax" else name)(
                 ins[0], [params["dim"]]))
+        elif name in INDEXING:
+            index, dim = index_tensors[params["index"]], params["dim"]
+            if fd is not None:
+                values.append(getattr(fd.ops, name)(ins[0], index, dim))
+            elif name == "take_along_axis":
+                values.append(torch.take_along_dim(ins[0], index.long(), dim))
+            else:
+                values.append(getattr(torch, name)(ins[0], dim, index.long()))
         elif name == "permute":
             values.append(lib.permute(ins[0], params["dims"]))
         elif name == "reshape":
@@ -347,6 +389,9 @@ def run_cases(cases, device, case_timeout=300):
         process.join(timeout=10)
         if process.is_alive():
             process.kill()
+        # Cases a dead worker never took stay in this queue: without this,
+        # its feeder thread would block exit on a pipe nobody reads.
+        jobs.cancel_join_thread()
         pending = pending[done:]
     return findings
 

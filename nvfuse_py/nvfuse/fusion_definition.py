@@ -703,6 +703,28 @@ class FusionCache:
         longer execute."""
         _C.reset_cache()
 
+    @staticmethod
+    def set_max(max_compiled: int):
+        """Bounds how many definitions keep their compiled state (kernels,
+        schedules, device modules) at once; the least recently executed
+        beyond the bound are freed, and rebuilt (from the disk kernel cache)
+        when executed again. Definitions themselves stay cached, and sharded
+        ones keep their state. Default: NVFUSE_CACHE_MAX, else 1024."""
+        if isinstance(max_compiled, bool) or not isinstance(max_compiled, int) or max_compiled < 1:
+            raise DefinitionError(
+                f"FusionCache.set_max: expected a positive int, got {max_compiled!r}")
+        _C.set_max_runtime_states(max_compiled)
+
+    @staticmethod
+    def max() -> int:
+        """The bound set_max sets."""
+        return _C.max_runtime_states()
+
+    @staticmethod
+    def num_compiled() -> int:
+        """How many (unsharded) definitions hold compiled state now."""
+        return _C.num_runtime_states()
+
 
 __all__ = [
     "FusionDefinition", "FusionCache", "Tensor", "Scalar", "Vector", "StateKind",

@@ -16,6 +16,10 @@ void init_cache(py::module_& m) {
       "and returns the fusion id. The state is consumed.");
   m.def("num_fusions", [] { return FusionCache::get().num_fusions(); });
   m.def("reset_cache", [] { FusionCache::get().reset(); });
+  m.def("set_max_runtime_states",
+        [](int64_t max) { FusionCache::get().set_max_runtime_states(max); });
+  m.def("max_runtime_states", [] { return FusionCache::get().max_runtime_states(); });
+  m.def("num_runtime_states", [] { return FusionCache::get().num_runtime_states(); });
   m.def("cached_repro_script", [](int64_t id) {
     return FusionCache::get().at(id).repro_script();
   });

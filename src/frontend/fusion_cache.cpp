@@ -1,6 +1,8 @@
 #include "frontend/fusion_cache.h"
 
 #include <algorithm>
+#include <cstdlib>
+#include <string>
 
 namespace nvfuse {
 
@@ -8,6 +10,25 @@ std::string CachedFusion::repro_script() const {
   return nvfuse::repro_script(
       records, "nvfuse_fusion_id" + std::to_string(id));
 }
+
+namespace {
+
+int64_t max_runtime_states_from_environment() {
+  const char* text = std::getenv("NVFUSE_CACHE_MAX");
+  if (text == nullptr || *text == '\0') {
+    return FusionCache::kDefaultMaxRuntimeStates;
+  }
+  char* end = nullptr;
+  const long long value = std::strtoll(text, &end, 10);
+  NVFUSE_CHECK(
+      *end == '\0' && value >= 1, "NVFUSE_CACHE_MAX must be a positive integer, got '",
+      text, "'");
+  return value;
+}
+
+}  // namespace
+
+FusionCache::FusionCache() : max_runtime_states_(max_runtime_states_from_environment()) {}
 
 FusionCache& FusionCache::get() {
   static FusionCache* cache = new FusionCache();  // never destroyed: outlives
@@ -56,6 +77,68 @@ void FusionCache::reset() {
   std::lock_guard<std::mutex> lock(mutex_);
   entries_.clear();
   ids_by_hash_.clear();
+  recently_used_.clear();
+  use_position_.clear();
+}
+
+void FusionCache::note_use(int64_t id) {
+  std::vector<CachedFusion*> victims;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = use_position_.find(id);
+    if (it != use_position_.end()) {
+      recently_used_.splice(recently_used_.begin(), recently_used_, it->second);
+      return;
+    }
+    recently_used_.push_front(id);
+    use_position_[id] = recently_used_.begin();
+    victims = take_over_the_bound();
+  }
+  free_runtime_states(victims);
+}
+
+std::vector<CachedFusion*> FusionCache::take_over_the_bound() {
+  std::vector<CachedFusion*> victims;
+  while (static_cast<int64_t>(recently_used_.size()) > max_runtime_states_) {
+    const int64_t id = recently_used_.back();
+    recently_used_.pop_back();
+    use_position_.erase(id);
+    victims.push_back(&entries_[id]);
+  }
+  return victims;
+}
+
+void FusionCache::free_runtime_states(const std::vector<CachedFusion*>& victims) {
+  for (CachedFusion* entry : victims) {
+    std::shared_ptr<RuntimeState> freed;
+    {
+      std::lock_guard<std::mutex> lock(entry->mutex);
+      freed = std::move(entry->runtime_state);
+    }
+    // `freed` goes here, outside the entry's lock, or with the last call
+    // still using it.
+  }
+}
+
+int64_t FusionCache::max_runtime_states() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return max_runtime_states_;
+}
+
+void FusionCache::set_max_runtime_states(int64_t max) {
+  NVFUSE_CHECK(max >= 1, "the cache bound must be at least 1, got ", max);
+  std::vector<CachedFusion*> victims;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    max_runtime_states_ = max;
+    victims = take_over_the_bound();
+  }
+  free_runtime_states(victims);
+}
+
+int64_t FusionCache::num_runtime_states() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return static_cast<int64_t>(recently_used_.size());
 }
 
 void FusionCache::release_sharded_runtime_states() {

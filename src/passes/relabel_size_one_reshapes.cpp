@@ -74,7 +74,11 @@ TensorView* relabeling_of(TensorView* in, const TensorView* out) {
 }  // namespace
 
 void relabel_size_one_reshapes(Fusion& fusion) {
-  for (Expr* expr : fusion.exprs()) {
+  // Last to first: replacing an output's uses destroys the exprs that read
+  // it, all later than this one, so the walk never meets a destroyed expr.
+  const std::vector<Expr*> exprs = fusion.exprs();
+  for (auto it = exprs.rbegin(); it != exprs.rend(); ++it) {
+    Expr* expr = *it;
     if (!expr->is<ReshapeOp>()) {
       continue;
     }

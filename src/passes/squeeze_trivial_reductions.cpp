@@ -23,7 +23,11 @@ bool reduces_only_size_one_axes(const ReductionOp& reduction) {
 }  // namespace
 
 void squeeze_trivial_reductions(Fusion& fusion) {
-  for (Expr* expr : fusion.exprs()) {
+  // Last to first: replacing an output's uses destroys the exprs that read
+  // it, all later than this one, so the walk never meets a destroyed expr.
+  const std::vector<Expr*> exprs = fusion.exprs();
+  for (auto it = exprs.rbegin(); it != exprs.rend(); ++it) {
+    Expr* expr = *it;
     if (!expr->is<ReductionOp>()) {
       continue;
     }

@@ -578,7 +578,7 @@ std::shared_ptr<FusionExecutor> executor_for(CachedFusion& entry) {
       ErrorKind::kUnsupported, !entry.sharded,
       "this fusion is sharded over a device mesh; its per-process segments are "
       "not inspectable this way yet (NVFUSE_DUMP=host_ir prints its host program)");
-  return FusionCache::runtime_state_of<FusionExecutor>(entry);
+  return FusionCache::get().runtime_state_of<FusionExecutor>(entry);
 }
 
 std::vector<at::Tensor> execute_cached_fusion(

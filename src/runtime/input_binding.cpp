@@ -5,8 +5,10 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "ir/exprs.h"
 #include "ir/printer.h"
 #include "ir/python_list.h"
+#include "ir/shape_exprs.h"
 
 namespace nvfuse {
 
@@ -28,6 +30,12 @@ std::string shape_of_definition(const TensorView& tv) {
   }
   ss << "]";
   return ss.str();
+}
+
+// "an Int", "a Float".
+std::string with_article(const std::string& name) {
+  const bool vowel = !name.empty() && std::string("AEIOU").find(name[0]) != std::string::npos;
+  return (vowel ? "an " : "a ") + name;
 }
 
 std::string describe_argument(const Argument& arg) {
@@ -62,6 +70,7 @@ class InputBinder {
   void bind_scalar(size_t index, const Scalar& s, const ScalarValue& v);
   void bind_extent(const Scalar* extent, int64_t size, std::string origin);
   void check_extent_equalities();
+  void check_reshape_sizes(const ExtentEquality& eq, const Expr& reshape);
   std::string input_name(size_t index) const {
     return "input " + std::to_string(index);
   }
@@ -252,8 +261,52 @@ void InputBinder::bind_extent(
   origins_.emplace(extent, std::move(origin));
 }
 
+// A reshape's element count (eq.a) against the product of its new sizes
+// (eq.b), checked as torch checks a shape: in the user's terms, with the -1
+// they wrote, before an inferred size divides by zero.
+void InputBinder::check_reshape_sizes(const ExtentEquality& eq, const Expr& reshape) {
+  auto count = bound_.extents.evaluate(eq.a);
+  if (!count.has_value()) {
+    return;
+  }
+  std::vector<std::string> shape;
+  int64_t known = 1;
+  bool valid = true;
+  bool has_inferred = false;
+  for (size_t i = 1; i < reshape.inputs().size(); ++i) {
+    const Expr* def = reshape.input(i)->definition();
+    // ops/shape.cpp writes an inferred size as div(element count, known).
+    if (def != nullptr && def->is<PointwiseOp>() &&
+        def->as<PointwiseOp>()->op() == OpType::div && def->input(0) == eq.a) {
+      has_inferred = true;
+      shape.push_back("-1");
+      continue;
+    }
+    auto size = bound_.extents.evaluate(reshape.input(i)->as<Scalar>());
+    if (!size.has_value()) {
+      return;
+    }
+    shape.push_back(std::to_string(size->as_int()));
+    valid = valid && size->as_int() >= 0;
+    known *= size->as_int();
+  }
+  const int64_t elements = count->as_int();
+  valid = valid && (has_inferred ? known != 0 && elements % known == 0 : known == elements);
+  std::string listed;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    listed += (i ? ", " : "") + shape[i];
+  }
+  NVFUSE_INPUT_CHECK(
+      valid, "reshape: the shape [", listed, "] is invalid for an input of ", elements,
+      " elements (`", print_expr(reshape), "`)");
+}
+
 void InputBinder::check_extent_equalities() {
   for (const ExtentEquality& eq : fusion_.extent_equalities()) {
+    const Expr* op = eq.result->definition();
+    if (op != nullptr && op->is<ReshapeOp>()) {
+      check_reshape_sizes(eq, *op);
+    }
     auto a = bound_.extents.evaluate(eq.a);
     auto b = bound_.extents.evaluate(eq.b);
     if (!a.has_value() || !b.has_value() || *a == *b) {
@@ -264,7 +317,6 @@ void InputBinder::check_extent_equalities() {
       return it != origins_.end() ? it->second
                                   : "the size " + extent->to_string();
     };
-    const Expr* op = eq.result->definition();
     NVFUSE_INPUT_CHECK(
         false, name(eq.a), " (size ", *a, ") and ", name(eq.b), " (size ",
         *b, ") must be equal, because `",
@@ -292,11 +344,11 @@ void check_argument_count(const Fusion& fusion, const std::vector<Argument>& arg
 
 std::string describe_input(const Val& input) {
   if (input.is<Scalar>()) {
-    return std::string("a ") + name_of(input.dtype()) + " scalar";
+    return with_article(name_of(input.dtype())) + " scalar";
   }
   const auto& tv = *input.as<TensorView>();
   std::ostringstream ss;
-  ss << "a " << name_of(tv.dtype()) << " tensor defined with shape="
+  ss << with_article(name_of(tv.dtype())) << " tensor defined with shape="
      << shape_of_definition(tv) << ", contiguity=[";
   const auto& contiguity = tv.domain().contiguity();
   for (size_t i = 0; i < contiguity.size(); ++i) {

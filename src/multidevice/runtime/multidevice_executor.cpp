@@ -345,7 +345,7 @@ std::vector<at::Tensor> MultiDeviceExecutor::execute(const std::vector<Argument>
 }
 
 std::shared_ptr<MultiDeviceExecutor> multidevice_executor_for(CachedFusion& entry) {
-  return FusionCache::runtime_state_of<MultiDeviceExecutor>(entry);
+  return FusionCache::get().runtime_state_of<MultiDeviceExecutor>(entry);
 }
 
 }  // namespace nvfuse
