@@ -1,6 +1,7 @@
 #include "runtime/reference_evaluator.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/impl/LocalDispatchKeySet.h>
 
 #include "ir/dispatch.h"
 #include "ir/expression_evaluator.h"
@@ -17,15 +18,31 @@ at::ScalarType math_type_of(DataType compute) {
   return is_reduced_float(compute) ? at::kFloat : to_aten(compute);
 }
 
+// The 64-bit type torch holds a wrapped number of `type`'s kind in.
+at::ScalarType wrapped_type_of(at::ScalarType type) {
+  if (at::isComplexType(type)) {
+    return at::kComplexDouble;
+  }
+  if (at::isFloatingType(type)) {
+    return at::kDouble;
+  }
+  return type == at::kBool ? at::kBool : at::kLong;
+}
+
 // A Python scalar as torch holds it: a 0-d CPU tensor flagged as a wrapped
 // number, so it does not take part in type promotion as a tensor would.
-// Made in the value's own type and converted as a tensor cast converts (1e308
-// becomes inf in Float, as torch.ones(3) * 1e308 gives; building the Float
-// tensor from the value directly would raise on the overflow).
+// Its value is rounded to `type` first, converted as a tensor cast converts
+// (1e308 becomes inf in Float, as torch.ones(3) * 1e308 gives; building the
+// Float tensor from the value directly would raise on the overflow), then
+// held in the 64-bit type torch's wrapped numbers always have (exactly):
+// code that reads wrapped numbers, such as a Python dispatcher, knows
+// only those.
 at::Tensor wrapped_number(const ScalarValue& value, at::ScalarType type) {
   at::Tensor t = at::scalar_tensor(
-      to_aten_scalar(value),
-      at::TensorOptions().dtype(to_aten(value.natural_dtype()))).to(type);
+                     to_aten_scalar(value),
+                     at::TensorOptions().dtype(to_aten(value.natural_dtype())))
+                     .to(type)
+                     .to(wrapped_type_of(type));
   t.unsafeGetTensorImpl()->set_wrapped_number(true);
   return t;
 }
@@ -90,6 +107,13 @@ void ReferenceEvaluator::run_scalars(const std::vector<Argument>& args) {
 
 std::vector<at::Tensor> ReferenceEvaluator::run(
     const std::vector<Argument>& args) {
+  // The ATen calls below implement nvfuse's ops, as its kernels do on the
+  // GPU: a Python dispatch mode active around execute (AOTAutograd runs a
+  // compiled graph's first call under one) must not see them, and cannot
+  // re-dispatch them (it turns the wrapped-number operands into Python
+  // numbers, which the Tensor overloads called here do not take).
+  c10::impl::ExcludeDispatchKeyGuard no_python_modes(
+      c10::DispatchKeySet({c10::DispatchKey::Python, c10::DispatchKey::PythonTLSSnapshot}));
   bind(args);
   for (const Expr* expr : fusion_.exprs()) {
     evaluate(*expr);

@@ -1,0 +1,107 @@
+"""One fused partition of an FX graph, run by nvfuse.
+
+The partition's graph becomes a FusionDefinition the first time it runs
+with a given input layout (dtypes, which axes are size 1, contiguity and
+stride order): sizes stay symbolic, so new batch or sequence sizes reuse
+the definition, and the fusion cache shares it between graphs of the same
+structure. Python numbers among the inputs (Dynamo's symbolic sizes)
+become symbolic scalars."""
+
+import torch
+from torch.fx.node import map_arg
+
+from .. import _C
+from ..fusion_definition import FusionDefinition
+from ..pytorch_utils import python_scalar_dtype, torch_dtype_to_nvfuse_dtype
+from .translate import NEEDS_SIZES, TRANSLATIONS
+
+
+def _layout_key(value):
+    if isinstance(value, torch.Tensor):
+        _, contiguity, stride_order = _C.describe_tensor(list(value.shape), list(value.stride()))
+        ones = tuple(s == 1 for s in value.shape)
+        return (value.dtype, value.device.type, value.dim() == 0 and value.is_cpu, ones,
+                tuple(contiguity), tuple(stride_order))
+    return type(value)
+
+
+def _outputs_of(graph):
+    (result,) = [n for n in graph.nodes if n.op == "output"]
+    value = result.args[0]
+    return (list(value), False) if isinstance(value, (tuple, list)) else ([value], True)
+
+
+def _with_meta_dtype(fd, value, meta):
+    """`value` cast to the dtype of torch's meta value `meta`."""
+    if isinstance(value, (tuple, list)):
+        return tuple(_with_meta_dtype(fd, v, m) for v, m in zip(value, meta))
+    if isinstance(meta, torch.Tensor):
+        want = torch_dtype_to_nvfuse_dtype(meta.dtype)
+        if value.dtype != want:
+            return fd.ops.cast(value, want)
+    return value
+
+
+def define_fusion(graph, args):
+    """A FusionDefinition of `graph` (placeholders in order, then ATen
+    nodes with translations) for inputs laid out like `args`."""
+    outputs, _ = _outputs_of(graph)
+    placeholders = iter(args)
+    with FusionDefinition() as fd:
+        env = {}
+        for node in graph.nodes:
+            if node.op == "placeholder":
+                value = next(placeholders)
+                env[node] = (fd.from_pytorch(value) if isinstance(value, torch.Tensor)
+                             else fd.define_scalar(dtype=python_scalar_dtype(value)))
+            elif node.op == "call_function":
+                node_args, node_kwargs = map_arg((node.args, node.kwargs), lambda n: env[n])
+                if node.target in NEEDS_SIZES:
+                    node_kwargs = dict(node_kwargs, sizes=list(node.args[0].meta["val"].shape))
+                value = TRANSLATIONS[node.target](fd, *node_args, **node_kwargs)
+                env[node] = _with_meta_dtype(fd, value, node.meta.get("val"))
+        for out in outputs:
+            fd.add_output(env[out], stride_order=_stride_order_of(out.meta.get("val")))
+    return fd
+
+
+def _stride_order_of(meta):
+    """The stride order of the layout torch gives the value (None for
+    row-major or a layout that is not a dense permutation). ATen calls after
+    the region may rely on it: the attention backward kernels read a
+    gradient laid out as the forward's output was."""
+    if not isinstance(meta, torch.Tensor):
+        return None
+    from torch.fx.experimental.symbolic_shapes import size_hint
+    sizes = [size_hint(s) for s in meta.shape]
+    strides = [size_hint(s) for s in meta.stride()]
+    _, contiguity, order = _C.describe_tensor(sizes, strides)
+    if not order or not all(c is not False for c in contiguity):
+        return None
+    return list(order)
+
+
+class FusedRegion(torch.nn.Module):
+    """Runs a partition's graph as nvfuse fusions, one definition per input
+    layout."""
+
+    def __init__(self, graph_module, name):
+        super().__init__()
+        self.name = name
+        self.graph_module = graph_module
+        _, self._single = _outputs_of(graph_module.graph)
+        self._definitions = {}
+
+    def definition_for(self, args):
+        key = tuple(_layout_key(a) for a in args)
+        fd = self._definitions.get(key)
+        if fd is None:
+            fd = self._definitions[key] = define_fusion(self.graph_module.graph, args)
+        return fd
+
+    def forward(self, *args):
+        outputs = self.definition_for(args).execute(list(args))
+        return outputs[0] if self._single else tuple(outputs)
+
+    def node_targets(self):
+        return [str(n.target) for n in self.graph_module.graph.nodes if n.op == "call_function"]

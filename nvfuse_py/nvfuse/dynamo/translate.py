@@ -1,0 +1,252 @@
+"""ATen (and prims) FX nodes as nvfuse ops: one translation per overload.
+
+A translation takes the FusionDefinition and the node's arguments, with
+FX nodes already replaced by nvfuse handles (tensors, symbolic scalars) and
+everything else as FX gives it (Python numbers, lists, dtypes), and returns
+the handle (or tuple of handles) of the node's value. `TRANSLATIONS` is the
+table: an overload that is not in it stays an ATen call in the graph, so
+adding an op is one entry here (support.py derives what the partitioner
+may fuse from this table).
+
+Each result is then cast to the dtype torch's meta value says the node has
+(`node.meta["val"]`), so a difference in type promotion can never leak
+into later nodes."""
+
+import operator
+
+import torch
+
+from ..pytorch_utils import torch_dtype_to_nvfuse_dtype
+
+aten = torch.ops.aten
+prims = torch.ops.prims
+
+
+def _unary(name):
+    return lambda fd, x: getattr(fd.ops, name)(x)
+
+
+def _binary(name):
+    return lambda fd, a, b: getattr(fd.ops, name)(a, b)
+
+
+def _scaled(fd, b, alpha):
+    return b if alpha == 1 else fd.ops.mul(b, alpha)
+
+
+def _add(fd, a, b, alpha=1):
+    return fd.ops.add(a, _scaled(fd, b, alpha))
+
+
+def _sub(fd, a, b, alpha=1):
+    return fd.ops.sub(a, _scaled(fd, b, alpha))
+
+
+def _rsub(fd, a, b, alpha=1):
+    return fd.ops.sub(b, _scaled(fd, a, alpha))
+
+
+def _div_mode(fd, a, b, rounding_mode=None):
+    quotient = fd.ops.truediv(a, b)
+    if rounding_mode is None:
+        return quotient
+    return (fd.ops.trunc if rounding_mode == "trunc" else fd.ops.floor)(quotient)
+
+
+def _pow(fd, base, exponent):
+    return fd.ops.pow(base, exponent)
+
+
+def _clamp(fd, x, min=None, max=None):
+    if min is not None:
+        x = fd.ops.maximum(x, min)
+    if max is not None:
+        x = fd.ops.minimum(x, max)
+    return x
+
+
+def _nvfuse_dtype(dtype):
+    return None if dtype is None else torch_dtype_to_nvfuse_dtype(dtype)
+
+
+def _dims(x, dims):
+    if dims is None or (isinstance(dims, (list, tuple)) and len(dims) == 0):
+        return list(range(x.ndim))
+    return [dims] if isinstance(dims, int) else list(dims)
+
+
+def _reduction(name):
+    def translate(fd, x, dims=None, keepdim=False, *, dtype=None):
+        if dtype is not None:
+            x = fd.ops.cast(x, _nvfuse_dtype(dtype))
+        return getattr(fd.ops, name)(x, _dims(x, dims), keepdim)
+    return translate
+
+
+def _sum_all(fd, x, *, dtype=None):
+    return _reduction("sum")(fd, x, None, False, dtype=dtype)
+
+
+def _var(fd, x, dims=None, *, correction=None, keepdim=False):
+    return fd.ops.var(x, _dims(x, dims), 1 if correction is None else correction, keepdim)
+
+
+def _var_mean(fd, x, dims=None, *, correction=None, keepdim=False):
+    return fd.ops.var_mean(x, _dims(x, dims), 1 if correction is None else correction, keepdim)
+
+
+def _cast(fd, x, dtype=None, **_ignored):
+    return x if dtype is None else fd.ops.cast(x, _nvfuse_dtype(dtype))
+
+
+def _reshape(fd, x, shape):
+    return fd.ops.reshape(x, list(shape))
+
+
+def _transpose(fd, x, dim0, dim1):
+    dims = list(range(x.ndim))
+    dim0, dim1 = dim0 % max(x.ndim, 1), dim1 % max(x.ndim, 1)
+    dims[dim0], dims[dim1] = dims[dim1], dims[dim0]
+    return fd.ops.permute(x, dims)
+
+
+def _t(fd, x):
+    return x if x.ndim < 2 else fd.ops.permute(x, [1, 0])
+
+
+def _unsqueeze(fd, x, dim):
+    rank = x.ndim + 1
+    dim = dim % rank
+    return fd.ops.broadcast(x, [axis == dim for axis in range(rank)])
+
+
+def _squeeze(fd, x, dims=None, *, sizes):
+    dims = range(x.ndim) if dims is None else ([dims] if isinstance(dims, int) else dims)
+    ones = sorted({d % x.ndim for d in dims if sizes[d % x.ndim] == 1})
+    return fd.ops.squeeze(x, ones) if ones else fd.ops.set(x)
+
+
+def _expand(fd, x, sizes, *, implicit=False):
+    sizes = list(sizes)
+    new = len(sizes) - x.ndim
+    if new > 0:
+        x = fd.ops.broadcast(x, [True] * new + [False] * x.ndim)
+    return fd.ops.expand(x, sizes)
+
+
+def _slice(fd, x, dim=0, start=None, end=None, step=1, *, sizes):
+    dim = dim % x.ndim
+    starts = [0] * x.ndim
+    ends = list(sizes)
+    steps = [1] * x.ndim
+    starts[dim] = 0 if start is None else start
+    ends[dim] = sizes[dim] if end is None else end
+    steps[dim] = step
+    return fd.ops.slice(x, starts, ends, steps)
+
+
+def _cat(fd, tensors, dim=0):
+    return fd.ops.cat(list(tensors), dim)
+
+
+def _where(fd, condition, a, b):
+    return fd.ops.where(condition, a, b)
+
+
+def _full(fd, size, fill_value, *, dtype=None, **_ignored):
+    dtype = dtype or torch.get_default_dtype()
+    return fd.ops.full(list(size), fill_value, _nvfuse_dtype(dtype))
+
+
+def _scalar_tensor(fd, value, *, dtype=None, **_ignored):
+    return _full(fd, [], value, dtype=dtype)
+
+
+def _clone(fd, x, **_ignored):
+    return fd.ops.set(x)
+
+
+def _index_select(fd, x, dim, index):
+    return fd.ops.index_select(x, index, dim)
+
+
+def _gather(fd, x, dim, index, *, sparse_grad=False):
+    return fd.ops.gather(x, index, dim)
+
+
+def _getitem(fd, values, k):
+    return values[k]
+
+
+UNARY = [
+    "abs", "acos", "asin", "atan", "ceil", "cos", "cosh", "erf", "erfc", "exp",
+    "exp2", "expm1", "floor", "isinf", "isnan", "log", "log10", "log1p", "log2",
+    "logical_not", "neg", "reciprocal", "relu", "round", "rsqrt", "sigmoid",
+    "sign", "sin", "sinh", "sqrt", "tan", "tanh", "trunc", "bitwise_not",
+]
+BINARY = {  # aten name: fd.ops name
+    "mul": "mul", "maximum": "maximum", "minimum": "minimum", "eq": "eq", "ne": "ne",
+    "lt": "lt", "le": "le", "gt": "gt", "ge": "ge", "logical_and": "logical_and",
+    "logical_or": "logical_or", "bitwise_and": "bitwise_and", "bitwise_or": "bitwise_or",
+    "bitwise_xor": "bitwise_xor", "atan2": "atan2", "remainder": "remainder",
+    "fmod": "fmod",
+}
+
+
+def _table():
+    table = {}
+    for name in UNARY:
+        table[getattr(aten, name).default] = _unary(name)
+    for name, op in BINARY.items():
+        packet = getattr(aten, name)
+        for overload in ("Tensor", "Scalar", "default"):
+            if hasattr(packet, overload):
+                table[getattr(packet, overload)] = _binary(op)
+    table.update({
+        aten.add.Tensor: _add, aten.add.Scalar: _add,
+        aten.sub.Tensor: _sub, aten.sub.Scalar: _sub,
+        aten.rsub.Scalar: _rsub, aten.rsub.Tensor: _rsub,
+        aten.div.Tensor: _div_mode, aten.div.Scalar: _div_mode,
+        aten.div.Tensor_mode: _div_mode,
+        aten.pow.Tensor_Scalar: _pow, aten.pow.Tensor_Tensor: _pow, aten.pow.Scalar: _pow,
+        aten.clamp.default: _clamp,
+        aten.clamp_min.default: lambda fd, x, m: fd.ops.maximum(x, m),
+        aten.clamp_max.default: lambda fd, x, m: fd.ops.minimum(x, m),
+        aten.where.self: _where,
+        aten.sum.dim_IntList: _reduction("sum"), aten.sum.default: _sum_all,
+        aten.mean.dim: _reduction("mean"),
+        aten.amax.default: _reduction("max"), aten.amin.default: _reduction("min"),
+        aten.var.correction: _var, aten.var_mean.correction: _var_mean,
+        aten._to_copy.default: _cast,
+        prims.convert_element_type.default: _cast,
+        aten.clone.default: _clone, aten.alias.default: _clone,
+        aten.view.default: _reshape, aten._unsafe_view.default: _reshape,
+        aten.reshape.default: _reshape,
+        aten.permute.default: lambda fd, x, dims: fd.ops.permute(x, [d % x.ndim for d in dims]),
+        aten.transpose.int: _transpose, aten.t.default: _t,
+        aten.unsqueeze.default: _unsqueeze,
+        aten.squeeze.dim: _squeeze, aten.squeeze.dims: _squeeze, aten.squeeze.default: _squeeze,
+        aten.expand.default: _expand,
+        aten.slice.Tensor: _slice,
+        aten.cat.default: _cat,
+        aten.full.default: _full, aten.scalar_tensor.default: _scalar_tensor,
+        aten.index_select.default: _index_select, aten.gather.default: _gather,
+        operator.getitem: _getitem,
+    })
+    return table
+
+
+TRANSLATIONS = _table()
+
+# Ops that take the input's static sizes (keyword `sizes`).
+NEEDS_SIZES = {aten.squeeze.dim, aten.squeeze.dims, aten.squeeze.default, aten.slice.Tensor}
+
+# Overloads that only relabel memory: never worth a fusion of their own,
+# and left outside a fusion at its edges (the partitioner's non-compute
+# ops).
+VIEWS = [
+    aten.view.default, aten._unsafe_view.default, aten.reshape.default,
+    aten.permute.default, aten.transpose.int, aten.t.default, aten.unsqueeze.default,
+    aten.squeeze.dim, aten.squeeze.dims, aten.squeeze.default, aten.expand.default,
+    aten.alias.default, aten.slice.Tensor, operator.getitem,
+]
