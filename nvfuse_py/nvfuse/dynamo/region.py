@@ -91,6 +91,7 @@ class FusedRegion(torch.nn.Module):
         self.graph_module = graph_module
         _, self._single = _outputs_of(graph_module.graph)
         self._definitions = {}
+        self._fusion_ids = {}
 
     def definition_for(self, args):
         key = tuple(_layout_key(a) for a in args)
@@ -100,7 +101,18 @@ class FusedRegion(torch.nn.Module):
         return fd
 
     def forward(self, *args):
-        outputs = self.definition_for(args).execute(list(args))
+        # Per call, the cheapest key that implies the layout (exact sizes
+        # and strides); a new one costs the layout key once.
+        exact = tuple((a.dtype, a.device, a.shape, a.stride()) if isinstance(a, torch.Tensor)
+                      else type(a) for a in args)
+        fusion_id = self._fusion_ids.get(exact)
+        if fusion_id is None:
+            if len(self._fusion_ids) >= 256:  # many dynamic sizes: start over
+                self._fusion_ids.clear()
+            fd = self.definition_for(args)
+            fd._ensure_defined()
+            fusion_id = self._fusion_ids[exact] = fd._id
+        outputs = _C.execute(fusion_id, list(args), -1)
         return outputs[0] if self._single else tuple(outputs)
 
     def node_targets(self):
