@@ -34,7 +34,9 @@ def _arguments(node):
 
 def _refuses_its_arguments(node):
     if node.target is aten._to_copy.default:
-        kept = {"dtype"}
+        # Inside a fusion layout is free; a region's outputs take the
+        # strides torch's meta value gives them (region.py).
+        kept = {"dtype", "memory_format"}
         extra = [k for k, v in node.kwargs.items() if k not in kept and v is not None
                  and not (k == "device" and v == node.args[0].meta["val"].device)
                  and not (k == "layout" and v == torch.strided)]
