@@ -220,3 +220,17 @@ def test_dump_prints_each_graph(capfd):
     torch.compile(lambda x: (x * 2 + 1).exp(), backend="nvfuse", options={"dump": True})(torch.randn(4))
     err = capfd.readouterr().err
     assert "nvfuse inference graph: 1 fusions" in err and "aten.exp.default" in err
+
+
+def test_dtype_copies_with_a_memory_format_fuse():
+    def f(x):
+        wide = torch.ops.aten._to_copy.default(x, dtype=torch.float32,
+                                               memory_format=torch.contiguous_format)
+        return (wide * 2).exp().sum(-1)
+
+    x = torch.randn(8, 16, dtype=torch.bfloat16)
+    with torch.no_grad():
+        got = torch.compile(f, backend="nvfuse")(x)
+    torch.testing.assert_close(got, f(x))
+    (report,) = nvfuse.dynamo.reports()
+    assert not report.unfused and len(report.fusions) == 1

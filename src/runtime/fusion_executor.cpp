@@ -543,6 +543,35 @@ std::vector<at::Tensor> FusionExecutor::execute(
   return outputs;
 }
 
+namespace {
+
+std::string describe_arguments(const std::vector<Argument>& args) {
+  std::ostringstream ss;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (const auto* t = std::get_if<at::Tensor>(&args[i])) {
+      ss << "\n  input " << i << ": " << c10::toString(t->scalar_type()) << " sizes "
+         << t->sizes() << " strides " << t->strides();
+    }
+  }
+  return ss.str();
+}
+
+}  // namespace
+
+// A generated kernel that declines its inputs at run time leaves the segment
+// to the reference evaluator (ATen calls): correct, and far slower, so the
+// launch dump says so.
+void FusionExecutor::dump_declined(const Segment& s, const std::vector<Argument>& args) const {
+  std::ostringstream ss;
+  ss << "the generated " << s.kind << " kernel of [";
+  for (const std::string& name : tensor_op_names(*s.fusion)) {
+    ss << " " << name;
+  }
+  ss << " ] declined these inputs; the reference evaluator (ATen) runs it"
+     << describe_arguments(args);
+  dump("launch", ss.str());
+}
+
 bool FusionExecutor::run_segment(
     Segment& s,
     const std::vector<Argument>& args,
@@ -564,6 +593,10 @@ bool FusionExecutor::run_segment(
     }
   }
   const bool kernel = kernel_values.has_value();
+  if (!kernel && s.kernel != nullptr && bound.device.is_cuda() &&
+      dump_enabled(DumpOption::launch)) {
+    dump_declined(s, args);
+  }
   std::vector<at::Tensor> segment_values =
       kernel ? std::move(*kernel_values) : ReferenceEvaluator(*s.fusion, bound.device).run(args);
   for (size_t j = 0; j < s.outputs.size(); ++j) {

@@ -86,6 +86,7 @@ class FusionExecutor : public RuntimeState {
   std::string segment_header(const Segment& segment, size_t segment_count) const;
   // Runs `segment` (its kernel, else the reference evaluator) into `values`.
   // False when its kernel declined these inputs and `fallback_` should run.
+  void dump_declined(const Segment& s, const std::vector<Argument>& args) const;
   bool run_segment(
       Segment& segment,
       const std::vector<Argument>& args,

@@ -2,9 +2,10 @@
 
 The partition's graph becomes a FusionDefinition the first time it runs
 with a given input layout (dtypes, which axes are size 1, contiguity and
-stride order): sizes stay symbolic, so new batch or sequence sizes reuse
-the definition, and the fusion cache shares it between graphs of the same
-structure. Python numbers among the inputs (Dynamo's symbolic sizes)
+stride order). The sizes Dynamo fixed for the graph are fixed in the
+definition; those it made symbolic (dynamic batch or sequence) stay
+symbolic, so a new size reuses the definition. The fusion cache shares a
+definition between graphs of the same structure. Python numbers among the inputs (Dynamo's symbolic sizes)
 become symbolic scalars."""
 
 import torch
@@ -16,12 +17,31 @@ from ..pytorch_utils import python_scalar_dtype, torch_dtype_to_nvfuse_dtype
 from .translate import NEEDS_SIZES, TRANSLATIONS
 
 
-def _layout_key(value):
+def _static_sizes_of(meta):
+    """Per axis, the size Dynamo fixed for this graph (an int), or None
+    where its size is symbolic; None for a non-tensor."""
+    if not isinstance(meta, torch.Tensor):
+        return None
+    return tuple(s if isinstance(s, int) else None for s in meta.shape)
+
+
+def _layout(value, static):
+    """(shape, contiguity, stride_order) to define `value` with: the sizes
+    Dynamo fixed stay fixed (the segmenter then knows, say, that two
+    reductions have different widths), the others symbolic; broadcast and
+    expanded axes as the tensor has them."""
+    shape, contiguity, order = _C.describe_tensor(list(value.shape), list(value.stride()))
+    if static is not None:
+        shape = [fixed if fixed is not None and described == -1 and stride != 0 else described
+                 for fixed, described, stride in zip(static, shape, value.stride())]
+    return list(shape), list(contiguity), list(order)
+
+
+def _layout_key(value, static):
     if isinstance(value, torch.Tensor):
-        _, contiguity, stride_order = _C.describe_tensor(list(value.shape), list(value.stride()))
-        ones = tuple(s == 1 for s in value.shape)
-        return (value.dtype, value.device.type, value.dim() == 0 and value.is_cpu, ones,
-                tuple(contiguity), tuple(stride_order))
+        shape, contiguity, order = _layout(value, static)
+        return (value.dtype, value.device.type, value.dim() == 0 and value.is_cpu,
+                tuple(shape), tuple(contiguity), tuple(order))
     return type(value)
 
 
@@ -42,18 +62,27 @@ def _with_meta_dtype(fd, value, meta):
     return value
 
 
-def define_fusion(graph, args):
+def _define_input(fd, value, static):
+    if not isinstance(value, torch.Tensor):
+        return fd.define_scalar(dtype=python_scalar_dtype(value))
+    shape, contiguity, order = _layout(value, static)
+    return fd.define_tensor(shape=shape, contiguity=contiguity,
+                            dtype=torch_dtype_to_nvfuse_dtype(value.dtype),
+                            is_cpu=value.is_cpu and value.dim() == 0, stride_order=order)
+
+
+def define_fusion(graph, args, static_sizes):
     """A FusionDefinition of `graph` (placeholders in order, then ATen
-    nodes with translations) for inputs laid out like `args`."""
+    nodes with translations) for inputs laid out like `args`, with
+    `static_sizes` per input (_static_sizes_of)."""
     outputs, _ = _outputs_of(graph)
-    placeholders = iter(args)
+    placeholders = iter(zip(args, static_sizes))
     with FusionDefinition() as fd:
         env = {}
         for node in graph.nodes:
             if node.op == "placeholder":
-                value = next(placeholders)
-                env[node] = (fd.from_pytorch(value) if isinstance(value, torch.Tensor)
-                             else fd.define_scalar(dtype=python_scalar_dtype(value)))
+                value, static = next(placeholders)
+                env[node] = _define_input(fd, value, static)
             elif node.op == "call_function":
                 node_args, node_kwargs = map_arg((node.args, node.kwargs), lambda n: env[n])
                 if node.target in NEEDS_SIZES:
@@ -92,12 +121,15 @@ class FusedRegion(torch.nn.Module):
         _, self._single = _outputs_of(graph_module.graph)
         self._definitions = {}
         self._fusion_ids = {}
+        self._static_sizes = [_static_sizes_of(n.meta.get("val"))
+                              for n in graph_module.graph.nodes if n.op == "placeholder"]
 
     def definition_for(self, args):
-        key = tuple(_layout_key(a) for a in args)
+        key = tuple(_layout_key(a, s) for a, s in zip(args, self._static_sizes))
         fd = self._definitions.get(key)
         if fd is None:
-            fd = self._definitions[key] = define_fusion(self.graph_module.graph, args)
+            fd = self._definitions[key] = define_fusion(
+                self.graph_module.graph, args, self._static_sizes)
         return fd
 
     def forward(self, *args):
