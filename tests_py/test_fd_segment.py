@@ -7,7 +7,7 @@ import pytest
 import torch
 
 import nvfuse
-from nvfuse import DataType, FusionDefinition
+from nvfuse import DataType, FusionDefinition, _C
 from fusion_helpers import DEVICES, make_input
 
 BIG = 1 << 40
@@ -179,3 +179,18 @@ def test_a_fusion_reading_no_tensor_runs_on_the_device_asked(device):
     torch.testing.assert_close(out.cpu(), torch.full((3, 4), 6.0))
     (out,) = fd.execute([])
     assert out.device.type == "cpu"
+
+
+def test_outputs_of_known_different_sizes_are_separate_kernels():
+    # One kernel iterates one output shape; with both sizes fixed in the
+    # definition the split is made up front, not by a kernel declining
+    # every launch (which would leave the reference evaluator to run it).
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[4, 8], contiguity=True)
+        fd.add_output(fd.ops.neg(fd.ops.slice(x, [0, 0], [4, 4])))
+        fd.add_output(fd.ops.mul(x, 2.0))
+    x = torch.randn(4, 8)
+    first, second = fd.execute([x])
+    torch.testing.assert_close(first, -x[:, :4])
+    torch.testing.assert_close(second, x * 2)
+    assert _C.segment_summary(fd.id()) == [("fused", ["slice", "neg"]), ("fused", ["mul"])]

@@ -142,6 +142,13 @@ std::optional<std::vector<const TensorView*>> iteration_outputs(
           reject(why_not, "an output is broadcast where another is not");
           return std::nullopt;
         }
+        // Known now to differ: the kernel would decline every launch.
+        const auto size = tv->logical()[axis]->logical_extent()->constant_int();
+        const auto first_size = first->logical()[axis]->logical_extent()->constant_int();
+        if (size.has_value() && first_size.has_value() && *size != *first_size) {
+          reject(why_not, "outputs have different sizes");
+          return std::nullopt;
+        }
       }
     }
     outputs.push_back(tv);

@@ -41,8 +41,9 @@ std::optional<PointwiseAnalysis> analyze_pointwise(
     std::string* why_not);
 
 // The tensors a one-pass kernel writes: the fusion's outputs that are not
-// inputs, each once, all of one rank and broadcast pattern (the first
-// defines the iteration space), none expanded; nullopt with the reason.
+// inputs, each once, all of one rank and broadcast pattern and without
+// constant sizes that differ (the first defines the iteration space), none
+// expanded; nullopt with the reason.
 std::optional<std::vector<const TensorView*>> iteration_outputs(
     const Fusion& fusion,
     std::string* why_not);
