@@ -65,7 +65,7 @@ def why_not_fusible(node):
     if "val" not in node.meta:
         return "no meta value (shape and dtype unknown)"
     made = _tensors(node.meta["val"])
-    if not made and target is not torch.ops.aten.sym_size.int:
+    if not made:
         return "its value is not a tensor"
     for arg in _arguments(node):
         for t in _tensors(arg.meta.get("val")) + made:
