@@ -22,5 +22,8 @@ def test_the_package_is_typed():
 
 
 def test_the_stub_names_every_public_function_and_class_of_the_module():
-    public = {name for name in dir(_C) if not name.startswith("_")}
+    # Only what the C++ module defines: nvfuse.as_nvfuser() also hangs the
+    # Python handle classes on it, for clients that look for them there.
+    public = {name for name in dir(_C) if not name.startswith("_")
+              and getattr(getattr(_C, name), "__module__", "nvfuse._C") == "nvfuse._C"}
     assert public == _stub_names()
