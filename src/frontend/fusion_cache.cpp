@@ -142,22 +142,16 @@ int64_t FusionCache::num_runtime_states() const {
 }
 
 void FusionCache::release_sharded_runtime_states() {
-  std::vector<CachedFusion*> entries;
+  std::vector<CachedFusion*> sharded;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     for (CachedFusion& entry : entries_) {
       if (entry.sharded) {
-        entries.push_back(&entry);
+        sharded.push_back(&entry);
       }
     }
   }
-  for (CachedFusion* entry : entries) {
-    std::shared_ptr<RuntimeState> freed;
-    {
-      std::lock_guard<std::mutex> lock(entry->mutex);
-      freed = std::move(entry->runtime_state);
-    }
-  }
+  free_runtime_states(sharded);
 }
 
 }  // namespace nvfuse

@@ -86,7 +86,6 @@ class FusionExecutor : public RuntimeState {
   std::string segment_header(const Segment& segment, size_t segment_count) const;
   // Runs `segment` (its kernel, else the reference evaluator) into `values`.
   // False when its kernel declined these inputs and `fallback_` should run.
-  void dump_declined(const Segment& s, const std::vector<Argument>& args) const;
   bool run_segment(
       Segment& segment,
       const std::vector<Argument>& args,
@@ -94,6 +93,8 @@ class FusionExecutor : public RuntimeState {
       std::vector<at::Tensor>& values,
       std::vector<bool>& from_kernel,
       c10::Device& device);
+  // NVFUSE_DUMP=launch: `s`'s kernel declined `args`; ATen runs it.
+  void dump_declined(const Segment& s, const std::vector<Argument>& args) const;
 
   // A piece of a fusion cut at its ATen exprs, run by its own executor.
   struct Part {

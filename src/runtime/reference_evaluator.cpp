@@ -107,13 +107,6 @@ void ReferenceEvaluator::run_scalars(const std::vector<Argument>& args) {
 
 std::vector<at::Tensor> ReferenceEvaluator::run(
     const std::vector<Argument>& args) {
-  // The ATen calls below implement nvfuse's ops, as its kernels do on the
-  // GPU: a Python dispatch mode active around execute (AOTAutograd runs a
-  // compiled graph's first call under one) must not see them, and cannot
-  // re-dispatch them (it turns the wrapped-number operands into Python
-  // numbers, which the Tensor overloads called here do not take).
-  c10::impl::ExcludeDispatchKeyGuard no_python_modes(
-      c10::DispatchKeySet({c10::DispatchKey::Python, c10::DispatchKey::PythonTLSSnapshot}));
   bind(args);
   for (const Expr* expr : fusion_.exprs()) {
     evaluate(*expr);
@@ -126,6 +119,13 @@ std::vector<at::Tensor> ReferenceEvaluator::run(
 }
 
 void ReferenceEvaluator::evaluate(const Expr& expr) {
+  // The ATen calls made here implement nvfuse's ops, as its kernels do on
+  // the GPU: a Python dispatch mode active around execute (AOTAutograd runs
+  // a compiled graph's first call under one) must not see them, and cannot
+  // re-dispatch them (it turns the wrapped-number operands into Python
+  // numbers, which the Tensor overloads called here do not take).
+  c10::impl::ExcludeDispatchKeyGuard no_python_modes(
+      c10::DispatchKeySet({c10::DispatchKey::Python, c10::DispatchKey::PythonTLSSnapshot}));
   try {
     dispatch(&expr, [this](const auto* e) { handle(*e); });
   } catch (const c10::Error& e) {

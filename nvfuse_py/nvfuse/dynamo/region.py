@@ -5,8 +5,8 @@ with a given input layout (dtypes, which axes are size 1, contiguity and
 stride order). The sizes Dynamo fixed for the graph are fixed in the
 definition; those it made symbolic (dynamic batch or sequence) stay
 symbolic, so a new size reuses the definition. The fusion cache shares a
-definition between graphs of the same structure. Python numbers among the inputs (Dynamo's symbolic sizes)
-become symbolic scalars."""
+definition between graphs of the same structure. Python numbers among the
+inputs (Dynamo's symbolic sizes) become symbolic scalars."""
 
 import torch
 from torch.fx.node import map_arg
@@ -37,12 +37,12 @@ def _layout(value, static):
     return list(shape), list(contiguity), list(order)
 
 
-def _layout_key(value, static):
-    if isinstance(value, torch.Tensor):
-        shape, contiguity, order = _layout(value, static)
-        return (value.dtype, value.device.type, value.dim() == 0 and value.is_cpu,
-                tuple(shape), tuple(contiguity), tuple(order))
-    return type(value)
+def _layout_key(value, layout):
+    if layout is None:
+        return type(value)
+    shape, contiguity, order = layout
+    return (value.dtype, value.device.type, value.dim() == 0 and value.is_cpu,
+            tuple(shape), tuple(contiguity), tuple(order))
 
 
 def _outputs_of(graph):
@@ -62,27 +62,26 @@ def _with_meta_dtype(fd, value, meta):
     return value
 
 
-def _define_input(fd, value, static):
-    if not isinstance(value, torch.Tensor):
+def _define_input(fd, value, layout):
+    if layout is None:
         return fd.define_scalar(dtype=python_scalar_dtype(value))
-    shape, contiguity, order = _layout(value, static)
+    shape, contiguity, order = layout
     return fd.define_tensor(shape=shape, contiguity=contiguity,
                             dtype=torch_dtype_to_nvfuse_dtype(value.dtype),
                             is_cpu=value.is_cpu and value.dim() == 0, stride_order=order)
 
 
-def define_fusion(graph, args, static_sizes):
+def define_fusion(graph, args, layouts):
     """A FusionDefinition of `graph` (placeholders in order, then ATen
-    nodes with translations) for inputs laid out like `args`, with
-    `static_sizes` per input (_static_sizes_of)."""
+    nodes with translations) for `args`, each tensor defined with its
+    `layouts` entry (_layout; None for a number)."""
     outputs, _ = _outputs_of(graph)
-    placeholders = iter(zip(args, static_sizes))
+    placeholders = iter(zip(args, layouts))
     with FusionDefinition() as fd:
         env = {}
         for node in graph.nodes:
             if node.op == "placeholder":
-                value, static = next(placeholders)
-                env[node] = _define_input(fd, value, static)
+                env[node] = _define_input(fd, *next(placeholders))
             elif node.op == "call_function":
                 node_args, node_kwargs = map_arg((node.args, node.kwargs), lambda n: env[n])
                 if node.target in NEEDS_SIZES:
@@ -125,11 +124,12 @@ class FusedRegion(torch.nn.Module):
                               for n in graph_module.graph.nodes if n.op == "placeholder"]
 
     def definition_for(self, args):
-        key = tuple(_layout_key(a, s) for a, s in zip(args, self._static_sizes))
+        layouts = [_layout(a, s) if isinstance(a, torch.Tensor) else None
+                   for a, s in zip(args, self._static_sizes)]
+        key = tuple(_layout_key(a, layout) for a, layout in zip(args, layouts))
         fd = self._definitions.get(key)
         if fd is None:
-            fd = self._definitions[key] = define_fusion(
-                self.graph_module.graph, args, self._static_sizes)
+            fd = self._definitions[key] = define_fusion(self.graph_module.graph, args, layouts)
         return fd
 
     def forward(self, *args):

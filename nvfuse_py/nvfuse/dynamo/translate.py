@@ -53,10 +53,6 @@ def _div_mode(fd, a, b, rounding_mode=None):
     return (fd.ops.trunc if rounding_mode == "trunc" else fd.ops.floor)(quotient)
 
 
-def _pow(fd, base, exponent):
-    return fd.ops.pow(base, exponent)
-
-
 def _clamp(fd, x, min=None, max=None):
     if min is not None:
         x = fd.ops.maximum(x, min)
@@ -149,10 +145,6 @@ def _cat(fd, tensors, dim=0):
     return fd.ops.cat(list(tensors), dim)
 
 
-def _where(fd, condition, a, b):
-    return fd.ops.where(condition, a, b)
-
-
 def _full(fd, size, fill_value, *, dtype=None, **_ignored):
     dtype = dtype or torch.get_default_dtype()
     return fd.ops.full(list(size), fill_value, _nvfuse_dtype(dtype))
@@ -208,11 +200,12 @@ def _table():
         aten.rsub.Scalar: _rsub, aten.rsub.Tensor: _rsub,
         aten.div.Tensor: _div_mode, aten.div.Scalar: _div_mode,
         aten.div.Tensor_mode: _div_mode,
-        aten.pow.Tensor_Scalar: _pow, aten.pow.Tensor_Tensor: _pow, aten.pow.Scalar: _pow,
+        aten.pow.Tensor_Scalar: _binary("pow"), aten.pow.Tensor_Tensor: _binary("pow"),
+        aten.pow.Scalar: _binary("pow"),
         aten.clamp.default: _clamp,
         aten.clamp_min.default: lambda fd, x, m: fd.ops.maximum(x, m),
         aten.clamp_max.default: lambda fd, x, m: fd.ops.minimum(x, m),
-        aten.where.self: _where,
+        aten.where.self: lambda fd, condition, a, b: fd.ops.where(condition, a, b),
         aten.sum.dim_IntList: _reduction("sum"), aten.sum.default: _sum_all,
         aten.mean.dim: _reduction("mean"),
         aten.amax.default: _reduction("max"), aten.amin.default: _reduction("min"),
