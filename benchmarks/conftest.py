@@ -19,7 +19,8 @@ from l2_flush import make_l2_flush
 COPY_BYTES = 1 << 30
 
 
-EXECUTOR_ORDER = {"nvfuse": 0, "eager": 1, "compile": 2, "compile-max-autotune": 3}
+EXECUTOR_ORDER = {"nvfuse": 0, "eager": 1, "compile": 2, "nvfuse-cudagraphs": 3,
+                  "compile-cudagraphs": 4, "thunder": 5, "compile-max-autotune": 6}
 
 
 def pytest_collection_modifyitems(config, items):

@@ -1,6 +1,8 @@
-"""Whole model blocks through torch.compile: backend="nvfuse" against
-eager, Inductor (default) and Inductor max-autotune-no-cudagraphs, for an
-inference step (forward, no grad) and a training step (forward and
+"""Whole model blocks through torch.compile: backend="nvfuse" (and with
+mode="reduce-overhead", its CUDA graphs) against eager, Inductor (default,
+reduce-overhead, and max-autotune-no-cudagraphs) and, where Thunder is
+installed, Lightning Thunder with its nvFuser executor running on nvfuse,
+for an inference step (forward, no grad) and a training step (forward and
 backward), bf16, 8,192 tokens.
 
 - gpt2: three GPT-2 blocks, width 768, 12 heads (batch 8 x sequence 1024);
@@ -16,6 +18,7 @@ for minutes).
     python3 benchmarks/report.py c.json
 """
 
+import importlib.util
 import os
 import sys
 import time
@@ -30,7 +33,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests_py"))
 from model_blocks import GPT2Block, LlamaBlock  # noqa: E402
 
 MODELS = [m for m in os.environ.get("NVFUSE_BENCH_COMPILE_MODELS", "gpt2,llama").split(",") if m]
-EXECUTORS = ["nvfuse", "eager", "compile"]
+EXECUTORS = ["nvfuse", "eager", "compile", "nvfuse-cudagraphs", "compile-cudagraphs"]
+if importlib.util.find_spec("thunder") is not None:
+    EXECUTORS.append("thunder")
 if os.environ.get("NVFUSE_BENCH_AUTOTUNE", "1") != "0":
     EXECUTORS.append("compile-max-autotune")
 DTYPE = torch.bfloat16
@@ -47,9 +52,28 @@ def _compiled(model, executor):
         return model
     if executor == "nvfuse":
         return torch.compile(model, backend="nvfuse")
+    if executor == "nvfuse-cudagraphs":
+        return torch.compile(model, backend="nvfuse", mode="reduce-overhead")
     if executor == "compile":
         return torch.compile(model)
+    if executor == "compile-cudagraphs":
+        return torch.compile(model, mode="reduce-overhead")
+    if executor == "thunder":
+        return _thunder_on_nvfuse(model)
     return torch.compile(model, mode="max-autotune-no-cudagraphs")
+
+
+def _thunder_on_nvfuse(model):
+    """Thunder's jit with its nvFuser executor (on nvfuse, which stands in
+    for nvFuser) and its SDPA executor, as Thunder users run it."""
+    import nvfuse
+
+    nvfuse.as_nvfuser()
+    import thunder
+    from thunder.executors.nvfuserex import nvfuserex
+    from thunder.executors.sdpaex import sdpa_ex
+
+    return thunder.jit(model, executors=[sdpa_ex, nvfuserex])
 
 
 @pytest.mark.parametrize("executor", EXECUTORS)

@@ -234,3 +234,51 @@ def test_dtype_copies_with_a_memory_format_fuse():
     torch.testing.assert_close(got, f(x))
     (report,) = nvfuse.dynamo.reports()
     assert not report.unfused and len(report.fusions) == 1
+
+
+def test_unknown_modes_are_named():
+    with pytest.raises(torch._dynamo.exc.BackendCompilerFailed, match="unknown mode 'fastest'"):
+        torch.compile(lambda x: x * 2 + 1, backend="nvfuse", mode="fastest")(torch.randn(4))
+
+
+def _cudagraph_skips():
+    from torch._dynamo.utils import counters
+    return counters["inductor"]["cudagraph_skips"]
+
+
+def test_cuda_graphs_on_the_cpu_run_without_graphs():
+    # torch records no CUDA graph of CPU tensors: the graph runs as without
+    # the option, and torch counts the skip.
+    torch.manual_seed(0)
+    before = _cudagraph_skips()
+    _train_step_matches_eager(MLP(), [torch.randn(4, 8, 64)], mode="reduce-overhead")
+    assert _cudagraph_skips() > before
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="needs CUDA")
+@pytest.mark.parametrize("how", [dict(mode="reduce-overhead"), dict(options={"cuda_graphs": True})])
+def test_cuda_graphs_replay_training_steps(how):
+    torch.manual_seed(0)
+    before = _cudagraph_skips()
+    block = GPT2Block().cuda()
+    x = torch.randn(2, 16, 64, device="cuda")
+    _train_step_matches_eager(block, [x], **how)
+    assert _cudagraph_skips() == before
+    manager = torch._inductor.cudagraph_trees.get_manager(
+        torch.cuda.current_device(), create_if_none_exists=False)
+    assert manager is not None and any(manager.roots.values())  # graphs were recorded
+    assert len(_fusions("forward")) > 0 and len(_fusions("backward")) > 0
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not CUDA, reason="needs CUDA")
+def test_cuda_graphs_replay_inference_with_new_inputs():
+    torch.manual_seed(0)
+    block = LlamaBlock().cuda().eval()
+    compiled = torch.compile(block, backend="nvfuse", mode="reduce-overhead")
+    with torch.no_grad():
+        for step in range(4):  # warm-up, record, then replays
+            x = torch.randn(2, 16, 64, device="cuda")
+            got = compiled(x).clone()
+            torch.testing.assert_close(got, block(x), rtol=1e-4, atol=1e-4)

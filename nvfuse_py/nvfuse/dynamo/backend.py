@@ -7,6 +7,7 @@ it was.
     torch.compile(model, backend="nvfuse")
     torch.compile(model, backend=nvfuse.dynamo.backend)
     torch.compile(model, backend="nvfuse", options={"dump": True})
+    torch.compile(model, backend="nvfuse", mode="reduce-overhead")  # CUDA graphs
 """
 
 import os
@@ -19,12 +20,23 @@ from torch._functorch.aot_autograd import make_boxed_func
 from torch.fx.node import _get_qualified_name
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
+from .cuda_graphs import CudaGraphCompilers
 from .region import FusedRegion
 from .support import NvfuseSupport
 from .translate import VIEWS
 
 OPTIONS = {
     "dump": "print each compiled graph's report (also NVFUSE_DUMP=dynamo)",
+    "cuda_graphs": "record each compiled graph's launches as CUDA graphs and replay "
+                   "them (also mode=\"reduce-overhead\")",
+}
+
+# torch.compile's modes, as the options they stand for here.
+MODES = {
+    "default": {},
+    "reduce-overhead": {"cuda_graphs": True},
+    "max-autotune": {},
+    "max-autotune-no-cudagraphs": {},
 }
 
 
@@ -137,21 +149,44 @@ def _check_options(options):
             f"nvfuse backend: unknown option(s) {', '.join(unknown)}; known: {known}")
 
 
+def _options_of(options, kwargs):
+    options = dict(options or {}, **kwargs)
+    mode = options.pop("mode", None) or "default"
+    if mode not in MODES:
+        from ..errors import DefinitionError
+        raise DefinitionError(
+            f"nvfuse backend: unknown mode {mode!r}; known: {', '.join(MODES)}")
+    _check_options(options)
+    return {**MODES[mode], **options}
+
+
 def backend(gm, example_inputs, options=None, **kwargs):
     """torch.compile's backend="nvfuse": `options` (torch.compile's
-    `options=`) or keyword arguments, see OPTIONS."""
-    options = dict(options or {}, **kwargs)
-    options.pop("mode", None)  # torch.compile's mode: nothing to tune yet
-    _check_options(options)
+    `options=`) or keyword arguments, see OPTIONS; torch.compile's `mode`
+    as MODES says."""
+    options = _options_of(options, kwargs)
     dump = bool(options.get("dump", False))
 
-    def compiler(kind):
-        return lambda graph, inputs: compile_graph(graph, inputs, kind, dump=dump)
+    def compile_kind(graph, inputs, kind):
+        return compile_graph(graph, inputs, kind, dump=dump)
+
+    if options.get("cuda_graphs", False):
+        graphs = CudaGraphCompilers(compile_kind, len(example_inputs))
+        forward, backward, inference = graphs.forward, graphs.backward, graphs.inference
+    else:
+        def forward(graph, inputs):
+            return compile_kind(graph, inputs, "forward")
+
+        def backward(graph, inputs):
+            return compile_kind(graph, inputs, "backward")
+
+        def inference(graph, inputs):
+            return compile_kind(graph, inputs, "inference")
 
     return aot_autograd(
-        fw_compiler=compiler("forward"),
-        bw_compiler=compiler("backward"),
-        inference_compiler=compiler("inference"),
+        fw_compiler=forward,
+        bw_compiler=backward,
+        inference_compiler=inference,
         decompositions=decompositions(),
         partition_fn=_partition_fn(),
         keep_inference_input_mutations=True,
