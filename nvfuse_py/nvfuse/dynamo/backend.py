@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 import torch
 from torch._dynamo.backends.common import aot_autograd
-from torch._functorch.aot_autograd import make_boxed_func
+from torch.fx.graph import _BoxedCodeGen
 from torch.fx.node import _get_qualified_name
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
@@ -96,11 +96,26 @@ def compile_graph(gm, example_inputs, kind, dump=False):
         if node.op == "call_function" and node.name in support.reasons:
             target, reason = support.reasons[node.name]
             report.unfused.append((node.name, target, reason))
-    fused.recompile()
     _REPORTS.append(report)
     if dump or "dynamo" in os.environ.get("NVFUSE_DUMP", "").split(","):
         print(report, file=sys.stderr)
-    return make_boxed_func(fused.forward)
+    return _boxed(fused)
+
+
+def _boxed(graph_module):
+    """The graph as AOTAutograd's boxed function: it takes its inputs as
+    one list and empties it, so each input (a saved activation, in a
+    backward) is freed after its last use rather than when the step ends;
+    CUDA-graph trees require this too."""
+    graph_module.graph.set_codegen(_BoxedCodeGen())
+    graph_module.recompile()
+    forward = graph_module.forward
+
+    def run(args):
+        return forward(args)
+
+    run._boxed_call = True
+    return run
 
 
 # Ops torch keeps whole in its core ATen set that are pointwise ops and
