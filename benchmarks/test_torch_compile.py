@@ -80,6 +80,10 @@ def _thunder_on_nvfuse(model):
 @pytest.mark.parametrize("step", ["inference", "training"])
 @pytest.mark.parametrize("model_name", MODELS)
 def test_model_step(gpu_benchmark, benchmark, model_name, step, executor):
+    if step == "training" and executor.endswith("cudagraphs"):
+        pytest.skip("torch 2.11's CUDA-graph trees reject these training steps for Inductor "
+                    "and nvfuse alike ('tensor(s) in the cudagraph pool not tracked as "
+                    "outputs', fixed upstream after 2.11)")
     torch._dynamo.reset()
     torch.manual_seed(0)
     model, shape = _model(model_name)
