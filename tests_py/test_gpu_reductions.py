@@ -29,7 +29,7 @@ pytestmark = pytest.mark.gpu
 
 def assert_kernel_ran(fd):
     """The last execute of `fd` launched a generated kernel. Generated
-    kernels are named nvfuse_* (nvfuse_pointwise, ...); change this one
+    kernels are named nvfuse_<kind>_<tactic> (nvfuse_pointwise_vec8, ...); change this one
     check if the naming changes."""
     code = fd.last_cuda_code()
     assert "nvfuse_" in code, (
@@ -357,7 +357,7 @@ def test_inner_outer_row_and_column_sums_match_torch(rows, width):
                                rtol=1e-4, atol=1e-3 * rows ** 0.5)
     torch.testing.assert_close(column_max, x.amax(0))
     assert "inner_outer" in fd.last_cuda_code()
-    assert "nvfuse_reduction_finish" in fd.last_cuda_code()
+    assert "_finish(const Args args)" in fd.last_cuda_code()
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)

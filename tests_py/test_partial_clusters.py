@@ -26,7 +26,7 @@ from test_reduction_codegen import cpu_inputs, params_of, ptxas_resources
 def test_backward_norms_pair_their_walking_blocks(name, dtype, rows, width, paired):
     code = define_case(name, dtype).cuda_code_for(cpu_inputs(name, rows, width, dtype))
     assert (", partial_cluster=2" in params_of(code)) == paired
-    row_kernel = code[:code.index("nvfuse_reduction_finish(const Args args)")]
+    row_kernel = code[:code.index("_finish(const Args args)")]
     assert ("nvfuse::combine_cluster_partials<2, kBlock>(" in row_kernel) == paired
     if paired:
         # The pair's partial row, summed in rank order between two cluster

@@ -2,13 +2,16 @@
 # Builds and installs nvfuse with its C++ tests, then runs every test that
 # needs no GPU: the GoogleTest suite (tests_cpp/) and pytest (tests_py/).
 # GPU tests are marked and skip themselves without CUDA. Fails when pytest
-# collects no tests (its exit code 5). Rebuilds incrementally in build/test.
+# collects no tests (its exit code 5). Builds in the folder a plain
+# `pip install .` uses (build/<wheel tag>), so after the README's first
+# command only the C++ tests are left to compile.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}"
 python3 -m pip install --no-build-isolation --no-deps . \
-  -Cbuild-dir=build/test -Ccmake.define.NVFUSE_BUILD_TESTS=ON
+  -Cbuild-dir="build/{wheel_tag}" -Ccmake.define.NVFUSE_BUILD_TESTS=ON
+CPP_TESTS="$(ls -t build/*/tests_cpp/nvfuse_cpp_tests | head -1)"
 
 # The C++ tests compile generated kernels with NVRTC: the CUDA toolkit's, or
 # the nvidia-cuda-nvrtc wheel that torch depends on.
@@ -29,7 +32,7 @@ PY
 fi
 
 echo "== GoogleTest (tests_cpp) =="
-./build/test/tests_cpp/nvfuse_cpp_tests --gtest_brief=1
+"$CPP_TESTS" --gtest_brief=1
 
 echo "== pytest (tests_py) =="
 set +e

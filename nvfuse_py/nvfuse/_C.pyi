@@ -4,7 +4,7 @@ nvfuse's C++ core: recording, IR, cache and execution
 from __future__ import annotations
 import collections.abc
 import typing
-__all__: list[str] = ['DataType', 'DeviceMesh', 'ParallelType', 'RecordingState', 'StateKind', 'StateRef', 'add_nvrtc_search_directory', 'cached_fusion_ir', 'cached_inputs_and_outputs', 'cached_last_cuda_code', 'cached_last_kernel_info', 'cached_prepared_fusion_ir', 'cached_python_definition', 'cached_repro_script', 'communicator_is_configured', 'configure_communicator', 'coordinate_tuning', 'cuda_code_for', 'describe_tensor', 'execute', 'finalize', 'finish_dump_capture', 'has_device_mesh', 'host_program', 'input_shardings', 'max_runtime_states', 'num_fusions', 'num_runtime_states', 'nvrtc_compile', 'output_shardings', 'philox4x32_10', 'pointwise_ops', 'pointwise_tuning', 'reduction_tuning', 'release_communicator', 'repro_script_of_state', 'reset_cache', 'segment_definitions', 'segment_summary', 'set_coordinate_tuning', 'set_max_runtime_states', 'set_pointwise_tuning', 'set_reduction_tuning', 'start_dump_capture', 'state_sharding']
+__all__: list[str] = ['DataType', 'DeviceMesh', 'ParallelType', 'RecordingState', 'StateKind', 'StateRef', 'add_nvrtc_search_directory', 'cached_fusion_ir', 'cached_inputs_and_outputs', 'cached_last_cuda_code', 'cached_last_kernel_info', 'cached_prepared_fusion_ir', 'cached_python_definition', 'cached_repro_script', 'communicator_is_configured', 'configure_communicator', 'coordinate_tuning', 'cuda_code_for', 'describe_tensor', 'execute', 'finalize', 'finish_dump_capture', 'get_dump', 'has_device_mesh', 'host_program', 'input_shardings', 'max_runtime_states', 'num_fusions', 'num_runtime_states', 'nvrtc_compile', 'nvrtc_version', 'output_shardings', 'philox4x32_10', 'pointwise_ops', 'pointwise_tuning', 'reduction_tuning', 'release_communicator', 'repro_script_of_state', 'reset_cache', 'segment_definitions', 'segment_summary', 'set_coordinate_tuning', 'set_dump', 'set_dump_sink', 'set_max_runtime_states', 'set_pointwise_tuning', 'set_reduction_tuning', 'start_dump_capture', 'state_sharding']
 class DataType:
     """
     Members:
@@ -357,6 +357,10 @@ def finish_dump_capture() -> str:
     """
     The dump output collected since start_dump_capture
     """
+def get_dump() -> str:
+    """
+    The dump options on now, as a comma list
+    """
 def has_device_mesh(fusion_id: typing.SupportsInt | typing.SupportsIndex) -> bool:
     ...
 def host_program(fusion_id: typing.SupportsInt | typing.SupportsIndex) -> str:
@@ -374,6 +378,10 @@ def num_runtime_states() -> int:
 def nvrtc_compile(source: str, name: str, arch: typing.SupportsInt | typing.SupportsIndex = 90, options: collections.abc.Sequence[str] = []) -> dict:
     """
     Compiles generated code with NVRTC (no GPU needed) and `options` after nvfuse's own ("--ptxas-options=-v" puts each kernel's registers and spills in the log); raises InternalError with NVRTC's log on a compile error
+    """
+def nvrtc_version() -> str:
+    """
+    The version of the NVRTC library nvfuse loads (raises when none is found)
     """
 def output_shardings(fusion_id: typing.SupportsInt | typing.SupportsIndex) -> list:
     """
@@ -410,6 +418,14 @@ def segment_summary(fusion_id: typing.SupportsInt | typing.SupportsIndex) -> lis
 def set_coordinate_tuning(block_size: typing.SupportsInt | typing.SupportsIndex, bytes_per_thread: typing.SupportsInt | typing.SupportsIndex = 16, max_unroll: typing.SupportsInt | typing.SupportsIndex = 4) -> None:
     """
     Launch-shape defaults of the coordinate scheduler (for tuning runs)
+    """
+def set_dump(options: str) -> None:
+    """
+    What NVFUSE_DUMP prints from now on: a comma list of option names
+    """
+def set_dump_sink(sink: collections.abc.Callable[[str], None]) -> None:
+    """
+    A function that receives each dump's text instead of stderr (None: stderr)
     """
 def set_max_runtime_states(arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
     ...

@@ -3,10 +3,13 @@
     from nvfuse import FusionDefinition, DataType
 """
 
-import torch  # noqa: F401  (loads torch's libraries, which _C links against)
+import torch  # (loads torch's libraries, which _C links against)
 
 import os
 
+from .version import check_torch
+
+check_torch(torch.__version__)
 from . import _C
 from ._C import DataType, ParallelType
 
@@ -47,7 +50,8 @@ from .alias import (
     serialize,
 )
 from .descriptors import compute_contiguity, compute_tensor_descriptor
-from .version import NVFUSER_API_LEVEL, __version__, version
+from .version import NVFUSER_API_LEVEL, __version__, build_info, version
+from .dumps import get_dump, set_dump
 
 __all__ = [
     "NVFUSER_API_LEVEL",
@@ -59,6 +63,9 @@ __all__ = [
     "enable_automatic_serialization",
     "serialize",
     "version",
+    "build_info",
+    "get_dump",
+    "set_dump",
     "DataType",
     "DefinitionError",
     "DefinitionTypeError",

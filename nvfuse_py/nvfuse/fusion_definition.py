@@ -20,7 +20,7 @@ from ._C import DataType, StateKind
 from .errors import DefinitionError, DefinitionTypeError, InputError, InputTypeError
 from .handles import Scalar, Tensor, Vector, _Handle, make_handle
 from .ops import Operators
-from .pytorch_utils import python_scalar_dtype, torch_dtype_to_nvfuse_dtype
+from .pytorch_utils import python_scalar_dtype
 from .repro import inputs_script
 from .schedule import Schedule
 from .tensor_ops import _dtype
@@ -190,7 +190,7 @@ class FusionDefinition:
         if not isinstance(contiguity, bool):
             contiguity = [None if c is None else bool(c) for c in contiguity]
         ref = state.define_tensor(
-            shape, contiguity, _dtype(dtype), bool(is_cpu),
+            shape, contiguity, _dtype(dtype, "define_tensor"), bool(is_cpu),
             list(stride_order or []),
         )
         return make_handle(self, ref, state)
@@ -204,7 +204,7 @@ class FusionDefinition:
         return self.define_tensor(
             sizes=tensor.size(),
             strides=tensor.stride(),
-            dtype=torch_dtype_to_nvfuse_dtype(tensor.dtype),
+            dtype=_dtype(tensor.dtype, "from_pytorch"),
             is_cpu=tensor.is_cpu and tensor.dim() == 0,
             static_sizes=static_sizes,
         )
@@ -226,7 +226,7 @@ class FusionDefinition:
                 f"define_scalar: {value} is outside int64 [{_INT64_MIN}, {_INT64_MAX}]")
         if dtype is None:
             dtype = python_scalar_dtype(value) if value is not None else DataType.Double
-        ref = state.define_scalar(value, _dtype(dtype))
+        ref = state.define_scalar(value, _dtype(dtype, "define_scalar"))
         return make_handle(self, ref, state)
 
     def define_constant(self, value, dtype=None) -> Scalar:

@@ -4,6 +4,8 @@ The elementwise ops are generated from the C++ op table (one row per op), so
 Python, printing, hashing and evaluation never disagree on what exists.
 """
 
+import inspect
+
 from . import _C
 from ._C import DataType
 from .errors import DefinitionTypeError
@@ -39,6 +41,10 @@ def _make_pointwise(name, parameters):
 
     op.__name__ = name
     op.__qualname__ = f"Operators.{name}"
+    # help() and IDEs show the op table's parameters, not (*args, **kwargs).
+    op.__signature__ = inspect.Signature(
+        [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+        + [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in parameters])
     op.__doc__ = (
         f"fd.ops.{name}({', '.join(parameters)}): elementwise {name}. Operands "
         "are tensors, scalars or Python numbers; lower-rank tensors broadcast "
@@ -65,7 +71,7 @@ class Operators(TensorOps, CompositeOps):
         """`arg` converted to `dtype` (torch's conversion rules)."""
         fd = self._fd
         return fd._record(
-            lambda s: s.cast(fd._operand(arg, "fd.ops.cast"), _dtype(dtype))
+            lambda s: s.cast(fd._operand(arg, "fd.ops.cast"), _dtype(dtype, "fd.ops.cast"))
         )
 
     def broadcast_in_dim(self, arg, shape, broadcast_dims):
@@ -98,7 +104,7 @@ class Operators(TensorOps, CompositeOps):
         tensor = fd._operand(arg, f"fd.ops.{name}")
         return fd._record(
             lambda s: s.reduction(
-                name, tensor, _dims_list(dims), bool(keepdim), _dtype(dtype)
+                name, tensor, _dims_list(dims), bool(keepdim), _dtype(dtype, f"fd.ops.{name}")
             )
         )
 
@@ -135,7 +141,7 @@ class Operators(TensorOps, CompositeOps):
         fd = self._fd
         tensor = fd._operand(arg, "fd.ops.mean")
         return fd._record(
-            lambda s: s.mean(tensor, _dims_list(dims), bool(keepdim), _dtype(dtype))
+            lambda s: s.mean(tensor, _dims_list(dims), bool(keepdim), _dtype(dtype, "fd.ops.mean"))
         )
 
     def welford(self, arg, dims=None):

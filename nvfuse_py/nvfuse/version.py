@@ -61,3 +61,52 @@ def version() -> ApiVersion:
     """The predecessor API level and nvfuse's version:
     "<nvFuser API level>+nvfuse.<nvfuse version>"."""
     return ApiVersion(f"{NVFUSER_API_LEVEL}+nvfuse.{__version__}")
+
+
+def _built_against():
+    """(torch version, torch's CUDA version) this build was compiled
+    against; None for a source tree that was never installed."""
+    try:
+        from . import _build_info
+    except ImportError:
+        return None
+    return _build_info.TORCH_VERSION, _build_info.TORCH_CUDA_VERSION
+
+
+def check_torch(running_torch):
+    """Raises ImportError, naming both versions, when the running torch's
+    major.minor is not the one nvfuse was built against: the C++ module
+    links torch's C++ API, which changes between minor releases."""
+    built = _built_against()
+    if built is None:
+        return
+    if _release(built[0])[:2] != _release(running_torch)[:2]:
+        raise ImportError(
+            f"nvfuse {__version__} was built against torch {built[0]} and this process "
+            f"has torch {running_torch}; install torch {'.'.join(map(str, _release(built[0])[:2]))}.x "
+            "or rebuild nvfuse against this torch (pip install --no-build-isolation .)")
+
+
+def build_info() -> dict:
+    """nvfuse's version, the torch and CUDA versions it was built against,
+    and those of this process (torch, torch's CUDA, the NVRTC nvfuse
+    loads, the GPU's driver): what `python -m nvfuse --version` prints."""
+    import torch
+
+    built = _built_against() or ("unknown (source tree)", "")
+    info = {
+        "nvfuse": __version__,
+        "nvfuser_api_level": NVFUSER_API_LEVEL,
+        "built_against_torch": built[0],
+        "built_against_cuda": built[1] or "none (CPU torch)",
+        "torch": torch.__version__,
+        "torch_cuda": torch.version.cuda or "none (CPU torch)",
+    }
+    from . import _C
+
+    try:
+        info["nvrtc"] = _C.nvrtc_version()
+    except Exception as error:  # no NVRTC: say why instead of failing
+        info["nvrtc"] = f"not found ({str(error).splitlines()[0]})"
+    info["gpu"] = torch.cuda.get_device_name() if torch.cuda.is_available() else "none"
+    return info

@@ -1,5 +1,6 @@
 // execute(): Python objects -> Arguments, outputs -> torch tensors. The only
 // binding file that includes torch's Python headers.
+#include <pybind11/functional.h>
 #include <torch/csrc/autograd/python_variable.h>
 
 #include "bindings/bindings.h"
@@ -136,6 +137,21 @@ void init_execute(py::module_& m) {
       "after nvfuse's own (\"--ptxas-options=-v\" puts each kernel's "
       "registers and spills in the log); raises InternalError with NVRTC's "
       "log on a compile error");
+  m.def(
+      "nvrtc_version",
+      []() {
+        const NvrtcVersion version = nvrtc_version();
+        return std::to_string(version.major) + "." + std::to_string(version.minor);
+      },
+      "The version of the NVRTC library nvfuse loads (raises when none is found)");
+  m.def("set_dump", &set_dump_options, py::arg("options"),
+        "What NVFUSE_DUMP prints from now on: a comma list of option names");
+  m.def("get_dump", &dump_options, "The dump options on now, as a comma list");
+  m.def(
+      "set_dump_sink",
+      [](std::function<void(const std::string&)> sink) { set_dump_sink(std::move(sink)); },
+      py::arg("sink").none(true),
+      "A function that receives each dump's text instead of stderr (None: stderr)");
   m.def("start_dump_capture", &start_dump_capture,
         "Collects this thread's NVFUSE_DUMP output until finish_dump_capture");
   m.def("finish_dump_capture", &finish_dump_capture,

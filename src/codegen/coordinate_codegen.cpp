@@ -7,6 +7,7 @@
 #include "codegen/device_runtime.h"
 #include "codegen/expr_statement.h"
 #include "codegen/index_values.h"
+#include "codegen/kernel_names.h"
 #include "codegen/scan_codegen.h"
 #include "codegen/scatter_codegen.h"
 
@@ -28,7 +29,7 @@ class CoordinateGenerator {
 
   KernelSource generate() const {
     KernelSource source;
-    source.name = "nvfuse_coordinates";
+    source.name = coordinate_kernel_name(params_);
     std::ostringstream ss;
     ss << coordinate_kernel_prelude(analysis_, params_, layout_, "coordinate");
     if (params_.scatter_rows) {
@@ -139,7 +140,7 @@ class CoordinateGenerator {
   std::string kernel_function() const {
     std::ostringstream ss;
     ss << "extern \"C\" __global__ void __launch_bounds__(" << params_.block_size
-       << ") nvfuse_coordinates(const Args args) {\n"
+       << ") " << coordinate_kernel_name(params_) << "(const Args args) {\n"
        << "  constexpr int kUnroll = " << params_.unroll << ";\n"
        << "  constexpr int kBlock = " << params_.block_size << ";\n"
        << "  const Index groups = args.numel / kVec;\n"

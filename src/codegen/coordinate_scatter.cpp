@@ -7,6 +7,7 @@
 // in shared memory (codegen/scatter_codegen.h). Each lane writes on its
 // own: the lanes' indices differ, so their addresses do too.
 #include "codegen/coordinate_values.h"
+#include "codegen/kernel_names.h"
 #include "codegen/scatter_codegen.h"
 
 #include <sstream>
@@ -57,7 +58,7 @@ std::string scatter_rows_kernel(
   const std::string y_step = "args.stride_" + name_of_value(out) + "[" + std::to_string(last) + "]";
   std::ostringstream ss;
   ss << "extern \"C\" __global__ void __launch_bounds__(" << params.block_size
-     << ") nvfuse_coordinates(const Args args) {\n"
+     << ") " << coordinate_kernel_name(params) << "(const Args args) {\n"
      << "  constexpr int kBlock = " << params.block_size << ";\n"
      << "  const Index n = Index(" << row_extent << ");  // a row of the output\n"
      << "  const Index row_groups = args.extent[" << last << "] / kVec;  // of the index\n"

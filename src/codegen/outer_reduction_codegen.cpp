@@ -1,8 +1,9 @@
 // The outer (column) reduction kernel, and the inner-outer finishing kernel
-// nvfuse_reduction_finish that combines the column partials of every block.
+// (<name>_finish) that combines the column partials of every block.
 #include <set>
 #include <sstream>
 
+#include "codegen/kernel_names.h"
 #include "codegen/reduction_generator.h"
 
 namespace nvfuse {
@@ -14,7 +15,7 @@ std::string ReductionGenerator::outer_kernel() const {
   const std::vector<const Expr*> exprs = cone(element_roots(0), true, &loads);
   std::ostringstream ss;
   ss << "extern \"C\" __global__ void __launch_bounds__(" << p_.block_size
-     << ") nvfuse_reduction(const Args args) {\n"
+     << ") " << reduction_kernel_name(p_) << "(const Args args) {\n"
      << "  constexpr int kVec = " << p_.vector_width << ";\n"
      << "  constexpr int kX = " << p_.block_x << ";\n"
      << "  constexpr int kY = " << p_.block_y << ";\n"
@@ -259,7 +260,7 @@ std::string ReductionGenerator::column_finish_kernel() const {
   }
   std::ostringstream ss;
   ss << "extern \"C\" __global__ void __launch_bounds__(" << kFinishThreads
-     << ") nvfuse_reduction_finish(const Args args) {\n"
+     << ") " << reduction_finish_kernel_name(p_) << "(const Args args) {\n"
      << "  nvfuse::wait_for_previous_grid();  // the row kernel's partials\n"
      << "  constexpr int kN = " << (float_partials ? 4 : 1) << ";  // columns of a thread\n"
      << "  constexpr int kBatch = " << kFinishBatch << ";\n"

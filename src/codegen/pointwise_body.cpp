@@ -5,6 +5,7 @@
 
 #include "codegen/device_runtime.h"
 #include "codegen/expr_statement.h"
+#include "codegen/kernel_names.h"
 
 namespace nvfuse {
 
@@ -79,7 +80,7 @@ KernelSource assemble_pointwise_kernel(
     const std::string& scheduler,
     const std::string& kernel_function) {
   KernelSource source;
-  source.name = "nvfuse_pointwise";
+  source.name = pointwise_kernel_name(params);
   source.layout = pointwise_arg_layout(analysis, params);
   std::ostringstream ss;
   ss << device_runtime_source() << "\n"

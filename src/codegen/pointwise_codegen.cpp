@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "codegen/expr_statement.h"
+#include "codegen/kernel_names.h"
 #include "codegen/pointwise_body.h"
 #include "codegen/transpose_codegen.h"
 
@@ -123,7 +124,7 @@ class PointwiseGenerator {
   std::string kernel_function() const {
     std::ostringstream ss;
     ss << "extern \"C\" __global__ void __launch_bounds__(" << params_.block_size
-       << ") nvfuse_pointwise(const Args args) {\n"
+       << ") " << pointwise_kernel_name(params_) << "(const Args args) {\n"
        << "  constexpr int kVec = " << params_.vector_width << ";\n"
        << "  constexpr int kUnroll = " << params_.unroll << ";\n"
        << "  constexpr int kBlock = " << params_.block_size << ";\n"

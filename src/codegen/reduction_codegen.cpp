@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "codegen/device_runtime.h"
+#include "codegen/kernel_names.h"
 #include "codegen/reduction_generator.h"
 
 namespace nvfuse {
@@ -41,7 +42,7 @@ KernelSource ReductionGenerator::generate() const {
   if (p_.inner_outer) {
     ss << "\n" << column_finish_kernel();
   }
-  return {"nvfuse_reduction", ss.str(), layout_};
+  return {reduction_kernel_name(p_), ss.str(), layout_};
 }
 
 // ---- the inner kernel -------------------------------------------------------
@@ -50,7 +51,7 @@ std::string ReductionGenerator::inner_kernel() const {
   std::ostringstream ss;
   ss << "extern \"C\" __global__ void __launch_bounds__(" << p_.block_size
      << (p_.min_blocks_per_sm > 0 ? ", " + std::to_string(p_.min_blocks_per_sm) : "")
-     << ") nvfuse_reduction(const Args args) {\n"
+     << ") " << reduction_kernel_name(p_) << "(const Args args) {\n"
      << "  constexpr int kVec = " << p_.vector_width << ";\n"
      << "  constexpr int kGroups = " << p_.groups_per_thread << ";\n"
      << "  constexpr int kLanes = " << p_.threads_per_row << ";\n"

@@ -10,7 +10,7 @@
 
 namespace nvfuse {
 
-// Inner-outer kernels come with a second kernel, nvfuse_reduction_finish,
+// Inner-outer kernels come with a second kernel, <name>_finish,
 // over the same Args, that combines the blocks' partial rows: blocks of
 // kFinishThreads threads, one per group of finish_columns(partial_rows)
 // columns; the threads of a column walk down the partial rows, each

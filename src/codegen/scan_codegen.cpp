@@ -4,6 +4,7 @@
 
 #include "codegen/coordinate_codegen.h"
 #include "codegen/expr_statement.h"
+#include "codegen/kernel_names.h"
 #include "ir/printer.h"
 
 namespace nvfuse {
@@ -177,12 +178,12 @@ KernelSource generate_scan_kernel(
   std::vector<const TensorView*> tensors = analysis.inputs;
   tensors.insert(tensors.end(), analysis.outputs.begin(), analysis.outputs.end());
   KernelSource source;
-  source.name = "nvfuse_scan";
+  source.name = scan_kernel_name(params);
   source.layout = coordinate_arg_layout(analysis, params, tensors, /*dividers=*/false);
   std::ostringstream ss;
   ss << coordinate_kernel_prelude(analysis, params, source.layout, "scan")
      << "extern \"C\" __global__ void __launch_bounds__(" << params.block_size
-     << ") nvfuse_scan(const Args args) {\n"
+     << ") " << scan_kernel_name(params) << "(const Args args) {\n"
      << "  constexpr int kBlock = " << params.block_size << ";\n"
      << thread_coords(params) << scan_values(fusion, analysis, params).code() << "}\n";
   source.code = ss.str();

@@ -21,7 +21,7 @@
 
 namespace nvfuse {
 
-// The kernel function `nvfuse_coordinates` of the staged-row form; the
+// The kernel function (coordinate_kernel_name) of the staged-row form; the
 // group function (`group(args, g)`, over the index tensor's groups) comes
 // before it. `row_extent`: the kernel's text for the output rows' length.
 std::string scatter_rows_kernel(

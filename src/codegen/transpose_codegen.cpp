@@ -3,6 +3,7 @@
 #include <sstream>
 
 #include "codegen/expr_statement.h"
+#include "codegen/kernel_names.h"
 #include "codegen/pointwise_body.h"
 
 namespace nvfuse {
@@ -241,7 +242,7 @@ class TransposeGenerator {
   std::string kernel_function() const {
     std::ostringstream ss;
     ss << "extern \"C\" __global__ void __launch_bounds__(" << params_.block_size
-       << ") nvfuse_pointwise(const Args args) {\n"
+       << ") " << pointwise_kernel_name(params_) << "(const Args args) {\n"
        << "  constexpr int kTile = " << tiling_.tile << ";\n"
        << "  constexpr int kVec = " << params_.vector_width << ";\n"
        << "  constexpr int kLanes = kTile / kVec;\n"

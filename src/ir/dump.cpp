@@ -1,10 +1,13 @@
 #include "ir/dump.h"
 
-#include <bitset>
+#include <atomic>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <mutex>
 #include <sstream>
+
+#include "ir/errors.h"
 
 namespace nvfuse {
 
@@ -16,54 +19,133 @@ constexpr const char* kNames[] = {
 #undef NVFUSE_DUMP_NAME
 };
 constexpr size_t kCount = sizeof(kNames) / sizeof(kNames[0]);
+static_assert(kCount <= 32, "the enabled options are one 32-bit mask");
 
-std::bitset<kCount> parse_dump_env() {
-  std::bitset<kCount> enabled;
-  const char* env = std::getenv("NVFUSE_DUMP");
-  if (env == nullptr) {
-    return enabled;
+std::string valid_names() {
+  std::string names;
+  for (const char* name : kNames) {
+    names += names.empty() ? "" : " ";
+    names += name;
   }
-  std::stringstream list(env);
+  return names;
+}
+
+// The mask of `list`; `unknown` receives each name that is not an option.
+uint32_t parse_options(const std::string& list, std::vector<std::string>& unknown) {
+  uint32_t mask = 0;
+  std::stringstream items(list);
   std::string item;
-  while (std::getline(list, item, ',')) {
+  while (std::getline(items, item, ',')) {
     if (item.empty()) {
       continue;
     }
     bool known = false;
     for (size_t i = 0; i < kCount; ++i) {
       if (item == kNames[i]) {
-        enabled.set(i);
+        mask |= 1u << i;
         known = true;
       }
     }
     if (!known) {
-      std::cerr << "nvfuse: NVFUSE_DUMP names an unknown option '" << item
-                << "'; valid options:";
-      for (const char* name : kNames) {
-        std::cerr << " " << name;
-      }
-      std::cerr << std::endl;
+      unknown.push_back(item);
     }
   }
-  return enabled;
+  return mask;
 }
+
+uint32_t options_from_environment() {
+  const char* env = std::getenv("NVFUSE_DUMP");
+  if (env == nullptr) {
+    return 0;
+  }
+  std::vector<std::string> unknown;
+  const uint32_t mask = parse_options(env, unknown);
+  for (const std::string& name : unknown) {
+    std::cerr << "nvfuse: NVFUSE_DUMP names an unknown option '" << name
+              << "'; valid options: " << valid_names() << std::endl;
+  }
+  return mask;
+}
+
+std::atomic<uint32_t>& enabled_mask() {
+  static std::atomic<uint32_t> mask{options_from_environment()};
+  return mask;
+}
+
+std::mutex sink_mutex;
+std::shared_ptr<std::function<void(const std::string&)>> dump_sink;
+
+// Collects what is written and hands it to the sink at each flush.
+class SinkBuffer : public std::stringbuf {
+ protected:
+  int sync() override {
+    std::string text = str();
+    str("");
+    if (text.empty()) {
+      return 0;
+    }
+    std::shared_ptr<std::function<void(const std::string&)>> sink;
+    {
+      std::lock_guard<std::mutex> lock(sink_mutex);
+      sink = dump_sink;
+    }
+    if (sink != nullptr) {
+      try {
+        (*sink)(text);
+        return 0;
+      } catch (...) {
+        // A failing sink (a logging handler that raised) must not fail the
+        // execute that dumped: the text goes to stderr instead.
+      }
+    }
+    std::cerr << text << std::flush;
+    return 0;
+  }
+};
+
+thread_local std::unique_ptr<std::ostringstream> captured_dumps;
 
 }  // namespace
 
 bool dump_enabled(DumpOption option) {
-  static const std::bitset<kCount> enabled = parse_dump_env();
-  return enabled.test(static_cast<size_t>(option));
+  return (enabled_mask().load(std::memory_order_relaxed) >>
+          static_cast<uint32_t>(option)) & 1u;
 }
 
-namespace {
-thread_local std::unique_ptr<std::ostringstream> captured_dumps;
-}  // namespace
+void set_dump_options(const std::string& list) {
+  std::vector<std::string> unknown;
+  const uint32_t mask = parse_options(list, unknown);
+  NVFUSE_CHECK_AS(
+      ErrorKind::kDefinition, unknown.empty(), "set_dump: unknown option '",
+      unknown.empty() ? "" : unknown.front(), "'; valid options: ", valid_names());
+  enabled_mask().store(mask, std::memory_order_relaxed);
+}
+
+std::string dump_options() {
+  const uint32_t mask = enabled_mask().load(std::memory_order_relaxed);
+  std::string list;
+  for (size_t i = 0; i < kCount; ++i) {
+    if ((mask >> i) & 1u) {
+      list += list.empty() ? "" : ",";
+      list += kNames[i];
+    }
+  }
+  return list;
+}
+
+void set_dump_sink(std::function<void(const std::string&)> sink) {
+  std::lock_guard<std::mutex> lock(sink_mutex);
+  dump_sink = sink ? std::make_shared<std::function<void(const std::string&)>>(std::move(sink))
+                   : nullptr;
+}
 
 std::ostream& dump_stream() {
   if (captured_dumps != nullptr) {
     return *captured_dumps;
   }
-  return std::cerr;
+  thread_local SinkBuffer buffer;
+  thread_local std::ostream stream(&buffer);
+  return stream;
 }
 
 void start_dump_capture() {

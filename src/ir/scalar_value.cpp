@@ -1,7 +1,8 @@
 #include "ir/scalar_value.h"
 
 #include <algorithm>
-#include <charconv>
+#include <cstdio>
+#include <cstdlib>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -174,9 +175,17 @@ std::string float_to_python(double value) {
   if (std::isinf(value)) {
     return value > 0 ? "float('inf')" : "float('-inf')";
   }
+  // The shortest text that reads back as `value` (what std::to_chars
+  // gives, which would tie the module to a libstdc++ newer than the
+  // manylinux_2_28 baseline).
   char buffer[64];
-  auto result = std::to_chars(buffer, buffer + sizeof(buffer), value);
-  std::string text(buffer, result.ptr);
+  for (int digits = 1; digits <= 17; ++digits) {
+    std::snprintf(buffer, sizeof(buffer), "%.*g", digits, value);
+    if (std::strtod(buffer, nullptr) == value) {
+      break;
+    }
+  }
+  std::string text(buffer);
   if (text.find_first_of(".en") == std::string::npos) {
     text += ".0";
   }

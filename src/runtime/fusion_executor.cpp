@@ -7,6 +7,7 @@
 #include "multidevice/runtime/multidevice_executor.h"
 #include "passes/pass_list.h"
 #include "runtime/coordinate_executor.h"
+#include "runtime/cuda/nvtx_range.h"
 #include "runtime/host_timing.h"
 #include "runtime/input_binding.h"
 #include "runtime/output_allocation.h"
@@ -579,6 +580,7 @@ bool FusionExecutor::run_segment(
     std::vector<at::Tensor>& values,
     std::vector<bool>& from_kernel,
     c10::Device& device) {
+  const NvtxRange range("nvfuse segment", s.kind);
   // Every segment keeps all the fusion's inputs: binding validates them.
   std::optional<HostStepTimer> step("04 bind inputs");
   BoundInputs bound = bind_inputs(*s.fusion, args, device);
@@ -618,6 +620,7 @@ std::vector<at::Tensor> execute_cached_fusion(
     int64_t fusion_id,
     const std::vector<Argument>& args,
     c10::Device device) {
+  const NvtxRange range("nvfuse fusion", fusion_id);
   std::optional<HostStepTimer> step("03 cache lookup");
   CachedFusion& entry = FusionCache::get().at(fusion_id);
   step.reset();

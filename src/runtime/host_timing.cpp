@@ -63,8 +63,7 @@ HostTimes& host_times() {
 }  // namespace
 
 bool host_timing_enabled() {
-  static const bool enabled = dump_enabled(DumpOption::host_time);
-  return enabled;
+  return dump_enabled(DumpOption::host_time);
 }
 
 HostStepTimer::~HostStepTimer() {

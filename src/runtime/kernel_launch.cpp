@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "ir/dump.h"
+#include "runtime/cuda/nvtx_range.h"
 #include "schedule/fast_divider.h"
 
 namespace nvfuse {
@@ -182,6 +183,7 @@ void launch_on_current_stream(
     unsigned shared_bytes,
     unsigned cluster_x,
     bool programmatic) {
+  const NvtxRange range(kernel.name);
   cuda_driver::make_context_current(device.index());
   const c10::Stream stream =
       c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->getStream(device);

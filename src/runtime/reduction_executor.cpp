@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <mutex>
 
+#include "codegen/kernel_names.h"
 #include "runtime/kernel_launch.h"
 #include "runtime/process_setting.h"
 #include "runtime/rng_state.h"
@@ -327,7 +328,7 @@ bool ReductionExecutor::run_inner_outer(
   const c10::Device device = bound.device;
   auto [source, kernel] = variants_.for_launch(planned.params, device.index());
   const LoadedKernel& finish =
-      variants_.companion(source, "nvfuse_reduction_finish", device.index());
+      variants_.companion(source, reduction_finish_kernel_name(planned.params), device.index());
   // At most one wave of blocks (or clusters of blocks, each cluster holding
   // a row) walking the rows, and at least kInnerOuterRowsPerBlock rows per
   // block where that still fills the SMs: each block's partial rows cost a

@@ -15,6 +15,7 @@
 #include "ir/dump.h"
 #include "ir/errors.h"
 #include "runtime/cuda/nvrtc.h"
+#include "runtime/cuda/nvtx_range.h"
 
 namespace nvfuse {
 
@@ -111,6 +112,7 @@ const Binary& binary_for(
     }
   }
   if (!binary.from_disk) {
+    const NvtxRange range("nvfuse compile " + name);
     CompiledBinary compiled = compile_cuda(source, name, arch);
     binary.image = std::move(compiled.image);
     binary.compile_ms = compiled.compile_ms;
@@ -167,6 +169,7 @@ const LoadedKernel& load_kernel(
   }
   const Binary& binary = binary_for(key, source, name, arch);
   LoadedKernel kernel;
+  kernel.name = name;
   kernel.function =
       cuda_driver::get_function(cuda_driver::load_module(binary.image), name);
   kernel.resources = cuda_driver::resources_of(kernel.function);

@@ -12,6 +12,7 @@
 namespace nvfuse {
 
 struct LoadedKernel {
+  std::string name;  // the kernel function's, for NVTX ranges
   void* function = nullptr;
   cuda_driver::FunctionResources resources;
 };
