@@ -97,9 +97,13 @@ std::string ReductionGenerator::op_type(const Expr* r) const {
       return "nvfuse::ProdOp<" + e + ">";
     case OpType::maximum:
       return "nvfuse::MaxOp<" + e + ">";
-    default:
+    case OpType::minimum:
       return "nvfuse::MinOp<" + e + ">";
+    default:
+      // A new reduction op must say how the kernel combines it.
+      NVFUSE_ASSERT(false, "no reduction kernel combines ", name_of(r->as<ReductionOp>()->op()));
   }
+  return "";
 }
 
 std::vector<const Expr*> ReductionGenerator::of_phase(

@@ -230,6 +230,8 @@ void ReferenceEvaluator::handle(const ReductionOp& e) {
   } else if (e.op() == OpType::maximum) {
     r = at::amax(t, axes);
   } else {
+    // A new reduction op must say which ATen reduction evaluates it.
+    NVFUSE_ASSERT(e.op() == OpType::minimum, "no ATen reduction for ", name_of(e.op()));
     r = at::amin(t, axes);
   }
   tensors_[e.output(0)] = to_type(r, e.output(0)->dtype());

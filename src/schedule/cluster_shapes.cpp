@@ -108,16 +108,16 @@ namespace {
 // docs/reductions.md). Chosen where it measured faster on an H100: the
 // cluster grid holds half a block to two blocks per SM and the walk is at
 // most kOuterClusterMaxRows long. No variance: its Welford states were not
-// measured. Clusters of 12 or 16 blocks lost (session 24).
+// measured. Clusters of 12 or 16 blocks lost.
 //
 // Its blocks are kOuterClusterBlock threads, kOuterClusterBlockX across the
-// columns (session 24's were 512, 32 across: half the clusters, and 128
+// columns (blocks of 512, 32 across, made half the clusters, and 128
 // blocks left 4 of 132 SMs idle). H100, % of copy bandwidth, bf16 sum over
-// 8192 / 4096 rows of 4096 in one run (docs/measurements/session26_h100.txt),
+// 8192 / 4096 rows of 4096 in one run,
 // threads across x down: 32x16 77 / 61; 16x16 80-81 / 65; 8x16 80-81 /
 // 65-66; 8x32 78 / 63; 32x8 67 / 56; 16x8 69 / 58; 32x32 52 / 36; 4x32 65 /
 // 52. Deeper walk batches (kOuterBatch 8 or 16) helped none: 76-79 there.
-// Against session 24's shape and the global split (sum, same run): bf16
+// Against blocks of 512 (32 across) and the global split (sum, same run): bf16
 // 8192x4224 81 / 73 / 71, 2048x1600 25 / 22 (split) / 22, 2048x1088 18 /
 // 16 / 16, fp32 2048x1024 34 / 29 / 30, 4096x1600 63 / 63 / 55, 8192x2048
 // 79-83 / 82-83 / 77.

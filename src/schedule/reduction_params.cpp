@@ -47,11 +47,10 @@ constexpr int kMaskedLateDrawRegisterBlocks = 896;
 // next row's copy doubles them), and the least row groups per SM. Measured
 // on an H100 at 32768x8192 (tools/tune_reduction.py, % of copy bandwidth):
 // pipelining lifts the bf16 rows that hold two inputs and reduce a
-// variance (bias + residual + layer norm 58 -> 97 in session 14: the
+// variance (bias + residual + layer norm 58 -> 97: the
 // variance's two dependent row sums double the latency a row's loads must
 // cover, and a bf16 row carries half the bytes), while it costs the rows
-// of one held input (session 14: layer norm bf16 101 -> 95, var_mean bf16
-// 103 -> 100; in session 9, before the later row work, those had gained),
+// of one held input (layer norm bf16 101 -> 95, var_mean bf16 103 -> 100),
 // the fp32 ones (layer norm 100 -> 95) and the other bf16 ones (softmax
 // 81 -> 68, RMS norm 99 -> 95, sum 98 -> 95) the occupancy that the second
 // copy's registers take.
@@ -393,7 +392,7 @@ std::optional<ReductionSchedule> schedule_reduction(
     // -> unsplit: bf16 sums over 2048 / 4096 / 16384 rows of 65536 (256
     // column blocks) 92 -> 98, 95 -> 100, 97 -> 102, 8192 rows of 40960
     // (160) 96 -> 100, of 34816 (136) 95 -> 97, of 32768 (128) 98 -> 97;
-    // fp32 over 4096 of 32768 97 -> 100 (docs/measurements/session28_h100.txt).
+    // fp32 over 4096 of 32768 97 -> 100.
     // A variance's blocks are half the threads and were not measured so.
     const bool fills_every_sm = !analysis.has_variance() && schedule.grid_x >= device.sm_count;
     schedule.grid_y = fills_every_sm
@@ -453,7 +452,7 @@ std::optional<ReductionSchedule> schedule_reduction(
                      [](const Expr* r) { return r->is<VarMeanOp>(); });
     // Inner-outer rows (the backward norms) staged keep their column
     // partials in registers instead of shared memory. H100, % of copy
-    // bandwidth, unstaged -> staged (session 16): layer-norm backward bf16
+    // bandwidth, unstaged -> staged: layer-norm backward bf16
     // 4096x65536 64 -> 77 (clusters of 8 blocks of 512 threads, two blocks
     // an SM), 32768x8192 79 -> 85; but fp32 88 -> 87 and 96 -> 96, and
     // RMS-norm backward (one column reduction) bf16 84 -> 76, fp32 90 -> 82.
@@ -472,12 +471,11 @@ std::optional<ReductionSchedule> schedule_reduction(
     // width) takes a register of its own, not half of one.
     const bool half_vectors = holds_only_half_types && p.vector_width >= 8;
     // Rows of half types that write nothing per element but hold their row
-    // for a later phase (cross-entropy forward bf16, a loss per row) took
-    // twice the elements a thread from session 17 (82 -> 85% of copy
-    // bandwidth at 4096x8192 then) to session 30; pure reductions (sum,
-    // var_mean) did until session 27. Since the packed row max (session
-    // 30) the usual 16 measure faster: cross-entropy forward bf16 64 MB
-    // 26.30 -> 26.11 us (H100, docs/measurements/session31_h100.txt). A
+    // for a later phase (cross-entropy forward bf16, a loss per row) once
+    // took twice the elements a thread (82 -> 85% of copy bandwidth at
+    // 4096x8192 then), as pure reductions (sum, var_mean) did; since the
+    // packed row max the usual 16 measure faster: cross-entropy forward
+    // bf16 64 MB 26.30 -> 26.11 us (H100). A
     // loss row's time past a bare read of its bytes is the last rows' math
     // after their loads arrive, which half the elements a thread halves.
     // Inner-outer rows holding a type wider than 2 bytes (the unstaged fp32
@@ -486,7 +484,7 @@ std::optional<ReductionSchedule> schedule_reduction(
     // four times the threads walk the rows at about half the registers,
     // where the blocks walking the rows (at most one wave, a partial row
     // each) had left the SMs underfilled. H100, % of copy bandwidth, 16 -> 4
-    // elements (tools/tune_reduction.py, session 22): RMS-norm backward
+    // elements (tools/tune_reduction.py): RMS-norm backward
     // fp32 2048x1600 47 -> 64, 2048x4096 73 -> 88, 8192x4096 93 -> 96,
     // 16384x1600 91 -> 96; layer-norm backward fp32 42 -> 53, 65 -> 71, 86
     // -> 91, 86 -> 90. Rows of 8192 (2048 threads at 4) keep 16: the other
@@ -498,8 +496,8 @@ std::optional<ReductionSchedule> schedule_reduction(
     // Inner-outer rows of half types with one column reduction (RMS-norm
     // backward bf16; never staged) take half the elements a thread where
     // the row then takes at most kMaxHalfElementRowThreads threads. H100,
-    // % of copy bandwidth, 16 -> 8 elements (session 25, with partial
-    // clusters where they apply): 2048x1600 32 -> 38, 16384x1600 81 -> 90;
+    // % of copy bandwidth, 16 -> 8 elements (with partial clusters where
+    // they apply): 2048x1600 32 -> 38, 16384x1600 81 -> 90;
     // not taken: 2048x4096 55 -> 53, 8192x4096 91 -> 93, 32768x8192 95 ->
     // 85 (1024 threads a row).
     const int64_t half_elements = std::max<int64_t>(1, tuning.elements_per_thread / 2);
@@ -512,7 +510,7 @@ std::optional<ReductionSchedule> schedule_reduction(
     // that read their random values after phase 0 draw late at the full
     // elements per thread; the others take half the elements (their unit
     // words are drawn with the loads), as measured before late draws
-    // (session 14, attention prologue bf16 16 -> 8 elements early: 59 ->
+    // (attention prologue bf16 16 -> 8 elements early: 59 ->
     // 63; dropout + layer norm the same).
     const bool draws_late = half_random_rows && !analysis.has_outer_reductions() &&
         row_threads(elements) <= std::min<int64_t>(tuning.max_persistent_threads,
@@ -531,7 +529,7 @@ std::optional<ReductionSchedule> schedule_reduction(
     // Staged inner-outer rows that one block holds at one vector group a
     // thread take that: twice the threads walk the rows' copies, and the
     // half as many blocks write half the partial rows. H100, % of copy
-    // bandwidth, 2 -> 1 group (session 16): layer-norm backward bf16
+    // bandwidth, 2 -> 1 group: layer-norm backward bf16
     // 8192x4096 61 -> 72, 32768x8192 88 -> 91, 2048x1600 30 -> 29. Not
     // below kShortRowBlock threads (a block of a warp per row).
     const bool one_group_rows = stages_inner_outer && next_pow2(groups) >= kShortRowBlock &&
@@ -572,7 +570,7 @@ std::optional<ReductionSchedule> schedule_reduction(
       // clusters of twice the groups a thread (32 elements, half the
       // blocks) where the cluster holds the row at the usual groups too.
       // H100, % of copy bandwidth, 16 -> 32 elements
-      // (tools/tune_reduction.py, session 17): softmax
+      // (tools/tune_reduction.py): softmax
       // bf16 4096x65536 89-90 -> 93 (staged, 4 -> 2 blocks), 512x262144 88
       // -> 91 (16 -> 8); log-softmax 90 -> 93-94 and 89 -> 92; RMS norm
       // 512x262144 90 -> 92-93 (8 blocks, 63 registers), at 65536 95

@@ -97,7 +97,7 @@ struct ReductionParams {
   // early stay live across the phases' registers. They take the full
   // elements per thread (16), which the drawn words made cost too many
   // registers. H100, % of copy bandwidth at 64 / 256 MB
-  // (tools/tune_reduction.py, session 17): 8 elements drawn early 66 / 71,
+  // (tools/tune_reduction.py): 8 elements drawn early 66 / 71,
   // late 64 / 69; 16 elements early 69 / 73, late 70 / 76-77 (70
   // registers). fp32 rows (memory-bound) keep drawing early (late at 16
   // elements: 102 -> 100). Their random values must be first read after
@@ -177,8 +177,8 @@ struct ReductionTuning {
   // rows split over more blocks (ReductionSchedule::max_grid_y). Each
   // split block writes partials that the last block to arrive combines;
   // over few rows that tail is what the kernel waits on. H100, % of copy
-  // bandwidth (tools/tune_reduction.py, docs/measurements/
-  // session20_h100.txt): sum over 2048 rows of 1600 bf16 at 4 / 8: 12 /
+  // bandwidth (tools/tune_reduction.py): sum over 2048 rows of 1600 bf16
+  // at 4 / 8: 12 /
   // 17; at 16 the normalization bench measured 14.8 against 16.8 at 8
   // (20 only with each thread's loads of 4 row steps issued together,
   // which cost bf16 sums over 32768 x 8192 and 512 x 262144 1-2 points);
