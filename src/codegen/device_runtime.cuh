@@ -185,6 +185,53 @@ __device__ __forceinline__ To cast(From v) {
   return Cast<To>::from(v);
 }
 
+// ---- heavy math, called rather than inlined ---------------------------------
+// The accurate libdevice functions below are long (range reduction, slow
+// paths). Inlined, every element a thread holds gets its own copy, and
+// NVRTC's time grows with the copies (a kernel of ten such ops at 16
+// elements a thread took seconds to compile). Called, each is compiled
+// once per kernel; the call is a few instructions against the function's
+// dozens, in kernels bound by memory. Static: a kernel that calls none
+// compiles none. emit_op.cpp's kCalledMath lists the same names.
+#define NVFUSE_CALLED_MATH_1(d, f)                                \
+  static __device__ __noinline__ float called_##f(float x) {      \
+    return ::f(x);                                                \
+  }                                                               \
+  static __device__ __noinline__ double called_##d(double x) {    \
+    return ::d(x);                                                \
+  }
+#define NVFUSE_CALLED_MATH_2(d, f)                                         \
+  static __device__ __noinline__ float called_##f(float x, float y) {    \
+    return ::f(x, y);                                                    \
+  }                                                                      \
+  static __device__ __noinline__ double called_##d(double x, double y) { \
+    return ::d(x, y);                                                    \
+  }
+NVFUSE_CALLED_MATH_1(sin, sinf)
+NVFUSE_CALLED_MATH_1(cos, cosf)
+NVFUSE_CALLED_MATH_1(tan, tanf)
+NVFUSE_CALLED_MATH_1(asin, asinf)
+NVFUSE_CALLED_MATH_1(acos, acosf)
+NVFUSE_CALLED_MATH_1(atan, atanf)
+NVFUSE_CALLED_MATH_1(sinh, sinhf)
+NVFUSE_CALLED_MATH_1(cosh, coshf)
+NVFUSE_CALLED_MATH_1(tanh, tanhf)
+NVFUSE_CALLED_MATH_1(asinh, asinhf)
+NVFUSE_CALLED_MATH_1(acosh, acoshf)
+NVFUSE_CALLED_MATH_1(atanh, atanhf)
+NVFUSE_CALLED_MATH_1(erf, erff)
+NVFUSE_CALLED_MATH_1(erfc, erfcf)
+NVFUSE_CALLED_MATH_1(erfinv, erfinvf)
+NVFUSE_CALLED_MATH_1(erfcinv, erfcinvf)
+NVFUSE_CALLED_MATH_1(expm1, expm1f)
+NVFUSE_CALLED_MATH_1(log1p, log1pf)
+NVFUSE_CALLED_MATH_1(lgamma, lgammaf)
+NVFUSE_CALLED_MATH_2(pow, powf)
+NVFUSE_CALLED_MATH_2(atan2, atan2f)
+NVFUSE_CALLED_MATH_2(fmod, fmodf)
+#undef NVFUSE_CALLED_MATH_1
+#undef NVFUSE_CALLED_MATH_2
+
 // ---- classification --------------------------------------------------------
 
 template <typename T>

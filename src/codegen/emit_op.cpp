@@ -2,6 +2,9 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <set>
+#include <string>
 
 #include "codegen/kernel_args.h"
 #include "ir/errors.h"
@@ -18,11 +21,30 @@ std::string call(const std::string& fn, const std::vector<std::string>& args) {
   return text + ")";
 }
 
-// The CUDA math function for `math`: sinf for Float, sin for Double.
+// Long libdevice functions that kernels call instead of inlining per
+// element (the device runtime's "heavy math": nvfuse::called_sinf, ...).
+const std::set<std::string> kCalledMath = {
+    "sin",  "cos",   "tan",   "asin",   "acos",    "atan",  "sinh",  "cosh",
+    "tanh", "asinh", "acosh", "atanh",  "erf",     "erfc",  "erfinv", "erfcinv",
+    "expm1", "log1p", "lgamma", "pow",  "atan2",   "fmod"};
+
+// NVFUSE_CALL_HEAVY_MATH=0 inlines them as before: the A/B switch for
+// measuring what the calls cost at run time.
+bool calls_heavy_math() {
+  static const bool calls = [] {
+    const char* env = std::getenv("NVFUSE_CALL_HEAVY_MATH");
+    return env == nullptr || std::string(env) != "0";
+  }();
+  return calls;
+}
+
+// The CUDA math function for `math`: sinf for Float, sin for Double (the
+// runtime's called copy for the long ones).
 std::string math_fn(const std::string& name, DataType math) {
   NVFUSE_ASSERT(
       is_floating(math), name, " needs a floating-point math type, got ", math);
-  return math == DataType::Float ? name + "f" : name;
+  const std::string fn = math == DataType::Float ? name + "f" : name;
+  return kCalledMath.count(name) && calls_heavy_math() ? "nvfuse::called_" + fn : fn;
 }
 
 std::string binary(const std::string& a, const char* op, const std::string& b) {
