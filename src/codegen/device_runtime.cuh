@@ -189,10 +189,11 @@ __device__ __forceinline__ To cast(From v) {
 // The accurate libdevice functions below are long (range reduction, slow
 // paths). Inlined, every element a thread holds gets its own copy, and
 // NVRTC's time grows with the copies (a kernel of ten such ops at 16
-// elements a thread took seconds to compile). Called, each is compiled
-// once per kernel; the call is a few instructions against the function's
-// dozens, in kernels bound by memory. Static: a kernel that calls none
-// compiles none. emit_op.cpp's kCalledMath lists the same names.
+// elements a thread took seconds to compile). Called
+// (NVFUSE_CALL_HEAVY_MATH=1), each is compiled once per kernel, at a
+// run-time cost in compute-bound kernels (emit_op.cpp says how much).
+// Static: a kernel that calls none compiles none. emit_op.cpp's
+// kCalledMath lists the same names.
 #define NVFUSE_CALLED_MATH_1(d, f)                                \
   static __device__ __noinline__ float called_##f(float x) {      \
     return ::f(x);                                                \
