@@ -39,7 +39,7 @@ def test_every_case_compiles_as_reduction_kernels(name, dtype, width):
     assert len(kernels) == expected
     for kernel in kernels:
         assert "nvfuse_reduction" in kernel
-        assert ("nvfuse_reduction_finish" in kernel) == (backward and expected == 1)
+        assert ("_finish(const Args args)" in kernel) == (backward and expected == 1)
         compiled = _C.nvrtc_compile(kernel, "nvfuse_reduction", 90)
         assert not compiled["is_ptx"] and compiled["bytes"] > 0
 
@@ -308,7 +308,7 @@ def test_long_backward_rows_are_one_inner_outer_kernel_over_a_cluster(name, dtyp
     code = fd.cuda_code_for(cpu_inputs(name, 4, 65536, dtype))
     params = params_of(code)
     assert "inner_outer" in params and "cluster=8" in params
-    assert len(kernels_of(code)) == 1 and "nvfuse_reduction_finish" in code
+    assert len(kernels_of(code)) == 1 and "_finish(const Args args)" in code
     staged = name == "layer_norm_bwd" and dtype == torch.bfloat16
     assert (", staged" in params) == staged
     if staged:
@@ -345,7 +345,7 @@ def test_finishing_kernels_wait_for_the_row_kernel():
     fd = define_case("layer_norm_bwd", torch.bfloat16)
     code = fd.cuda_code_for(cpu_inputs("layer_norm_bwd", 1024, 4096, torch.bfloat16))
     assert "partial_cluster" not in params_of(code)
-    finish = code[code.index("nvfuse_reduction_finish(const Args args) {\n"):]
+    finish = code[code.index("_finish(const Args args) {\n"):]
     assert finish.split("\n")[1] == "  nvfuse::wait_for_previous_grid();  // the row kernel's partials"
     assert code.count("nvfuse::wait_for_previous_grid();") == 1  # the row kernel waits on nothing
     for arch in (80, 90):
@@ -392,7 +392,7 @@ def test_backward_is_one_inner_outer_kernel_with_a_finishing_kernel():
     code = fd.cuda_code_for(cpu_inputs("layer_norm_bwd", 4096, 4096, torch.bfloat16))
     assert len(kernels_of(code)) == 1
     assert "inner_outer" in params_of(code) and "vector_width=8" in params_of(code)
-    assert "nvfuse_reduction_finish" in code
+    assert "_finish(const Args args)" in code
 
 
 @pytest.mark.parametrize("name", ["layer_norm_bwd", "rms_norm_bwd"])
@@ -429,7 +429,7 @@ def test_finishing_kernel_loads_batches_of_partial_rows(width, columns_a_thread)
     launch computes it (finish_columns)."""
     fd = define_case("layer_norm_bwd", torch.float32)
     code = fd.cuda_code_for(cpu_inputs("layer_norm_bwd", 64, width, torch.float32))
-    finish = code[code.index("nvfuse_reduction_finish(const Args args)"):]
+    finish = code[code.index("_finish(const Args args)"):]
     assert "const int block_columns = args.partial_rows <= 32 ? 256 : 32;" in finish
     assert f"constexpr int kN = {columns_a_thread};" in finish
     assert "constexpr int kBatch = 4;" in finish

@@ -194,19 +194,19 @@ __device__ __forceinline__ To cast(From v) {
 // run-time cost in compute-bound kernels (emit_op.cpp says how much).
 // Static: a kernel that calls none compiles none. emit_op.cpp's
 // kCalledMath lists the same names.
-#define NVFUSE_CALLED_MATH_1(d, f)                                \
-  static __device__ __noinline__ float called_##f(float x) {      \
-    return ::f(x);                                                \
-  }                                                               \
-  static __device__ __noinline__ double called_##d(double x) {    \
-    return ::d(x);                                                \
+#define NVFUSE_CALLED_MATH_1(d, f)                                                       \
+  [[maybe_unused]] static __device__ __noinline__ float called_##f(float x) {            \
+    return ::f(x);                                                                       \
+  }                                                                                      \
+  [[maybe_unused]] static __device__ __noinline__ double called_##d(double x) {          \
+    return ::d(x);                                                                       \
   }
-#define NVFUSE_CALLED_MATH_2(d, f)                                         \
-  static __device__ __noinline__ float called_##f(float x, float y) {    \
-    return ::f(x, y);                                                    \
-  }                                                                      \
-  static __device__ __noinline__ double called_##d(double x, double y) { \
-    return ::d(x, y);                                                    \
+#define NVFUSE_CALLED_MATH_2(d, f)                                                       \
+  [[maybe_unused]] static __device__ __noinline__ float called_##f(float x, float y) {   \
+    return ::f(x, y);                                                                    \
+  }                                                                                      \
+  [[maybe_unused]] static __device__ __noinline__ double called_##d(double x, double y) { \
+    return ::d(x, y);                                                                    \
   }
 NVFUSE_CALLED_MATH_1(sin, sinf)
 NVFUSE_CALLED_MATH_1(cos, cosf)
