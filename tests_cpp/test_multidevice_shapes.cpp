@@ -5,11 +5,11 @@
 
 #include "fusion_builders.h"
 #include "ir/all_exprs.h"
+#include "ir/axis_flow.h"
 #include "ir/errors.h"
-#include "multidevice/axis_flow.h"
+#include "ir/sharding.h"
 #include "multidevice/localize.h"
 #include "multidevice/lower_reshardings.h"
-#include "multidevice/sharding.h"
 #include "ops/attention.h"
 #include "ops/matmul.h"
 #include "ops/pointwise.h"

@@ -5,7 +5,9 @@
 
 #include "bindings/bindings.h"
 #include "ir/dump.h"
+#include "multidevice/runtime/multidevice_executor.h"
 #include "runtime/cuda/dynamic_library.h"
+#include "runtime/cuda/nvtx_range.h"
 #include "runtime/coordinate_executor.h"
 #include "runtime/fusion_executor.h"
 #include "runtime/host_timing.h"
@@ -36,6 +38,38 @@ std::vector<Argument> arguments_from_python(const py::sequence& inputs) {
     args.emplace_back(*scalar);
   }
   return args;
+}
+
+// Executes a cached fusion, on the multi-device executor when it is
+// sharded. Internal errors carry the fusion's repro script. `device` is
+// where a fusion that reads no tensor runs.
+std::vector<at::Tensor> execute_cached_fusion(
+    int64_t fusion_id,
+    const std::vector<Argument>& args,
+    c10::Device device) {
+  const NvtxRange range("nvfuse fusion", fusion_id);
+  std::optional<HostStepTimer> step("03 cache lookup");
+  CachedFusion& entry = FusionCache::get().at(fusion_id);
+  step.reset();
+  try {
+    if (entry.sharded) {
+      return multidevice_executor_for(entry)->execute(args);
+    }
+    return executor_for(entry)->execute(args, device);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kInternal) {
+      throw;
+    }
+    throw Error(
+        e.kind(),
+        std::string(e.what()) + "\nRepro script:\n" + entry.repro_script());
+  } catch (const c10::Error& e) {
+    // An ATen call outside the reference evaluator's own (which names its
+    // expr) refused these inputs: still a typed error, never a bare one.
+    throw Error(
+        ErrorKind::kInput,
+        std::string("an ATen call refused these inputs: ") + e.what_without_backtrace());
+  }
 }
 
 }  // namespace

@@ -4,7 +4,7 @@
 // checked in full before it changes anything, so a rejected call leaves the
 // definition as it was.
 #include "frontend/replayer.h"
-#include "multidevice/sharding.h"
+#include "ir/sharding.h"
 
 namespace nvfuse {
 

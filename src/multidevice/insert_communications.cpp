@@ -6,9 +6,9 @@
 #include <tuple>
 
 #include "ir/all_exprs.h"
-#include "multidevice/axis_flow.h"
+#include "ir/axis_flow.h"
+#include "ir/sharding.h"
 #include "multidevice/lower_reshardings.h"
-#include "multidevice/sharding.h"
 #include "ops/pointwise.h"
 
 namespace nvfuse {

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "multidevice/sharding.h"
+#include "ir/sharding.h"
 
 namespace nvfuse {
 

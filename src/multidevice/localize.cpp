@@ -5,7 +5,7 @@
 
 #include "ir/all_exprs.h"
 #include "ir/extent_arith.h"
-#include "multidevice/sharding.h"
+#include "ir/sharding.h"
 
 namespace nvfuse {
 

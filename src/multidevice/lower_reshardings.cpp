@@ -1,10 +1,10 @@
 #include "multidevice/lower_reshardings.h"
 
 #include "ir/all_exprs.h"
+#include "ir/axis_flow.h"
 #include "ir/errors.h"
 #include "ir/printer.h"
-#include "multidevice/axis_flow.h"
-#include "multidevice/sharding.h"
+#include "ir/sharding.h"
 
 namespace nvfuse {
 

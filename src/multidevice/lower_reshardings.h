@@ -19,9 +19,9 @@
 
 #include <vector>
 
-#include "multidevice/axis_flow.h"
+#include "ir/axis_flow.h"
+#include "ir/sharding.h"
 #include "multidevice/communication.h"
-#include "multidevice/sharding.h"
 
 namespace nvfuse {
 

@@ -3,8 +3,8 @@
 #include <optional>
 
 #include "ir/all_exprs.h"
-#include "multidevice/axis_flow.h"
-#include "multidevice/sharding.h"
+#include "ir/axis_flow.h"
+#include "ir/sharding.h"
 
 namespace nvfuse {
 

@@ -6,7 +6,7 @@
 // reference input (for linear and matmul the second operand when it is
 // sharded, as a weight's sharding decides column- vs row-parallel; else the
 // input with the most sharded axes), each sharded axis carried to the
-// output axis it becomes (multidevice/axis_flow.h) unless the expr needs it
+// output axis it becomes (ir/axis_flow.h) unless the expr needs it
 // whole or a reshape's devices do not divide it. A summed sharded axis (a row-parallel linear's K, a sum over
 // a sharded axis) leaves the output unsharded there: the lowering then
 // combines the partial results with an Allreduce.

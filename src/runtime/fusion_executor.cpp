@@ -4,7 +4,6 @@
 #include <sstream>
 
 #include "ir/dump.h"
-#include "multidevice/runtime/multidevice_executor.h"
 #include "passes/pass_list.h"
 #include "runtime/coordinate_executor.h"
 #include "runtime/cuda/nvtx_range.h"
@@ -614,35 +613,6 @@ std::shared_ptr<FusionExecutor> executor_for(CachedFusion& entry) {
       "this fusion is sharded over a device mesh; its per-process segments are "
       "not inspectable this way yet (NVFUSE_DUMP=host_ir prints its host program)");
   return FusionCache::get().runtime_state_of<FusionExecutor>(entry);
-}
-
-std::vector<at::Tensor> execute_cached_fusion(
-    int64_t fusion_id,
-    const std::vector<Argument>& args,
-    c10::Device device) {
-  const NvtxRange range("nvfuse fusion", fusion_id);
-  std::optional<HostStepTimer> step("03 cache lookup");
-  CachedFusion& entry = FusionCache::get().at(fusion_id);
-  step.reset();
-  try {
-    if (entry.sharded) {
-      return multidevice_executor_for(entry)->execute(args);
-    }
-    return executor_for(entry)->execute(args, device);
-  } catch (const Error& e) {
-    if (e.kind() != ErrorKind::kInternal) {
-      throw;
-    }
-    throw Error(
-        e.kind(),
-        std::string(e.what()) + "\nRepro script:\n" + entry.repro_script());
-  } catch (const c10::Error& e) {
-    // An ATen call outside the reference evaluator's own (which names its
-    // expr) refused these inputs: still a typed error, never a bare one.
-    throw Error(
-        ErrorKind::kInput,
-        std::string("an ATen call refused these inputs: ") + e.what_without_backtrace());
-  }
 }
 
 }  // namespace nvfuse

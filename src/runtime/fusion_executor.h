@@ -155,11 +155,4 @@ class FusionExecutor : public RuntimeState {
 // The executor of a cached fusion, created on first use.
 std::shared_ptr<FusionExecutor> executor_for(CachedFusion& entry);
 
-// Executes a cached fusion. Internal errors carry the fusion's repro script.
-// `device` is where a fusion that reads no tensor runs.
-std::vector<at::Tensor> execute_cached_fusion(
-    int64_t fusion_id,
-    const std::vector<Argument>& args,
-    c10::Device device = c10::Device(c10::kCPU));
-
 }  // namespace nvfuse

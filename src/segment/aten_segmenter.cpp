@@ -8,10 +8,10 @@
 #include <unordered_set>
 
 #include "ir/all_exprs.h"
-#include "multidevice/sharding.h"
-#include "passes/host_views.h"
+#include "ir/sharding.h"
 #include "schedule/coordinate_analysis.h"
 #include "schedule/reduction_analysis.h"
+#include "segment/host_views.h"
 #include "segment/merge_groups.h"
 
 namespace nvfuse {

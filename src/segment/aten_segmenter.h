@@ -53,7 +53,7 @@ struct FusionSegment {
   std::vector<const Val*> boundary;  // original tensors other segments make
   std::vector<const Val*> outputs;   // original values this segment makes
   bool is_aten = false;
-  // A bookended view (passes/host_views.h): a chain of slices, permutes,
+  // A bookended view (segment/host_views.h): a chain of slices, permutes,
   // squeezes and reshapes run as zero-copy ATen views, never as a kernel.
   bool is_host_view = false;
 };

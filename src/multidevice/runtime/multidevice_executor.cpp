@@ -10,8 +10,7 @@
 #include "ir/printer.h"
 #include "multidevice/local_shard.h"
 #include "multidevice/localize.h"
-#include "multidevice/split_sharded_variances.h"
-#include "passes/propagate_shardings.h"
+#include "passes/pass_list.h"
 #include "runtime/input_binding.h"
 
 namespace nvfuse {
@@ -56,8 +55,7 @@ MultiDeviceExecutor::MultiDeviceExecutor(const Fusion& definition)
   // Before insert_communications, which may replace outputs (and drops
   // their aliases; positions stay).
   in_place_ = in_place_targets(*fusion_);
-  propagate_shardings(*fusion_);
-  split_sharded_variances(*fusion_);
+  run_sharding_passes(*fusion_);
   check_in_place_shardings();
   for (TensorView* tv : tensors_of(*fusion_)) {
     NVFUSE_CHECK(

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "frontend/fusion_cache.h"
+#include "ir/sharding.h"
 #include "multidevice/insert_communications.h"
 #include "multidevice/runtime/post_communication.h"
-#include "multidevice/sharding.h"
 #include "runtime/aten_types.h"
 #include "runtime/fusion_executor.h"
 

@@ -1,4 +1,4 @@
-#include "multidevice/reshape_flow.h"
+#include "ir/reshape_flow.h"
 
 #include "ir/tensor_view.h"
 

@@ -1,4 +1,4 @@
-#include "passes/host_views.h"
+#include "segment/host_views.h"
 
 #include <unordered_map>
 

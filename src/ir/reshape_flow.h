@@ -11,7 +11,7 @@
 // needed whole: correct, through an Allgather, if not fast.
 #pragma once
 
-#include "multidevice/axis_flow.h"
+#include "ir/axis_flow.h"
 
 namespace nvfuse {
 

@@ -1,8 +1,8 @@
-#include "multidevice/split_sharded_variances.h"
+#include "passes/split_sharded_variances.h"
 
 #include "ir/all_exprs.h"
 #include "ir/extent_arith.h"
-#include "multidevice/sharding.h"
+#include "ir/sharding.h"
 #include "ops/broadcast.h"
 #include "ops/pointwise.h"
 #include "ops/reduction.h"

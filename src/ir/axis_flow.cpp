@@ -1,9 +1,9 @@
-#include "multidevice/axis_flow.h"
+#include "ir/axis_flow.h"
 
 #include <algorithm>
 
 #include "ir/all_exprs.h"
-#include "multidevice/reshape_flow.h"
+#include "ir/reshape_flow.h"
 
 namespace nvfuse {
 

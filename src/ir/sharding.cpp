@@ -1,4 +1,4 @@
-#include "multidevice/sharding.h"
+#include "ir/sharding.h"
 
 #include <algorithm>
 #include <sstream>
