@@ -98,7 +98,7 @@ def test_build_info_and_the_command_line():
     assert {"built_against_torch", "built_against_cuda", "nvrtc", "gpu"} <= set(info)
     printed = subprocess.run([sys.executable, "-m", "nvfuse", "--version"],
                              capture_output=True, text=True, check=True).stdout
-    assert f"nvfuse" in printed and torch.__version__ in printed
+    assert "nvfuse" in printed and torch.__version__ in printed
     # nvfuse.version() keeps answering as nvFuser did, for its clients.
     assert str(nvfuse.version()).endswith("+nvfuse." + nvfuse.__version__)
 

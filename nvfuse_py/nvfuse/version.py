@@ -80,17 +80,18 @@ def check_torch(running_torch):
     built = _built_against()
     if built is None:
         return
-    if _release(built[0])[:2] != _release(running_torch)[:2]:
+    built_minor = _release(built[0])[:2]
+    if built_minor != _release(running_torch)[:2]:
         raise ImportError(
             f"nvfuse {__version__} was built against torch {built[0]} and this process "
-            f"has torch {running_torch}; install torch {'.'.join(map(str, _release(built[0])[:2]))}.x "
+            f"has torch {running_torch}; install torch {'.'.join(map(str, built_minor))}.x "
             "or rebuild nvfuse against this torch (pip install --no-build-isolation .)")
 
 
 def build_info() -> dict:
     """nvfuse's version, the torch and CUDA versions it was built against,
     and those of this process (torch, torch's CUDA, the NVRTC nvfuse
-    loads, the GPU's driver): what `python -m nvfuse --version` prints."""
+    loads, the GPU): what `python -m nvfuse --version` prints."""
     import torch
 
     built = _built_against() or ("unknown (source tree)", "")

@@ -183,7 +183,7 @@ KernelSource generate_scan_kernel(
   std::ostringstream ss;
   ss << coordinate_kernel_prelude(analysis, params, source.layout, "scan")
      << "extern \"C\" __global__ void __launch_bounds__(" << params.block_size
-     << ") " << scan_kernel_name(params) << "(const Args args) {\n"
+     << ") " << source.name << "(const Args args) {\n"
      << "  constexpr int kBlock = " << params.block_size << ";\n"
      << thread_coords(params) << scan_values(fusion, analysis, params).code() << "}\n";
   source.code = ss.str();

@@ -10,6 +10,7 @@ it was.
     torch.compile(model, backend="nvfuse", mode="reduce-overhead")  # CUDA graphs
 """
 
+import functools
 import os
 import sys
 from dataclasses import dataclass, field
@@ -189,14 +190,9 @@ def backend(gm, example_inputs, options=None, **kwargs):
         graphs = CudaGraphCompilers(compile_kind, len(example_inputs))
         forward, backward, inference = graphs.forward, graphs.backward, graphs.inference
     else:
-        def forward(graph, inputs):
-            return compile_kind(graph, inputs, "forward")
-
-        def backward(graph, inputs):
-            return compile_kind(graph, inputs, "backward")
-
-        def inference(graph, inputs):
-            return compile_kind(graph, inputs, "inference")
+        forward, backward, inference = (
+            functools.partial(compile_kind, kind=kind)
+            for kind in ("forward", "backward", "inference"))
 
     return aot_autograd(
         fw_compiler=forward,

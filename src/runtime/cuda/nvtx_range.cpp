@@ -1,6 +1,9 @@
 #include "runtime/cuda/nvtx_range.h"
 
-#include <cstdio>
+#include <algorithm>
+#include <charconv>
+#include <cstring>
+#include <string_view>
 
 #if NVFUSE_HAVE_NVTX
 #include <nvtx3/nvToolsExt.h>
@@ -26,6 +29,19 @@ void push(const char* message) {
   nvtxDomainRangePushEx(domain(), &attributes);
 }
 
+// "<what> <detail>" into `message`, cut to fit: these run on every
+// execute and segment, so no printf-style formatting.
+template <size_t N>
+const char* joined(char (&message)[N], const char* what, std::string_view detail) {
+  const size_t what_size = std::min(std::strlen(what), N - 2);
+  std::memcpy(message, what, what_size);
+  message[what_size] = ' ';
+  const size_t detail_size = std::min(detail.size(), N - 2 - what_size);
+  std::memcpy(message + what_size + 1, detail.data(), detail_size);
+  message[what_size + 1 + detail_size] = '\0';
+  return message;
+}
+
 }  // namespace
 
 NvtxRange::NvtxRange(const char* message) {
@@ -33,15 +49,15 @@ NvtxRange::NvtxRange(const char* message) {
 }
 
 NvtxRange::NvtxRange(const char* what, int64_t number) {
+  char digits[24];
+  const auto end = std::to_chars(digits, digits + sizeof(digits), number).ptr;
   char message[96];
-  std::snprintf(message, sizeof(message), "%s %lld", what, static_cast<long long>(number));
-  push(message);
+  push(joined(message, what, std::string_view(digits, end - digits)));
 }
 
 NvtxRange::NvtxRange(const char* what, const std::string& detail) {
   char message[128];
-  std::snprintf(message, sizeof(message), "%s %s", what, detail.c_str());
-  push(message);
+  push(joined(message, what, detail));
 }
 
 NvtxRange::~NvtxRange() {
