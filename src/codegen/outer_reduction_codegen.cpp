@@ -58,7 +58,7 @@ std::string ReductionGenerator::outer_kernel() const {
   // (21 rows a thread) paid a memory round trip for one row. A row index
   // stays below width + kOuterBatch * step (step: at most a wave of blocks'
   // rows, well under 2^20), inside the 2^22 that 32-bit indexing keeps
-  // free (fits_32bit in schedule/reduction_params.cpp).
+  // free (fits_32bit in schedule/reductions/reduction_walk.cpp).
   ss << "  if (col_valid) {\n"
      << "    const Index step = Index(" << (clustered ? "kCluster" : "gridDim.y") << ") * kY;\n"
      << "    for (Index first_row = Index(" << (clustered ? "rank" : "blockIdx.y")

@@ -31,7 +31,7 @@ constexpr int64_t kLeastClusterRowRegisters = 64;
 // staged rows, whose groups wait in shared memory, at any size: layer
 // norm bf16 4096x65536 on an H100, 8 blocks of 256 threads 56-86% of copy
 // bandwidth from run to run, 4 blocks of 512 90-91%; staged inner-outer
-// rows never: see schedule_reduction).
+// rows never: see reductions/cluster_rows.cpp).
 // 16 is a non-portable cluster size, which Hopper (the only architecture
 // the cluster rows are generated for) schedules.
 std::optional<ClusterShape> cluster_for_row(

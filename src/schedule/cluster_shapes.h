@@ -1,5 +1,5 @@
 // The thread block clusters (sm_90) of the reduction kernels, for
-// schedule_reduction (reduction_params.cpp): how many blocks hold an inner
+// the reduction tactics (schedule/reductions/): how many blocks hold an inner
 // row too long for one block (in registers or staging buffers), how many
 // stream a row that no cluster holds, how many blocks of a cluster that
 // walks inner-outer rows an SM holds, how many blocks split an outer

@@ -160,7 +160,7 @@ struct ReductionTuning {
   // Threads per row of a chunked (or split) row.
   int chunked_threads = 1024;
   // Pipelined rows (ReductionParams::pipelined): 0 never; 1 where the H100
-  // measurements say it pays (see schedule_reduction); 2 wherever it can.
+  // measurements say it pays (schedule/reductions/pipelined_rows.cpp); 2 wherever it can.
   int pipelining = 1;
   // Most blocks of a cluster that holds a long row (1: long rows are
   // chunked and re-read per phase; 16 is non-portable, Hopper only).
@@ -168,7 +168,7 @@ struct ReductionTuning {
   // ReductionParams::carry_exps: 0 never; 1 where it applies.
   int carry_exps = 1;
   // ReductionParams::staged: 0 never; 1 where the H100 measurements say it
-  // pays (see schedule_reduction); 2 for every persistent row it can take.
+  // pays (schedule/reductions/cluster_rows.cpp); 2 for every persistent row it can take.
   int staging = 1;
   // Blocks of a cluster that streams a row no cluster holds (see
   // ReductionParams::cluster; 1: such rows are chunked by one block).
@@ -224,7 +224,8 @@ int64_t partial_slot_bytes(const Expr& reduction);
 // not read). nullopt when the reduced axes cannot be walked as one strided
 // axis in every tensor (the executor then falls back to the reference
 // evaluator). The space's strides hold the kernel tensors' and then the
-// position tensors'.
+// position tensors'. The tactics and their rule list are in
+// schedule/reductions/ (schedule_reduction.cpp).
 std::optional<ReductionSchedule> schedule_reduction(
     const ReductionAnalysis& analysis,
     const std::vector<int64_t>& reference_sizes,

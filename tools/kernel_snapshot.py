@@ -1,0 +1,122 @@
+"""A fingerprint of the reduction kernels nvfuse generates, without a GPU.
+
+Generates the CUDA source (FusionDefinition.cuda_code_for, sm_90 defaults)
+of every normalization case and loss/attention block over a grid of shapes,
+dtypes and reduction tunings, and prints one line per combination: its key
+and a hash of the source. A refactoring of the schedulers or the code
+generators that must not change what runs is checked by comparing two
+snapshots:
+
+    python3 tools/kernel_snapshot.py > before.txt
+    ... change the code, rebuild ...
+    python3 tools/kernel_snapshot.py --compare before.txt
+
+--compare prints the keys whose kernels changed and exits 1 if any did.
+Inputs are uninitialized CPU tensors (only sizes, strides and dtypes reach
+the schedulers), so the large shapes cost no memory traffic.
+"""
+
+import argparse
+import hashlib
+import os
+import sys
+
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path[:0] = [os.path.join(ROOT, "tests_py"), os.path.join(ROOT, "benchmarks")]
+
+from nvfuse import _C  # noqa: E402
+import loss_and_norm_definitions as blocks  # noqa: E402
+from norm_definitions import CASES, VARIANTS, define_case, reduction_tuning  # noqa: E402
+
+SHAPES = [(4, 7), (2048, 1600), (16384, 1600), (2048, 4096), (8192, 4096),
+          (32768, 8192), (4096, 65536), (512, 262144), (8, 1 << 20)]
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
+TUNINGS = {
+    "default": {},
+    "staging2": {"staging": 2},
+    "pipelining2": {"pipelining": 2},
+    "no_clusters": {"max_cluster": 1, "streamed_cluster": 1},
+    "elements8": {"elements_per_thread": 8},
+    "no_carry": {"carry_exps": 0},
+}
+BLOCK_ROWS = [512, 2048, 8192, 32768]
+BLOCKS = ("cross_entropy_fwd", "cross_entropy_bwd", "dropout_ln", "attention_prologue")
+
+
+def case_inputs(name, rows, width, dtype):
+    case = CASES[name] if name in CASES else VARIANTS[name]
+    shapes = {"NW": (rows, width), "W": (width,), "N1": (rows, 1), "N": (rows,)}
+    return [torch.empty(shapes[spec], dtype=torch.float32 if spec in ("N1", "N") else dtype)
+            for spec in case.inputs]
+
+
+class _OnCpu(torch.overrides.TorchFunctionMode):
+    """Creates the blocks' inputs on the CPU where they ask for CUDA."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        if kwargs.get("device") == "cuda":
+            kwargs["device"] = "cpu"
+        # Values do not matter: random tensors are left uninitialized.
+        if func in (torch.randn, torch.rand):
+            return torch.empty(*args, **kwargs)
+        if func is torch.randint:
+            return torch.empty(args[2], dtype=torch.int64, device=kwargs.get("device"))
+        if func in (torch.randn_like, torch.rand_like):
+            return torch.empty_like(*args, **kwargs)
+        return func(*args, **kwargs)
+
+
+def block_inputs(name, rows, dtype):
+    with _OnCpu():
+        return getattr(blocks, name + "_inputs")(rows, dtype)
+
+
+def fingerprint(fd, inputs):
+    try:
+        code = fd.cuda_code_for(inputs)
+    except Exception as error:  # a case a shape cannot take is part of the snapshot
+        code = "error: " + type(error).__name__
+    return hashlib.sha1(code.encode()).hexdigest()[:16]
+
+
+def snapshot():
+    lines = []
+    for tuning_name, changes in TUNINGS.items():
+        with reduction_tuning(**changes):
+            for dtype_name, dtype in DTYPES.items():
+                for name in sorted(CASES) + sorted(VARIANTS):
+                    fd = define_case(name, dtype)
+                    for rows, width in SHAPES:
+                        key = f"{tuning_name} {dtype_name} {name} {rows}x{width}"
+                        lines.append(f"{key} {fingerprint(fd, case_inputs(name, rows, width, dtype))}")
+                for name in BLOCKS:
+                    fd = getattr(blocks, name + "_fd")(dtype)
+                    for rows in BLOCK_ROWS:
+                        key = f"{tuning_name} {dtype_name} {name} {rows}"
+                        lines.append(f"{key} {fingerprint(fd, block_inputs(name, rows, dtype))}")
+    return lines
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--compare", help="a snapshot to compare against")
+    args = parser.parse_args()
+    lines = snapshot()
+    if not args.compare:
+        print("\n".join(lines))
+        return 0
+    with open(args.compare) as f:
+        before = dict(line.rsplit(" ", 1) for line in f.read().splitlines() if line)
+    now = dict(line.rsplit(" ", 1) for line in lines)
+    changed = [key for key in now if before.get(key) != now[key]]
+    for key in changed:
+        print("changed:", key)
+    print(f"{len(now) - len(changed)} of {len(now)} kernels unchanged")
+    return 1 if changed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
