@@ -4,8 +4,8 @@ tools, so that no input is read from L2.
 A plain read of a buffer larger than L2 does not evict everything: lines
 loaded with the evict_last L2 policy (Triton's `eviction_policy=
 "evict_last"`, which torch.compile puts on loads it expects to re-read)
-outlive it. Measured on an H100 (RoPE bf16 64 MB, session 29,
-`docs/measurements/session29_h100.txt`): after one torch.compile call had
+outlive it. Measured on an H100 (RoPE bf16 64 MB,
+`docs/measurements/l2_flush_evict_last_h100.txt`): after one torch.compile call had
 loaded q with evict_last, nvfuse's kernel timed 41.8-42.2 us behind the
 plain read flush, against 43.8-44.5 us from a cold L2. It stayed so through
 180 rounds and a 5 s pause, and went back only after 1 s of back-to-back
@@ -59,7 +59,7 @@ def make_l2_flush(method=None):
 
     "read" (default): an evict_last read, then a plain read, of a buffer
     larger than L2 (see the module docstring); it leaves clean lines only.
-    "plain-read" is the read flush used from 2026-11-22 to session 29,
+    "plain-read" is the read flush used from 2026-11-22 to 2026-11-23,
     without the evict_last read. "write" (NVFUSE_L2_FLUSH=write; the method
     until 2026-11-22) zeroes the buffer instead, which leaves ~50 MB of
     dirty lines that the timed kernel writes back as it reads: at 64 MB

@@ -1,6 +1,6 @@
 """The benchmarks' L2 flush (benchmarks/l2_flush.py): its methods and its
 errors. How well it flushes is measured, not tested: see the module
-docstring and docs/measurements/session29_h100.txt."""
+docstring and docs/measurements/l2_flush_evict_last_h100.txt."""
 
 import os
 import sys

@@ -546,7 +546,7 @@ def test_pure_reductions_take_the_usual_elements_a_thread(name):
     """A one-phase reduction (nothing held for a later phase, nothing
     written per element) takes the usual 16 elements a thread in bf16 (two
     16-byte groups) and fp32 (four): twice that measured no faster on the
-    H100 at any shape and slower at some (session 27)."""
+    H100 at any shape and slower at some."""
     for dtype, groups in [(torch.bfloat16, 2), (torch.float32, 4)]:
         code = define_case(name, dtype).cuda_code_for(cpu_inputs(name, 8192, 4096, dtype))
         assert f"threads_per_row=256, groups_per_thread={groups}, persistent" in params_of(code)

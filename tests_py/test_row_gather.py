@@ -126,7 +126,7 @@ def test_gpu_row_gather_on_strided_logits(rows):
 def test_cross_entropy_rows_take_the_usual_elements_a_thread(dtype):
     """A row that writes nothing per element (a loss per row) holds the
     usual 16 elements a thread in bf16 as in fp32: twice that measured
-    slower since the packed row max (schedule_reduction, session 31)."""
+    slower since the packed row max (schedule/reductions/row_elements.cpp)."""
     logits = torch.randn(64, 8192).to(dtype)
     labels = torch.randint(0, 8192, (64,))
     code = _define(logits, labels).cuda_code_for([logits, labels])
