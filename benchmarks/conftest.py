@@ -13,14 +13,21 @@ import gc
 import pytest
 import torch
 
-from gpu_timing import copy_gbps
-from l2_flush import make_l2_flush
+from workloads.gpu_timing import copy_gbps
+from workloads.l2_flush import make_l2_flush
 
 COPY_BYTES = 1 << 30
 
 
-EXECUTOR_ORDER = {"nvfuse": 0, "eager": 1, "compile": 2, "nvfuse-cudagraphs": 3,
-                  "compile-cudagraphs": 4, "thunder": 5, "compile-max-autotune": 6}
+EXECUTOR_ORDER = {
+    "nvfuse": 0,
+    "eager": 1,
+    "compile": 2,
+    "nvfuse-cudagraphs": 3,
+    "compile-cudagraphs": 4,
+    "thunder": 5,
+    "compile-max-autotune": 6,
+}
 
 
 def pytest_collection_modifyitems(config, items):
@@ -29,6 +36,7 @@ def pytest_collection_modifyitems(config, items):
         for item in items:
             item.add_marker(skip)
         return
+
     # One executor at a time: torch.compile's background work (compile
     # workers, freed graphs) must not land inside another executor's timing.
     def executor_rank(item):

@@ -24,8 +24,12 @@ def parse(path):
         executor = params.get("executor")
         if executor is None:
             continue
-        key = (bench["name"].split("[")[0], params.get("case", ""),
-               params.get("dtype", ""), params.get("size", params.get("shape", "")))
+        key = (
+            bench["name"].split("[")[0],
+            params.get("case", ""),
+            params.get("dtype", ""),
+            params.get("size", params.get("shape", "")),
+        )
         rows[key][executor] = {
             "median_us": bench["stats"]["median"] * 1e6,
             **bench.get("extra_info", {}),
@@ -37,8 +41,12 @@ def summarize(rows):
     summary = []
     for (test, case, dtype, size), by_executor in sorted(
         rows.items(),
-        key=lambda kv: (kv[0][0], kv[0][1], kv[0][2],
-                        SIZE_ORDER.index(kv[0][3]) if kv[0][3] in SIZE_ORDER else 99),
+        key=lambda kv: (
+            kv[0][0],
+            kv[0][1],
+            kv[0][2],
+            SIZE_ORDER.index(kv[0][3]) if kv[0][3] in SIZE_ORDER else 99,
+        ),
     ):
         row = {"test": test, "case": case, "dtype": dtype, "size": size}
         for executor, entry in by_executor.items():
@@ -53,24 +61,32 @@ def summarize(rows):
 
 
 def print_table(summary):
-    header = (f"{'case':<29}{'dtype':<6}{'size':>11}{'nvfuse %':>10}{'eager %':>9}"
-              f"{'compile %':>11}{'vs compile':>12}{'nvfuse us':>11}")
+    header = (
+        f"{'case':<29}{'dtype':<6}{'size':>11}{'nvfuse %':>10}{'eager %':>9}"
+        f"{'compile %':>11}{'vs compile':>12}{'nvfuse us':>11}"
+    )
     print(header)
     print("-" * len(header))
     for row in summary:
+
         def pct(name):
             value = row.get(f"{name}_pct_copy")
             return f"{value:.1f}" if value is not None else "-"
+
         speedup = row.get("speedup_vs_compile")
-        print(f"{row['case']:<29}{row['dtype']:<6}{row['size']:>11}{pct('nvfuse'):>10}"
-              f"{pct('eager'):>9}{pct('compile'):>11}"
-              f"{(f'{speedup:.2f}x' if speedup else '-'):>12}"
-              f"{row.get('nvfuse_us', float('nan')):>11.1f}")
+        print(
+            f"{row['case']:<29}{row['dtype']:<6}{row['size']:>11}{pct('nvfuse'):>10}"
+            f"{pct('eager'):>9}{pct('compile'):>11}"
+            f"{(f'{speedup:.2f}x' if speedup else '-'):>12}"
+            f"{row.get('nvfuse_us', float('nan')):>11.1f}"
+        )
     speedups = [r["speedup_vs_compile"] for r in summary if r.get("speedup_vs_compile")]
     if speedups:
         geomean = math.exp(sum(math.log(s) for s in speedups) / len(speedups))
-        print(f"\ngeometric-mean speed-up over torch.compile: {geomean:.3f}x "
-              f"({len(speedups)} cases; slowest {min(speedups):.2f}x)")
+        print(
+            f"\ngeometric-mean speed-up over torch.compile: {geomean:.3f}x "
+            f"({len(speedups)} cases; slowest {min(speedups):.2f}x)"
+        )
 
 
 def plot(summary, path):
@@ -91,8 +107,12 @@ def plot(summary, path):
         for executor, style in (("nvfuse", "o-"), ("compile", "s--"), ("eager", "^:")):
             values = [e.get(f"{executor}_pct_copy") for e in entries]
             if any(v is not None for v in values):
-                ax.plot(sizes, [v if v is not None else float("nan") for v in values],
-                        style, label=executor)
+                ax.plot(
+                    sizes,
+                    [v if v is not None else float("nan") for v in values],
+                    style,
+                    label=executor,
+                )
         ax.axhline(90, color="gray", linewidth=0.8)
         ax.set_title(f"{case} ({dtype})", fontsize=9)
         ax.set_ylim(0, 105)
@@ -108,8 +128,9 @@ def plot(summary, path):
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("json", help="pytest-benchmark --benchmark-json output")
-    parser.add_argument("--out-prefix", default=None,
-                        help="writes <prefix>_summary.json and <prefix>.png")
+    parser.add_argument(
+        "--out-prefix", default=None, help="writes <prefix>_summary.json and <prefix>.png"
+    )
     args = parser.parse_args()
     summary = summarize(parse(args.json))
     print_table(summary)

@@ -13,17 +13,20 @@ NVFUSE_BENCH_BLOCK_SIZES picks sizes (default "gpt2,llama": hidden 768 with
 """
 
 import os
-import sys
-from pathlib import Path
 
 import pytest
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests_py"))
 
-from gpu_timing import executor_fn  # noqa: E402
-from block_definitions import (  # noqa: E402
-    attention_fd, attention_inputs, attention_torch, mlp_fd, mlp_inputs, mlp_torch)
+from workloads.gpu_timing import executor_fn  # noqa: E402
+from workloads.block_definitions import (  # noqa: E402
+    attention_fd,
+    attention_inputs,
+    attention_torch,
+    mlp_fd,
+    mlp_inputs,
+    mlp_torch,
+)
 
 SHAPES = {  # (batch, seq, heads, head_dim)
     "gpt2": (8, 1024, 12, 64),
@@ -39,8 +42,11 @@ def _case(case, size):
         inputs = mlp_inputs(batch * seq, heads * head_dim, DTYPE, "cuda")
         return inputs, mlp_torch, lambda: mlp_fd(DTYPE)
     inputs = attention_inputs(batch, seq, heads, head_dim, DTYPE, "cuda")
-    return (inputs, lambda *t: attention_torch(*t, heads),
-            lambda: attention_fd(batch, seq, heads, head_dim, DTYPE))
+    return (
+        inputs,
+        lambda *t: attention_torch(*t, heads),
+        lambda: attention_fd(batch, seq, heads, head_dim, DTYPE),
+    )
 
 
 @pytest.mark.parametrize("executor", ["nvfuse", "eager", "compile"])

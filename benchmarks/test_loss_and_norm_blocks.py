@@ -2,7 +2,7 @@
 PyTorch and torch.compile: cross-entropy forward and backward (rows of 8192
 logits), dropout + residual + layer norm forward, and nanoGPT's attention
 prologue (causal mask, softmax, dropout). Definitions in
-loss_and_norm_definitions.py.
+workloads/loss_and_norm_definitions.py.
 
 Bytes moved are every input read once plus every output written once.
 NVFUSE_BENCH_LOSS_SIZES picks sizes (default "64MB,256MB": the bytes of
@@ -13,16 +13,13 @@ the main input).
 """
 
 import os
-import sys
-from pathlib import Path
 
 import pytest
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import loss_and_norm_definitions as defs  # noqa: E402
-from gpu_timing import executor_fn  # noqa: E402
+import workloads.loss_and_norm_definitions as defs  # noqa: E402
+from workloads.gpu_timing import executor_fn  # noqa: E402
 
 SIZES = {"16MB": 16 << 20, "64MB": 64 << 20, "256MB": 256 << 20}
 SELECTED = [s for s in os.environ.get("NVFUSE_BENCH_LOSS_SIZES", "64MB,256MB").split(",") if s]
@@ -53,8 +50,7 @@ def test_loss_or_norm_block(gpu_benchmark, case, dtype, size, executor):
     rows = max(1, SIZES[size] // (defs.WIDTH * elt))
     inputs = getattr(defs, f"{case}_inputs")(rows, DTYPES[dtype])
     torch_fn = getattr(defs, f"{case}_torch")
-    fn = executor_fn(executor, inputs, torch_fn,
-                     lambda: getattr(defs, f"{case}_fd")(DTYPES[dtype]))
+    fn = executor_fn(executor, inputs, torch_fn, lambda: getattr(defs, f"{case}_fd")(DTYPES[dtype]))
     outs = fn()
     outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
     expected = torch_fn(*inputs)

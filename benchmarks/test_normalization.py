@@ -1,4 +1,4 @@
-"""Reduction and normalization fusions (tests_py/norm_definitions.py)
+"""Reduction and normalization fusions (workloads/norm_definitions.py)
 against eager PyTorch and torch.compile.
 
 Shapes are [rows, width]; NVFUSE_BENCH_SHAPES (e.g. "2048x1600,32768x8192")
@@ -15,22 +15,25 @@ the bytes of every input read once plus every output written once.
 """
 
 import os
-import sys
-from pathlib import Path
 
 import pytest
 import torch
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests_py"))
 
-from norm_definitions import (  # noqa: E402
-    CASES, EPS, assert_case_close, define_case, output_tolerances,
+from workloads.norm_definitions import (  # noqa: E402
+    CASES,
+    EPS,
+    assert_case_close,
+    define_case,
+    output_tolerances,
 )
 
 DEFAULT_SHAPES = ["2048x1600", "8192x4096", "32768x8192", "4096x65536", "512x262144"]
-SHAPES = [s.strip() for s in
-          os.environ.get("NVFUSE_BENCH_SHAPES", ",".join(DEFAULT_SHAPES)).split(",")
-          if s.strip()]
+SHAPES = [
+    s.strip()
+    for s in os.environ.get("NVFUSE_BENCH_SHAPES", ",".join(DEFAULT_SHAPES)).split(",")
+    if s.strip()
+]
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 
 
@@ -71,12 +74,12 @@ EAGER = {
     "softmax_fwd": lambda x: torch.softmax(x, -1),
     "softmax_bwd": lambda grad, y: torch._softmax_backward_data(grad, y, -1, y.dtype),
     "log_softmax_fwd": lambda x: torch.log_softmax(x, -1),
-    "layer_norm_fwd": lambda x, w, b: torch.ops.aten.native_layer_norm(
-        x, [x.shape[-1]], w, b, EPS),
+    "layer_norm_fwd": lambda x, w, b: torch.ops.aten.native_layer_norm(x, [x.shape[-1]], w, b, EPS),
     "layer_norm_bwd": _layer_norm_bwd_eager,
     # Thunder's spelling takes the mean without its kept axis.
     "layer_norm_bwd_thunder": lambda grad, x, mean, rstd, w: _layer_norm_bwd_eager(
-        grad, x, mean.unsqueeze(-1), rstd, w),
+        grad, x, mean.unsqueeze(-1), rstd, w
+    ),
     "rms_norm_fwd": _rms_norm_eager,
     "rms_norm_bwd": _rms_norm_bwd_eager,
     "bias_residual_layer_norm_fwd": _bias_residual_ln_eager,
@@ -96,8 +99,9 @@ def _assert_torch_close(name, actual, expected, rows, width):
     for i, (a, e) in enumerate(zip(actual, expected)):
         assert a.numel() == e.numel(), (name, i, a.shape, e.shape)
         rtol, atol = output_tolerances(name, i, rows, width, e.dtype)
-        torch.testing.assert_close(a.float().reshape(e.shape), e.float(),
-                                   rtol=10 * rtol, atol=10 * atol)
+        torch.testing.assert_close(
+            a.float().reshape(e.shape), e.float(), rtol=10 * rtol, atol=10 * atol
+        )
 
 
 @pytest.mark.parametrize("executor", ["nvfuse", "eager", "compile"])

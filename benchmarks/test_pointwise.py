@@ -16,8 +16,14 @@ import torch
 from nvfuse import DataType, FusionDefinition
 from nvfuse.pytorch_utils import torch_dtype_to_nvfuse_dtype
 
-SIZES = {"1MB": 1 << 20, "4MB": 4 << 20, "16MB": 16 << 20, "64MB": 64 << 20,
-         "256MB": 256 << 20, "1GB": 1 << 30}
+SIZES = {
+    "1MB": 1 << 20,
+    "4MB": 4 << 20,
+    "16MB": 16 << 20,
+    "64MB": 64 << 20,
+    "256MB": 256 << 20,
+    "1GB": 1 << 30,
+}
 SELECTED = os.environ.get("NVFUSE_BENCH_SIZES", ",".join(SIZES)).split(",")
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 COLUMNS = 4096
@@ -119,8 +125,7 @@ def _channels_last_torch(x):
 
 def _transpose_add_inputs(numel, dtype):
     rows = numel // COLUMNS
-    return [_matrix(numel, dtype),
-            torch.randn(COLUMNS, rows, device="cuda", dtype=dtype).t()]
+    return [_matrix(numel, dtype), torch.randn(COLUMNS, rows, device="cuda", dtype=dtype).t()]
 
 
 def _transpose_add_fd(fd, x, y, dtype):

@@ -20,17 +20,14 @@ for minutes).
 
 import importlib.util
 import os
-import sys
 import time
-from pathlib import Path
 
 import pytest
 import torch
 from torch import nn
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests_py"))
 
-from model_blocks import GPT2Block, LlamaBlock  # noqa: E402
+from workloads.model_blocks import GPT2Block, LlamaBlock  # noqa: E402
 
 MODELS = [m for m in os.environ.get("NVFUSE_BENCH_COMPILE_MODELS", "gpt2,llama").split(",") if m]
 EXECUTORS = ["nvfuse", "eager", "compile", "nvfuse-cudagraphs", "compile-cudagraphs"]
@@ -81,9 +78,11 @@ def _thunder_on_nvfuse(model):
 @pytest.mark.parametrize("model_name", MODELS)
 def test_model_step(gpu_benchmark, benchmark, model_name, step, executor):
     if step == "training" and executor.endswith("cudagraphs"):
-        pytest.skip("torch 2.11's CUDA-graph trees reject these training steps for Inductor "
-                    "and nvfuse alike ('tensor(s) in the cudagraph pool not tracked as "
-                    "outputs', fixed upstream after 2.11)")
+        pytest.skip(
+            "torch 2.11's CUDA-graph trees reject these training steps for Inductor "
+            "and nvfuse alike ('tensor(s) in the cudagraph pool not tracked as "
+            "outputs', fixed upstream after 2.11)"
+        )
     torch._dynamo.reset()
     torch.manual_seed(0)
     model, shape = _model(model_name)
@@ -123,7 +122,8 @@ def test_model_step(gpu_benchmark, benchmark, model_name, step, executor):
     torch.cuda.synchronize()
     peak = torch.cuda.max_memory_allocated()
     bytes_moved = x.numel() * x.element_size() + sum(
-        p.numel() * p.element_size() for p in model.parameters())
+        p.numel() * p.element_size() for p in model.parameters()
+    )
     gpu_benchmark(fn, bytes_moved, rounds=20, warmup=3)
     benchmark.extra_info.update(first_call_s=round(first_call, 2), peak_mb=round(peak / 2**20))
     model.zero_grad(set_to_none=True)

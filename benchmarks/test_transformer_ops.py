@@ -19,12 +19,13 @@ import os
 import pytest
 import torch
 
-from gpu_timing import executor_fn
+from workloads.gpu_timing import executor_fn
 from nvfuse import DataType, FusionDefinition
 
 SIZES = {"16MB": 16 << 20, "64MB": 64 << 20, "256MB": 256 << 20}
-SELECTED = [s for s in os.environ.get(
-    "NVFUSE_BENCH_TRANSFORMER_SIZES", "64MB,256MB").split(",") if s]
+SELECTED = [
+    s for s in os.environ.get("NVFUSE_BENCH_TRANSFORMER_SIZES", "64MB,256MB").split(",") if s
+]
 DTYPES = {"bf16": torch.bfloat16, "fp32": torch.float32}
 TORCH_TO_NVFUSE = {torch.bfloat16: DataType.BFloat16, torch.float32: DataType.Float}
 HEAD_DIM = 128
@@ -94,8 +95,8 @@ def _check_dropout(out, x, residual):
     assert abs(dropped.double().mean().item() - P_DROP) < 0.01
     kept = ~dropped
     torch.testing.assert_close(
-        out.float()[kept], (x.float() / (1 - P_DROP) + residual.float())[kept],
-        rtol=2e-2, atol=2e-2)
+        out.float()[kept], (x.float() / (1 - P_DROP) + residual.float())[kept], rtol=2e-2, atol=2e-2
+    )
 
 
 # --- scatter of computed values --------------------------------------------
@@ -129,8 +130,9 @@ LR = 0.01
 
 
 def _update_inputs(size, dtype):
-    p = torch.randn(size // torch.tensor([], dtype=dtype).element_size(), dtype=dtype,
-                    device="cuda")
+    p = torch.randn(
+        size // torch.tensor([], dtype=dtype).element_size(), dtype=dtype, device="cuda"
+    )
     return [p, torch.randn_like(p)]
 
 
@@ -183,7 +185,8 @@ def test_transformer_op(gpu_benchmark, case, dtype, size, executor):
     out = fn()
     if case in IN_PLACE:  # one step taken
         torch.testing.assert_close(
-            out.float(), before.float() - LR * inputs[1].float(), rtol=2e-2, atol=2e-2)
+            out.float(), before.float() - LR * inputs[1].float(), rtol=2e-2, atol=2e-2
+        )
     if check is None:
         expected = torch_fn(*[t.double() for t in inputs]).to(out.dtype)
         torch.testing.assert_close(out.float(), expected.float(), rtol=2e-2, atol=2e-2)

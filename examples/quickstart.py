@@ -28,5 +28,7 @@ expected = torch.nn.functional.gelu(
 torch.testing.assert_close(out, expected, rtol=1.6e-2, atol=1e-2)
 
 print(fd)  # the definition, as a runnable repro script
-print(f"ran on {out.device}: output {tuple(out.shape)} {out.dtype}, "
-      f"max |nvfuse - torch| = {(out.float() - expected.float()).abs().max().item():.4f}")
+print(
+    f"ran on {out.device}: output {tuple(out.shape)} {out.dtype}, "
+    f"max |nvfuse - torch| = {(out.float() - expected.float()).abs().max().item():.4f}"
+)

@@ -13,12 +13,8 @@ TEST(DataType, PromoteTypesFollowsTorch) {
   EXPECT_EQ(promote_types(DataType::Int, DataType::Half), DataType::Half);
   EXPECT_EQ(promote_types(DataType::Half, DataType::BFloat16), DataType::Float);
   EXPECT_EQ(promote_types(DataType::BFloat16, DataType::Double), DataType::Double);
-  EXPECT_EQ(
-      promote_types(DataType::ComplexFloat, DataType::Double),
-      DataType::ComplexDouble);
-  EXPECT_EQ(
-      promote_types(DataType::ComplexFloat, DataType::Float),
-      DataType::ComplexFloat);
+  EXPECT_EQ(promote_types(DataType::ComplexFloat, DataType::Double), DataType::ComplexDouble);
+  EXPECT_EQ(promote_types(DataType::ComplexFloat, DataType::Float), DataType::ComplexFloat);
 }
 
 TEST(DataType, PromoteTypesRejectsMixedFloat8) {
@@ -44,9 +40,7 @@ TEST(ScalarValue, PrintsPythonLiteralsThatReadBack) {
   EXPECT_EQ(ScalarValue(int64_t{3}).to_python(), "3");
   EXPECT_EQ(ScalarValue(true).to_python(), "True");
   EXPECT_EQ(ScalarValue(-INFINITY).to_python(), "float('-inf')");
-  EXPECT_EQ(
-      ScalarValue(std::complex<double>(1.0, -2.0)).to_python(),
-      "complex(1.0, -2.0)");
+  EXPECT_EQ(ScalarValue(std::complex<double>(1.0, -2.0)).to_python(), "complex(1.0, -2.0)");
 }
 
 TEST(ScalarValue, NanConstantsCompareEqualSoDefinitionsHashAlike) {
@@ -61,14 +55,11 @@ namespace nvfuse {
 namespace {
 
 TEST(ScalarValue, CastRoundsToTheTargetPrecision) {
-  EXPECT_EQ(ScalarValue(0.1).cast_to(DataType::Float).as_double(),
-            static_cast<double>(0.1f));
-  EXPECT_EQ(ScalarValue(0.1).cast_to(DataType::BFloat16).as_double(),
-            0.10009765625);
-  EXPECT_EQ(ScalarValue(0.1).cast_to(DataType::Half).as_double(),
-            0.0999755859375);
+  EXPECT_EQ(ScalarValue(0.1).cast_to(DataType::Float).as_double(), static_cast<double>(0.1f));
+  EXPECT_EQ(ScalarValue(0.1).cast_to(DataType::BFloat16).as_double(), 0.10009765625);
+  EXPECT_EQ(ScalarValue(0.1).cast_to(DataType::Half).as_double(), 0.0999755859375);
   EXPECT_EQ(ScalarValue(1e-8).cast_to(DataType::Half).as_double(),
-            0.0);  // below half's smallest subnormal / 2
+      0.0);  // below half's smallest subnormal / 2
   EXPECT_TRUE(std::isinf(ScalarValue(70000.0).cast_to(DataType::Half).as_double()));
   EXPECT_EQ(ScalarValue(2.5).cast_to(DataType::Int).as_int(), 2);
 }

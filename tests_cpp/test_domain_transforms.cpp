@@ -49,8 +49,7 @@ TEST(DomainTransforms, MergeMultipliesExtents) {
 
 TEST(DomainTransforms, ReorderPermutesTheLoopDomain) {
   Fusion f;
-  TensorView* tv = make_tensor(
-      f, {f.index_constant(2), f.index_constant(3), f.index_constant(4)});
+  TensorView* tv = make_tensor(f, {f.index_constant(2), f.index_constant(3), f.index_constant(4)});
   IterDomain* last = tv->axis(2);
   tv->reorder({2, 0, 1});
   EXPECT_EQ(tv->axis(0), last);
@@ -80,24 +79,16 @@ TEST(DomainTransforms, SplitOfABadAxisIsADefinitionError) {
 
 TEST(StrideOrder, TranslatesToAnAllocationPermutation) {
   // stride_order[i] = stride rank of axis i; 0 is the fastest.
-  EXPECT_EQ(
-      allocation_order_from_stride_order({2, 1, 0}),
-      (std::vector<int64_t>{0, 1, 2}));
-  EXPECT_EQ(
-      allocation_order_from_stride_order({0, 1}), (std::vector<int64_t>{1, 0}));
-  EXPECT_EQ(
-      allocation_order_from_stride_order({1, 0, 2}),
-      (std::vector<int64_t>{2, 0, 1}));
-  EXPECT_EQ(
-      stride_order_from_allocation_order({2, 0, 1}),
-      (std::vector<int64_t>{1, 0, 2}));
+  EXPECT_EQ(allocation_order_from_stride_order({2, 1, 0}), (std::vector<int64_t>{0, 1, 2}));
+  EXPECT_EQ(allocation_order_from_stride_order({0, 1}), (std::vector<int64_t>{1, 0}));
+  EXPECT_EQ(allocation_order_from_stride_order({1, 0, 2}), (std::vector<int64_t>{2, 0, 1}));
+  EXPECT_EQ(stride_order_from_allocation_order({2, 0, 1}), (std::vector<int64_t>{1, 0, 2}));
 }
 
 TEST(StrideOrder, AllocationPermutationOfATensorView) {
   Fusion f;
   TensorView* tv = make_tensor(f, {f.index_constant(2), f.index_constant(3)});
-  tv->set_allocation_domain(
-      {tv->logical()[1], tv->logical()[0]}, {true, true});
+  tv->set_allocation_domain({tv->logical()[1], tv->logical()[0]}, {true, true});
   EXPECT_TRUE(tv->domain().has_allocation());
   EXPECT_EQ(*tv->domain().allocation_permutation(), (std::vector<int64_t>{1, 0}));
   EXPECT_EQ(tv->stride_order(), (std::vector<int64_t>{0, 1}));

@@ -27,9 +27,8 @@ std::vector<uint32_t> edge_dividends(uint32_t d) {
 }
 
 TEST(FastDivider, MatchesDivisionOnEdgesAndRandomDividends) {
-  std::vector<int64_t> divisors = {1, 2, 3, 5, 7, 16, 100, 127, 128, 129,
-                                   1600, 4095, 4096, 65535, 65537, 1000003,
-                                   (int64_t{1} << 30) + 1, (int64_t{1} << 31) - 1};
+  std::vector<int64_t> divisors = {1, 2, 3, 5, 7, 16, 100, 127, 128, 129, 1600, 4095, 4096, 65535,
+      65537, 1000003, (int64_t{1} << 30) + 1, (int64_t{1} << 31) - 1};
   std::mt19937 rng(7);
   std::uniform_int_distribution<int64_t> any_divisor(1, (int64_t{1} << 31) - 1);
   for (int k = 0; k < 200; ++k) {

@@ -13,9 +13,7 @@
 namespace nvfuse {
 namespace {
 
-TensorView* input_1d(Fusion& f, DataType dtype) {
-  return testing::symbolic_input(f, 1, dtype);
-}
+TensorView* input_1d(Fusion& f, DataType dtype) { return testing::symbolic_input(f, 1, dtype); }
 
 TEST(Printer, OneLinePerExprWithDomainsAndDtypes) {
   Fusion f;

@@ -73,8 +73,7 @@ TEST(IrConstruction, ScalarOnlyOpsProduceScalars) {
 TEST(IrConstruction, BroadcastInDimExpandsNewAxes) {
   Fusion f;
   TensorView* a = symbolic_input(f, 1, DataType::Float);
-  TensorView* out = broadcast_in_dim(
-      a, {f.index_constant(3), a->logical()[0]->extent()}, {1});
+  TensorView* out = broadcast_in_dim(a, {f.index_constant(3), a->logical()[0]->extent()}, {1});
   ASSERT_EQ(out->rank(), 2);
   EXPECT_TRUE(out->logical()[0]->is_expanded());
   EXPECT_EQ(out->logical()[0]->expanded_extent()->constant_int(), 3);
@@ -94,9 +93,7 @@ TEST(IrConstruction, IntegerSumAccumulatesInInt) {
   Fusion f;
   TensorView* a = symbolic_input(f, 2, DataType::Int32);
   EXPECT_EQ(reduce(OpType::add, a, {0}, false, DataType::Null)->dtype(), DataType::Int);
-  EXPECT_EQ(
-      reduce(OpType::maximum, a, {0}, false, DataType::Null)->dtype(),
-      DataType::Int32);
+  EXPECT_EQ(reduce(OpType::maximum, a, {0}, false, DataType::Null)->dtype(), DataType::Int32);
 }
 
 TEST(IrConstruction, VarMeanOfComplexHasRealVariance) {

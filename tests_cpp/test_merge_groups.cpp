@@ -35,8 +35,8 @@ TEST(MergeGroups, AChainEveryGroupTakesIsOneGroup) {
   Fusion f;
   TensorView* x = testing::symbolic_input(f, 1, DataType::Float);
   f.add_output(op(OpType::cos, {op(OpType::sin, {x})}));
-  const auto groups = merge_into_kernel_groups(
-      f, tensor_exprs(f), [](const auto&) { return true; });
+  const auto groups =
+      merge_into_kernel_groups(f, tensor_exprs(f), [](const auto&) { return true; });
   ASSERT_EQ(groups.size(), 1u);
   EXPECT_EQ(groups[0].exprs.size(), 2u);
   EXPECT_TRUE(groups[0].accepted);
@@ -51,10 +51,8 @@ TEST(MergeGroups, AConsumerDoesNotJoinAGroupThroughAnotherGroup) {
   TensorView* b = op(OpType::cos, {a});
   TensorView* c = op(OpType::add, {a, b});
   f.add_output(c);
-  const auto groups = merge_into_kernel_groups(
-      f, tensor_exprs(f), [&](const std::vector<const Expr*>& g) {
-        return !(contains(g, a) && contains(g, b));
-      });
+  const auto groups = merge_into_kernel_groups(f, tensor_exprs(f),
+      [&](const std::vector<const Expr*>& g) { return !(contains(g, a) && contains(g, b)); });
   ASSERT_EQ(groups.size(), 2u);
   EXPECT_EQ(groups[0].exprs, std::vector<const Expr*>{a->definition()});
   EXPECT_EQ(groups[1].exprs, (std::vector<const Expr*>{b->definition(), c->definition()}));
@@ -69,8 +67,8 @@ TEST(MergeGroups, ALaterGroupJoinsAProducerItFirstPassedOver) {
   TensorView* a = op(OpType::sin, {x});
   TensorView* b = op(OpType::cos, {y});
   f.add_output(op(OpType::add, {a, b}));
-  const auto groups = merge_into_kernel_groups(
-      f, tensor_exprs(f), [](const auto&) { return true; });
+  const auto groups =
+      merge_into_kernel_groups(f, tensor_exprs(f), [](const auto&) { return true; });
   ASSERT_EQ(groups.size(), 1u);
   EXPECT_EQ(groups[0].exprs.size(), 3u);
 }
@@ -84,10 +82,8 @@ TEST(MergeGroups, RejectedExprsThatTouchAreOneGroupAndOthersRunAsKernels) {
   TensorView* t2 = op(OpType::tan, {t1});
   TensorView* s = op(OpType::sin, {t2});
   f.add_output(s);
-  const auto groups = merge_into_kernel_groups(
-      f, tensor_exprs(f), [&](const std::vector<const Expr*>& g) {
-        return !contains(g, t1) && !contains(g, t2);
-      });
+  const auto groups = merge_into_kernel_groups(f, tensor_exprs(f),
+      [&](const std::vector<const Expr*>& g) { return !contains(g, t1) && !contains(g, t2); });
   ASSERT_EQ(groups.size(), 2u);
   EXPECT_EQ(groups[0].exprs, (std::vector<const Expr*>{t1->definition(), t2->definition()}));
   EXPECT_FALSE(groups[0].accepted);
@@ -105,9 +101,7 @@ TEST(MergeGroups, ABroadcastGoesWithItsConsumer) {
   TensorView* sum = op(OpType::add, {wide, matrix});
   f.add_output(op(OpType::exp, {sum}));
   const auto groups = merge_into_kernel_groups(
-      f, tensor_exprs(f), [&](const std::vector<const Expr*>& g) {
-        return !contains(g, sum);
-      });
+      f, tensor_exprs(f), [&](const std::vector<const Expr*>& g) { return !contains(g, sum); });
   ASSERT_EQ(groups.size(), 2u);
   EXPECT_EQ(groups[0].exprs, (std::vector<const Expr*>{wide->definition(), sum->definition()}));
   EXPECT_FALSE(groups[0].accepted);
@@ -120,8 +114,8 @@ TEST(MergeGroups, ExprsThatShareAnInputShareAGroup) {
   TensorView* x = testing::symbolic_input(f, 1, DataType::Float);
   f.add_output(op(OpType::sin, {x}));
   f.add_output(op(OpType::cos, {x}));
-  const auto groups = merge_into_kernel_groups(
-      f, tensor_exprs(f), [](const auto&) { return true; });
+  const auto groups =
+      merge_into_kernel_groups(f, tensor_exprs(f), [](const auto&) { return true; });
   ASSERT_EQ(groups.size(), 1u);
 }
 

@@ -251,7 +251,7 @@ TEST(LocalShard, SeedZerosShardIsTheLocalSliceOfTheLogicalAxis) {
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kInput);
     EXPECT_NE(std::string(e.what()).find("T0: axis 1 of extent 7 does not split evenly"),
-              std::string::npos)
+        std::string::npos)
         << e.what();
   }
 }

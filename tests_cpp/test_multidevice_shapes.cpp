@@ -59,9 +59,7 @@ TensorView* cut(TensorView* in, int64_t axis, int64_t begin, int64_t end) {
   return slice(in, starts, ends, steps);
 }
 
-std::vector<int> sharded_axes(const TensorView* tv) {
-  return sharding_of(*tv).mesh_axis;
-}
+std::vector<int> sharded_axes(const TensorView* tv) { return sharding_of(*tv).mesh_axis; }
 
 TEST(AxisFlow, ASplitReshapeShardsTheLeadingAxisOfItsGroup) {
   Fusion f;
@@ -113,8 +111,8 @@ TEST(PropagateShardings, SeedMhaKeepsHeadsShardedWithoutCommunication) {
   for (int64_t i = 0; i < 3; ++i) {
     parts.push_back(permute(cut(qkv, 3, i * kHeadDim, (i + 1) * kHeadDim), {0, 2, 1, 3}));
   }
-  const SdpfaFwdResult attn = sdpfa_fwd(
-      parts[0], parts[1], parts[2], nullptr, f.constant(true, DataType::Bool), nullptr);
+  const SdpfaFwdResult attn =
+      sdpfa_fwd(parts[0], parts[1], parts[2], nullptr, f.constant(true, DataType::Bool), nullptr);
   TensorView* out = permute(attn.output, {0, 2, 1, 3});
   f.add_output(out);
   f.add_output(attn.log_sumexp);

@@ -70,8 +70,7 @@ TEST(InsertCommunications, AReduceScatterLeavesTheUnshardedPartialBehind) {
   ASSERT_EQ(steps.communications.size(), 1u);
   EXPECT_EQ(steps.communications[0].type, CommunicationType::ReduceScatter);
   EXPECT_EQ(sharding_of(*y).mesh_axis, (std::vector<int>{-1}));
-  EXPECT_EQ(
-      sharding_of(*f.outputs()[0]->as<TensorView>()).mesh_axis, (std::vector<int>{0}));
+  EXPECT_EQ(sharding_of(*f.outputs()[0]->as<TensorView>()).mesh_axis, (std::vector<int>{0}));
 }
 
 TEST(InsertCommunications, AReduceLeavesThePartialOnTheInputsMesh) {

@@ -74,8 +74,8 @@ Outputs:
 
 TEST(PassIr, DuplicateSharedIotasGivesEachReaderItsOwn) {
   Fusion f;
-  TensorView* i = iota(f.index_constant(4), f.index_constant(0), f.index_constant(1),
-                       DataType::Int);
+  TensorView* i =
+      iota(f.index_constant(4), f.index_constant(0), f.index_constant(1), DataType::Int);
   TensorView* rows = broadcast(i, {false, true});
   TensorView* cols = broadcast(i, {true, false});
   f.add_output(pointwise(OpType::ge, {rows, cols}));

@@ -20,8 +20,8 @@ std::vector<unsigned int> words_near(float p) {
   std::vector<unsigned int> words = {0u, 1u, 0xFFu, 0x100u, 0xFFFFFFFFu, 0xFFFFFF00u};
   if (std::isfinite(p) && p > 0.0f && p < 1.0f) {
     const double scaled = static_cast<double>(p) * 16777216.0;
-    for (double m : {std::floor(scaled) - 1, std::floor(scaled), std::ceil(scaled),
-                     std::ceil(scaled) + 1}) {
+    for (double m :
+        {std::floor(scaled) - 1, std::floor(scaled), std::ceil(scaled), std::ceil(scaled) + 1}) {
       if (m < 0 || m >= 16777216.0) {
         continue;
       }
@@ -37,9 +37,8 @@ std::vector<unsigned int> words_near(float p) {
 TEST(PhiloxCompare, WordComparesAgreeWithFloatComparesAtEveryThreshold) {
   const float nan = std::numeric_limits<float>::quiet_NaN();
   const float inf = std::numeric_limits<float>::infinity();
-  const std::vector<float> bounds = {
-      0.0f, -0.0f, -1.0f, -inf, 1e-30f, 5.9604645e-08f, 0.1f, 0.5f, 0.9f, 0.9f + 1e-7f,
-      1.0f - 5.9604645e-08f, 1.0f, 1.5f, inf, nan, 0.3333333f, 0.75f};
+  const std::vector<float> bounds = {0.0f, -0.0f, -1.0f, -inf, 1e-30f, 5.9604645e-08f, 0.1f, 0.5f,
+      0.9f, 0.9f + 1e-7f, 1.0f - 5.9604645e-08f, 1.0f, 1.5f, inf, nan, 0.3333333f, 0.75f};
   for (float p : bounds) {
     for (unsigned int w : words_near(p)) {
       const float u = unit_float(w);
@@ -74,12 +73,10 @@ TEST(PhiloxCompare, PhiloxGivesRandom123sKnownAnswers) {
   };
   const Case cases[] = {
       {{0u, 0u, 0u, 0u}, {0u, 0u}, {0x6627e8d5u, 0xe169c58du, 0xbc57ac4cu, 0x9b00dbd8u}},
-      {{0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu},
-       {0xffffffffu, 0xffffffffu},
-       {0x408f276du, 0x41c83b0eu, 0xa20bc7c6u, 0x6d5451fdu}},
-      {{0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u},
-       {0xa4093822u, 0x299f31d0u},
-       {0xd16cfe09u, 0x94fdccebu, 0x5001e420u, 0x24126ea1u}},
+      {{0xffffffffu, 0xffffffffu, 0xffffffffu, 0xffffffffu}, {0xffffffffu, 0xffffffffu},
+          {0x408f276du, 0x41c83b0eu, 0xa20bc7c6u, 0x6d5451fdu}},
+      {{0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u}, {0xa4093822u, 0x299f31d0u},
+          {0xd16cfe09u, 0x94fdccebu, 0x5001e420u, 0x24126ea1u}},
   };
   for (const Case& c : cases) {
     const nvfuse_philox::Words w = nvfuse_philox::philox(

@@ -37,22 +37,18 @@ struct Planned {
 
 // Schedules `f` for the given input tensors (outputs laid out by their
 // allocation domains, sized like the first output's shape) and generates.
-Planned plan(
-    const Fusion& f,
-    const std::vector<TensorArg>& inputs,
+Planned plan(const Fusion& f, const std::vector<TensorArg>& inputs,
     const std::vector<int64_t>& output_sizes) {
   std::string why_not;
   auto analysis = analyze_pointwise(f, &why_not);
   EXPECT_TRUE(analysis.has_value()) << why_not;
   std::vector<TensorArg> outputs;
   for (const TensorView* tv : analysis->outputs) {
-    outputs.push_back({tv->dtype(), output_sizes,
-                       strides_for_allocation(*tv, output_sizes), 0});
+    outputs.push_back({tv->dtype(), output_sizes, strides_for_allocation(*tv, output_sizes), 0});
   }
   PointwiseSchedule schedule =
       schedule_pointwise(*analysis, inputs, outputs, DeviceInfo{132, kSm90});
-  KernelSource source =
-      generate_pointwise_kernel(f, *analysis, schedule.params);
+  KernelSource source = generate_pointwise_kernel(f, *analysis, schedule.params);
   return {std::move(*analysis), std::move(schedule), std::move(source)};
 }
 
@@ -67,14 +63,13 @@ TEST(PointwiseCodegen, AddOfTwoFloatTensorsIsVectorizedAndReadable) {
   TensorView* a = input(f, 2, DataType::Float);
   TensorView* b = input(f, 2, DataType::Float);
   f.add_output(pointwise(OpType::add, {a, b}));
-  Planned p = plan(f, {contiguous(DataType::Float, {256, 1024}),
-                       contiguous(DataType::Float, {256, 1024})},
-                   {256, 1024});
+  Planned p =
+      plan(f, {contiguous(DataType::Float, {256, 1024}), contiguous(DataType::Float, {256, 1024})},
+          {256, 1024});
   EXPECT_EQ(p.schedule.params.collapsed_rank, 1);  // contiguous: merged flat
   EXPECT_EQ(p.schedule.params.vector_width, 4);    // 16 bytes of float
   EXPECT_TRUE(p.schedule.params.index_32bit);
-  EXPECT_NE(p.source.code.find("const float t2 = (t0 + t1);  // T2_Float"),
-            std::string::npos)
+  EXPECT_NE(p.source.code.find("const float t2 = (t0 + t1);  // T2_Float"), std::string::npos)
       << p.source.code;
   expect_compiles(p.source);
 }
@@ -85,9 +80,8 @@ TEST(PointwiseCodegen, BFloat16MathIsDoneInFloatAndRoundedOnce) {
   f.add_output(pointwise(OpType::sin, {a}));
   Planned p = plan(f, {contiguous(DataType::BFloat16, {4096})}, {4096});
   EXPECT_EQ(p.schedule.params.vector_width, 8);  // 16 bytes of bf16
-  EXPECT_NE(p.source.code.find(
-                "nvfuse::cast<nvfuse::BFloat16>(sinf(nvfuse::cast<float>(t0)))"),
-            std::string::npos)
+  EXPECT_NE(p.source.code.find("nvfuse::cast<nvfuse::BFloat16>(sinf(nvfuse::cast<float>(t0)))"),
+      std::string::npos)
       << p.source.code;
   expect_compiles(p.source);
 }
@@ -97,9 +91,8 @@ TEST(PointwiseCodegen, RowBroadcastKeepsTwoAxesWithAStrideZeroOuterAxis) {
   TensorView* x = input(f, 2, DataType::Float);
   TensorView* bias = input(f, 1, DataType::Float);
   f.add_output(pointwise(OpType::add, {x, bias}));
-  Planned p = plan(f, {contiguous(DataType::Float, {64, 512}),
-                       contiguous(DataType::Float, {512})},
-                   {64, 512});
+  Planned p = plan(
+      f, {contiguous(DataType::Float, {64, 512}), contiguous(DataType::Float, {512})}, {64, 512});
   const IterationSpace& space = p.schedule.space;
   ASSERT_EQ(space.extents, (std::vector<int64_t>{64, 512}));
   EXPECT_EQ(space.strides[1], (std::vector<int64_t>{0, 1}));  // the bias
@@ -115,8 +108,7 @@ TEST(PointwiseCodegen, ColumnBroadcastLoadsOneValuePerVector) {
   TensorArg col = contiguous(DataType::Float, {64, 1});
   Planned p = plan(f, {contiguous(DataType::Float, {64, 512}), col}, {64, 512});
   EXPECT_EQ(p.schedule.params.inner_access[1], InnerAccess::kBroadcast);
-  EXPECT_NE(p.source.code.find("in_t1[u].val[0] = args.t1[offset_t1[u]];"),
-            std::string::npos)
+  EXPECT_NE(p.source.code.find("in_t1[u].val[0] = args.t1[offset_t1[u]];"), std::string::npos)
       << p.source.code;
   expect_compiles(p.source);
 }
@@ -146,14 +138,13 @@ TEST(PointwiseCodegen, TransposedInputIsTiledThroughSharedMemory) {
   EXPECT_EQ(params.vector_width, 4);
   EXPECT_EQ(params.transpose.transposed, (std::vector<bool>{true, false, false}));
   EXPECT_EQ(p.schedule.grid_size, 2 * 1);  // 128 / 64 by 64 / 64 tiles
-  EXPECT_NE(p.source.code.find("__shared__ float tile_t0[kTile][kTile + 1];"),
-            std::string::npos)
+  EXPECT_NE(p.source.code.find("__shared__ float tile_t0[kTile][kTile + 1];"), std::string::npos)
       << p.source.code;
   // The transposed input along its contiguous axis (k), the other along i.
-  EXPECT_NE(p.source.code.find("(args.t0 + base_t0 + k + i * args.stride_t0[1])"),
-            std::string::npos);
-  EXPECT_NE(p.source.code.find("(args.t1 + base_t1 + k * args.stride_t1[0] + i)"),
-            std::string::npos);
+  EXPECT_NE(
+      p.source.code.find("(args.t0 + base_t0 + k + i * args.stride_t0[1])"), std::string::npos);
+  EXPECT_NE(
+      p.source.code.find("(args.t1 + base_t1 + k * args.stride_t1[0] + i)"), std::string::npos);
   expect_compiles(p.source);
 }
 
@@ -172,8 +163,8 @@ TEST(PointwiseCodegen, OutputInAnotherLayoutIsWrittenFromATile) {
   EXPECT_EQ(p.schedule.params.vector_width, 4);
   EXPECT_EQ(tiling.transposed, (std::vector<bool>{false, false, true}));
   EXPECT_EQ(p.schedule.grid_size, 2 * 5);  // partial tiles at both edges
-  EXPECT_NE(p.source.code.find("__shared__ nvfuse::Half tile_t1[kTile][kTile + 1];"),
-            std::string::npos)
+  EXPECT_NE(
+      p.source.code.find("__shared__ nvfuse::Half tile_t1[kTile][kTile + 1];"), std::string::npos)
       << p.source.code;
   EXPECT_NE(p.source.code.find("transposed outputs"), std::string::npos);
   expect_compiles(p.source);
@@ -190,8 +181,7 @@ TEST(PointwiseCodegen, PermutedBatchedInputTilesItsContiguousAxis) {
   ASSERT_TRUE(tiling.enabled());
   EXPECT_EQ(tiling.axis, 1);
   EXPECT_EQ(p.schedule.grid_size, 8 * 1 * 1);
-  EXPECT_NE(p.source.code.find("const Index base_t0 = c0 * args.stride_t0[0];"),
-            std::string::npos)
+  EXPECT_NE(p.source.code.find("const Index base_t0 = c0 * args.stride_t0[0];"), std::string::npos)
       << p.source.code;
   expect_compiles(p.source);
 }
@@ -252,8 +242,7 @@ TEST(PointwiseCodegen, OutputStrideOrderSetsTheIterationOrder) {
   Fusion f;
   TensorView* a = input(f, 2, DataType::Float);
   auto* out = pointwise(OpType::relu, {a})->as<TensorView>();
-  out->set_allocation_domain(
-      {out->logical()[1], out->logical()[0]}, {true, true});
+  out->set_allocation_domain({out->logical()[1], out->logical()[0]}, {true, true});
   f.add_output(out);
   // The input has the same (column-major) layout: contiguous and flat.
   TensorArg column_major{DataType::Float, {32, 48}, {1, 32}, 0};
@@ -283,8 +272,7 @@ TEST(PointwiseCodegen, ScalarsAreKernelArgumentsAndConstantsAreLiterals) {
   f.add_output(pointwise(OpType::add, {scaled, f.constant(ScalarValue(1e-5), DataType::Double)}));
   Planned p = plan(f, {contiguous(DataType::Half, {1000})}, {1000});
   EXPECT_NE(p.source.code.find("double " + s->to_string() + ";"), std::string::npos);
-  EXPECT_NE(p.source.code.find("static_cast<float>(1.0000000000000001e-05)"),
-            std::string::npos)
+  EXPECT_NE(p.source.code.find("static_cast<float>(1.0000000000000001e-05)"), std::string::npos)
       << p.source.code;
   expect_compiles(p.source);
 }
@@ -305,13 +293,11 @@ TEST_P(EveryOpCompiles, ForEveryDtypeItAccepts) {
   const OpInfo& info = GetParam();
   Fusion f;
   int outputs = 0;
-  for (DataType dtype : {DataType::Double, DataType::Float, DataType::Half,
-                         DataType::BFloat16, DataType::Int, DataType::Int32,
-                         DataType::Bool}) {
+  for (DataType dtype : {DataType::Double, DataType::Float, DataType::Half, DataType::BFloat16,
+           DataType::Int, DataType::Int32, DataType::Bool}) {
     std::vector<Val*> operands;
     for (int i = 0; i < info.arity; ++i) {
-      const DataType operand_dtype =
-          (info.op == OpType::where && i == 0) ? DataType::Bool : dtype;
+      const DataType operand_dtype = (info.op == OpType::where && i == 0) ? DataType::Bool : dtype;
       operands.push_back(input(f, 1, operand_dtype));
     }
     try {
@@ -334,8 +320,7 @@ TEST_P(EveryOpCompiles, ForEveryDtypeItAccepts) {
   for (const TensorView* tv : analysis->outputs) {
     outs.push_back(contiguous(tv->dtype(), {4096}));
   }
-  PointwiseSchedule schedule =
-      schedule_pointwise(*analysis, inputs, outs, DeviceInfo{132, kSm90});
+  PointwiseSchedule schedule = schedule_pointwise(*analysis, inputs, outs, DeviceInfo{132, kSm90});
   expect_compiles(generate_pointwise_kernel(f, *analysis, schedule.params));
 }
 
@@ -349,13 +334,8 @@ std::vector<OpInfo> generated_ops() {
   return ops;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    PointwiseOps,
-    EveryOpCompiles,
-    ::testing::ValuesIn(generated_ops()),
-    [](const ::testing::TestParamInfo<OpInfo>& info) {
-      return std::string(info.param.name);
-    });
+INSTANTIATE_TEST_SUITE_P(PointwiseOps, EveryOpCompiles, ::testing::ValuesIn(generated_ops()),
+    [](const ::testing::TestParamInfo<OpInfo>& info) { return std::string(info.param.name); });
 
 }  // namespace
 }  // namespace nvfuse

@@ -28,20 +28,17 @@ TEST(Recording, IdenticalDefinitionsHaveEqualRecordsAndHashes) {
 
 TEST(Recording, ADifferentConstantOrDtypeChangesTheRecords) {
   EXPECT_FALSE(relu_of_product(2.0).same_records(relu_of_product(3.0)));
-  EXPECT_FALSE(relu_of_product(2.0).same_records(
-      relu_of_product(2.0, DataType::Half)));
+  EXPECT_FALSE(relu_of_product(2.0).same_records(relu_of_product(2.0, DataType::Half)));
 }
 
 TEST(Recording, PrintsAsPythonCalls) {
   RecordingState s = relu_of_product(0.5);
   const std::string text = python_definition(s.records(), "f");
-  EXPECT_NE(
-      text.find("T0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], "
-                "dtype=DataType.Float, is_cpu=False)"),
+  EXPECT_NE(text.find("T0 = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], "
+                      "dtype=DataType.Float, is_cpu=False)"),
       std::string::npos)
       << text;
-  EXPECT_NE(text.find("S1 = fd.define_scalar(0.5, dtype=DataType.Double)"),
-            std::string::npos);
+  EXPECT_NE(text.find("S1 = fd.define_scalar(0.5, dtype=DataType.Double)"), std::string::npos);
   EXPECT_NE(text.find("T2 = fd.ops.mul(T0, S1)"), std::string::npos);
   EXPECT_NE(text.find("fd.add_output(T3)"), std::string::npos);
 }
@@ -61,15 +58,14 @@ TEST(Recording, StrideOrderBecomesAPermutedAllocationDomain) {
   // stride_order [0, 2, 1]: axis 1 outermost, then axis 2, then axis 0.
   EXPECT_EQ(*tv->domain().allocation_permutation(), (std::vector<int64_t>{1, 2, 0}));
   // One bool expands to None on the broadcast axis, in allocation order.
-  EXPECT_EQ(tv->domain().contiguity(),
-            (std::vector<std::optional<bool>>{std::nullopt, true, true}));
+  EXPECT_EQ(
+      tv->domain().contiguity(), (std::vector<std::optional<bool>>{std::nullopt, true, true}));
 }
 
 TEST(Recording, NoneContiguityOnASymbolicAxisIsAnExpandedBroadcast) {
   RecordingState s;
   s.define_tensor(
-      {-1, -1}, std::vector<std::optional<bool>>{std::nullopt, true},
-      DataType::Float, false, {});
+      {-1, -1}, std::vector<std::optional<bool>>{std::nullopt, true}, DataType::Float, false, {});
   const auto* tv = s.fusion().inputs().at(0)->as<TensorView>();
   EXPECT_TRUE(tv->logical()[0]->is_expanded());
 }
@@ -91,8 +87,7 @@ TEST(Recording, ErrorsNameTheCall) {
     FAIL() << "expected an error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kDefinition);
-    EXPECT_EQ(std::string(e.what()).rfind("In fd.ops.broadcast(T0, ", 0), 0u)
-        << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind("In fd.ops.broadcast(T0, ", 0), 0u) << e.what();
   }
 }
 
@@ -103,15 +98,14 @@ TEST(FusionCache, ReusesTheEntryOfAnIdenticalDefinition) {
   EXPECT_EQ(cache.insert_or_find(relu_of_product(7.0)), first);
   EXPECT_EQ(cache.num_fusions(), count);
   EXPECT_NE(cache.insert_or_find(relu_of_product(8.0)), first);
-  EXPECT_NE(cache.at(first).repro_script().find("with FusionDefinition() as fd:"),
-            std::string::npos);
+  EXPECT_NE(
+      cache.at(first).repro_script().find("with FusionDefinition() as fd:"), std::string::npos);
 }
 
 TEST(TensorDescriptor, RowMajorTensorHasNoStrideOrder) {
   TensorDescriptor d = describe_tensor({4, 1, 8}, {8, 8, 1});
   EXPECT_EQ(d.shape, (std::vector<int64_t>{-1, 1, -1}));
-  EXPECT_EQ(d.contiguity,
-            (std::vector<std::optional<bool>>{true, std::nullopt, true}));
+  EXPECT_EQ(d.contiguity, (std::vector<std::optional<bool>>{true, std::nullopt, true}));
   EXPECT_TRUE(d.stride_order.empty());
 }
 

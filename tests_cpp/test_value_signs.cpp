@@ -32,18 +32,17 @@ TEST(ValueSigns, LogSoftmaxIsNeverPositive) {
   Fusion f;
   TensorView* y = testing::symbolic_input(f, 2, DataType::Float);
   Val* shifted = pointwise(OpType::sub, {y, row_broadcast(OpType::maximum, y)});
-  TensorView* log_sum = tv(pointwise(
-      OpType::log, {reduce(OpType::add, tv(pointwise(OpType::exp, {shifted})), {1}, false,
-                           DataType::Null)}));
+  TensorView* log_sum = tv(pointwise(OpType::log,
+      {reduce(OpType::add, tv(pointwise(OpType::exp, {shifted})), {1}, false, DataType::Null)}));
   EXPECT_TRUE(is_never_negative(log_sum));
-  EXPECT_TRUE(is_never_positive(pointwise(OpType::sub, {shifted, broadcast(log_sum, {false, true})})));
+  EXPECT_TRUE(
+      is_never_positive(pointwise(OpType::sub, {shifted, broadcast(log_sum, {false, true})})));
 }
 
 TEST(ValueSigns, SoftmaxSumIsAtLeastOne) {
   Fusion f;
   TensorView* y = testing::symbolic_input(f, 2, DataType::Float);
-  Val* e = pointwise(OpType::exp,
-                     {pointwise(OpType::sub, {y, row_broadcast(OpType::maximum, y)})});
+  Val* e = pointwise(OpType::exp, {pointwise(OpType::sub, {y, row_broadcast(OpType::maximum, y)})});
   TensorView* sum = reduce(OpType::add, tv(e), {1}, false, DataType::Null);
   EXPECT_TRUE(is_at_least_one(sum));
   EXPECT_TRUE(is_at_least_one(broadcast(sum, {false, true})));
@@ -65,9 +64,8 @@ TEST(ValueSigns, NearMissesAreNotKnown) {
   EXPECT_FALSE(is_never_positive(pointwise(OpType::sub, {y, crossed})));
   // A log-sum over the axis the max kept need not hold exp(0).
   Val* shifted = pointwise(OpType::sub, {y, row_broadcast(OpType::maximum, y)});
-  Val* column_log_sum = pointwise(
-      OpType::log, {reduce(OpType::add, tv(pointwise(OpType::exp, {shifted})), {0}, false,
-                           DataType::Null)});
+  Val* column_log_sum = pointwise(OpType::log,
+      {reduce(OpType::add, tv(pointwise(OpType::exp, {shifted})), {0}, false, DataType::Null)});
   EXPECT_FALSE(is_never_negative(column_log_sum));
   EXPECT_FALSE(is_never_positive(pointwise(OpType::sub, {shifted, shifted})));
 }

@@ -8,8 +8,14 @@ import torch.nn.functional as F
 
 from nvfuse import DataType, FusionDefinition
 from nvfuse.errors import DefinitionError, DefinitionTypeError, InputError, UnsupportedError
-from block_definitions import (
-    attention_fd, attention_inputs, attention_torch, mlp_fd, mlp_inputs, mlp_torch)
+from workloads.block_definitions import (
+    attention_fd,
+    attention_inputs,
+    attention_torch,
+    mlp_fd,
+    mlp_inputs,
+    mlp_torch,
+)
 from fusion_helpers import DEVICES
 
 DTYPES = {"bf16": (torch.bfloat16, DataType.BFloat16), "fp16": (torch.float16, DataType.Half)}
@@ -17,8 +23,7 @@ DTYPES = {"bf16": (torch.bfloat16, DataType.BFloat16), "fp16": (torch.float16, D
 
 def _forward_fd(nv, dropout_p, is_causal, scale):
     with FusionDefinition() as fd:
-        q, k, v = (fd.define_tensor([-1, -1, -1, -1], contiguity=True, dtype=nv)
-                   for _ in range(3))
+        q, k, v = (fd.define_tensor([-1, -1, -1, -1], contiguity=True, dtype=nv) for _ in range(3))
         outs = fd.ops.sdpfa_fwd(q, k, v, dropout_p=dropout_p, is_causal=is_causal, scale=scale)
         for out in outs:
             fd.add_output(out)
@@ -27,21 +32,22 @@ def _forward_fd(nv, dropout_p, is_causal, scale):
 
 def _backward_fd(nv, dropout_p, is_causal, scale):
     with FusionDefinition() as fd:
-        grad, q, k, v, out = (fd.define_tensor([-1, -1, -1, -1], contiguity=True, dtype=nv)
-                              for _ in range(5))
+        grad, q, k, v, out = (
+            fd.define_tensor([-1, -1, -1, -1], contiguity=True, dtype=nv) for _ in range(5)
+        )
         lse = fd.define_tensor([-1, -1, -1], contiguity=True, dtype=DataType.Float)
         seed = fd.define_tensor([2], contiguity=True, dtype=DataType.Int)
         offset = fd.define_tensor([], dtype=DataType.Int)
-        for g in fd.ops.sdpfa_bwd(grad, q, k, v, out, lse, dropout_p, is_causal,
-                                  seed, offset, scale):
+        for g in fd.ops.sdpfa_bwd(
+            grad, q, k, v, out, lse, dropout_p, is_causal, seed, offset, scale
+        ):
             fd.add_output(g)
     return fd
 
 
 def _qkv(dtype, device, seq_q=64, seq_k=64):
     torch.manual_seed(0)
-    return [torch.randn(2, 4, s, 64, dtype=dtype, device=device)
-            for s in (seq_q, seq_k, seq_k)]
+    return [torch.randn(2, 4, s, 64, dtype=dtype, device=device) for s in (seq_q, seq_k, seq_k)]
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -62,8 +68,7 @@ def test_sdpfa_forward_and_backward_match_torch_autograd(dtype, is_causal, scale
     grad = torch.randn_like(out)
     expected.backward(grad.float())
 
-    grads = _backward_fd(nv, 0.0, is_causal, scale).execute(
-        [grad, q, k, v, out, lse, seed, offset])
+    grads = _backward_fd(nv, 0.0, is_causal, scale).execute([grad, q, k, v, out, lse, seed, offset])
     for got, leaf in zip(grads, leaves):
         assert got.dtype == torch_dtype and got.shape == leaf.shape
         torch.testing.assert_close(got.float(), leaf.grad, rtol=5e-2, atol=5e-2)
@@ -80,14 +85,19 @@ def test_sdpfa_backward_of_a_permuted_gradient_matches_torch(is_causal):
     leaves = [t.float().requires_grad_() for t in (q, k, v)]
     F.scaled_dot_product_attention(*leaves, is_causal=is_causal).backward(grad.float())
     with FusionDefinition() as fd:
-        grad_in = fd.define_tensor([-1, -1, -1, -1], dtype=DataType.BFloat16, stride_order=[3, 1, 2, 0])
-        q_in, k_in, v_in, out_in = (fd.define_tensor([-1, -1, -1, -1], contiguity=True,
-                                                     dtype=DataType.BFloat16) for _ in range(4))
+        grad_in = fd.define_tensor(
+            [-1, -1, -1, -1], dtype=DataType.BFloat16, stride_order=[3, 1, 2, 0]
+        )
+        q_in, k_in, v_in, out_in = (
+            fd.define_tensor([-1, -1, -1, -1], contiguity=True, dtype=DataType.BFloat16)
+            for _ in range(4)
+        )
         lse_in = fd.define_tensor([-1, -1, -1], contiguity=True, dtype=DataType.Float)
         seed_in = fd.define_tensor([2], contiguity=True, dtype=DataType.Int)
         offset_in = fd.define_tensor([], dtype=DataType.Int)
-        for g in fd.ops.sdpfa_bwd(grad_in, q_in, k_in, v_in, out_in, lse_in, 0.0, is_causal,
-                                  seed_in, offset_in):
+        for g in fd.ops.sdpfa_bwd(
+            grad_in, q_in, k_in, v_in, out_in, lse_in, 0.0, is_causal, seed_in, offset_in
+        ):
             fd.add_output(g)
     grads = fd.execute([grad, q, k, v, out, lse, seed, offset])
     for got, leaf in zip(grads, leaves):
@@ -113,8 +123,21 @@ def test_sdpfa_dropout_follows_torch_generator_and_backward_replays_it():
     grad = torch.randn_like(q)
     mine = _backward_fd(DataType.BFloat16, 0.25, False, None).execute([grad, q, k, v, *first])
     theirs = torch.ops.aten._scaled_dot_product_flash_attention_backward(
-        grad, q, k, v, reference[0], reference[1], None, None, 64, 64, 0.25, False,
-        reference[6], reference[7])
+        grad,
+        q,
+        k,
+        v,
+        reference[0],
+        reference[1],
+        None,
+        None,
+        64,
+        64,
+        0.25,
+        False,
+        reference[6],
+        reference[7],
+    )
     for got, expected in zip(mine, theirs):
         torch.testing.assert_close(got, expected, rtol=0, atol=0)
 
@@ -122,7 +145,9 @@ def test_sdpfa_dropout_follows_torch_generator_and_backward_replays_it():
 @pytest.mark.parametrize("device", DEVICES)
 def test_causal_sdpfa_of_unequal_lengths_is_an_input_error(device):
     q, k, v = _qkv(torch.bfloat16, device, seq_q=16, seq_k=32)
-    with pytest.raises(InputError, match="is_causal needs equal query and key lengths, got 16 and 32"):
+    with pytest.raises(
+        InputError, match="is_causal needs equal query and key lengths, got 16 and 32"
+    ):
         _forward_fd(DataType.BFloat16, 0.0, True, None).execute([q, k, v])
     # Nothing is left broken: the same definition runs on good inputs.
     q, k, v = _qkv(torch.bfloat16, device, seq_q=16, seq_k=16)

@@ -23,12 +23,15 @@ def test_an_int_constant_outside_int64_is_a_definition_error():
             fd.add_output(fd.ops.add(fd.define_tensor([-1], contiguity=True), 2**64))
 
 
-@pytest.mark.parametrize("build", [
-    lambda fd, t: fd.ops.cat(t, 0),
-    lambda fd, t: fd.ops.broadcast(t, None),
-    lambda fd, t: fd.ops.permute(t, None),
-    lambda fd, t: fd.ops.squeeze(t, None),
-])
+@pytest.mark.parametrize(
+    "build",
+    [
+        lambda fd, t: fd.ops.cat(t, 0),
+        lambda fd, t: fd.ops.broadcast(t, None),
+        lambda fd, t: fd.ops.permute(t, None),
+        lambda fd, t: fd.ops.squeeze(t, None),
+    ],
+)
 def test_non_iterable_arguments_are_definition_type_errors(build):
     with pytest.raises(DefinitionTypeError, match="must be a list"):
         with FusionDefinition() as fd:

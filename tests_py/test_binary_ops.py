@@ -51,9 +51,7 @@ SMALL_NON_NEGATIVE = {"pow", "bitwise_left_shift", "bitwise_right_shift"}
 
 
 def test_binary_table_covers_every_binary_op():
-    arity_two = {
-        name for name, arity, _ in nvfuse._C.pointwise_ops() if arity == 2
-    }
+    arity_two = {name for name, arity, _ in nvfuse._C.pointwise_ops() if arity == 2}
     assert arity_two == set(BINARY)
 
 
@@ -134,9 +132,7 @@ def test_binary_op_of_two_scalars_gives_scalar_used_in_tensor_op():
 def test_nan_propagates_through_maximum_and_minimum():
     a = torch.tensor([float("nan"), 1.0, 2.0])
     b = torch.tensor([0.0, float("nan"), 1.0])
-    outs, _ = run_fusion(
-        lambda fd, x, y: (fd.ops.maximum(x, y), fd.ops.minimum(x, y)), [a, b]
-    )
+    outs, _ = run_fusion(lambda fd, x, y: (fd.ops.maximum(x, y), fd.ops.minimum(x, y)), [a, b])
     assert_close(outs[0], torch.maximum(a, b))
     assert_close(outs[1], torch.minimum(a, b))
 

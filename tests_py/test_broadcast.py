@@ -29,17 +29,13 @@ def test_broadcast_in_dim_with_a_vector_of_symbolic_sizes():
 
 def test_broadcast_in_dim_keeps_size_one_axes_when_shape_says_one():
     x = torch.randn(2, 3)
-    (out,), _ = run_fusion(
-        lambda fd, t: fd.ops.broadcast_in_dim(t, [2, 3, 1], [0, 1]), [x]
-    )
+    (out,), _ = run_fusion(lambda fd, t: fd.ops.broadcast_in_dim(t, [2, 3, 1], [0, 1]), [x])
     assert_close(out, x.unsqueeze(-1))
 
 
 def test_broadcast_inserts_size_one_axes():
     x = torch.randn(3, 4)
-    (out,), _ = run_fusion(
-        lambda fd, t: fd.ops.broadcast(t, [True, False, True, False]), [x]
-    )
+    (out,), _ = run_fusion(lambda fd, t: fd.ops.broadcast(t, [True, False, True, False]), [x])
     assert_close(out, x[None, :, None, :])
 
 
@@ -99,5 +95,7 @@ def test_symbolic_size_mismatch_is_reported_at_execute():
         a = fd.define_tensor(shape=[-1], contiguity=True, dtype=DataType.Float)
         b = fd.define_tensor(shape=[-1], contiguity=True, dtype=DataType.Float)
         fd.add_output(fd.ops.add(a, b))
-    with pytest.raises(nvfuse.InputError, match=r"input 0 axis 0 \(size 3\) and input 1 axis 0 \(size 4\)"):
+    with pytest.raises(
+        nvfuse.InputError, match=r"input 0 axis 0 \(size 3\) and input 1 axis 0 \(size 4\)"
+    ):
         fd.execute([torch.ones(3), torch.ones(4)])

@@ -11,17 +11,15 @@ import torch
 
 from nvfuse import DataType, FusionDefinition
 from fusion_helpers import compiles_cleanly, kernel_of
-from norm_definitions import CASES, define_case, reduction_tuning
+from workloads.norm_definitions import CASES, define_case, reduction_tuning
 
 P_DROP = 0.1
-
 
 
 def _phase(kernel, n):
     start = kernel.index(f"// phase {n}")
     end = kernel.find(f"// phase {n + 1}", start)
     return kernel[start:] if end < 0 else kernel[start:end]
-
 
 
 def _masked_softmax_dropout(dtype, keep_output=False, random_in_value=False, seed=None):
@@ -35,8 +33,11 @@ def _masked_softmax_dropout(dtype, keep_output=False, random_in_value=False, see
         s = fd.ops.where(fd.ops.broadcast(mask, [True, False, False]), s, float("-inf"))
         e = fd.ops.exp(s - fd.ops.broadcast(fd.ops.max(s, [2]), [False, False, True]))
         probs = e / fd.ops.broadcast(fd.ops.sum(e, [2]), [False, False, True])
-        u = (fd.ops.rand_like(probs) if seed is None
-             else fd.ops.rand_like(probs, rng_seed=seed, rng_offset=4))
+        u = (
+            fd.ops.rand_like(probs)
+            if seed is None
+            else fd.ops.rand_like(probs, rng_seed=seed, rng_offset=4)
+        )
         keep = fd.ops.lt(u, 1.0 - P_DROP)
         kept = probs * (1.0 / (1.0 - P_DROP))
         if random_in_value:
@@ -54,8 +55,11 @@ def _prologue_inputs(seq, device, dtype=torch.bfloat16):
 
 
 def test_softmax_computes_its_exps_once_and_carries_them_to_the_next_phase():
-    kernel = kernel_of(define_case("softmax_fwd", torch.bfloat16).cuda_code_for(
-        [torch.randn(64, 8192, dtype=torch.bfloat16)]))
+    kernel = kernel_of(
+        define_case("softmax_fwd", torch.bfloat16).cuda_code_for(
+            [torch.randn(64, 8192, dtype=torch.bfloat16)]
+        )
+    )
     assert "carry_exps" in kernel
     assert kernel.count("nvfuse::exp_nonpositive(") == 1
     assert "carried_" in _phase(kernel, 1) and "] = t" in _phase(kernel, 1)
@@ -66,8 +70,7 @@ def test_softmax_computes_its_exps_once_and_carries_them_to_the_next_phase():
 
 
 def test_the_attention_prologue_carries_its_exps_past_the_held_mask_and_scores():
-    code = _masked_softmax_dropout(DataType.BFloat16).cuda_code_for(
-        _prologue_inputs(256, "cpu"))
+    code = _masked_softmax_dropout(DataType.BFloat16).cuda_code_for(_prologue_inputs(256, "cpu"))
     kernel = kernel_of(code)
     phase2 = _phase(kernel, 2)
     assert "= carried_" in phase2 and "exp_nonpositive" not in phase2
@@ -77,8 +80,9 @@ def test_the_attention_prologue_carries_its_exps_past_the_held_mask_and_scores()
 
 def test_without_the_tuning_the_exps_are_computed_again():
     with reduction_tuning(carry_exps=0):
-        kernel = kernel_of(define_case("softmax_fwd", torch.float32).cuda_code_for(
-            [torch.randn(64, 8192)]))
+        kernel = kernel_of(
+            define_case("softmax_fwd", torch.float32).cuda_code_for([torch.randn(64, 8192)])
+        )
     assert "carried_" not in kernel and "carry_exps" not in kernel
     assert kernel.count("nvfuse::exp_nonpositive(") == 2
 
@@ -87,16 +91,20 @@ def test_without_the_tuning_the_exps_are_computed_again():
 def test_exps_not_read_again_are_not_carried(name):
     """Log-softmax sums its exps but writes shifted - log-sum; the others
     have no exp."""
-    kernel = kernel_of(define_case(name, torch.float32).cuda_code_for(
-        CASES[name].make_inputs(64, 1024, torch.float32, "cpu")))
+    kernel = kernel_of(
+        define_case(name, torch.float32).cuda_code_for(
+            CASES[name].make_inputs(64, 1024, torch.float32, "cpu")
+        )
+    )
     assert "carried_" not in kernel and "carry_exps" not in kernel
 
 
 def test_a_chunked_row_computes_its_exps_again():
     """A chunk's registers are reused by the next chunk: nothing to carry."""
     with reduction_tuning(max_cluster=1):
-        kernel = kernel_of(define_case("softmax_fwd", torch.float32).cuda_code_for(
-            [torch.randn(4, 65536)]))
+        kernel = kernel_of(
+            define_case("softmax_fwd", torch.float32).cuda_code_for([torch.randn(4, 65536)])
+        )
     assert "persistent" not in kernel.split("ReductionParams(", 1)[1].split(")", 1)[0]
     assert "carried_" not in kernel
 
@@ -105,7 +113,8 @@ def test_a_cluster_row_computes_its_exps_again():
     """A cluster row's threads hold 32 elements: the carried floats would
     cost bf16 softmax its occupancy (ReductionParams::carry_exps)."""
     code = define_case("softmax_fwd", torch.bfloat16).cuda_code_for(
-        [torch.randn(2, 65536, dtype=torch.bfloat16)])
+        [torch.randn(2, 65536, dtype=torch.bfloat16)]
+    )
     kernel = kernel_of(code)
     assert "cluster=" in kernel and "carried_" not in kernel
     assert kernel.count("nvfuse::exp_nonpositive(") == 2
@@ -124,8 +133,12 @@ def test_carried_exps_give_the_bits_of_computed_ones_on_the_gpu(width, dtype):
             carried = "carried_" in fd.cuda_code_for([x.cpu()])
             assert carried == (bool(carry) and width < 65536)  # 65536: a cluster row
     assert torch.equal(results[0], results[1])
-    torch.testing.assert_close(results[1].float(), torch.softmax(x.float(), 1),
-                               rtol=1e-2 if dtype == torch.bfloat16 else 1e-5, atol=1e-5)
+    torch.testing.assert_close(
+        results[1].float(),
+        torch.softmax(x.float(), 1),
+        rtol=1e-2 if dtype == torch.bfloat16 else 1e-5,
+        atol=1e-5,
+    )
 
 
 @pytest.mark.gpu

@@ -23,7 +23,8 @@ def _thunder_cross_entropy(dtype=DataType.Float):
         index = fd.ops.where(valid, target, zero)
         n = target.shape()[-1]
         picked = fd.ops.take_along_axis(
-            logits, fd.ops.broadcast_in_dim(index, shape=[n, 1], broadcast_dims=[0]), dim=1)
+            logits, fd.ops.broadcast_in_dim(index, shape=[n, 1], broadcast_dims=[0]), dim=1
+        )
         picked = fd.ops.reshape(picked, new_shape=[n])
         row_max = fd.ops.max(logits, dims=[1])
         shifted = logits - fd.ops.broadcast_in_dim(row_max, shape=[n, 1], broadcast_dims=[0])
@@ -52,7 +53,7 @@ def test_thunder_cross_entropy_runs_in_generated_kernels_only():
     # the per-row losses, the mean over rows, and the count of valid labels
     assert code.count("// ==== nvfuse segment") <= 3
     for kernel in code.split("// ==== nvfuse segment")[1:]:
-        compiles_cleanly(kernel[kernel.index("\n") + 1:])
+        compiles_cleanly(kernel[kernel.index("\n") + 1 :])
 
 
 @pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
@@ -62,4 +63,5 @@ def test_thunder_cross_entropy_matches_torch(device):
     torch.testing.assert_close(loss, F.cross_entropy(logits, target))
     torch.testing.assert_close(row_max, logits.max(1).values)
     torch.testing.assert_close(
-        log_sum, torch.logsumexp(logits - logits.max(1, keepdim=True).values, 1))
+        log_sum, torch.logsumexp(logits - logits.max(1, keepdim=True).values, 1)
+    )

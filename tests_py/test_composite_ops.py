@@ -24,8 +24,9 @@ def test_batch_norm_training_updates_running_stats_as_torch(device, channels_las
     torch_mean, torch_var = running_mean.clone(), running_var.clone()
     with FusionDefinition() as fd:
         xs, ws, bs, ms, vs = (fd.from_pytorch(t) for t in (x_in, w, b, running_mean, running_var))
-        y, mean, invstd = fd.ops.batch_norm(xs, ws, bs, ms, vs, 0.1, 1e-5, True,
-                                            channels_last=channels_last)
+        y, mean, invstd = fd.ops.batch_norm(
+            xs, ws, bs, ms, vs, 0.1, 1e-5, True, channels_last=channels_last
+        )
         for out in (y, mean, invstd):
             fd.add_output(out)
     y, mean, invstd = fd.execute([x_in, w, b, running_mean, running_var])

@@ -33,38 +33,104 @@ def _inputs(device):
     tokens = torch.randint(0, 10, (3, 4), generator=g)
     cos = torch.randn(5, 16, generator=g)
     sin = torch.randn(5, 16, generator=g)
-    to = lambda t: t.to(device)
-    return dict(x=to(x), idx=to(idx), gidx=to(gidx), weight=to(weight),
-                tokens=to(tokens), cos=to(cos), sin=to(sin), bf=to(x.bfloat16()))
+
+    def to(t):
+        return t.to(device)
+
+    return dict(
+        x=to(x),
+        idx=to(idx),
+        gidx=to(gidx),
+        weight=to(weight),
+        tokens=to(tokens),
+        cos=to(cos),
+        sin=to(sin),
+        bf=to(x.bfloat16()),
+    )
 
 
 # name -> (input names, build(fd, *handles) -> output)
 CASES = {
-    "slice_step": (["x"], lambda fd, x: fd.ops.slice(x, [0, 1, -4, 1], [2, 3, BIG, 15], [1, 1, 2, 3]) * 2.0),
+    "slice_step": (
+        ["x"],
+        lambda fd, x: fd.ops.slice(x, [0, 1, -4, 1], [2, 3, BIG, 15], [1, 1, 2, 3]) * 2.0,
+    ),
     "pad": (["x"], lambda fd, x: fd.ops.pad(fd.ops.exp(x), [2, -3, 1, 1], 0.5)),
-    "cat3": (["x"], lambda fd, x: fd.ops.cat([x, fd.ops.neg(x), fd.ops.slice(x, [0, 0, 0, 0], [2, 3, 5, 3])], 3)),
-    "cat5": (["x"], lambda fd, x: fd.ops.cat([fd.ops.slice(x, [0, 0, 0, 4 * k], [2, 3, 5, 4 * k + 4]) * float(k)
-                                              for k in range(4)] + [fd.ops.exp(x)], 3)),
-    "cat_empty_part": (["x"], lambda fd, x: fd.ops.cat([x, fd.ops.slice(x, [0, 0, 0, 4], [2, 3, 5, 4]), fd.ops.neg(x)], 3)),
-    "pad_of_cat": (["x"], lambda fd, x: fd.ops.pad(fd.ops.cat([x, fd.ops.slice(fd.ops.neg(x), [0, 0, 0, 0], [2, 3, 5, 8])], 3),
-                                                    [4, 4, 0, 1], -1.0)),
+    "cat3": (
+        ["x"],
+        lambda fd, x: fd.ops.cat(
+            [x, fd.ops.neg(x), fd.ops.slice(x, [0, 0, 0, 0], [2, 3, 5, 3])], 3
+        ),
+    ),
+    "cat5": (
+        ["x"],
+        lambda fd, x: fd.ops.cat(
+            [fd.ops.slice(x, [0, 0, 0, 4 * k], [2, 3, 5, 4 * k + 4]) * float(k) for k in range(4)]
+            + [fd.ops.exp(x)],
+            3,
+        ),
+    ),
+    "cat_empty_part": (
+        ["x"],
+        lambda fd, x: fd.ops.cat(
+            [x, fd.ops.slice(x, [0, 0, 0, 4], [2, 3, 5, 4]), fd.ops.neg(x)], 3
+        ),
+    ),
+    "pad_of_cat": (
+        ["x"],
+        lambda fd, x: fd.ops.pad(
+            fd.ops.cat([x, fd.ops.slice(fd.ops.neg(x), [0, 0, 0, 0], [2, 3, 5, 8])], 3),
+            [4, 4, 0, 1],
+            -1.0,
+        ),
+    ),
     # Parts of one tensor whose lanes step differently: no one read.
-    "cat_strided_parts": (["x"], lambda fd, x: fd.ops.cat([fd.ops.slice(x, [0, 0, 0, 0], [2, 3, 5, 16], [1, 1, 1, 2]),
-                                                           fd.ops.slice(x, [0, 0, 0, 8], [2, 3, 5, 16])], 3)),
-    "cat_two_tensors": (["x", "bf"], lambda fd, x, b: fd.ops.cat([fd.ops.exp(x), fd.ops.cast(b, DataType.Float)], 3)),
+    "cat_strided_parts": (
+        ["x"],
+        lambda fd, x: fd.ops.cat(
+            [
+                fd.ops.slice(x, [0, 0, 0, 0], [2, 3, 5, 16], [1, 1, 1, 2]),
+                fd.ops.slice(x, [0, 0, 0, 8], [2, 3, 5, 16]),
+            ],
+            3,
+        ),
+    ),
+    "cat_two_tensors": (
+        ["x", "bf"],
+        lambda fd, x, b: fd.ops.cat([fd.ops.exp(x), fd.ops.cast(b, DataType.Float)], 3),
+    ),
     "rope": (["x", "cos", "sin"], _rope),
-    "rope_bf16": (["bf", "cos", "sin"], lambda fd, x, c, s: fd.ops.cast(
-        _rope(fd, x, fd.ops.cast(c, DataType.BFloat16), fd.ops.cast(s, DataType.BFloat16)), DataType.BFloat16)),
+    "rope_bf16": (
+        ["bf", "cos", "sin"],
+        lambda fd, x, c, s: fd.ops.cast(
+            _rope(fd, x, fd.ops.cast(c, DataType.BFloat16), fd.ops.cast(s, DataType.BFloat16)),
+            DataType.BFloat16,
+        ),
+    ),
     "select": (["x"], lambda fd, x: fd.ops.select(x, -2, 2) + 1.0),
     "index_select": (["x", "idx"], lambda fd, x, i: fd.ops.index_select(fd.ops.abs(x), i, 2)),
     "gather": (["x", "gidx"], lambda fd, x, i: fd.ops.gather(x, i, 3)),
     "take_along_axis": (["x", "gidx"], lambda fd, x, i: fd.ops.take_along_axis(x, i, 3) * 3.0),
     "embedding": (["tokens", "weight"], lambda fd, t, w: fd.ops.embedding_fwd(t, w)),
-    "permute_add": (["x"], lambda fd, x: fd.ops.permute(fd.ops.slice(x, [0, 0, 0, 2], [2, 3, 5, 7]), [3, 0, 2, 1]) + 1.0),
-    "squeeze": (["x"], lambda fd, x: fd.ops.squeeze(fd.ops.slice(x, [0, 0, 0, 0], [2, 1, 5, 16]), [1]) * 2.0),
+    "permute_add": (
+        ["x"],
+        lambda fd, x: (
+            fd.ops.permute(fd.ops.slice(x, [0, 0, 0, 2], [2, 3, 5, 7]), [3, 0, 2, 1]) + 1.0
+        ),
+    ),
+    "squeeze": (
+        ["x"],
+        lambda fd, x: fd.ops.squeeze(fd.ops.slice(x, [0, 0, 0, 0], [2, 1, 5, 16]), [1]) * 2.0,
+    ),
     "triu": (["x"], lambda fd, x: fd.ops.triu(x * 2.0, 1)),
-    "full_iota": (["x"], lambda fd, x: fd.ops.slice(x, [0, 0, 0, 0], [1, 1, 1, 16]) + fd.ops.broadcast_in_dim(
-        fd.ops.iota(16, 3.0, 0.5, DataType.Float), [1, 1, 1, 16], [3]) * fd.ops.full([1, 1, 1, 16], 2.0, DataType.Float)),
+    "full_iota": (
+        ["x"],
+        lambda fd, x: (
+            fd.ops.slice(x, [0, 0, 0, 0], [1, 1, 1, 16])
+            + fd.ops.broadcast_in_dim(fd.ops.iota(16, 3.0, 0.5, DataType.Float), [1, 1, 1, 16], [3])
+            * fd.ops.full([1, 1, 1, 16], 2.0, DataType.Float)
+        ),
+    ),
     "iota_int": (["x"], lambda fd, x: fd.ops.iota(9, 4, -3, DataType.Int)),
     # Reshapes of computed values: lanes that stay on one input row share
     # the index arithmetic; others unravel per lane.
@@ -72,8 +138,14 @@ CASES = {
     "reshape_merge": (["x"], lambda fd, x: fd.ops.reshape(fd.ops.exp(x), [6, 80]) + 1.0),
     "reshape_odd": (["x"], lambda fd, x: fd.ops.reshape(x * 2.0, [16, 30]) - 1.0),
     "reshape_inferred": (["x"], lambda fd, x: fd.ops.reshape(fd.ops.neg(x), [-1, 16]) * x.ndim),
-    "permute_of_reshape": (["x"], lambda fd, x: fd.ops.permute(fd.ops.reshape(fd.ops.abs(x), [6, 80]), [1, 0]) + 1.0),
-    "slice_of_reshape": (["x"], lambda fd, x: fd.ops.slice(fd.ops.reshape(fd.ops.exp(x), [6, 80]), [0, 3], [6, 67])),
+    "permute_of_reshape": (
+        ["x"],
+        lambda fd, x: fd.ops.permute(fd.ops.reshape(fd.ops.abs(x), [6, 80]), [1, 0]) + 1.0,
+    ),
+    "slice_of_reshape": (
+        ["x"],
+        lambda fd, x: fd.ops.slice(fd.ops.reshape(fd.ops.exp(x), [6, 80]), [0, 3], [6, 67]),
+    ),
 }
 
 
@@ -99,7 +171,7 @@ def test_case_is_one_coordinate_kernel_that_nvrtc_compiles(name):
 def _group_body(name):
     fd, inputs = _define(name, _inputs("cpu"))
     code = fd.cuda_code_for(inputs)
-    return code[code.index("void group("):code.index("__global__")]
+    return code[code.index("void group(") : code.index("__global__")]
 
 
 def test_cat_of_one_tensor_reads_it_once_at_each_lanes_part():
@@ -235,9 +307,8 @@ def test_vector_width_follows_dtype_and_boundaries():
     assert "vector_width=2" in _code(fd, [values["x"]])
 
 
-
 def _group_code(code):
-    return code[code.index("void group("):]
+    return code[code.index("void group(") :]
 
 
 def _shifted_slice(device, start):
@@ -319,7 +390,7 @@ def _gathered_rows_of_random(device):
     positions that are not consecutive in the random tensor's numbering
     once the rows are gathered, so they must not share Philox blocks."""
     with FusionDefinition() as fd:
-        anchor = fd.define_tensor([-1], contiguity=True)
+        fd.define_tensor([-1], contiguity=True)  # the anchor input
         idx = fd.define_tensor([-1, -1], contiguity=True, dtype=DataType.Int)
         r = fd.ops.uniform(0.0, 1.0, [6, 16], rng_seed=3, rng_offset=0)
         fd.add_output(fd.ops.gather(r, idx, 0))
@@ -330,7 +401,7 @@ def _gathered_rows_of_random(device):
 def test_gathered_random_rows_do_not_share_philox_blocks():
     fd, inputs = _gathered_rows_of_random("cpu")
     code = fd.cuda_code_for(inputs)
-    assert "nvfuse_philox::block(" not in code[code.index("void group("):]
+    assert "nvfuse_philox::block(" not in code[code.index("void group(") :]
 
 
 @pytest.mark.gpu
@@ -385,10 +456,12 @@ def _scaled_in_place(dtype):
 
 def _scaled_in_place_inputs(device):
     torch.manual_seed(3)
-    return [torch.randn(64, 300, 16, device=device).bfloat16(),
-            torch.randn(300, 16, device=device).bfloat16(),
-            torch.randn(64, 300, 8, device=device).bfloat16(),
-            torch.randn(64, 300, 8, device=device).bfloat16()]
+    return [
+        torch.randn(64, 300, 16, device=device).bfloat16(),
+        torch.randn(300, 16, device=device).bfloat16(),
+        torch.randn(64, 300, 8, device=device).bfloat16(),
+        torch.randn(64, 300, 8, device=device).bfloat16(),
+    ]
 
 
 def test_inputs_load_read_only_and_reused_ones_stay_in_the_caches():

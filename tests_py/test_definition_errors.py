@@ -13,7 +13,9 @@ def test_tensor_from_another_definition():
         other.add_output(foreign)
     with FusionDefinition() as fd:
         t = fd.define_tensor(shape=[-1], contiguity=True)
-        with pytest.raises(nvfuse.DefinitionTypeError, match="T0 belongs to another FusionDefinition"):
+        with pytest.raises(
+            nvfuse.DefinitionTypeError, match="T0 belongs to another FusionDefinition"
+        ):
             fd.ops.add(t, foreign)
         fd.add_output(t)
 
@@ -21,7 +23,9 @@ def test_tensor_from_another_definition():
 def test_output_that_is_not_a_value_of_the_definition():
     with FusionDefinition() as fd:
         fd.define_tensor(shape=[-1], contiguity=True)
-        with pytest.raises(nvfuse.DefinitionTypeError, match="add_output: the output must be a tensor"):
+        with pytest.raises(
+            nvfuse.DefinitionTypeError, match="add_output: the output must be a tensor"
+        ):
             fd.add_output(torch.ones(2))
 
 
@@ -35,7 +39,10 @@ def test_scalar_as_output():
 def test_bad_reduction_axis():
     with FusionDefinition() as fd:
         t = fd.define_tensor(shape=[-1, -1], contiguity=True)
-        with pytest.raises(nvfuse.DefinitionError, match=r"In fd.ops.sum\(T0, dims=\[2\].*axis 2 is out of range for a tensor of rank 2"):
+        with pytest.raises(
+            nvfuse.DefinitionError,
+            match=r"In fd.ops.sum\(T0, dims=\[2\].*axis 2 is out of range for a tensor of rank 2",
+        ):
             fd.ops.sum(t, [2])
         fd.add_output(t)
 
@@ -43,7 +50,9 @@ def test_bad_reduction_axis():
 def test_broadcast_dims_that_do_not_match_the_input_rank():
     with FusionDefinition() as fd:
         t = fd.define_tensor(shape=[-1, -1], contiguity=True)
-        with pytest.raises(nvfuse.DefinitionError, match="broadcast_dims has 1 entries but the input has rank 2"):
+        with pytest.raises(
+            nvfuse.DefinitionError, match="broadcast_dims has 1 entries but the input has rank 2"
+        ):
             fd.ops.broadcast_in_dim(t, [2, 3, 4], [0])
         fd.add_output(t)
 
@@ -60,7 +69,9 @@ def test_fixed_sizes_that_cannot_combine():
 def test_op_that_rejects_the_dtype():
     with FusionDefinition() as fd:
         t = fd.define_tensor(shape=[-1], contiguity=True, dtype=DataType.Float)
-        with pytest.raises(nvfuse.DefinitionTypeError, match="bitwise_and does not accept operands of type Float"):
+        with pytest.raises(
+            nvfuse.DefinitionTypeError, match="bitwise_and does not accept operands of type Float"
+        ):
             fd.ops.bitwise_and(t, t)
         fd.add_output(t)
 
@@ -68,14 +79,18 @@ def test_op_that_rejects_the_dtype():
 def test_wrong_number_of_operands():
     with FusionDefinition() as fd:
         t = fd.define_tensor(shape=[-1], contiguity=True)
-        with pytest.raises(nvfuse.DefinitionTypeError, match=r"fd.ops.add\(arg1, arg2\) is missing `arg2`"):
+        with pytest.raises(
+            nvfuse.DefinitionTypeError, match=r"fd.ops.add\(arg1, arg2\) is missing `arg2`"
+        ):
             fd.ops.add(t)
         fd.add_output(t)
 
 
 def test_contiguity_of_the_wrong_length():
     with FusionDefinition() as fd:
-        with pytest.raises(nvfuse.DefinitionError, match="contiguity has 1 entries but shape has rank 2"):
+        with pytest.raises(
+            nvfuse.DefinitionError, match="contiguity has 1 entries but shape has rank 2"
+        ):
             fd.define_tensor(shape=[-1, -1], contiguity=[True])
 
 
@@ -109,7 +124,9 @@ def test_alias_input_that_is_not_an_input():
 def test_output_stride_order_of_the_wrong_length():
     with FusionDefinition() as fd:
         t = fd.define_tensor(shape=[-1, -1], contiguity=True)
-        with pytest.raises(nvfuse.DefinitionError, match="stride_order has 3 entries but the output has rank 2"):
+        with pytest.raises(
+            nvfuse.DefinitionError, match="stride_order has 3 entries but the output has rank 2"
+        ):
             fd.add_output(fd.ops.neg(t), stride_order=[2, 1, 0])
         fd.add_output(t)
 
@@ -124,7 +141,9 @@ def test_symbolic_scalar_without_dtype_defaults_to_double():
 
 def test_float_value_with_integer_dtype():
     with FusionDefinition() as fd:
-        with pytest.raises(nvfuse.DefinitionTypeError, match="float value 2.5 cannot have dtype Int"):
+        with pytest.raises(
+            nvfuse.DefinitionTypeError, match="float value 2.5 cannot have dtype Int"
+        ):
             fd.define_scalar(2.5, dtype=DataType.Int)
 
 

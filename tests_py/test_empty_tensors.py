@@ -18,7 +18,9 @@ def _sum_fusion(dims):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("shape, dims", [((4, 0), [0]), ((4, 0), [1]), ((0, 5), [1]), ((0, 0), [0, 1])])
+@pytest.mark.parametrize(
+    "shape, dims", [((4, 0), [0]), ((4, 0), [1]), ((0, 5), [1]), ((0, 0), [0, 1])]
+)
 def test_sum_over_a_zero_size_axis_matches_torch(shape, dims, device):
     x = torch.randn(shape, device=device)
     (out,) = _sum_fusion(dims).execute([x])

@@ -17,8 +17,10 @@ def _run_segments(segments, inputs, output_count):
     values = {}
     outputs = [None] * output_count
     for j, segment in enumerate(segments):
-        args = [inputs[s[1]] if s[0] == "input" else values[(s[1], s[2])]
-                for s in segment.segment_inputs]
+        args = [
+            inputs[s[1]] if s[0] == "input" else values[(s[1], s[2])]
+            for s in segment.segment_inputs
+        ]
         # A segment that reads no tensor (a full) runs where it is told.
         for k, out in enumerate(segment.execute(args, device=inputs[0].device)):
             values[(j, k)] = out
@@ -50,8 +52,7 @@ def test_a_single_kernel_fusion_is_one_segment_reading_every_input():
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_linear_between_kernels_and_a_view_chain_in_order(device):
-    x, w, b = (make_input(s, torch.float32, device=device)
-               for s in [(4, 16, 32), (24, 32), (24,)])
+    x, w, b = (make_input(s, torch.float32, device=device) for s in [(4, 16, 32), (24, 32), (24,)])
     with FusionDefinition() as fd:
         X, W, B = fd.from_pytorch(x), fd.from_pytorch(w), fd.from_pytorch(b)
         s = fd.define_scalar(dtype=DataType.Double)
@@ -123,8 +124,11 @@ def test_random_ops_with_an_explicit_seed_reproduce(device):
         noise = fd.ops.randn_like(t, rng_seed=seed, rng_offset=offset)
         fd.add_output(fd.ops.sum(h + noise, [1]))
     segments = _assert_segments_reproduce(fd, [x, w, 7, 8])
-    assert re.search(r"fd\.ops\.normal\(S\d+, S\d+, shape=\[4, 8\], rng_seed=S\d+, "
-                     r"rng_offset=S\d+", repr(segments[1]))
+    assert re.search(
+        r"fd\.ops\.normal\(S\d+, S\d+, shape=\[4, 8\], rng_seed=S\d+, "
+        r"rng_offset=S\d+",
+        repr(segments[1]),
+    )
 
 
 def test_drawn_random_ops_print_without_a_seed():
@@ -134,8 +138,11 @@ def test_drawn_random_ops_print_without_a_seed():
         t = fd.from_pytorch(x)
         fd.add_output(fd.ops.sum(t * fd.ops.rand_like(t), [1]))
     (segment,) = fd.segment([x])
-    assert re.search(r"fd\.ops\.uniform\(S\d+, S\d+, shape=\[4, 8\], rng_seed=None, "
-                     r"rng_offset=None, dtype=DataType\.Float\)", repr(segment))
+    assert re.search(
+        r"fd\.ops\.uniform\(S\d+, S\d+, shape=\[4, 8\], rng_seed=None, "
+        r"rng_offset=None, dtype=DataType\.Float\)",
+        repr(segment),
+    )
     (out,) = segment.execute([x])
     assert out.shape == (4,)
 
@@ -143,23 +150,28 @@ def test_drawn_random_ops_print_without_a_seed():
 @pytest.mark.parametrize("device", DEVICES)
 def test_attention_forward_and_backward_segments_reproduce(device):
     torch.manual_seed(0)
-    q, k, v = (torch.randn(1, 2, 16, 32, dtype=torch.bfloat16, device=device)
-               for _ in range(3))
+    q, k, v = (torch.randn(1, 2, 16, 32, dtype=torch.bfloat16, device=device) for _ in range(3))
     with FusionDefinition() as fd:
         tq, tk, tv = (fd.from_pytorch(t) for t in (q, k, v))
-        out, lse, seed, offset = fd.ops.sdpfa_fwd(fd.ops.mul(tq, 2.0), tk, tv,
-                                                 dropout_p=0.0, is_causal=True)
-        grads = fd.ops.sdpfa_bwd(out, tq, tk, tv, out, lse, 0.0, True, seed, offset,
-                                 scale=0.25)
+        out, lse, seed, offset = fd.ops.sdpfa_fwd(
+            fd.ops.mul(tq, 2.0), tk, tv, dropout_p=0.0, is_causal=True
+        )
+        grads = fd.ops.sdpfa_bwd(out, tq, tk, tv, out, lse, 0.0, True, seed, offset, scale=0.25)
         fd.add_output(out)
         for g in grads:
             fd.add_output(g)
     segments = _assert_segments_reproduce(fd, [q, k, v])
     text = "".join(repr(s) for s in segments)
-    assert re.search(r"= fd\.ops\.sdpfa_fwd\(T2, T0, T1, dropout_p=S\d+, is_causal=S\d+, "
-                     r"scale=None\)", text)
-    assert re.search(r"= fd\.ops\.sdpfa_bwd\(T3, T0, T1, T2, T3, T4, dropout_p=S\d+, "
-                     r"is_causal=S\d+, philox_seed=T5, philox_offset=T6, scale=S\d+\)", text)
+    assert re.search(
+        r"= fd\.ops\.sdpfa_fwd\(T2, T0, T1, dropout_p=S\d+, is_causal=S\d+, "
+        r"scale=None\)",
+        text,
+    )
+    assert re.search(
+        r"= fd\.ops\.sdpfa_bwd\(T3, T0, T1, T2, T3, T4, dropout_p=S\d+, "
+        r"is_causal=S\d+, philox_seed=T5, philox_offset=T6, scale=S\d+\)",
+        text,
+    )
 
 
 def test_wrong_inputs_are_an_input_error():

@@ -6,19 +6,14 @@ cross-entropy and log-softmax against torch in float64, at large shifts and
 with NaN and infinite rows."""
 
 import math
-import sys
-from pathlib import Path
 
 import pytest
 import torch
 
 from fusion_helpers import compiles_cleanly, kernel_of
-from norm_definitions import define_case
+from workloads.norm_definitions import define_case
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-import loss_and_norm_definitions as loss_defs  # noqa: E402
-
-
+import workloads.loss_and_norm_definitions as loss_defs  # noqa: E402
 
 
 def _cross_entropy_code(dtype, rows=64, width=8192):
@@ -76,7 +71,7 @@ def test_gpu_cross_entropy_of_shifted_rows_matches_torch(shift, dtype):
     # The definition adds the row max back (log-sum + max - x[label]): its
     # float rounding at |max| is the bound, plus the exps' own error.
     row_max = x.double().nan_to_num(posinf=0, neginf=0).abs().amax(1)
-    bound = row_max * 2.0 ** -23 + 2e-5
+    bound = row_max * 2.0**-23 + 2e-5
     error = (got.double() - want).abs()
     finite = want.isfinite()
     assert (got.isnan() == want.isnan()).all(), (got, want)

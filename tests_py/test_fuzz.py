@@ -2,13 +2,9 @@
 fusions against torch on the CPU path (and, marked, on the GPU), and its
 crash and shrink machinery."""
 
-import os
-import sys
-
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tools"))
-import fuzz  # noqa: E402
+from tools import fuzz
 
 
 def test_fixed_seed_batch_matches_torch_on_the_cpu_path():

@@ -23,8 +23,9 @@ pytestmark = pytest.mark.gpu
 def assert_close_gpu(actual, expected):
     assert actual.dtype == expected.dtype and actual.shape == expected.shape
     if expected.dtype in (torch.bfloat16, torch.float16):
-        torch.testing.assert_close(actual.float(), expected.float(),
-                                   rtol=1.6e-2, atol=1e-2, equal_nan=True)
+        torch.testing.assert_close(
+            actual.float(), expected.float(), rtol=1.6e-2, atol=1e-2, equal_nan=True
+        )
     elif expected.dtype == torch.float32:
         # CUDA's libdevice and torch's kernels may differ by a few ulp in
         # transcendental functions.
@@ -85,15 +86,23 @@ def test_ternary_kernels_match_torch(dtype):
     cond = a > 0
     outs, _ = run_kernel(
         lambda fd, c, x, y, z: (
-            fd.ops.where(c, x, y), fd.ops.lerp(x, y, z), fd.ops.clamp(x, -0.5, 0.5),
-            fd.ops.threshold(x, 0.1, 2.0), fd.ops.addcmul(x, y, z, 0.5),
+            fd.ops.where(c, x, y),
+            fd.ops.lerp(x, y, z),
+            fd.ops.clamp(x, -0.5, 0.5),
+            fd.ops.threshold(x, 0.1, 2.0),
+            fd.ops.addcmul(x, y, z, 0.5),
             fd.ops.add_alpha(x, y, 3.0),
         ),
         [cond, a, b, w],
     )
-    expected = (torch.where(cond, a, b), torch.lerp(a, b, w), torch.clamp(a, -0.5, 0.5),
-                torch.nn.functional.threshold(a, 0.1, 2.0), torch.addcmul(a, b, w, value=0.5),
-                torch.add(a, b, alpha=3.0))
+    expected = (
+        torch.where(cond, a, b),
+        torch.lerp(a, b, w),
+        torch.clamp(a, -0.5, 0.5),
+        torch.nn.functional.threshold(a, 0.1, 2.0),
+        torch.addcmul(a, b, w, value=0.5),
+        torch.add(a, b, alpha=3.0),
+    )
     for out, ref in zip(outs, expected):
         assert_close_gpu(out, ref)
 
@@ -153,7 +162,7 @@ def test_transposed_input_with_row_major_output():
 @pytest.mark.parametrize("offset", [1, 2, 3])
 def test_misaligned_views_step_the_vector_width_down(offset):
     base = make_input((4096 + 8,), torch.float32, device="cuda")
-    x = base[offset:offset + 4096]
+    x = base[offset : offset + 4096]
     (out,), fd = run_kernel(lambda fd, t: fd.ops.mul(t, 3.0), [x])
     assert_close_gpu(out, x * 3.0)
     assert "constexpr int kVec = 4;" not in fd.last_cuda_code()
@@ -265,8 +274,9 @@ def test_new_process_loads_kernels_from_the_disk_cache_and_reuses_them_across_si
     env = dict(os.environ, NVFUSE_CACHE_DIR=str(tmp_path), NVFUSE_DUMP="compile_time")
 
     def run():
-        result = subprocess.run([sys.executable, "-c", script], env=env,
-                                capture_output=True, text=True, timeout=300)
+        result = subprocess.run(
+            [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300
+        )
         assert result.returncode == 0, result.stderr
         return result.stderr
 

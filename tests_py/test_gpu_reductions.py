@@ -20,8 +20,13 @@ import nvfuse
 from nvfuse import DataType, FusionDefinition
 from nvfuse.pytorch_utils import torch_dtype_to_nvfuse_dtype
 from fusion_helpers import make_input, params_of, run_fusion
-from norm_definitions import (
-    CASES, assert_case_close, check_case, reduction_tuning, run_case, with_nan_and_inf,
+from workloads.norm_definitions import (
+    CASES,
+    assert_case_close,
+    check_case,
+    reduction_tuning,
+    run_case,
+    with_nan_and_inf,
 )
 
 pytestmark = pytest.mark.gpu
@@ -32,9 +37,7 @@ def assert_kernel_ran(fd):
     kernels are named nvfuse_<kind>_<tactic> (nvfuse_pointwise_vec8, ...); change this one
     check if the naming changes."""
     code = fd.last_cuda_code()
-    assert "nvfuse_" in code, (
-        "no generated kernel ran: the fusion went to the reference evaluator"
-    )
+    assert "nvfuse_" in code, "no generated kernel ran: the fusion went to the reference evaluator"
 
 
 # --- the normalization cases -----------------------------------------------
@@ -48,8 +51,9 @@ def rows_for(width):
     return max(1, min(512, (8 << 20) // width))
 
 
-SHAPES = sorted({(rows_for(w), w) for w in WIDTHS} | {(3, w) for w in WIDTHS},
-                key=lambda s: (s[1], s[0]))
+SHAPES = sorted(
+    {(rows_for(w), w) for w in WIDTHS} | {(3, w) for w in WIDTHS}, key=lambda s: (s[1], s[0])
+)
 
 
 @pytest.mark.parametrize("rows,width", SHAPES, ids=lambda s: str(s))
@@ -115,8 +119,15 @@ def test_no_register_spills_in_cluster_rows(name, dtype, width):
     assert fd.last_kernel_info()["local_bytes"] == 0, fd.last_kernel_info()
 
 
-PIPELINED_CASES = ["layer_norm_fwd", "rms_norm_fwd", "softmax_fwd", "softmax_bwd",
-                   "log_softmax_fwd", "var_mean_inner", "sum_inner"]
+PIPELINED_CASES = [
+    "layer_norm_fwd",
+    "rms_norm_fwd",
+    "softmax_fwd",
+    "softmax_bwd",
+    "log_softmax_fwd",
+    "var_mean_inner",
+    "sum_inner",
+]
 
 
 @pytest.mark.parametrize("width", [7, 1600, 4096])
@@ -134,14 +145,23 @@ def test_pipelined_rows_match_torch_on_gpu(name, dtype, width):
     assert ("pipelined" in fd.last_cuda_code()) != holds_too_much
 
 
-STAGED_CASES = ["layer_norm_fwd", "rms_norm_fwd", "softmax_fwd", "softmax_bwd",
-                "log_softmax_fwd", "bias_residual_layer_norm_fwd", "layer_norm_bwd",
-                "rms_norm_bwd"]
+STAGED_CASES = [
+    "layer_norm_fwd",
+    "rms_norm_fwd",
+    "softmax_fwd",
+    "softmax_bwd",
+    "log_softmax_fwd",
+    "bias_residual_layer_norm_fwd",
+    "layer_norm_bwd",
+    "rms_norm_bwd",
+]
 
 
-@pytest.mark.parametrize("rows,width", [(40003, 7), (1003, 1600), (301, 8192),
-                                        (37, 65536), (1, 262144), (19, 262144)],
-                         ids=str)
+@pytest.mark.parametrize(
+    "rows,width",
+    [(40003, 7), (1003, 1600), (301, 8192), (37, 65536), (1, 262144), (19, 262144)],
+    ids=str,
+)
 @pytest.mark.parametrize("dtype", DTYPES, ids=str)
 @pytest.mark.parametrize("name", STAGED_CASES)
 def test_staged_rows_match_torch_on_gpu(name, dtype, rows, width):
@@ -156,9 +176,11 @@ def test_staged_rows_match_torch_on_gpu(name, dtype, rows, width):
     with reduction_tuning(staging=2):
         fd = check_case(name, dtype, rows, width, "cuda")
     unstaged = (dtype == torch.bfloat16 and width == 7) or (
-        dtype == torch.float32 and width == 262144 and
-        name in ("softmax_bwd", "bias_residual_layer_norm_fwd", "layer_norm_bwd",
-                 "rms_norm_bwd"))
+        dtype == torch.float32
+        and width == 262144
+        and name
+        in ("softmax_bwd", "bias_residual_layer_norm_fwd", "layer_norm_bwd", "rms_norm_bwd")
+    )
     assert (", staged" in fd.last_cuda_code()) != unstaged
     assert fd.last_kernel_info()["local_bytes"] == 0, fd.last_kernel_info()
 
@@ -172,14 +194,12 @@ def test_cluster_rows_match_torch_with_nan_rows():
     outs, fd = run_case("softmax_fwd", inputs)
     assert "cluster=8" in fd.last_cuda_code()
     assert torch.isnan(outs[0][1]).all()
-    torch.testing.assert_close(outs[0][[0, 2, 3, 4]],
-                               torch.softmax(inputs[0][[0, 2, 3, 4]], -1))
+    torch.testing.assert_close(outs[0][[0, 2, 3, 4]], torch.softmax(inputs[0][[0, 2, 3, 4]], -1))
 
 
 # --- every reduction op x dtype x axis pattern -------------------------------
 
-RED_DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.float64,
-              torch.int32, torch.int64]
+RED_DTYPES = [torch.float32, torch.bfloat16, torch.float16, torch.float64, torch.int32, torch.int64]
 RED_OPS = ["sum", "prod", "max", "min", "var", "var_mean", "mean"]
 AXES = [[2], [1], [0], [0, 2], [1, 2], [0, 1, 2]]
 SHAPE_3D = (37, 129, 257)  # ~1.2M elements, no axis a power of two
@@ -225,13 +245,13 @@ def _assert_reduction_close(actual, expected, reduced_numel):
     assert actual.dtype == expected.dtype, (actual.dtype, expected.dtype)
     assert actual.shape == expected.shape, (actual.shape, expected.shape)
     if expected.dtype in (torch.bfloat16, torch.float16):
-        torch.testing.assert_close(actual.float(), expected.float(),
-                                   rtol=1.6e-2, atol=1e-2)
+        torch.testing.assert_close(actual.float(), expected.float(), rtol=1.6e-2, atol=1e-2)
     elif expected.dtype == torch.float32:
         # Sums in another order: the rounding error of a sum of n terms of
         # size ~1 grows like sqrt(n) and matters where the sum cancels.
-        torch.testing.assert_close(actual, expected, rtol=1e-4,
-                                   atol=1e-5 * math.sqrt(reduced_numel))
+        torch.testing.assert_close(
+            actual, expected, rtol=1e-4, atol=1e-5 * math.sqrt(reduced_numel)
+        )
     else:  # float64 at torch's default tolerance; integers exactly
         torch.testing.assert_close(actual, expected)
 
@@ -302,10 +322,18 @@ def test_wide_outer_sums_walk_every_row_unsplit_and_match_torch(dtype, rows, wid
     assert_case_close("sum_outer", outs, CASES["sum_outer"].torch_reference(*inputs), rows, width)
 
 
-@pytest.mark.parametrize("rows,width,dtype", [
-    (8192, 4096, torch.bfloat16), (1000, 3000, torch.bfloat16), (2048, 1600, torch.float32),
-    (7777, 1100, torch.float32), (8192, 2000, torch.float32), (8192, 4224, torch.bfloat16)],
-    ids=str)
+@pytest.mark.parametrize(
+    "rows,width,dtype",
+    [
+        (8192, 4096, torch.bfloat16),
+        (1000, 3000, torch.bfloat16),
+        (2048, 1600, torch.float32),
+        (7777, 1100, torch.float32),
+        (8192, 2000, torch.float32),
+        (8192, 4224, torch.bfloat16),
+    ],
+    ids=str,
+)
 def test_outer_reductions_over_a_cluster_match_torch(rows, width, dtype):
     """Column sums and maxes split over the 8 blocks of a cluster, combined
     in block rank 0's shared memory, with a per-column input in the
@@ -326,15 +354,26 @@ def test_outer_reductions_over_a_cluster_match_torch(rows, width, dtype):
     got_sums, got_max = fd.execute([x, scale])
     assert ", cluster=8" in fd.last_cuda_code() and ", split" not in fd.last_cuda_code()
     expected = (x.float().sum(0) * scale.float()).to(dtype)
-    torch.testing.assert_close(got_sums.float(), expected.float(), rtol=2e-2, atol=1e-3 * rows ** 0.5)
+    torch.testing.assert_close(got_sums.float(), expected.float(), rtol=2e-2, atol=1e-3 * rows**0.5)
     torch.testing.assert_close(got_max, x.amax(0))
 
 
 # --- inner-outer: row and column reductions in one kernel ---------------------
 
 
-@pytest.mark.parametrize("rows,width", [(1, 8), (3, 1600), (20000, 256), (4099, 4096),
-                                        (5003, 1601), (32, 4096), (33, 4096), (29, 1601)])
+@pytest.mark.parametrize(
+    "rows,width",
+    [
+        (1, 8),
+        (3, 1600),
+        (20000, 256),
+        (4099, 4096),
+        (5003, 1601),
+        (32, 4096),
+        (33, 4096),
+        (29, 1601),
+    ],
+)
 def test_inner_outer_row_and_column_sums_match_torch(rows, width):
     """Blocks walk the rows grid-stride (several rows per block when rows
     outnumber one wave) and a second kernel combines their column partials
@@ -353,8 +392,9 @@ def test_inner_outer_row_and_column_sums_match_torch(rows, width):
     expected = x - x.sum(1, keepdim=True)
     # Row sums of `width` normals in another order: ~1e-5 apart.
     torch.testing.assert_close(centered, expected, rtol=1e-5, atol=1e-4)
-    torch.testing.assert_close(column_half_sums, expected.sum(0) * 0.5,
-                               rtol=1e-4, atol=1e-3 * rows ** 0.5)
+    torch.testing.assert_close(
+        column_half_sums, expected.sum(0) * 0.5, rtol=1e-4, atol=1e-3 * rows**0.5
+    )
     torch.testing.assert_close(column_max, x.amax(0))
     assert "inner_outer" in fd.last_cuda_code()
     assert "_finish(const Args args)" in fd.last_cuda_code()
@@ -402,8 +442,12 @@ def test_reductions_of_one_phase_reduced_together_match_torch(rows, width):
         x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
         n = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Int32)
         shape = [rows, width]
-        stats = [fd.ops.sum(x, dims=[1]), fd.ops.max(x, dims=[1]),
-                 fd.ops.cast(fd.ops.sum(n, dims=[1]), DataType.Float), fd.ops.min(x, dims=[1])]
+        stats = [
+            fd.ops.sum(x, dims=[1]),
+            fd.ops.max(x, dims=[1]),
+            fd.ops.cast(fd.ops.sum(n, dims=[1]), DataType.Float),
+            fd.ops.min(x, dims=[1]),
+        ]
         out = x
         for s in stats:
             out = fd.ops.add(out, fd.ops.broadcast_in_dim(s, shape=shape, broadcast_dims=[0]))
@@ -412,8 +456,13 @@ def test_reductions_of_one_phase_reduced_together_match_torch(rows, width):
     x = torch.randn(rows, width, device="cuda")
     n = torch.randint(-1000, 1000, (rows, width), device="cuda", dtype=torch.int32)
     (out,) = fd.execute([x, n])
-    expected = (x + x.sum(1, keepdim=True) + x.amax(1, keepdim=True) +
-                n.sum(1, keepdim=True).float() + x.amin(1, keepdim=True))
+    expected = (
+        x
+        + x.sum(1, keepdim=True)
+        + x.amax(1, keepdim=True)
+        + n.sum(1, keepdim=True).float()
+        + x.amin(1, keepdim=True)
+    )
     torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-3)
     code = fd.last_cuda_code()
     assert "nvfuse::Pair<float, nvfuse::Pair<float, nvfuse::Pair<nvfuse::int64, float>>>" in code

@@ -67,8 +67,10 @@ def test_batched_permute_with_broadcasts(dtype):
     scale = make_input((96, 1), dtype, device="cuda")
     with FusionDefinition() as fd:
         a, b, s = fd.from_pytorch(x), fd.from_pytorch(bias), fd.from_pytorch(scale)
-        fd.add_output((a + fd.ops.broadcast_in_dim(b, [4, 96, 80], [2])) *
-                      fd.ops.broadcast_in_dim(s, [4, 96, 80], [1, 2]))
+        fd.add_output(
+            (a + fd.ops.broadcast_in_dim(b, [4, 96, 80], [2]))
+            * fd.ops.broadcast_in_dim(s, [4, 96, 80], [1, 2])
+        )
     (out,) = fd.execute([x, bias, scale])
     assert out.is_contiguous()
     expected = ((x.float() + bias.float()) * scale.float()).to(dtype)

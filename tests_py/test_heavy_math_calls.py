@@ -31,8 +31,9 @@ def _called_functions(env_value):
     env = {"NVFUSE_DISK_CACHE": "0"}
     if env_value is not None:
         env["NVFUSE_CALL_HEAVY_MATH"] = env_value
-    result = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True,
-                            env={**os.environ, **env})
+    result = subprocess.run(
+        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, env={**os.environ, **env}
+    )
     assert result.returncode == 0, result.stderr
     return result.stdout.split()
 

@@ -6,7 +6,7 @@ an extra kernel, it is not done."""
 import pytest
 import torch
 
-from nvfuse import DataType, FusionDefinition
+from nvfuse import FusionDefinition
 from fusion_helpers import DEVICES, make_input
 from test_seed_layer_norm import nvfuser_fusion_id0
 
@@ -31,14 +31,23 @@ def _define(build, inputs, **output_kwargs):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("name, build, torch_fn", [
-    ("permute", lambda fd, x: fd.ops.permute(x, [2, 0, 1]), lambda x: x.permute(2, 0, 1)),
-    ("slice", lambda fd, x: fd.ops.slice(x, [1, 0, 2], [3, BIG, 6]), lambda x: x[1:3, :, 2:6]),
-    ("squeeze", lambda fd, x: fd.ops.squeeze(fd.ops.slice(x, [0, 1, 0], [BIG, 2, BIG]), [1]),
-     lambda x: x[:, 1]),
-    ("reshape_of_slice", lambda fd, x: fd.ops.reshape(
-        fd.ops.slice(x, [0, 0, 0], [2, BIG, BIG]), [2, -1]), lambda x: x[:2].reshape(2, -1)),
-])
+@pytest.mark.parametrize(
+    "name, build, torch_fn",
+    [
+        ("permute", lambda fd, x: fd.ops.permute(x, [2, 0, 1]), lambda x: x.permute(2, 0, 1)),
+        ("slice", lambda fd, x: fd.ops.slice(x, [1, 0, 2], [3, BIG, 6]), lambda x: x[1:3, :, 2:6]),
+        (
+            "squeeze",
+            lambda fd, x: fd.ops.squeeze(fd.ops.slice(x, [0, 1, 0], [BIG, 2, BIG]), [1]),
+            lambda x: x[:, 1],
+        ),
+        (
+            "reshape_of_slice",
+            lambda fd, x: fd.ops.reshape(fd.ops.slice(x, [0, 0, 0], [2, BIG, BIG]), [2, -1]),
+            lambda x: x[:2].reshape(2, -1),
+        ),
+    ],
+)
 def test_an_output_that_is_a_view_of_an_input_is_that_view(name, build, torch_fn, device):
     x = make_input((4, 5, 8), torch.float32, device=device)
     fd = _define(build, [x])
@@ -111,8 +120,7 @@ def test_a_permuted_input_of_an_elementwise_fusion_is_a_view(device):
 
 def test_a_permute_next_to_a_slice_stays_in_the_coordinate_kernel():
     x = make_input((48, 64), torch.float32)
-    fd = _define(lambda fd, a: fd.ops.slice(fd.ops.permute(a, [1, 0]), [0, 0], [32, 48]) * 2.0,
-                 [x])
+    fd = _define(lambda fd, a: fd.ops.slice(fd.ops.permute(a, [1, 0]), [0, 0], [32, 48]) * 2.0, [x])
     (out,) = fd.execute([x])
     torch.testing.assert_close(out, x.t()[:32] * 2.0)
     assert _kinds(fd) == ["fused"]
@@ -122,9 +130,19 @@ def test_slices_feeding_a_reduction_free_kernel_stay_inside_it():
     # RoPE's slices: the coordinate kernel reads them with no extra traffic
     # and no host latency, so they are not bookended.
     x = make_input((4, 16), torch.float32)
-    fd = _define(lambda fd, t: fd.ops.cat(
-        [fd.ops.neg(fd.ops.slice(t, [0, 8], [BIG, BIG])), fd.ops.slice(t, [0, 0], [BIG, 8])], 1) * t,
-        [x])
+    fd = _define(
+        lambda fd, t: (
+            fd.ops.cat(
+                [
+                    fd.ops.neg(fd.ops.slice(t, [0, 8], [BIG, BIG])),
+                    fd.ops.slice(t, [0, 0], [BIG, 8]),
+                ],
+                1,
+            )
+            * t
+        ),
+        [x],
+    )
     (out,) = fd.execute([x])
     torch.testing.assert_close(out, torch.cat([-x[:, 8:], x[:, :8]], 1) * x)
     assert _kinds(fd) == ["fused"]
@@ -176,10 +194,14 @@ def test_cross_entropy_label_gather_joins_the_reduction_kernel(device):
     labels = torch.randint(0, 32, (8,), device=device)
     with FusionDefinition() as fd:
         x, y = fd.from_pytorch(logits), fd.from_pytorch(labels)
-        picked = fd.ops.squeeze(fd.ops.take_along_axis(x, fd.ops.broadcast(y, [False, True]), 1), [1])
+        picked = fd.ops.squeeze(
+            fd.ops.take_along_axis(x, fd.ops.broadcast(y, [False, True]), 1), [1]
+        )
         fd.add_output(fd.ops.log(fd.ops.sum(fd.ops.exp(x), [1])) - picked)
     (loss,) = fd.execute([logits, labels])
-    torch.testing.assert_close(loss, torch.nn.functional.cross_entropy(logits, labels, reduction="none"))
+    torch.testing.assert_close(
+        loss, torch.nn.functional.cross_entropy(logits, labels, reduction="none")
+    )
     assert _kinds(fd) == ["fused"]
 
 
@@ -192,9 +214,12 @@ def test_label_broadcast_and_squeeze_are_views_around_a_gather_of_a_computed_row
     with FusionDefinition() as fd:
         x, y = fd.from_pytorch(logits), fd.from_pytorch(labels)
         scaled = x * 2.0
-        picked = fd.ops.squeeze(fd.ops.take_along_axis(scaled, fd.ops.broadcast(y, [False, True]), 1), [1])
+        picked = fd.ops.squeeze(
+            fd.ops.take_along_axis(scaled, fd.ops.broadcast(y, [False, True]), 1), [1]
+        )
         fd.add_output(fd.ops.log(fd.ops.sum(fd.ops.exp(scaled), [1])) - picked)
     (loss,) = fd.execute([logits, labels])
     torch.testing.assert_close(
-        loss, torch.nn.functional.cross_entropy(logits * 2.0, labels, reduction="none"))
+        loss, torch.nn.functional.cross_entropy(logits * 2.0, labels, reduction="none")
+    )
     assert _kinds(fd) == ["view", "fused", "aten", "view", "fused"]

@@ -171,7 +171,7 @@ def test_iota_matches_arange(dtype, start, step, device):
 def test_full_matches_torch(device):
     anchor = torch.zeros(2, device=device)
     with FusionDefinition() as fd:
-        t = fd.from_pytorch(anchor)
+        fd.from_pytorch(anchor)
         n = fd.define_scalar(dtype=DataType.Int)
         filled = fd.ops.full([n, 3], 1.5, DataType.BFloat16)
         fd.add_output(filled)

@@ -26,7 +26,9 @@ def test_wrong_number_of_inputs(matrix_fd):
 
 
 def test_wrong_dtype(matrix_fd):
-    with pytest.raises(nvfuse.InputTypeError, match=r"input 0: expected a Float tensor.*got a Double tensor"):
+    with pytest.raises(
+        nvfuse.InputTypeError, match=r"input 0: expected a Float tensor.*got a Double tensor"
+    ):
         matrix_fd.execute([torch.ones(2, 2, dtype=torch.float64)])
 
 
@@ -36,13 +38,17 @@ def test_wrong_dtype_is_also_a_type_error(matrix_fd):
 
 
 def test_wrong_rank(matrix_fd):
-    with pytest.raises(nvfuse.InputError, match=r"input 0: expected .*\(rank 2\), got .*\(rank 3\)"):
+    with pytest.raises(
+        nvfuse.InputError, match=r"input 0: expected .*\(rank 2\), got .*\(rank 3\)"
+    ):
         matrix_fd.execute([torch.ones(2, 2, 2)])
 
 
 def test_size_contradicts_a_constant_size():
     fd = _pointwise(shape=[3, -1], contiguity=True, dtype=DataType.Float)
-    with pytest.raises(nvfuse.InputError, match="input 0 axis 0 has size 4 but the definition fixes it to 3"):
+    with pytest.raises(
+        nvfuse.InputError, match="input 0 axis 0 has size 4 but the definition fixes it to 3"
+    ):
         fd.execute([torch.ones(4, 2)])
 
 
@@ -86,12 +92,17 @@ def test_expanded_broadcast_axis_with_a_real_stride():
 
 
 def test_not_a_tensor(matrix_fd):
-    with pytest.raises(nvfuse.InputTypeError, match="input 0: expected a torch.Tensor or a Python number, got an object of type str"):
+    with pytest.raises(
+        nvfuse.InputTypeError,
+        match="input 0: expected a torch.Tensor or a Python number, got an object of type str",
+    ):
         matrix_fd.execute(["x"])
 
 
 def test_number_where_a_tensor_was_defined(matrix_fd):
-    with pytest.raises(nvfuse.InputTypeError, match="input 0: expected a Float tensor.*got the Python scalar 2.0"):
+    with pytest.raises(
+        nvfuse.InputTypeError, match="input 0: expected a Float tensor.*got the Python scalar 2.0"
+    ):
         matrix_fd.execute([2.0])
 
 
@@ -100,7 +111,9 @@ def test_wrong_python_type_for_a_symbolic_scalar():
         t = fd.define_tensor(shape=[-1], contiguity=True)
         s = fd.define_scalar(dtype=DataType.Int)
         fd.add_output(t * s)
-    with pytest.raises(nvfuse.InputTypeError, match="input 1: expected an Int scalar, got the Python scalar 2.5"):
+    with pytest.raises(
+        nvfuse.InputTypeError, match="input 1: expected an Int scalar, got the Python scalar 2.5"
+    ):
         fd.execute([torch.ones(2), 2.5])
 
 
@@ -126,7 +139,9 @@ def test_a_failing_computation_names_the_op():
     with FusionDefinition() as fd:
         a = fd.define_tensor(shape=[-1], contiguity=True, dtype=DataType.Int)
         fd.add_output(fd.ops.div(a, a))
-    with pytest.raises(nvfuse.InputError, match=r"evaluating `.*div\(T0, T0\)` failed.*ZeroDivisionError"):
+    with pytest.raises(
+        nvfuse.InputError, match=r"evaluating `.*div\(T0, T0\)` failed.*ZeroDivisionError"
+    ):
         fd.execute([torch.tensor([2, 0])])
 
 
@@ -150,7 +165,10 @@ def test_a_symbolic_reshape_size_that_does_not_fit_is_named_as_torch_names_it(si
         t = fd.define_tensor(shape=[-1, -1], contiguity=True)
         rows = fd.define_scalar(dtype=DataType.Int)
         fd.add_output(fd.ops.reshape(t, [rows, -1]))
-    with pytest.raises(nvfuse.InputError, match=rf"reshape: the shape {shape} is invalid for an input of 24 elements"):
+    with pytest.raises(
+        nvfuse.InputError,
+        match=rf"reshape: the shape {shape} is invalid for an input of 24 elements",
+    ):
         fd.execute([torch.randn(4, 6), size])
     (out,) = fd.execute([torch.arange(24.0).reshape(4, 6), 3])
     assert torch.equal(out, torch.arange(24.0).reshape(3, 8))

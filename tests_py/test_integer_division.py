@@ -17,8 +17,8 @@ def test_most_negative_value_divided_by_minus_one_wraps(dtype, device):
     a = torch.tensor([low, low, 7, -7, low + 1], dtype=dtype, device=device)
     b = torch.tensor([-1, 1, -1, 2, -1], dtype=dtype, device=device)
     (quotient, rest, remainder), _ = run_fusion(
-        lambda fd, x, y: (fd.ops.div(x, y), fd.ops.fmod(x, y), fd.ops.remainder(x, y)),
-        [a, b])
+        lambda fd, x, y: (fd.ops.div(x, y), fd.ops.fmod(x, y), fd.ops.remainder(x, y)), [a, b]
+    )
     assert quotient.tolist() == [low, low, -7, -3, -(low + 1)]
     assert rest.tolist() == [0, 0, 0, -1, 0]
     assert remainder.tolist() == [0, 0, 0, 1, 0]

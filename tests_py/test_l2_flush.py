@@ -1,21 +1,20 @@
-"""The benchmarks' L2 flush (benchmarks/l2_flush.py): its methods and its
+"""The benchmarks' L2 flush (workloads/l2_flush.py): its methods and its
 errors. How well it flushes is measured, not tested: see the module
 docstring and docs/measurements/l2_flush_evict_last_h100.txt."""
-
-import os
-import sys
 
 import pytest
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
 
-from l2_flush import make_l2_flush  # noqa: E402
+from workloads.l2_flush import make_l2_flush  # noqa: E402
 
 
 def test_an_unknown_flush_method_is_refused_by_name():
-    with pytest.raises(ValueError, match=r"NVFUSE_L2_FLUSH must be 'read', 'plain-read' or "
-                                         r"'write', got 'flush-harder'"):
+    with pytest.raises(
+        ValueError,
+        match=r"NVFUSE_L2_FLUSH must be 'read', 'plain-read' or "
+        r"'write', got 'flush-harder'",
+    ):
         make_l2_flush("flush-harder")
 
 

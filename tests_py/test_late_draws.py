@@ -84,7 +84,8 @@ def _layer_norm_then_dropout(dtype, dropout_first):
             y = fd.ops.where(fd.ops.lt(fd.ops.rand_like(y), 0.9), y * (1 / 0.9), 0.0)
         var, mean = fd.ops.var_mean(y, [1], correction=0)
         y = (y - fd.ops.broadcast(mean, [False, True])) * fd.ops.broadcast(
-            fd.ops.rsqrt(var + 1e-5), [False, True])
+            fd.ops.rsqrt(var + 1e-5), [False, True]
+        )
         if not dropout_first:
             y = fd.ops.where(fd.ops.lt(fd.ops.rand_like(y), 0.9), y * (1 / 0.9), 0.0)
         fd.add_output(fd.ops.cast(y, dtype))
@@ -95,7 +96,8 @@ def _layer_norm_then_dropout(dtype, dropout_first):
 @pytest.mark.parametrize("dropout_first", [True, False], ids=["dropout_first", "dropout_last"])
 def test_only_random_values_read_after_phase_0_are_drawn_late(dropout_first, width):
     code = _layer_norm_then_dropout(DataType.BFloat16, dropout_first).cuda_code_for(
-        [torch.randn(8, width).to(torch.bfloat16)])
+        [torch.randn(8, width).to(torch.bfloat16)]
+    )
     params = _params(kernel_of(code))
     # Late only in blocks of at most 512 threads (16 elements each: 8192).
     late = not dropout_first and width <= 8192

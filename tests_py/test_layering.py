@@ -10,6 +10,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_no_folder_includes_from_above_and_no_cycles():
-    checked = subprocess.run([sys.executable, str(ROOT / "tools" / "layering.py")],
-                             capture_output=True, text=True)
+    checked = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "layering.py")], capture_output=True, text=True
+    )
     assert checked.returncode == 0, checked.stdout + checked.stderr

@@ -12,8 +12,9 @@ from fusion_helpers import assert_close, run_fusion
 def test_input_with_stride_order_accepts_a_transposed_tensor():
     x = torch.randn(6, 4).t()  # logical [4, 6], column-major
     with FusionDefinition() as fd:
-        t = fd.define_tensor(shape=[-1, -1], contiguity=[True, True],
-                             dtype=DataType.Float, stride_order=[0, 1])
+        t = fd.define_tensor(
+            shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float, stride_order=[0, 1]
+        )
         fd.add_output(fd.ops.neg(t))
     (out,) = fd.execute([x])
     assert_close(out, -x)
@@ -129,8 +130,11 @@ def test_empty_tensor_input():
 def test_fixed_size_definition(dtype):
     x = torch.randn(2, 3).to(dtype)
     with FusionDefinition() as fd:
-        t = fd.define_tensor(shape=[2, 3], contiguity=True,
-                             dtype=DataType.BFloat16 if dtype == torch.bfloat16 else DataType.Float)
+        t = fd.define_tensor(
+            shape=[2, 3],
+            contiguity=True,
+            dtype=DataType.BFloat16 if dtype == torch.bfloat16 else DataType.Float,
+        )
         fd.add_output(fd.ops.neg(t))
     (out,) = fd.execute([x])
     assert_close(out, -x)

@@ -41,7 +41,8 @@ def test_version_orders_like_looseversion_in_thunder_checks():
     ],
 )
 def test_compute_tensor_descriptor_gives_what_define_tensor_takes(
-        sizes, strides, contiguity, stride_order):
+    sizes, strides, contiguity, stride_order
+):
     assert nvfuse.compute_tensor_descriptor(sizes, strides) == (contiguity, stride_order)
 
 
@@ -166,10 +167,16 @@ def test_execute_takes_every_predecessor_keyword():
         warnings.simplefilter("always")
         for _ in range(2):
             (out,) = fd.execute(
-                [x], device=None, override_user_schedule=False,
-                capture_debug_output=False, print_repro=False, profile=False,
-                save_repro_inputs=False, _enable_options=["id_model"],
-                _disable_options=["some_option_name"])
+                [x],
+                device=None,
+                override_user_schedule=False,
+                capture_debug_output=False,
+                print_repro=False,
+                profile=False,
+                save_repro_inputs=False,
+                _enable_options=["id_model"],
+                _disable_options=["some_option_name"],
+            )
     torch.testing.assert_close(out, torch.relu(x))
     messages = [str(w.message) for w in caught]
     # each unknown option is reported once per process, never an error

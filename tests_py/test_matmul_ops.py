@@ -6,14 +6,20 @@ import torch
 
 from nvfuse import DataType, FusionDefinition
 from nvfuse.errors import DefinitionError, DefinitionTypeError, UnsupportedError
-from fusion_helpers import DEVICES, assert_close, make_input, run_fusion
+from fusion_helpers import DEVICES, make_input, run_fusion
 
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize(
     "a_shape, b_shape",
-    [((8, 16), (16, 4)), ((16,), (16, 4)), ((8, 16), (16,)), ((16,), (16,)),
-     ((3, 8, 16), (16, 4)), ((2, 1, 8, 16), (3, 16, 4))],
+    [
+        ((8, 16), (16, 4)),
+        ((16,), (16, 4)),
+        ((8, 16), (16,)),
+        ((16,), (16,)),
+        ((3, 8, 16), (16, 4)),
+        ((2, 1, 8, 16), (3, 16, 4)),
+    ],
 )
 def test_matmul_matches_torch(a_shape, b_shape, device):
     a = make_input(a_shape, torch.float32, device=device)
@@ -79,9 +85,11 @@ def _grouped_reference(a, b, ends):
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize(
     "a_shape, b_shape, ends",
-    [((48, 32), (3, 32, 16), [8, 40, 48]),     # groups of tokens (MoE)
-     ((2, 24, 32), (32, 48), [16, 48]),        # groups of output columns
-     ((24, 64), (64, 16), [16, 48, 64])],      # groups of the contraction
+    [
+        ((48, 32), (3, 32, 16), [8, 40, 48]),  # groups of tokens (MoE)
+        ((2, 24, 32), (32, 48), [16, 48]),  # groups of output columns
+        ((24, 64), (64, 16), [16, 48, 64]),
+    ],  # groups of the contraction
 )
 def test_grouped_mm_matches_one_matmul_per_group(a_shape, b_shape, ends, device):
     a = make_input(a_shape, torch.bfloat16, device=device)

@@ -19,14 +19,16 @@ REFERENCE_NOTE = "runs on the ATen reference evaluator"
 def kernel_parts(code):
     """The parts of generated code that are kernels (an inner-outer
     reduction brings its finishing kernel in the same part)."""
-    return [part for part in code.split("// ==== nvfuse segment: fused ====\n")
-            if "__global__" in part]
+    return [
+        part for part in code.split("// ==== nvfuse segment: fused ====\n") if "__global__" in part
+    ]
 
 
 def _define(body, ranks=(2,)):
     with FusionDefinition() as fd:
-        inputs = [fd.define_tensor([-1] * rank, contiguity=True, dtype=DataType.Float)
-                  for rank in ranks]
+        inputs = [
+            fd.define_tensor([-1] * rank, contiguity=True, dtype=DataType.Float) for rank in ranks
+        ]
         for out in body(fd, *inputs):
             fd.add_output(out)
     return fd
@@ -69,15 +71,19 @@ CASES = {
     # Both sums read x once in one kernel; the add writes the matrix.
     "row_plus_column": (row_plus_column, [["sum", "sum"], ["add"]], 2),
     "variance_summed_over_rows": (
-        variance_summed_over_rows, [["var_mean", "sub", "cast"], ["sum"]], 2),
+        variance_summed_over_rows,
+        [["var_mean", "sub", "cast"], ["sum"]],
+        2,
+    ),
     # The complex ops run on the reference evaluator between two kernels.
     "complex_middle": (complex_middle, [["mul"], ["cast", "mul", "real"], ["add"]], 2),
 }
 
 
 def _ops(fd):
-    return [[op for op in ops if op not in ("broadcast", "expand")]
-            for _, ops in fd.segment_summary()]
+    return [
+        [op for op in ops if op not in ("broadcast", "expand")] for _, ops in fd.segment_summary()
+    ]
 
 
 @pytest.mark.parametrize("name", sorted(CASES))
@@ -94,7 +100,7 @@ def test_merge_segments_compile_with_nvrtc(name):
     assert (REFERENCE_NOTE in code) == (name == "complex_middle")
     for part in kernel_parts(code):
         name_start = part.index("__global__ void ") + len("__global__ void ")
-        kernel_name = part[name_start:part.index("(", name_start)]
+        kernel_name = part[name_start : part.index("(", name_start)]
         assert _C.nvrtc_compile(part, kernel_name, 90)["bytes"] > 0
 
 
@@ -137,7 +143,7 @@ def test_a_chain_of_40_reductions_over_alternating_axes_segments_in_under_a_seco
     want = x
     for i in range(40):
         want = want.sum(i % 2, keepdim=True) * 0.1 + x
-    out, = fd.execute([x])
+    (out,) = fd.execute([x])
     torch.testing.assert_close(out, want, rtol=1e-4, atol=1e-4)
 
 

@@ -3,8 +3,6 @@ key, printing, repro), checked where they are written, and what host
 program a sharded definition gets. The multi-process runs are in
 tests_py/multidevice (launched by test_multidevice_launch.py)."""
 
-import os
-
 import pytest
 import torch
 
@@ -98,7 +96,9 @@ def test_bad_annotations_fail_where_written_and_change_nothing():
         with pytest.raises(nvfuse.DefinitionError, match="mesh axis 1|1 axes"):
             x.axis(0).parallelize(ParallelType.mesh_y)
         x.outer_split(0, 3)
-        with pytest.raises(nvfuse.DefinitionError, match="split into 3 parts but mesh axis 0 has 2"):
+        with pytest.raises(
+            nvfuse.DefinitionError, match="split into 3 parts but mesh axis 0 has 2"
+        ):
             x.axis(0).parallelize(ParallelType.mesh_x)
         with pytest.raises(nvfuse.DefinitionTypeError, match="DeviceMesh"):
             x.set_device_mesh([0, 1])
@@ -138,8 +138,10 @@ def test_tensor_parallel_mlp_host_program():
     program = nvfuse._C.host_program(fd.id())
     assert program.count("communicate") == 1
     assert "Allreduce" in program and "{0,1,2,3}" in program
-    shardings = {s.mesh_axes.index(0) if 0 in s.mesh_axes else None for s in [
-        nvfuse.multidevice.sharding.sharding_of(fd, b0)]}
+    shardings = {
+        s.mesh_axes.index(0) if 0 in s.mesh_axes else None
+        for s in [nvfuse.multidevice.sharding.sharding_of(fd, b0)]
+    }
     assert shardings == {0}
     assert fd.output_shardings()[0].mesh_axes == [-1, -1, -1]
 

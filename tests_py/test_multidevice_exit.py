@@ -12,7 +12,7 @@ from test_multidevice_launch import free_port
 
 ROOT = Path(__file__).resolve().parent.parent
 
-SCRIPT = '''
+SCRIPT = """
 import torch
 import torch.distributed as dist
 import nvfuse.multidevice as md
@@ -33,7 +33,8 @@ full = torch.arange(world * 6.0).reshape(world * 2, 3)
 (out,) = fd.execute([shard_tensor(full, x, mesh)])
 assert torch.allclose(out, (full * 2).sum(0)), out
 print("ok", dist.get_rank())
-'''
+"""
+
 
 def test_sharded_script_exits_cleanly_every_time(tmp_path):
     script = tmp_path / "sharded_exit.py"
@@ -44,9 +45,21 @@ def test_sharded_script_exits_cleanly_every_time(tmp_path):
     env["CUDA_VISIBLE_DEVICES"] = ""  # Gloo on CPU tensors
     for run in range(6):
         result = subprocess.run(
-            [sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2",
-             "--master-port", str(free_port()), str(script)],
-            cwd=ROOT, env=env, capture_output=True, text=True, timeout=300,
+            [
+                sys.executable,
+                "-m",
+                "torch.distributed.run",
+                "--nproc-per-node",
+                "2",
+                "--master-port",
+                str(free_port()),
+                str(script),
+            ],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
         )
         output = result.stdout + result.stderr
         assert result.returncode == 0, f"run {run}: exit code {result.returncode}\n{output[-4000:]}"

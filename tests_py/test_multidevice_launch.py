@@ -27,11 +27,29 @@ def test_multidevice_suite_under_torchrun(processes, tmp_path):
         env.pop(name, None)
     result = subprocess.run(
         [
-            sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", str(processes),
-            "--master-port", str(free_port()), "--log-dir", str(tmp_path / "logs"), "--tee", "3",
-            "-m", "pytest", str(ROOT / "tests_py" / "multidevice"), "-q", "-p", "no:cacheprovider",
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--nproc-per-node",
+            str(processes),
+            "--master-port",
+            str(free_port()),
+            "--log-dir",
+            str(tmp_path / "logs"),
+            "--tee",
+            "3",
+            "-m",
+            "pytest",
+            str(ROOT / "tests_py" / "multidevice"),
+            "-q",
+            "-p",
+            "no:cacheprovider",
         ],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600,
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     output = result.stdout + result.stderr
     assert result.returncode == 0, output[-6000:]

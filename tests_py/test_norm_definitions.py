@@ -6,8 +6,13 @@ fp32 and bf16; NaN and Inf rows."""
 import pytest
 import torch
 
-from norm_definitions import (
-    CASES, VARIANTS, assert_case_close, check_case, define_case, run_case,
+from workloads.norm_definitions import (
+    CASES,
+    VARIANTS,
+    assert_case_close,
+    check_case,
+    define_case,
+    run_case,
     with_nan_and_inf,
 )
 

@@ -80,7 +80,7 @@ def test_dumps_go_to_stderr_without_a_handler(dump_off_after, capfd):
 
 def test_kernel_names_say_kind_and_tactic():
     code = _softmax(1024).cuda_code_for([torch.randn(256, 1024)])
-    name = code[code.index(") nvfuse_") + 2:code.index("(const Args args)")]
+    name = code[code.index(") nvfuse_") + 2 : code.index("(const Args args)")]
     assert name.startswith("nvfuse_reduction_inner_"), name
     assert _C.nvrtc_compile(code, name, 90)["bytes"] > 0  # the entry NVRTC sees
 
@@ -96,8 +96,9 @@ def test_build_info_and_the_command_line():
     assert info["nvfuse"] == nvfuse.__version__
     assert info["torch"] == torch.__version__
     assert {"built_against_torch", "built_against_cuda", "nvrtc", "gpu"} <= set(info)
-    printed = subprocess.run([sys.executable, "-m", "nvfuse", "--version"],
-                             capture_output=True, text=True, check=True).stdout
+    printed = subprocess.run(
+        [sys.executable, "-m", "nvfuse", "--version"], capture_output=True, text=True, check=True
+    ).stdout
     assert "nvfuse" in printed and torch.__version__ in printed
     # nvfuse.version() keeps answering as nvFuser did, for its clients.
     assert str(nvfuse.version()).endswith("+nvfuse." + nvfuse.__version__)

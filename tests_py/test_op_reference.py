@@ -12,5 +12,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def test_the_op_reference_is_up_to_date_and_complete():
     checked = subprocess.run(
         [sys.executable, str(ROOT / "tools" / "generate_op_reference.py"), "--check"],
-        capture_output=True, text=True)
+        capture_output=True,
+        text=True,
+    )
     assert checked.returncode == 0, checked.stderr

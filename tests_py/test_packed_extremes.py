@@ -5,17 +5,13 @@ the kernel text is checked and compiled by NVRTC, for sm_90 and for sm_75's
 unpacked fallback; on a GPU the results equal torch's bit for bit, NaNs and
 infinities included."""
 
-import sys
-from pathlib import Path
-
 import pytest
 import torch
 
 from nvfuse import DataType, FusionDefinition
 from fusion_helpers import compiles_cleanly
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-import loss_and_norm_definitions as loss_defs  # noqa: E402
+import workloads.loss_and_norm_definitions as loss_defs  # noqa: E402
 
 HALF_TYPES = {torch.bfloat16: DataType.BFloat16, torch.float16: DataType.Half}
 
@@ -31,15 +27,17 @@ def _extreme(dtype, op, cast=True, absolute=False):
     return fd
 
 
-
 def _phase0(code):
     start = code.index("// phase 0")
     end = code.find("// phase 1", start)
     return code[start:] if end < 0 else code[start:end]
 
 
-@pytest.mark.parametrize("dtype,type_name", [(torch.bfloat16, "nvfuse::BFloat16"),
-                                             (torch.float16, "nvfuse::Half")], ids=str)
+@pytest.mark.parametrize(
+    "dtype,type_name",
+    [(torch.bfloat16, "nvfuse::BFloat16"), (torch.float16, "nvfuse::Half")],
+    ids=str,
+)
 @pytest.mark.parametrize("op,is_max", [("max", "true"), ("min", "false")])
 @pytest.mark.parametrize("cast", [True, False], ids=["cast", "uncast"])
 def test_a_half_row_extreme_is_taken_on_packed_pairs(dtype, type_name, op, is_max, cast):
@@ -55,19 +53,25 @@ def test_a_half_row_extreme_is_taken_on_packed_pairs(dtype, type_name, op, is_ma
 
 def test_cross_entropy_forward_takes_its_row_max_packed():
     fd = loss_defs.cross_entropy_fwd_fd(torch.bfloat16)
-    inputs = [torch.randn(4096, loss_defs.WIDTH, dtype=torch.bfloat16),
-              torch.randint(0, loss_defs.WIDTH, (4096,))]
+    inputs = [
+        torch.randn(4096, loss_defs.WIDTH, dtype=torch.bfloat16),
+        torch.randint(0, loss_defs.WIDTH, (4096,)),
+    ]
     code = fd.cuda_code_for(inputs)
     assert "nvfuse::PackedExtreme<true, nvfuse::BFloat16>" in _phase0(code)
     compiles_cleanly(code, 90)
 
 
-@pytest.mark.parametrize("dtype,absolute", [(torch.float32, False), (torch.bfloat16, True)],
-                         ids=["fp32-input", "abs-of-bf16"])
+@pytest.mark.parametrize(
+    "dtype,absolute",
+    [(torch.float32, False), (torch.bfloat16, True)],
+    ids=["fp32-input", "abs-of-bf16"],
+)
 def test_other_extremes_stay_per_lane(dtype, absolute):
     """An fp32 input has no pairs; |x| is not an input's lanes."""
     code = _extreme(dtype, "max", absolute=absolute).cuda_code_for(
-        [torch.randn(64, 4096, dtype=dtype)])
+        [torch.randn(64, 4096, dtype=dtype)]
+    )
     assert "nvfuse::PackedExtreme<" not in code
     assert "nvfuse::MaxOp<float>()(acc_" in _phase0(code)
 

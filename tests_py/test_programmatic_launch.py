@@ -15,7 +15,7 @@ import sys
 import pytest
 import torch
 
-from norm_definitions import CASES, assert_case_close, define_case
+from workloads.norm_definitions import CASES, assert_case_close, define_case
 
 pytestmark = pytest.mark.gpu
 
@@ -35,8 +35,9 @@ def test_back_to_back_calls_on_changing_inputs_match_torch(rows, width):
     assert "_finish(const Args args)" in fd.last_cuda_code()
     for i, outputs in enumerate(results):
         inputs = calls[i // 2]
-        assert_case_close("layer_norm_bwd", outputs,
-                          CASES["layer_norm_bwd"].torch_reference(*inputs), rows, width)
+        assert_case_close(
+            "layer_norm_bwd", outputs, CASES["layer_norm_bwd"].torch_reference(*inputs), rows, width
+        )
 
 
 def test_a_captured_inner_outer_pair_replays():
@@ -55,15 +56,20 @@ def test_a_captured_inner_outer_pair_replays():
             held.copy_(fresh)
         graph.replay()
         torch.cuda.synchronize()
-        assert_case_close("layer_norm_bwd", captured,
-                          CASES["layer_norm_bwd"].torch_reference(*inputs), rows, width)
+        assert_case_close(
+            "layer_norm_bwd",
+            captured,
+            CASES["layer_norm_bwd"].torch_reference(*inputs),
+            rows,
+            width,
+        )
 
 
 _SAVE_OUTPUTS = """
 import sys, torch
-sys.path.insert(0, {tests!r})
+sys.path[:0] = [{tests!r}, {root!r}]
 from test_programmatic_launch import _inputs
-from norm_definitions import define_case
+from workloads.norm_definitions import define_case
 fd = define_case("layer_norm_bwd", torch.bfloat16)
 torch.save([t.cpu() for t in fd.execute(_inputs(2048, 1600, 0))], {path!r})
 """
@@ -76,7 +82,11 @@ def test_programmatic_and_plain_launches_give_the_same_bits(tmp_path):
     for setting in ("1", "0"):
         path = str(tmp_path / f"outputs_{setting}.pt")
         env = {**os.environ, "NVFUSE_PROGRAMMATIC_LAUNCH": setting}
-        script = _SAVE_OUTPUTS.format(tests=os.path.dirname(__file__), path=path)
+        script = _SAVE_OUTPUTS.format(
+            tests=os.path.dirname(__file__),
+            root=os.path.dirname(os.path.dirname(__file__)),
+            path=path,
+        )
         subprocess.run([sys.executable, "-c", script], env=env, check=True, timeout=600)
         outputs[setting] = torch.load(path)
     for programmatic, plain in zip(outputs["1"], outputs["0"]):

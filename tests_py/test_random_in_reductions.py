@@ -20,7 +20,8 @@ def _dropout_layer_norm(rng_seed=None, rng_offset=None):
         y = fd.ops.where(keep, x * (1.0 / (1.0 - P_DROP)), 0.0) + residual
         var, mean = fd.ops.var_mean(y, [1], correction=0)
         normed = (y - fd.ops.broadcast(mean, [False, True])) * fd.ops.broadcast(
-            fd.ops.rsqrt(var + 1e-5), [False, True])
+            fd.ops.rsqrt(var + 1e-5), [False, True]
+        )
         fd.add_output(normed)
         fd.add_output(keep)
     return fd
@@ -32,8 +33,9 @@ def _one_hot_softmax_grad(classes):
         logits = fd.define_tensor([-1, classes], contiguity=True)
         labels = fd.define_tensor([-1], contiguity=True, dtype=DataType.Int)
         classes = fd.ops.iota(classes, dtype=DataType.Int)
-        one_hot = fd.ops.eq(fd.ops.broadcast(classes, [True, False]),
-                            fd.ops.broadcast(labels, [False, True]))
+        one_hot = fd.ops.eq(
+            fd.ops.broadcast(classes, [True, False]), fd.ops.broadcast(labels, [False, True])
+        )
         m = fd.ops.max(logits, [1], keepdim=True)
         e = fd.ops.exp(logits - m)
         probs = e / fd.ops.sum(e, [1], keepdim=True)
@@ -120,7 +122,8 @@ def test_seeded_reduction_kernels_compile_under_nvrtc(reduce_axis, per_row):
     [((64, 1600), 1), ((33, 7), 1), ((5, 70001), 1), ((4096, 96), 0), ((3, 1029), 0)],
 )
 def test_random_values_in_a_reduction_kernel_match_the_cpu(
-        shape, reduce_axis, normal, dtype, per_row):
+    shape, reduce_axis, normal, dtype, per_row
+):
     """Inner (persistent, chunked, split) and outer kernels, random values
     per element and per row: the values equal the CPU reference's (uniforms
     bit for bit), and the sums use them."""
@@ -137,8 +140,7 @@ def test_random_values_in_a_reduction_kernel_match_the_cpu(
     else:
         assert torch.equal(gpu_r.cpu(), cpu_r)
     loose = normal and dtype == DataType.BFloat16
-    torch.testing.assert_close(gpu_total.cpu(), cpu_total, rtol=1e-3,
-                               atol=0.5 if loose else 1e-2)
+    torch.testing.assert_close(gpu_total.cpu(), cpu_total, rtol=1e-3, atol=0.5 if loose else 1e-2)
 
 
 @pytest.mark.gpu
@@ -152,8 +154,8 @@ def test_dropout_layer_norm_on_the_gpu_normalizes_what_it_kept(width):
     assert [kind for kind, _ in fd.segment_summary()] == ["fused"]
     y = torch.where(keep, x / (1.0 - P_DROP), 0.0) + residual
     torch.testing.assert_close(
-        normed, torch.nn.functional.layer_norm(y, (width,), eps=1e-5),
-        rtol=1e-4, atol=1e-4)
+        normed, torch.nn.functional.layer_norm(y, (width,), eps=1e-5), rtol=1e-4, atol=1e-4
+    )
     if width >= 1600:
         assert abs(keep.double().mean().item() - (1 - P_DROP)) < 0.01
     torch.manual_seed(0)
@@ -168,8 +170,7 @@ def test_dropout_layer_norm_mask_equals_the_coordinate_kernels_for_one_seed():
     """With an explicit (seed, offset), the reduction kernel keeps exactly the
     elements that the same rand_like keeps in a reduction-free fusion."""
     x = torch.randn(64, 1600, device="cuda")
-    _, keep = _dropout_layer_norm(rng_seed=21, rng_offset=12).execute(
-        [x, torch.randn_like(x)])
+    _, keep = _dropout_layer_norm(rng_seed=21, rng_offset=12).execute([x, torch.randn_like(x)])
     with FusionDefinition() as fd:
         t = fd.define_tensor([-1, -1], contiguity=True)
         fd.add_output(fd.ops.lt(fd.ops.rand_like(t, 21, 12), 1.0 - P_DROP))
@@ -199,15 +200,19 @@ def test_masks_of_compared_uniforms_compare_words(op, rand_first, axis):
     code = fd.cuda_code_for([torch.randn(8, 256)])
     assert ("ReductionParams(outer" in code) == (axis == 0)
     mirrored = {"lt": "gt", "le": "ge", "gt": "lt", "ge": "le"}
-    name = {"lt": "unit_below(", "le": "unit_at_most(", "gt": "unit_above(",
-            "ge": "unit_at_least("}[op if rand_first else mirrored[op]]
+    name = {
+        "lt": "unit_below(",
+        "le": "unit_at_most(",
+        "gt": "unit_above(",
+        "ge": "unit_at_least(",
+    }[op if rand_first else mirrored[op]]
     assert "nvfuse_philox::" + name in code
     assert _C.nvrtc_compile(code, "nvfuse_reduction", 90)["bytes"] > 0
 
 
 @pytest.mark.gpu
 @pytest.mark.parametrize("axis", [1, 0])
-@pytest.mark.parametrize("bound", [0.75, 0.0, 1.0, 1.0 - 2.0 ** -24, -0.5, 2.0, None])
+@pytest.mark.parametrize("bound", [0.75, 0.0, 1.0, 1.0 - 2.0**-24, -0.5, 2.0, None])
 @pytest.mark.parametrize("rand_first", [True, False])
 @pytest.mark.parametrize("op", ["lt", "le", "gt", "ge"])
 def test_word_compares_keep_what_the_cpu_float_compares_keep(op, rand_first, bound, axis):
@@ -242,10 +247,10 @@ def test_a_persistent_row_draws_its_random_values_while_its_loads_are_in_flight(
         keep = fd.ops.lt(fd.ops.rand_like(probs), 1.0 - P_DROP)
         fd.add_output(fd.ops.where(keep, probs * (1.0 / (1.0 - P_DROP)), 0.0))
     code = fd.cuda_code_for([torch.randn(64, 1024)])
-    phase0 = code[code.index("// phase 0"):code.index("// phase 1")]
+    phase0 = code[code.index("// phase 0") : code.index("// phase 1")]
     loads, rest = phase0.split("// The row's random values", 1)
     assert "= *reinterpret_cast" in loads and "unit_words<kVec>" in rest
     assert rest.index("unit_words<kVec>") < rest.index("MaxOp")
-    assert "unit_words<" not in code[code.index("// phase 1"):]
+    assert "unit_words<" not in code[code.index("// phase 1") :]
     compiled = _C.nvrtc_compile(code, "nvfuse_reduction", 90)
     assert compiled["bytes"] > 0 and "warning" not in compiled["log"], compiled["log"]

@@ -2,7 +2,6 @@
 torch.manual_seed, different between runs, a pure function of an explicit
 (seed, offset), and with the right distribution."""
 
-
 import pytest
 import torch
 
@@ -138,10 +137,12 @@ def test_random_integers_are_a_type_error():
     "counter, key, expected",
     [
         ([0, 0, 0, 0], [0, 0], [0x6627E8D5, 0xE169C58D, 0xBC57AC4C, 0x9B00DBD8]),
-        ([0xFFFFFFFF] * 4, [0xFFFFFFFF] * 2,
-         [0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD]),
-        ([0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344], [0xA4093822, 0x299F31D0],
-         [0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1]),
+        ([0xFFFFFFFF] * 4, [0xFFFFFFFF] * 2, [0x408F276D, 0x41C83B0E, 0xA20BC7C6, 0x6D5451FD]),
+        (
+            [0x243F6A88, 0x85A308D3, 0x13198A2E, 0x03707344],
+            [0xA4093822, 0x299F31D0],
+            [0xD16CFE09, 0x94FDCCEB, 0x5001E420, 0x24126EA1],
+        ),
     ],
 )
 def test_philox_matches_the_random123_known_answers(counter, key, expected):

@@ -11,7 +11,7 @@ import torch
 
 from nvfuse import _C, DataType, FusionDefinition
 from fusion_helpers import params_of
-from norm_definitions import CASES, define_case, reduction_tuning
+from workloads.norm_definitions import CASES, define_case, reduction_tuning
 
 SEGMENT = re.compile(r"^// ==== nvfuse segment: outputs[ 0-9]+ ====$", re.M)
 
@@ -46,10 +46,14 @@ def test_every_case_compiles_as_reduction_kernels(name, dtype, width):
 
 def test_seed_layer_norm_is_one_vectorized_persistent_kernel():
     from test_seed_layer_norm import nvfuser_fusion_id0
+
     with FusionDefinition() as fd:
         nvfuser_fusion_id0(fd)
-    inputs = [torch.randn(16, 128, 1600, dtype=torch.bfloat16),
-              torch.randn(1600, dtype=torch.bfloat16), torch.randn(1600, dtype=torch.bfloat16)]
+    inputs = [
+        torch.randn(16, 128, 1600, dtype=torch.bfloat16),
+        torch.randn(1600, dtype=torch.bfloat16),
+        torch.randn(1600, dtype=torch.bfloat16),
+    ]
     code = fd.cuda_code_for(inputs)
     assert len(kernels_of(code)) == 1
     params = params_of(code)
@@ -64,7 +68,9 @@ def test_long_rows_are_chunked_and_few_rows_split():
     assert "split" in params_of(fd.cuda_code_for([torch.randn(1, 1 << 20)]))
     fd = define_case("layer_norm_fwd", torch.float32)
     # A normalization needs its whole row: never split over blocks.
-    assert "split" not in params_of(fd.cuda_code_for(cpu_inputs("layer_norm_fwd", 1, 1 << 20, torch.float32)))
+    assert "split" not in params_of(
+        fd.cuda_code_for(cpu_inputs("layer_norm_fwd", 1, 1 << 20, torch.float32))
+    )
 
 
 def test_long_normalization_rows_are_held_by_a_cluster():
@@ -82,7 +88,8 @@ def test_long_normalization_rows_are_held_by_a_cluster():
     assert "nvfuse::cluster_reduce<kCluster, 1>" in code and ", staged" not in code
     with reduction_tuning(staging=0):
         half = define_case("layer_norm_fwd", torch.bfloat16).cuda_code_for(
-            cpu_inputs("layer_norm_fwd", 4, 65536, torch.bfloat16))
+            cpu_inputs("layer_norm_fwd", 4, 65536, torch.bfloat16)
+        )
     assert "cluster_reduce<kCluster, 0>(acc_" in half and "cluster_reduce<kCluster, 1>" not in half
     code = fd.cuda_code_for(cpu_inputs("layer_norm_fwd", 4, 131072, torch.float32))
     assert "cluster=8" in params_of(code) and "threads_per_row=512" in params_of(code)
@@ -91,7 +98,8 @@ def test_long_normalization_rows_are_held_by_a_cluster():
     # two sums pass the cluster together.
     backward = define_case("layer_norm_bwd", torch.bfloat16)
     assert "cluster=16" in backward.cuda_code_for(
-        cpu_inputs("layer_norm_bwd", 4, 262144, torch.bfloat16))
+        cpu_inputs("layer_norm_bwd", 4, 262144, torch.bfloat16)
+    )
     long_rows = cpu_inputs("layer_norm_fwd", 4, 262144, torch.float32)
     staged = params_of(fd.cuda_code_for(long_rows))
     assert ", staged" in staged and "cluster=16" in staged
@@ -107,14 +115,19 @@ def test_long_normalization_rows_are_held_by_a_cluster():
             assert "threads_per_row=512" in params_of(code)
             assert _C.nvrtc_compile(code, "nvfuse_reduction", 90)
     bf16_layer_norm = define_case("layer_norm_fwd", torch.bfloat16).cuda_code_for(
-        cpu_inputs("layer_norm_fwd", 4, 262144, torch.bfloat16))
+        cpu_inputs("layer_norm_fwd", 4, 262144, torch.bfloat16)
+    )
     assert "cluster=16," in params_of(bf16_layer_norm)
     # Past 16 blocks: chunked; a single-phase reduction never needs the row.
-    assert "chunked" in params_of(fd.cuda_code_for(cpu_inputs("layer_norm_fwd", 4, 1 << 20, torch.float32)))
+    assert "chunked" in params_of(
+        fd.cuda_code_for(cpu_inputs("layer_norm_fwd", 4, 1 << 20, torch.float32))
+    )
     sums = define_case("sum_inner", torch.float32)
     assert "cluster" not in params_of(sums.cuda_code_for([torch.randn(256, 65536)]))
     with reduction_tuning(max_cluster=1):
-        assert "chunked" in params_of(fd.cuda_code_for(cpu_inputs("layer_norm_fwd", 4, 65536, torch.float32)))
+        assert "chunked" in params_of(
+            fd.cuda_code_for(cpu_inputs("layer_norm_fwd", 4, 65536, torch.float32))
+        )
 
 
 def test_bf16_variance_rows_holding_two_inputs_are_pipelined():
@@ -127,12 +140,16 @@ def test_bf16_variance_rows_holding_two_inputs_are_pipelined():
     fd = define_case(name, torch.bfloat16)
     code = fd.cuda_code_for(cpu_inputs(name, 4096, 8192, torch.bfloat16))
     assert "pipelined" in params_of(code)
-    kernel = code[code.index("__global__"):]
+    kernel = code[code.index("__global__") :]
     assert kernel.index("next_t0[k] =") < kernel.index("nvfuse::row_reduce")
     assert _C.nvrtc_compile(code, "nvfuse_reduction", 90)["bytes"] > 0
-    assert "pipelined" not in params_of(fd.cuda_code_for(cpu_inputs(name, 512, 8192, torch.bfloat16)))
+    assert "pipelined" not in params_of(
+        fd.cuda_code_for(cpu_inputs(name, 512, 8192, torch.bfloat16))
+    )
     fp32 = define_case(name, torch.float32)
-    assert "pipelined" not in params_of(fp32.cuda_code_for(cpu_inputs(name, 4096, 8192, torch.float32)))
+    assert "pipelined" not in params_of(
+        fp32.cuda_code_for(cpu_inputs(name, 4096, 8192, torch.float32))
+    )
     for one_input in ("layer_norm_fwd", "var_mean_inner"):
         single = define_case(one_input, torch.bfloat16)
         inputs = cpu_inputs(one_input, 4096, 8192, torch.bfloat16)
@@ -147,7 +164,9 @@ def test_bf16_variance_rows_holding_two_inputs_are_pipelined():
         few_rows = fd.cuda_code_for(cpu_inputs(name, 64, 8192, torch.bfloat16))
     assert "pipelined" not in params_of(few_rows)
     with reduction_tuning(pipelining=0):
-        assert "pipelined" not in params_of(fd.cuda_code_for(cpu_inputs(name, 4096, 8192, torch.bfloat16)))
+        assert "pipelined" not in params_of(
+            fd.cuda_code_for(cpu_inputs(name, 4096, 8192, torch.bfloat16))
+        )
 
 
 def test_outer_reduction_walks_down_contiguous_columns():
@@ -164,24 +183,28 @@ def test_outer_walk_loads_a_batch_of_rows_before_their_math():
     fd = define_case("sum_outer", torch.bfloat16)
     code = fd.cuda_code_for([torch.randn(32768, 8192, dtype=torch.bfloat16)])
     assert "block=512 (32x16), split" in params_of(code)
-    code = code[code.index('extern "C" __global__'):]
-    walk = code[code.index("first_row < args.width"):code.index("column_reduce_all")]
+    code = code[code.index('extern "C" __global__') :]
+    walk = code[code.index("first_row < args.width") : code.index("column_reduce_all")]
     assert walk.index("batch_t0[b] = ") < walk.index("acc_t2[v] = ")
     assert walk.count("batch_t0[b] = ") == 1 and "#pragma unroll 4" not in walk
-    combine = code[code.index("arrive_last"):]
+    combine = code[code.index("arrive_last") :]
     assert "#pragma unroll 4\n  for (int g = ty;" in combine
 
 
-@pytest.mark.parametrize("dtype,rows,width,clustered", [
-    (torch.bfloat16, 8192, 4096, True),     # 32 column groups of 16 threads: 256 blocks
-    (torch.float32, 2048, 1600, True),      # 25: 200 blocks
-    (torch.bfloat16, 2048, 1600, True),     # 13: 104 blocks
-    (torch.bfloat16, 8192, 4224, True),     # 33: 264 blocks, two an SM
-    (torch.bfloat16, 2048, 1024, False),    # 8: 64 blocks, under half the SMs
-    (torch.bfloat16, 8192, 4352, False),    # 34: 272 blocks, over two an SM
-    (torch.float32, 8192, 4096, False),     # 64: 512 blocks
-    (torch.bfloat16, 16384, 4096, False),   # a walk past kOuterClusterMaxRows
-], ids=str)
+@pytest.mark.parametrize(
+    "dtype,rows,width,clustered",
+    [
+        (torch.bfloat16, 8192, 4096, True),  # 32 column groups of 16 threads: 256 blocks
+        (torch.float32, 2048, 1600, True),  # 25: 200 blocks
+        (torch.bfloat16, 2048, 1600, True),  # 13: 104 blocks
+        (torch.bfloat16, 8192, 4224, True),  # 33: 264 blocks, two an SM
+        (torch.bfloat16, 2048, 1024, False),  # 8: 64 blocks, under half the SMs
+        (torch.bfloat16, 8192, 4352, False),  # 34: 272 blocks, over two an SM
+        (torch.float32, 8192, 4096, False),  # 64: 512 blocks
+        (torch.bfloat16, 16384, 4096, False),  # a walk past kOuterClusterMaxRows
+    ],
+    ids=str,
+)
 def test_outer_sums_split_over_a_cluster_combine_in_shared_memory(dtype, rows, width, clustered):
     """Where a cluster of 8 blocks of 256 threads (16 across the columns) a
     column group gives half a block to two blocks an SM (sm_90: 132 SMs
@@ -194,25 +217,32 @@ def test_outer_sums_split_over_a_cluster_combine_in_shared_memory(dtype, rows, w
     params = params_of(code)
     assert (", cluster=8" in params) == clustered and (", split" in params) != clustered
     assert ("block=256 (16x16)" if clustered else "block=512 (32x16)") in params
-    kernel = code[code.index('extern "C" __global__'):]
+    kernel = code[code.index('extern "C" __global__') :]
     if clustered:
         assert "arrive_last" not in kernel and "store_partial" not in kernel
         assert "const int rank = int(blockIdx.x % kCluster);" in kernel
         assert "Index(rank) * kY + ty" in kernel
-        assert re.search(r"nvfuse::store_to_block\(&ranks_acc_t\d+\[\(rank \* kX \+ "
-                         r"threadIdx.x % kX\) \* kVec \+ v\], 0u", kernel)
-        combine = kernel[kernel.index("if (rank != 0) return;"):]
+        assert re.search(
+            r"nvfuse::store_to_block\(&ranks_acc_t\d+\[\(rank \* kX \+ "
+            r"threadIdx.x % kX\) \* kVec \+ v\], 0u",
+            kernel,
+        )
+        combine = kernel[kernel.index("if (rank != 0) return;") :]
         assert re.search(r"ranks_acc_t\d+\[\(q \* kX", combine.split("column_reduce_all")[0])
     assert _C.nvrtc_compile(code, "nvfuse_reduction", 90)["bytes"] > 0
 
 
-@pytest.mark.parametrize("dtype,width,split", [
-    (torch.bfloat16, 65536, False),   # 256 column blocks of 32 threads x 8 lanes
-    (torch.bfloat16, 34816, False),   # 136
-    (torch.bfloat16, 32768, True),    # 128: under one an SM (132 SMs here)
-    (torch.float32, 32768, False),    # 256 of 32 threads x 4 lanes
-    (torch.float32, 16384, True),     # 128
-], ids=str)
+@pytest.mark.parametrize(
+    "dtype,width,split",
+    [
+        (torch.bfloat16, 65536, False),  # 256 column blocks of 32 threads x 8 lanes
+        (torch.bfloat16, 34816, False),  # 136
+        (torch.bfloat16, 32768, True),  # 128: under one an SM (132 SMs here)
+        (torch.float32, 32768, False),  # 256 of 32 threads x 4 lanes
+        (torch.float32, 16384, True),  # 128
+    ],
+    ids=str,
+)
 def test_outer_sums_whose_column_blocks_fill_every_sm_walk_unsplit(dtype, width, split):
     """Column blocks that alone put one on every SM walk all the rows
     themselves: splitting them too made a second wave and a combine
@@ -221,7 +251,7 @@ def test_outer_sums_whose_column_blocks_fill_every_sm_walk_unsplit(dtype, width,
     code = fd.cuda_code_for([torch.randn(4096, width, dtype=dtype)])
     params = params_of(code)
     assert "block=512 (32x16)" in params and (", split" in params) == split
-    kernel = code[code.index('extern "C" __global__'):]
+    kernel = code[code.index('extern "C" __global__') :]
     assert ("arrive_last" in kernel) == split
     assert _C.nvrtc_compile(code, "nvfuse_reduction", 90)["bytes"] > 0
 
@@ -265,8 +295,12 @@ def test_outer_split_depth_is_a_tuning_knob_that_names_what_it_accepts():
 
 def test_unaligned_width_steps_the_vector_down():
     fd = define_case("softmax_fwd", torch.bfloat16)
-    assert "vector_width=1" in params_of(fd.cuda_code_for([torch.randn(8, 1601, dtype=torch.bfloat16)]))
-    assert "vector_width=2" in params_of(fd.cuda_code_for([torch.randn(8, 1602, dtype=torch.bfloat16)]))
+    assert "vector_width=1" in params_of(
+        fd.cuda_code_for([torch.randn(8, 1601, dtype=torch.bfloat16)])
+    )
+    assert "vector_width=2" in params_of(
+        fd.cuda_code_for([torch.randn(8, 1602, dtype=torch.bfloat16)])
+    )
 
 
 def test_reduction_over_a_middle_axis_of_a_permuted_input():
@@ -345,8 +379,10 @@ def test_finishing_kernels_wait_for_the_row_kernel():
     fd = define_case("layer_norm_bwd", torch.bfloat16)
     code = fd.cuda_code_for(cpu_inputs("layer_norm_bwd", 1024, 4096, torch.bfloat16))
     assert "partial_cluster" not in params_of(code)
-    finish = code[code.index("_finish(const Args args) {\n"):]
-    assert finish.split("\n")[1] == "  nvfuse::wait_for_previous_grid();  // the row kernel's partials"
+    finish = code[code.index("_finish(const Args args) {\n") :]
+    assert (
+        finish.split("\n")[1] == "  nvfuse::wait_for_previous_grid();  // the row kernel's partials"
+    )
     assert code.count("nvfuse::wait_for_previous_grid();") == 1  # the row kernel waits on nothing
     for arch in (80, 90):
         assert _C.nvrtc_compile(code, "nvfuse_reduction_finish", arch)["bytes"] > 0
@@ -362,7 +398,7 @@ def test_column_sums_of_normalized_rows_are_one_inner_outer_kernel():
     assert "inner_outer" in params_of(code)
     assert _C.nvrtc_compile(code, "nvfuse_reduction", 90)["bytes"] > 0
     x = torch.randn(4, 8)
-    out, = fd.execute([x])  # the CPU reference path
+    (out,) = fd.execute([x])  # the CPU reference path
     torch.testing.assert_close(out, (x - x.sum(1, keepdim=True)).sum(0))
 
 
@@ -375,7 +411,7 @@ def test_reducing_a_reduced_value_is_two_reduction_kernels():
     code = fd.cuda_code_for([torch.randn(4, 8)])
     assert code.count("// ReductionParams(") == 2
     x = torch.randn(4, 8)
-    out, = fd.execute([x])
+    (out,) = fd.execute([x])
     torch.testing.assert_close(out, x.sum())
 
 
@@ -401,20 +437,25 @@ def test_fp32_backward_rows_take_a_quarter_of_the_elements_a_thread(name):
     a thread take that (one 16-byte group), not 16: more threads walk the
     rows. A row of 8192 (2048 threads at 4) keeps 16. bf16 RMS-norm rows
     of 1600 take half the elements (one group), 4096 their usual two."""
+
     def params(dtype, width):
-        return params_of(define_case(name, dtype).cuda_code_for(
-            cpu_inputs(name, 64, width, dtype)))
+        return params_of(define_case(name, dtype).cuda_code_for(cpu_inputs(name, 64, width, dtype)))
+
     for width, threads in [(1600, 512), (4096, 1024)]:
-        assert (f"threads_per_row={threads}, groups_per_thread=1, persistent, inner_outer"
-                in params(torch.float32, width))
+        assert f"threads_per_row={threads}, groups_per_thread=1, persistent, inner_outer" in params(
+            torch.float32, width
+        )
     assert "threads_per_row=512, groups_per_thread=4, persistent" in params(torch.float32, 8192)
-    bf16 = {"layer_norm_bwd": "threads_per_row=256, groups_per_thread=1, persistent, "
-                              "inner_outer, staged",  # one group: its own rule
-            "rms_norm_bwd": "threads_per_row=256, groups_per_thread=1, persistent, inner_outer,"}
+    bf16 = {
+        "layer_norm_bwd": "threads_per_row=256, groups_per_thread=1, persistent, "
+        "inner_outer, staged",  # one group: its own rule
+        "rms_norm_bwd": "threads_per_row=256, groups_per_thread=1, persistent, inner_outer,",
+    }
     assert bf16[name] in params(torch.bfloat16, 1600)
     if name == "rms_norm_bwd":
-        assert ("threads_per_row=256, groups_per_thread=2, persistent, inner_outer,"
-                in params(torch.bfloat16, 4096))
+        assert "threads_per_row=256, groups_per_thread=2, persistent, inner_outer," in params(
+            torch.bfloat16, 4096
+        )
     with reduction_tuning(elements_per_thread=32):  # the knob still moves it
         assert "threads_per_row=256, groups_per_thread=2" in params(torch.float32, 1600)
 
@@ -429,11 +470,11 @@ def test_finishing_kernel_loads_batches_of_partial_rows(width, columns_a_thread)
     launch computes it (finish_columns)."""
     fd = define_case("layer_norm_bwd", torch.float32)
     code = fd.cuda_code_for(cpu_inputs("layer_norm_bwd", 64, width, torch.float32))
-    finish = code[code.index("_finish(const Args args)"):]
+    finish = code[code.index("_finish(const Args args)") :]
     assert "const int block_columns = args.partial_rows <= 32 ? 256 : 32;" in finish
     assert f"constexpr int kN = {columns_a_thread};" in finish
     assert "constexpr int kBatch = 4;" in finish
-    loop = finish[finish.index("for (Index first = ty;"):]
+    loop = finish[finish.index("for (Index first = ty;") :]
     # Both reductions' loads precede the first add.
     assert loop.index("loaded_acc_t") < loop.index("()(acc_t")
     assert loop.count("loaded_acc_t") >= 4
@@ -443,8 +484,9 @@ def test_finishing_kernel_loads_batches_of_partial_rows(width, columns_a_thread)
 
 def test_row_and_column_sums_of_one_input_share_a_kernel():
     # Both classes feed only outputs: the one reducing the last axis is inner.
-    fd = _two_class_fusion(lambda fd, x: [
-        fd.ops.sum(x, dims=[1]), fd.ops.mul(fd.ops.sum(x, dims=[0]), 0.5)])
+    fd = _two_class_fusion(
+        lambda fd, x: [fd.ops.sum(x, dims=[1]), fd.ops.mul(fd.ops.sum(x, dims=[0]), 0.5)]
+    )
     code = fd.cuda_code_for([torch.randn(64, 256)])
     assert len(kernels_of(code)) == 1 and "inner_outer" in params_of(code)
     assert _C.nvrtc_compile(code, "nvfuse_reduction", 90)["bytes"] > 0
@@ -455,9 +497,11 @@ def test_column_result_feeding_elements_falls_back_to_segments():
     # then the "outer" class, over the contiguous axis, which inner-outer
     # declines; the fusion runs as one segment per reduction class.
     def body(fd, x):
-        columns = fd.ops.broadcast_in_dim(fd.ops.sum(x, dims=[0]), shape=[64, 256],
-                                          broadcast_dims=[1])
+        columns = fd.ops.broadcast_in_dim(
+            fd.ops.sum(x, dims=[0]), shape=[64, 256], broadcast_dims=[1]
+        )
         return [fd.ops.sum(x, dims=[1]), fd.ops.sub(x, columns)]
+
     fd = _two_class_fusion(body)
     code = fd.cuda_code_for([torch.randn(64, 256)])
     assert len(kernels_of(code)) == 2 and "inner_outer" not in code
@@ -465,7 +509,7 @@ def test_column_result_feeding_elements_falls_back_to_segments():
 
 def _phase0(code):
     start = code.index("// phase 0")
-    return code[start:code.index("row_reduce", start)]
+    return code[start : code.index("row_reduce", start)]
 
 
 def test_held_rows_and_small_chunks_load_every_group_before_the_math():
@@ -478,12 +522,13 @@ def test_held_rows_and_small_chunks_load_every_group_before_the_math():
     loads, math = phase.split("[[maybe_unused]] const Index col")
     assert "in_t0[k] = *reinterpret_cast" in loads and "MaxOp" in math and "MaxOp" not in loads
     sums = define_case("sum_inner", torch.bfloat16)  # a chunk of 4 x 16 bytes a thread
-    loads, math = _phase0(sums.cuda_code_for(cpu_inputs("sum_inner", 16, 65536, torch.bfloat16))).split(
-        "[[maybe_unused]] const Index col")
+    loads, math = _phase0(
+        sums.cuda_code_for(cpu_inputs("sum_inner", 16, 65536, torch.bfloat16))
+    ).split("[[maybe_unused]] const Index col")
     assert "in_t0[k] = *reinterpret_cast" in loads and "SumOp" in math
     norm = define_case("layer_norm_fwd", torch.float32)
     code = norm.cuda_code_for(cpu_inputs("layer_norm_fwd", 64, 8192, torch.float32))
-    phase1 = code[code.index("// phase 1"):]
+    phase1 = code[code.index("// phase 1") :]
     loads, math = phase1.split("[[maybe_unused]] const Index col", 1)
     assert "*reinterpret_cast" not in loads  # x is held; the weight and bias come late
     assert math.count("[k] = *reinterpret_cast") == 2
@@ -492,7 +537,9 @@ def test_held_rows_and_small_chunks_load_every_group_before_the_math():
 
 PTXAS_ENTRY = re.compile(
     r"Compiling entry function '(\w+)'.*?(\d+) bytes stack frame, (\d+) bytes spill stores"
-    r".*?Used (\d+) registers", re.S)
+    r".*?Used (\d+) registers",
+    re.S,
+)
 
 
 def ptxas_resources(code, kernel="nvfuse_reduction"):
@@ -500,16 +547,29 @@ def ptxas_resources(code, kernel="nvfuse_reduction"):
     report of the NVRTC compile that the GPU runs (NVRTC's ptxas does not
     pick the registers that nvcc's does for the same source)."""
     log = _C.nvrtc_compile(code, kernel, 90, ["--ptxas-options=-v"])["log"]
-    return {m.group(1): (int(m.group(4)), int(m.group(2)), int(m.group(3)))
-            for m in PTXAS_ENTRY.finditer(log)}
+    return {
+        m.group(1): (int(m.group(4)), int(m.group(2)), int(m.group(3)))
+        for m in PTXAS_ENTRY.finditer(log)
+    }
 
 
-@pytest.mark.parametrize("rows,width", [(64, 1600), (64, 8192), (64, 65536), (1, 65536),
-                                        (64, 131072), (1, 262144)])
+@pytest.mark.parametrize(
+    "rows,width", [(64, 1600), (64, 8192), (64, 65536), (1, 65536), (64, 131072), (1, 262144)]
+)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
-@pytest.mark.parametrize("name", ["layer_norm_fwd", "layer_norm_bwd", "rms_norm_fwd",
-                                  "rms_norm_bwd", "softmax_fwd", "softmax_bwd",
-                                  "log_softmax_fwd", "bias_residual_layer_norm_fwd"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "layer_norm_fwd",
+        "layer_norm_bwd",
+        "rms_norm_fwd",
+        "rms_norm_bwd",
+        "softmax_fwd",
+        "softmax_bwd",
+        "log_softmax_fwd",
+        "bias_residual_layer_norm_fwd",
+    ],
+)
 def test_normalization_kernels_do_not_spill(name, dtype, rows, width):
     """No local memory (spills or stack) in the common normalizations'
     kernels, as NVRTC compiles them for the H100, without a GPU. A single
@@ -520,12 +580,19 @@ def test_normalization_kernels_do_not_spill(name, dtype, rows, width):
         resources = ptxas_resources(kernel)
         assert resources, "ptxas reported no kernel"
         for entry, (registers, stack, spilled) in resources.items():
-            assert stack == 0 and spilled == 0, (entry, registers, stack, spilled,
-                                                 params_of(kernel))
+            assert stack == 0 and spilled == 0, (
+                entry,
+                registers,
+                stack,
+                spilled,
+                params_of(kernel),
+            )
 
 
-@pytest.mark.parametrize("rows,width,held", [(2048, 1600, True), (8192, 4096, True),
-                                             (16384, 1600, True), (4096, 65536, False)])
+@pytest.mark.parametrize(
+    "rows,width,held",
+    [(2048, 1600, True), (8192, 4096, True), (16384, 1600, True), (4096, 65536, False)],
+)
 def test_staged_backward_rows_of_one_block_hold_the_column_inputs(rows, width, held):
     """bf16 layer-norm backward rows that one block stages and walks keep
     γ's elements of the block's columns in registers for every row it
@@ -533,7 +600,8 @@ def test_staged_backward_rows_of_one_block_hold_the_column_inputs(rows, width, h
     a cluster holds do not (their registers hold the row)."""
     name = "layer_norm_bwd"
     code = define_case(name, torch.bfloat16).cuda_code_for(
-        cpu_inputs(name, rows, width, torch.bfloat16))
+        cpu_inputs(name, rows, width, torch.bfloat16)
+    )
     params = params_of(code)
     assert ("hold_columns" in params) == held, params
     assert "inner_outer" in params

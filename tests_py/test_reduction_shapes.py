@@ -23,8 +23,9 @@ def _column_sums(shape_a, shape_b):
 
 def _kernel_count(fd, width):
     """Generated kernels for these inputs (CPU tensors stand in)."""
-    code = fd.cuda_code_for([torch.randn(4, 128, width), torch.randn(4, 128, 256),
-                             torch.randn(4, 128, 256)])
+    code = fd.cuda_code_for(
+        [torch.randn(4, 128, width), torch.randn(4, 128, 256), torch.randn(4, 128, 256)]
+    )
     return max(1, code.count("// ==== nvfuse segment"))
 
 
@@ -82,8 +83,12 @@ def _mlp_backward_sums():
 
 def _mlp_inputs(device):
     torch.manual_seed(3)
-    return [torch.randn(64, 1024, device=device), torch.randn(64, 1024, device=device),
-            torch.randn(64, 256, device=device), torch.randn(64, 256, device=device)]
+    return [
+        torch.randn(64, 1024, device=device),
+        torch.randn(64, 1024, device=device),
+        torch.randn(64, 256, device=device),
+        torch.randn(64, 256, device=device),
+    ]
 
 
 def test_mlp_backward_sums_take_one_kernel_per_width():
@@ -96,8 +101,12 @@ def test_mlp_backward_sums_write_only_their_outputs_on_the_gpu():
     wide, wide_xhat, narrow, narrow_xhat = inputs = _mlp_inputs("cuda")
     guard = torch.full((1 << 16,), 7.0, device="cuda")
     outs = _mlp_backward_sums().execute(inputs)
-    expected = [narrow.sum(0), (narrow * narrow_xhat).sum(0), wide.sum(0),
-                (wide * wide_xhat).sum(0)]
+    expected = [
+        narrow.sum(0),
+        (narrow * narrow_xhat).sum(0),
+        wide.sum(0),
+        (wide * wide_xhat).sum(0),
+    ]
     for out, want in zip(outs, expected):
         torch.testing.assert_close(out, want, rtol=1e-4, atol=1e-4)
     assert bool((guard == 7.0).all())

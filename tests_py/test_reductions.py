@@ -29,9 +29,7 @@ def test_reduction_matches_torch(op, dtype, dims, keepdim):
     low, high = (0.5, 1.5) if op == "prod" else (None, None)
     x = make_input((3, 4, 5), dtype, low, high)
     expected = TORCH_REDUCTIONS[op](x, dims, keepdim)
-    (out,), _ = run_fusion(
-        lambda fd, t: getattr(fd.ops, op)(t, dims=dims, keepdim=keepdim), [x]
-    )
+    (out,), _ = run_fusion(lambda fd, t: getattr(fd.ops, op)(t, dims=dims, keepdim=keepdim), [x])
     if dtype in (torch.bfloat16, torch.float16):
         # nvfuse accumulates half-precision reductions in float and rounds
         # once, as torch's CUDA kernels do; compare against that.
@@ -56,9 +54,7 @@ def test_sum_with_dtype_casts_first():
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
 def test_var_mean_matches_torch(dtype, dims, correction):
     x = make_input((6, 8), dtype)
-    (var, mean), _ = run_fusion(
-        lambda fd, t: fd.ops.var_mean(t, dims, correction=correction), [x]
-    )
+    (var, mean), _ = run_fusion(lambda fd, t: fd.ops.var_mean(t, dims, correction=correction), [x])
     ref_var, ref_mean = torch.var_mean(x.float(), dims, correction=correction)
     assert_close(var, ref_var.to(dtype))
     assert_close(mean, ref_mean.to(dtype))

@@ -15,8 +15,12 @@ def _exec_script(script):
 
 def _definition():
     with FusionDefinition() as fd:
-        t0 = fd.define_tensor(shape=[-1, 1, -1], contiguity=[True, True, None],
-                              dtype=DataType.BFloat16, stride_order=[2, 0, 1])
+        t0 = fd.define_tensor(
+            shape=[-1, 1, -1],
+            contiguity=[True, True, None],
+            dtype=DataType.BFloat16,
+            stride_order=[2, 0, 1],
+        )
         t1 = fd.define_tensor(shape=[-1], contiguity=True, dtype=DataType.Float)
         s = fd.define_scalar(dtype=DataType.Double)
         c = fd.ops.cast(t0, DataType.Float)

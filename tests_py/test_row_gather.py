@@ -27,7 +27,9 @@ def _cross_entropy(fd, logits, labels, *, take_along_axis=True, squeeze=True):
     picked = fd.ops.cast(picked, DataType.Float)
     x = fd.ops.cast(logits, DataType.Float)
     row_max = fd.ops.max(x, [rank - 1], keepdim=not squeeze)
-    shifted = x - (row_max if not squeeze else fd.ops.broadcast(row_max, [False] * (rank - 1) + [True]))
+    shifted = x - (
+        row_max if not squeeze else fd.ops.broadcast(row_max, [False] * (rank - 1) + [True])
+    )
     log_sum = fd.ops.log(fd.ops.sum(fd.ops.exp(shifted), [rank - 1], keepdim=not squeeze))
     if squeeze:
         picked = fd.ops.squeeze(picked, [rank - 1])
@@ -36,13 +38,16 @@ def _cross_entropy(fd, logits, labels, *, take_along_axis=True, squeeze=True):
 
 def _expected(logits, labels):
     flat = torch.nn.functional.cross_entropy(
-        logits.reshape(-1, logits.shape[-1]).double(), labels.reshape(-1), reduction="none")
+        logits.reshape(-1, logits.shape[-1]).double(), labels.reshape(-1), reduction="none"
+    )
     return flat.reshape(labels.shape).float()
 
 
 def _define(logits, labels, **kwargs):
     with FusionDefinition() as fd:
-        fd.add_output(_cross_entropy(fd, fd.from_pytorch(logits), fd.from_pytorch(labels), **kwargs))
+        fd.add_output(
+            _cross_entropy(fd, fd.from_pytorch(logits), fd.from_pytorch(labels), **kwargs)
+        )
     return fd
 
 
@@ -130,7 +135,7 @@ def test_cross_entropy_rows_take_the_usual_elements_a_thread(dtype):
     logits = torch.randn(64, 8192).to(dtype)
     labels = torch.randint(0, 8192, (64,))
     code = _define(logits, labels).cuda_code_for([logits, labels])
-    params = code[code.index("ReductionParams("):].split(")", 1)[0]
+    params = code[code.index("ReductionParams(") :].split(")", 1)[0]
     assert "persistent" in params
     assert "threads_per_row=512," in params, params
     assert _C.nvrtc_compile(code, "nvfuse_reduction", 90)["bytes"] > 0
@@ -142,7 +147,7 @@ def test_cross_entropy_rows_of_other_widths(width):
     logits = torch.randn(64, width).to(torch.bfloat16)
     labels = torch.randint(0, width, (64,))
     code = _define(logits, labels).cuda_code_for([logits, labels])
-    params = code[code.index("ReductionParams("):].split(")", 1)[0]
+    params = code[code.index("ReductionParams(") :].split(")", 1)[0]
     if width == 8191:
         assert "vector_width=1," in params and "groups_per_thread=16," in params, params
     else:

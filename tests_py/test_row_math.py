@@ -14,14 +14,13 @@ import torch
 
 from nvfuse import DataType, FusionDefinition
 from fusion_helpers import DEVICES, compiles_cleanly, kernel_of
-from norm_definitions import define_case
-
-
+from workloads.norm_definitions import define_case
 
 
 def test_softmax_divides_by_the_row_reciprocal_and_takes_the_hardware_exp():
     code = define_case("softmax_fwd", torch.bfloat16).cuda_code_for(
-        [torch.randn(64, 8192, dtype=torch.bfloat16)])
+        [torch.randn(64, 8192, dtype=torch.bfloat16)]
+    )
     kernel = kernel_of(code)
     # The sum holds exp(0) = 1: no divisor check (RowReciprocal).
     assert kernel.count("nvfuse::RowReciprocal<float> divisor_") == 1

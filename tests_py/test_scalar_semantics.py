@@ -10,8 +10,9 @@ from fusion_helpers import DEVICES, run_fusion
 
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("a, b, dtype", [(1.5, -2.0, torch.float32), (1, 0, torch.int64),
-                                         (True, False, torch.bool)])
+@pytest.mark.parametrize(
+    "a, b, dtype", [(1.5, -2.0, torch.float32), (1, 0, torch.int64), (True, False, torch.bool)]
+)
 def test_where_of_two_numbers_has_torchs_dtype(a, b, dtype, device):
     c = torch.tensor([True, False, True], device=device)
     (out,), _ = run_fusion(lambda fd, cond: fd.ops.where(cond, a, b), [c])
@@ -28,9 +29,14 @@ def test_numbers_round_to_the_tensors_half_type_where_torchs_cuda_kernels_do(dty
     its CPU add and sub round, nvfuse follows CUDA)."""
     x = torch.tensor([0.1, 100.7, 2.5, -0.3], dtype=dtype, device=device)
     (eq, rem, added, scaled), _ = run_fusion(
-        lambda fd, t: (fd.ops.eq(t, 0.1), fd.ops.remainder(t, 0.3), fd.ops.add(t, 0.1),
-                       fd.ops.mul(t, 257)),
-        [x])
+        lambda fd, t: (
+            fd.ops.eq(t, 0.1),
+            fd.ops.remainder(t, 0.3),
+            fd.ops.add(t, 0.1),
+            fd.ops.mul(t, 257),
+        ),
+        [x],
+    )
     assert torch.equal(eq, x == 0.1)
     assert eq[0].item()
     assert torch.equal(rem, torch.remainder(x, 0.3))
@@ -42,8 +48,11 @@ def test_numbers_round_to_the_tensors_half_type_where_torchs_cuda_kernels_do(dty
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64])
 @pytest.mark.parametrize("exponent", [0.5, -0.5])
 def test_square_root_powers_have_torchs_special_values(exponent, dtype, device):
-    x = torch.tensor([-float("inf"), -0.0, 0.0, float("inf"), 4.0, -4.0, float("nan")],
-                     dtype=dtype, device=device)
+    x = torch.tensor(
+        [-float("inf"), -0.0, 0.0, float("inf"), 4.0, -4.0, float("nan")],
+        dtype=dtype,
+        device=device,
+    )
     (out,), _ = run_fusion(lambda fd, t: fd.ops.pow(t, exponent), [x])
     want = torch.pow(x, exponent)
     torch.testing.assert_close(out, want, equal_nan=True)

@@ -9,8 +9,12 @@ import torch
 from nvfuse import _C, DataType, FusionDefinition
 from fusion_helpers import DEVICES, assert_close, make_input
 
-NV = {torch.float32: DataType.Float, torch.bfloat16: DataType.BFloat16,
-      torch.int64: DataType.Int, torch.int32: DataType.Int32}
+NV = {
+    torch.float32: DataType.Float,
+    torch.bfloat16: DataType.BFloat16,
+    torch.int64: DataType.Int,
+    torch.int32: DataType.Int32,
+}
 
 
 def _scaled_cumsum(fd, x, dim):
@@ -155,8 +159,9 @@ def test_a_cumsum_along_a_broadcast_axis_is_not_walked(dim, device):
     x = make_input(tuple(shape), torch.float32, device=device)
     y = make_input((5, 8), torch.float32, device=device)
     with FusionDefinition() as fd:
-        t = fd.define_tensor([-1 if s > 1 else 1 for s in shape],
-                             contiguity=[True if s > 1 else None for s in shape])
+        t = fd.define_tensor(
+            [-1 if s > 1 else 1 for s in shape], contiguity=[True if s > 1 else None for s in shape]
+        )
         u = fd.from_pytorch(y)
         fd.add_output(fd.ops.add(fd.ops.cumsum(t, dim), u))
     (out,) = fd.execute([x, y])

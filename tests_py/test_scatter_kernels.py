@@ -14,10 +14,14 @@ import nvfuse
 from nvfuse import _C, DataType, FusionDefinition
 from fusion_helpers import DEVICES, assert_close, make_input
 
-NV = {torch.float32: DataType.Float, torch.bfloat16: DataType.BFloat16,
-      torch.float16: DataType.Half, torch.float64: DataType.Double,
-      torch.int64: DataType.Int,
-      torch.int32: DataType.Int32}
+NV = {
+    torch.float32: DataType.Float,
+    torch.bfloat16: DataType.BFloat16,
+    torch.float16: DataType.Half,
+    torch.float64: DataType.Double,
+    torch.int64: DataType.Int,
+    torch.int32: DataType.Int32,
+}
 
 
 def _plain(fd, src):
@@ -39,27 +43,81 @@ def _relu_doubled_torch(src):
 # name -> (input shape, index shape, src shape, dim, dtype, index dtype,
 #          src body, torch src body)
 CASES = {
-    "dim1_fp32": ((4, 16), (4, 8), (4, 8), 1, torch.float32, torch.int64,
-                  _plain, _plain_torch),
-    "dim0_fp32": ((64, 12), (40, 12), (40, 12), 0, torch.float32, torch.int64,
-                  _plain, _plain_torch),
-    "middle_bf16": ((3, 50, 16), (3, 20, 16), (3, 20, 16), 1, torch.bfloat16,
-                    torch.int64, _relu_doubled, _relu_doubled_torch),
-    "last_int32_index": ((6, 100), (6, 33), (6, 33), 1, torch.float32, torch.int32,
-                         _relu_doubled, _relu_doubled_torch),
+    "dim1_fp32": ((4, 16), (4, 8), (4, 8), 1, torch.float32, torch.int64, _plain, _plain_torch),
+    "dim0_fp32": (
+        (64, 12),
+        (40, 12),
+        (40, 12),
+        0,
+        torch.float32,
+        torch.int64,
+        _plain,
+        _plain_torch,
+    ),
+    "middle_bf16": (
+        (3, 50, 16),
+        (3, 20, 16),
+        (3, 20, 16),
+        1,
+        torch.bfloat16,
+        torch.int64,
+        _relu_doubled,
+        _relu_doubled_torch,
+    ),
+    "last_int32_index": (
+        (6, 100),
+        (6, 33),
+        (6, 33),
+        1,
+        torch.float32,
+        torch.int32,
+        _relu_doubled,
+        _relu_doubled_torch,
+    ),
     # index smaller than src (and than the input) along other axes too
-    "src_larger": ((8, 20), (5, 7), (6, 9), 1, torch.float32, torch.int64,
-                   _relu_doubled, _relu_doubled_torch),
-    "rank1_half": ((1000,), (300,), (300,), 0, torch.float16, torch.int64,
-                   _plain, _plain_torch),
-    "last_bf16_wide": ((16, 4096), (16, 2048), (16, 2048), 1, torch.bfloat16,
-                       torch.int64, _relu_doubled, _relu_doubled_torch),
+    "src_larger": (
+        (8, 20),
+        (5, 7),
+        (6, 9),
+        1,
+        torch.float32,
+        torch.int64,
+        _relu_doubled,
+        _relu_doubled_torch,
+    ),
+    "rank1_half": ((1000,), (300,), (300,), 0, torch.float16, torch.int64, _plain, _plain_torch),
+    "last_bf16_wide": (
+        (16, 4096),
+        (16, 2048),
+        (16, 2048),
+        1,
+        torch.bfloat16,
+        torch.int64,
+        _relu_doubled,
+        _relu_doubled_torch,
+    ),
     # 4 lanes of doubles (the int32 index's width): 32-byte row vectors
-    "last_double_int32_index": ((4, 64), (4, 16), (4, 16), 1, torch.float64,
-                                torch.int32, _relu_doubled, _relu_doubled_torch),
+    "last_double_int32_index": (
+        (4, 64),
+        (4, 16),
+        (4, 16),
+        1,
+        torch.float64,
+        torch.int32,
+        _relu_doubled,
+        _relu_doubled_torch,
+    ),
     # a row of 99: staged and copied element by element
-    "last_odd_row": ((5, 99), (5, 32), (5, 32), 1, torch.float32, torch.int64,
-                     _plain, _plain_torch),
+    "last_odd_row": (
+        (5, 99),
+        (5, 32),
+        (5, 32),
+        1,
+        torch.float32,
+        torch.int64,
+        _plain,
+        _plain_torch,
+    ),
 }
 
 
@@ -86,8 +144,7 @@ def _define(name):
     in_shape, index_shape, src_shape, dim, dtype, index_dtype, body, _ = CASES[name]
     with FusionDefinition() as fd:
         x = fd.define_tensor([-1] * len(in_shape), contiguity=True, dtype=NV[dtype])
-        i = fd.define_tensor([-1] * len(index_shape), contiguity=True,
-                             dtype=NV[index_dtype])
+        i = fd.define_tensor([-1] * len(index_shape), contiguity=True, dtype=NV[index_dtype])
         s = fd.define_tensor([-1] * len(src_shape), contiguity=True, dtype=NV[dtype])
         fd.add_output(fd.ops.scatter(x, i, body(fd, s), dim))
     return fd
@@ -163,7 +220,10 @@ def test_work_on_the_scatters_input_and_result_runs_in_other_kernels():
         r = fd.ops.scatter(fd.ops.exp(t), i, _relu_doubled(fd, s), 1)
         fd.add_output(fd.ops.add(r, 1.0))
     assert [ops for _, ops in fd.segment_summary()] == [
-        ["exp"], ["relu", "mul", "scatter"], ["add"]]
+        ["exp"],
+        ["relu", "mul", "scatter"],
+        ["add"],
+    ]
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -233,10 +293,14 @@ def test_an_in_place_scatter_updates_the_callers_tensor(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("index_shape, src_shape, message", [
-    ((4, 8), (4, 6), "index has size 8 at axis 1 but src only 6"),
-    ((5, 2), (5, 2), "index has size 5 at axis 0 but the input only 4"),
-], ids=["larger_than_src", "larger_than_the_input_off_dim"])
+@pytest.mark.parametrize(
+    "index_shape, src_shape, message",
+    [
+        ((4, 8), (4, 6), "index has size 8 at axis 1 but src only 6"),
+        ((5, 2), (5, 2), "index has size 5 at axis 0 but the input only 4"),
+    ],
+    ids=["larger_than_src", "larger_than_the_input_off_dim"],
+)
 def test_an_index_torch_rejects_is_an_input_error(index_shape, src_shape, message, device):
     x = make_input((4, 16), torch.float32, device=device)
     index = torch.zeros(index_shape, dtype=torch.int64, device=device)

@@ -10,9 +10,19 @@ from nvfuse import DataType, FusionDefinition
 
 
 def nvfuser_fusion_id0(fd: FusionDefinition) -> None:
-    T0 = fd.define_tensor(shape=[-1, -1, -1], contiguity=[True, True, True], dtype=DataType.BFloat16, is_cpu=False, stride_order=[2, 1, 0])  # noqa: E501
-    T1 = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.BFloat16, is_cpu=False, stride_order=[0])  # noqa: E501
-    T2 = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.BFloat16, is_cpu=False, stride_order=[0])  # noqa: E501
+    T0 = fd.define_tensor(
+        shape=[-1, -1, -1],
+        contiguity=[True, True, True],
+        dtype=DataType.BFloat16,
+        is_cpu=False,
+        stride_order=[2, 1, 0],
+    )  # noqa: E501
+    T1 = fd.define_tensor(
+        shape=[-1], contiguity=[True], dtype=DataType.BFloat16, is_cpu=False, stride_order=[0]
+    )  # noqa: E501
+    T2 = fd.define_tensor(
+        shape=[-1], contiguity=[True], dtype=DataType.BFloat16, is_cpu=False, stride_order=[0]
+    )  # noqa: E501
     T3 = fd.ops.cast(T0, dtype=DataType.Float)
     T4, T5 = fd.ops.var_mean(T3, dims=[2], correction=0, keepdim=False)
     S6 = fd.define_scalar(16, dtype=DataType.Int)
@@ -107,8 +117,12 @@ def test_seed_layer_norm_with_statistics_as_inputs_matches_torch():
         rstd = fd.ops.rsqrt(fd.ops.add(fd.ops.broadcast_in_dim(var, [16, 128, 1], [0, 1]), 1e-5))
         centered = fd.ops.sub(xf, fd.ops.broadcast_in_dim(mean, [16, 128, 1], [0, 1]))
         y = fd.ops.mul(centered, rstd)
-        y = fd.ops.mul(y, fd.ops.cast(fd.ops.broadcast_in_dim(w, [16, 128, 1600], [2]), DataType.Float))
-        y = fd.ops.add(y, fd.ops.cast(fd.ops.broadcast_in_dim(b, [16, 128, 1600], [2]), DataType.Float))
+        y = fd.ops.mul(
+            y, fd.ops.cast(fd.ops.broadcast_in_dim(w, [16, 128, 1600], [2]), DataType.Float)
+        )
+        y = fd.ops.add(
+            y, fd.ops.cast(fd.ops.broadcast_in_dim(b, [16, 128, 1600], [2]), DataType.Float)
+        )
         fd.add_output(fd.ops.cast(y, DataType.BFloat16))
     x, w, b = _seed_inputs()
     var, mean = torch.var_mean(x.float(), dim=2, correction=0)

@@ -31,8 +31,9 @@ def test_a_100_op_chain_is_one_kernel():
 def test_a_30_layer_linear_relu_stack_alternates_aten_and_kernels():
     def build(fd):
         y = fd.define_tensor([-1, 256], contiguity=True, dtype=DataType.Float)
-        weights = [fd.define_tensor([256, 256], contiguity=True, dtype=DataType.Float)
-                   for _ in range(30)]
+        weights = [
+            fd.define_tensor([256, 256], contiguity=True, dtype=DataType.Float) for _ in range(30)
+        ]
         for w in weights:
             y = fd.ops.relu(fd.ops.linear(y, w))
         fd.add_output(y)

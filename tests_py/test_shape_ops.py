@@ -86,13 +86,18 @@ def test_squeeze_of_a_sized_axis_is_a_definition_error():
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize(
     "start, end, step",
-    [([0, 0], [3, 5], [1, 1]), ([1, 2], [3, 5], [1, 2]), ([-2, 1], [10, -1], [1, 3]),
-     ([2, 4], [1, 2], [1, 1]), ([0, -100], [2, 100], [2, 1])],
+    [
+        ([0, 0], [3, 5], [1, 1]),
+        ([1, 2], [3, 5], [1, 2]),
+        ([-2, 1], [10, -1], [1, 3]),
+        ([2, 4], [1, 2], [1, 1]),
+        ([0, -100], [2, 100], [2, 1]),
+    ],
 )
 def test_slice_matches_python_slicing(start, end, step, device):
     x = make_input((4, 7), torch.float32, device=device)
     (out,), _ = run_fusion(lambda fd, t: fd.ops.slice(t, start, end, step), [x])
-    assert_close(out, x[start[0]:end[0]:step[0], start[1]:end[1]:step[1]])
+    assert_close(out, x[start[0] : end[0] : step[0], start[1] : end[1] : step[1]])
 
 
 def test_slice_with_symbolic_bounds():

@@ -18,16 +18,19 @@ def _causal_softmax(seq):
         cols = fd.ops.broadcast_in_dim(positions, shape=[1, seq], broadcast_dims=[1])
         keep = fd.ops.ge(
             fd.ops.broadcast_in_dim(rows, shape=[seq, seq], broadcast_dims=[0, 1]),
-            fd.ops.broadcast_in_dim(cols, shape=[seq, seq], broadcast_dims=[0, 1]))
+            fd.ops.broadcast_in_dim(cols, shape=[seq, seq], broadcast_dims=[0, 1]),
+        )
         shape = scores.shape()
         masked = fd.ops.where(
-            fd.ops.broadcast_in_dim(keep, shape=shape, broadcast_dims=[2, 3]),
-            scores, float("-inf"))
-        top = fd.ops.broadcast_in_dim(fd.ops.max(masked, dims=[3], keepdim=True),
-                                      shape=shape, broadcast_dims=[0, 1, 2, 3])
+            fd.ops.broadcast_in_dim(keep, shape=shape, broadcast_dims=[2, 3]), scores, float("-inf")
+        )
+        top = fd.ops.broadcast_in_dim(
+            fd.ops.max(masked, dims=[3], keepdim=True), shape=shape, broadcast_dims=[0, 1, 2, 3]
+        )
         e = fd.ops.exp(masked - top)
-        total = fd.ops.broadcast_in_dim(fd.ops.sum(e, dims=[3], keepdim=True),
-                                        shape=shape, broadcast_dims=[0, 1, 2, 3])
+        total = fd.ops.broadcast_in_dim(
+            fd.ops.sum(e, dims=[3], keepdim=True), shape=shape, broadcast_dims=[0, 1, 2, 3]
+        )
         fd.add_output(e / total)
     return fd
 

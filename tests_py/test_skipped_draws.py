@@ -52,7 +52,8 @@ def test_dropout_without_a_masked_fill_is_always_drawn():
         y = fd.ops.cast(x, DataType.Float)
         var, mean = fd.ops.var_mean(y, [1], correction=0)
         normed = (y - fd.ops.broadcast(mean, [False, True])) * fd.ops.broadcast(
-            fd.ops.rsqrt(var + 1e-5), [False, True])
+            fd.ops.rsqrt(var + 1e-5), [False, True]
+        )
         keep = fd.ops.lt(fd.ops.rand_like(normed), 1.0 - P_DROP)
         fd.add_output(fd.ops.cast(fd.ops.where(keep, normed, 0.0), DataType.BFloat16))
     code = fd.cuda_code_for([torch.randn(64, 1024, dtype=torch.bfloat16)])

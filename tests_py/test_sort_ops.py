@@ -28,7 +28,8 @@ def _distinct(shape, dtype, device):
 def test_topk_matches_torch(dtype, dim, largest, device):
     x = _distinct((6, 40), dtype, device)
     (values, indices), _ = run_fusion(
-        lambda fd, t: fd.ops.topk(t, 5, dim, largest=largest, sorted=True), [x])
+        lambda fd, t: fd.ops.topk(t, 5, dim, largest=largest, sorted=True), [x]
+    )
     want_values, want_indices = torch.topk(x, 5, dim, largest=largest, sorted=True)
     assert_close(values, want_values)
     assert indices.dtype == torch.int64
@@ -103,7 +104,8 @@ def test_topk_with_a_float_k_is_a_type_error():
 def test_stable_argsort_matches_torch_with_ties(dim, descending, device):
     x = torch.randint(0, 4, (7, 33), device=device).to(torch.float16)
     (out,), _ = run_fusion(
-        lambda fd, t: fd.ops.argsort(t, dim, descending=descending, stable=True), [x])
+        lambda fd, t: fd.ops.argsort(t, dim, descending=descending, stable=True), [x]
+    )
     assert out.dtype == torch.int64
     assert torch.equal(out, torch.argsort(x, dim=dim, descending=descending, stable=True))
 

@@ -33,8 +33,8 @@ def test_split_kernels_reset_their_semaphores(axis, shape):
     arrive zeroes its counter."""
     code = _sum(axis).cuda_code_for([torch.randn(*shape, dtype=torch.bfloat16)])
     assert ", split," in code and "arrive_last(args.semaphores" in code
-    helper = code[code.index("bool arrive_last("):]
-    assert "atomicExch(counter, 0u)" in helper[:helper.index("\n}\n")]
+    helper = code[code.index("bool arrive_last(") :]
+    assert "atomicExch(counter, 0u)" in helper[: helper.index("\n}\n")]
     compiled = _C.nvrtc_compile(code, "nvfuse_reduction", 90)
     assert compiled["bytes"] > 0
 
@@ -42,8 +42,9 @@ def test_split_kernels_reset_their_semaphores(axis, shape):
 @pytest.mark.gpu
 def test_repeated_split_reductions_of_changing_shapes_stay_correct():
     fds = {axis: _sum(axis) for axis in (0, 1)}
-    inputs = [(axis, torch.randn(*shape, device="cuda").to(torch.bfloat16))
-              for axis, shape in SPLIT_CASES]
+    inputs = [
+        (axis, torch.randn(*shape, device="cuda").to(torch.bfloat16)) for axis, shape in SPLIT_CASES
+    ]
     for _ in range(5):
         for axis, x in inputs:
             (got,) = fds[axis].execute([x])

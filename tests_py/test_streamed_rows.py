@@ -14,13 +14,19 @@ import pytest
 import torch
 
 from nvfuse import _C
-from norm_definitions import CASES, check_case, define_case, reduction_tuning
+from workloads.norm_definitions import CASES, check_case, define_case, reduction_tuning
 from test_reduction_codegen import kernels_of, ptxas_resources
 
 BF16, FP32 = torch.bfloat16, torch.float32
 # Rows of phases without a variance (those with one stay chunked by a block).
-STREAMED_CASES = ["softmax_bwd", "layer_norm_bwd", "rms_norm_bwd", "softmax_fwd",
-                  "log_softmax_fwd", "rms_norm_fwd"]
+STREAMED_CASES = [
+    "softmax_bwd",
+    "layer_norm_bwd",
+    "rms_norm_bwd",
+    "softmax_fwd",
+    "log_softmax_fwd",
+    "rms_norm_fwd",
+]
 
 
 def _code(name, dtype, rows, width):
@@ -43,7 +49,10 @@ def test_rows_no_cluster_holds_are_streamed_by_one(name):
     assert "const Index first_chunk = Index(blockIdx.x % kCluster) * part_chunks;" in code
     assert code.count("for (Index chunk = first_chunk; chunk < first_chunk + part_chunks") == 2
     # Walked by one wave of clusters, pushing their values to each other.
-    assert "row += Index(gridDim.x / kCluster)" in code or "group += Index(gridDim.x / kCluster)" in code
+    assert (
+        "row += Index(gridDim.x / kCluster)" in code
+        or "group += Index(gridDim.x / kCluster)" in code
+    )
     assert "nvfuse::cluster_reduce_pushed<kCluster, 0>" in code and "++cluster_round;" in code
     # The first row's part into L2 before the walk, the next row's in the last phase.
     assert code.count("nvfuse::prefetch_l2(args.") == 4  # two inputs, two rows

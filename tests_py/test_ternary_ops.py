@@ -12,8 +12,7 @@ FLOATS = [torch.float32, torch.float64, torch.bfloat16, torch.float16]
 
 def test_ternary_ops_cover_every_op_of_arity_three_or_more():
     wide = {n for n, arity, _ in nvfuse._C.pointwise_ops() if arity >= 3}
-    assert wide == {"where", "lerp", "clamp", "threshold", "add_alpha",
-                    "sub_alpha", "addcmul"}
+    assert wide == {"where", "lerp", "clamp", "threshold", "add_alpha", "sub_alpha", "addcmul"}
 
 
 @pytest.mark.parametrize("dtype", FLOATS + [torch.int64, torch.bool], ids=str)
@@ -83,9 +82,7 @@ def test_add_alpha_and_sub_alpha_match_torch(dtype):
 @pytest.mark.parametrize("dtype", FLOATS, ids=str)
 def test_addcmul_matches_torch(dtype):
     a, b, c = (make_input((2, 6), dtype) for _ in range(3))
-    (out,), _ = run_fusion(
-        lambda fd, x, y, z: fd.ops.addcmul(x, y, z, 0.5), [a, b, c]
-    )
+    (out,), _ = run_fusion(lambda fd, x, y, z: fd.ops.addcmul(x, y, z, 0.5), [a, b, c])
     assert_close(out, torch.addcmul(a, b, c, value=0.5))
 
 

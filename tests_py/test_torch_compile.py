@@ -10,11 +10,15 @@ import torch.nn.functional as F
 
 import nvfuse.dynamo
 from nvfuse.errors import DefinitionError
-from model_blocks import GPT2Block, LlamaBlock, LMHeadLoss, MLP
+from workloads.model_blocks import GPT2Block, LlamaBlock, LMHeadLoss, MLP
 
 CUDA = torch.cuda.is_available()
-DEVICES = ["cpu", pytest.param("cuda", marks=[
-    pytest.mark.gpu, pytest.mark.skipif(not CUDA, reason="needs CUDA")])]
+DEVICES = [
+    "cpu",
+    pytest.param(
+        "cuda", marks=[pytest.mark.gpu, pytest.mark.skipif(not CUDA, reason="needs CUDA")]
+    ),
+]
 
 
 @pytest.fixture(autouse=True)
@@ -26,14 +30,16 @@ def fresh_dynamo():
 
 
 def _tolerances(dtype):
-    return {torch.float32: dict(rtol=1e-4, atol=1e-4),
-            torch.bfloat16: dict(rtol=3e-2, atol=3e-2)}[dtype]
+    return {torch.float32: dict(rtol=1e-4, atol=1e-4), torch.bfloat16: dict(rtol=3e-2, atol=3e-2)}[
+        dtype
+    ]
 
 
 def _train_step_matches_eager(model, inputs, dtype=torch.float32, **compile_kwargs):
     """Two training steps (forward, backward, SGD update) of `model` compiled
     and of a copy in eager, compared on outputs and every gradient."""
     import copy
+
     eager = copy.deepcopy(model)
     compiled = torch.compile(model, backend="nvfuse", **compile_kwargs)
     tol = _tolerances(dtype)
@@ -87,8 +93,9 @@ def test_llama_block_trains_as_eager(device):
 def test_llama_block_trains_as_eager_in_bf16():
     torch.manual_seed(0)
     block = LlamaBlock().to("cuda", torch.bfloat16)
-    _train_step_matches_eager(block, [torch.randn(2, 16, 64, device="cuda", dtype=torch.bfloat16)],
-                              dtype=torch.bfloat16)
+    _train_step_matches_eager(
+        block, [torch.randn(2, 16, 64, device="cuda", dtype=torch.bfloat16)], dtype=torch.bfloat16
+    )
 
 
 @pytest.mark.parametrize("device", DEVICES)
@@ -210,22 +217,26 @@ def test_dropout_keeps_torch_statistics_and_seed(device):
 def test_options_are_checked():
     # Dynamo calls the backend at the first call and wraps what it raises.
     with pytest.raises(torch._dynamo.exc.BackendCompilerFailed, match="unknown option") as raised:
-        torch.compile(lambda x: x * 2 + 1, backend="nvfuse",
-                      options={"cuda_graph_trees": True})(torch.randn(4))
+        torch.compile(lambda x: x * 2 + 1, backend="nvfuse", options={"cuda_graph_trees": True})(
+            torch.randn(4)
+        )
     assert isinstance(raised.value.inner_exception, DefinitionError)
     assert "cuda_graph_trees" in str(raised.value.inner_exception)
 
 
 def test_dump_prints_each_graph(capfd):
-    torch.compile(lambda x: (x * 2 + 1).exp(), backend="nvfuse", options={"dump": True})(torch.randn(4))
+    torch.compile(lambda x: (x * 2 + 1).exp(), backend="nvfuse", options={"dump": True})(
+        torch.randn(4)
+    )
     err = capfd.readouterr().err
     assert "nvfuse inference graph: 1 fusions" in err and "aten.exp.default" in err
 
 
 def test_dtype_copies_with_a_memory_format_fuse():
     def f(x):
-        wide = torch.ops.aten._to_copy.default(x, dtype=torch.float32,
-                                               memory_format=torch.contiguous_format)
+        wide = torch.ops.aten._to_copy.default(
+            x, dtype=torch.float32, memory_format=torch.contiguous_format
+        )
         return (wide * 2).exp().sum(-1)
 
     x = torch.randn(8, 16, dtype=torch.bfloat16)
@@ -243,6 +254,7 @@ def test_unknown_modes_are_named():
 
 def _cudagraph_skips():
     from torch._dynamo.utils import counters
+
     return counters["inductor"]["cudagraph_skips"]
 
 
@@ -266,7 +278,8 @@ def test_cuda_graphs_replay_training_steps(how):
     _train_step_matches_eager(block, [x], **how)
     assert _cudagraph_skips() == before
     manager = torch._inductor.cudagraph_trees.get_manager(
-        torch.cuda.current_device(), create_if_none_exists=False)
+        torch.cuda.current_device(), create_if_none_exists=False
+    )
     assert manager is not None and any(manager.roots.values())  # graphs were recorded
     assert len(_fusions("forward")) > 0 and len(_fusions("backward")) > 0
 

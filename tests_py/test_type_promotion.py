@@ -9,8 +9,16 @@ import torch
 from nvfuse import DataType
 from fusion_helpers import make_input, run_fusion
 
-DTYPES = [torch.bool, torch.int32, torch.int64, torch.bfloat16, torch.float16,
-          torch.float32, torch.float64, torch.complex64]
+DTYPES = [
+    torch.bool,
+    torch.int32,
+    torch.int64,
+    torch.bfloat16,
+    torch.float16,
+    torch.float32,
+    torch.float64,
+    torch.complex64,
+]
 SCALARS = [True, 3, 2.5, 1 + 2j]
 
 
@@ -25,9 +33,7 @@ def _torch_result_type(*operands):
     return torch.complex64 if result == torch.complex32 else result
 
 
-@pytest.mark.parametrize(
-    "a,b", list(itertools.combinations_with_replacement(DTYPES, 2)), ids=str
-)
+@pytest.mark.parametrize("a,b", list(itertools.combinations_with_replacement(DTYPES, 2)), ids=str)
 def test_tensor_tensor_add_dtype_matches_torch(a, b):
     if torch.bool in (a, b) and a == b:
         pytest.skip("bool + bool is bool in both; covered by the table below")

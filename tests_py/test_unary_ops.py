@@ -101,11 +101,29 @@ def test_unary_op_matches_torch(op, dtype):
     assert_close(out, expected)
 
 
-@pytest.mark.parametrize("op", [
-    "abs", "exp", "sqrt", "real", "imag", "isnan", "neg",
-    # torch takes complex here too (the predecessor's clients send them)
-    "rsqrt", "sigmoid", "sinh", "tan", "log10", "log2", "log1p", "expm1", "exp2", "silu",
-])
+@pytest.mark.parametrize(
+    "op",
+    [
+        "abs",
+        "exp",
+        "sqrt",
+        "real",
+        "imag",
+        "isnan",
+        "neg",
+        # torch takes complex here too (the predecessor's clients send them)
+        "rsqrt",
+        "sigmoid",
+        "sinh",
+        "tan",
+        "log10",
+        "log2",
+        "log1p",
+        "expm1",
+        "exp2",
+        "silu",
+    ],
+)
 def test_unary_op_complex_matches_torch(op):
     x = torch.randn(4, 3, dtype=torch.complex64)
     (out,), _ = run_fusion(lambda fd, t: getattr(fd.ops, op)(t), [x])
@@ -121,7 +139,5 @@ def test_unary_op_special_values_match_torch(op, value):
 
 
 def test_unary_op_on_symbolic_scalar_input():
-    (out,), _ = run_fusion(
-        lambda fd, t, s: fd.ops.mul(t, fd.ops.neg(s)), [torch.ones(3), 2.5]
-    )
+    (out,), _ = run_fusion(lambda fd, t, s: fd.ops.mul(t, fd.ops.neg(s)), [torch.ones(3), 2.5])
     assert_close(out, torch.full((3,), -2.5))

@@ -31,14 +31,33 @@ FLOATS = ["bfloat16", "float16", "float32"]
 # name: (arity, accepted operand kinds, torch spelling). Kinds: "f" floating,
 # "i" integer, "b" bool. Each op is `torch.<name>` and `fd.ops.<name>`.
 UNARY = {
-    "neg": "fi", "abs": "fi", "exp": "f", "sin": "fib", "tanh": "f",
-    "sigmoid": "f", "relu": "fi", "sqrt": "f", "log1p": "f", "floor": "f",
-    "logical_not": "fib", "isnan": "fib", "reciprocal": "f",
+    "neg": "fi",
+    "abs": "fi",
+    "exp": "f",
+    "sin": "fib",
+    "tanh": "f",
+    "sigmoid": "f",
+    "relu": "fi",
+    "sqrt": "f",
+    "log1p": "f",
+    "floor": "f",
+    "logical_not": "fib",
+    "isnan": "fib",
+    "reciprocal": "f",
 }
 BINARY = {
-    "add": "fi", "sub": "fi", "mul": "fib", "maximum": "fib", "minimum": "fib",
-    "eq": "fib", "lt": "fi", "ge": "fi", "logical_and": "fib", "atan2": "f",
-    "remainder": "f", "pow": "f",
+    "add": "fi",
+    "sub": "fi",
+    "mul": "fib",
+    "maximum": "fib",
+    "minimum": "fib",
+    "eq": "fib",
+    "lt": "fi",
+    "ge": "fi",
+    "logical_and": "fib",
+    "atan2": "f",
+    "remainder": "f",
+    "pow": "f",
 }
 REDUCTIONS = {"sum": "fib", "amax": "fi", "mean": "f"}
 # Indexing ops: torch.<name>(x, dim, index) is fd.ops.<name>(x, index, dim)
@@ -58,8 +77,10 @@ def random_case(seed):
     `inputs`, named by ops' params, not values."""
     rng = random.Random(seed)
     rank = rng.choice([1, 2, 2, 3])
-    shape = [rng.choice([0, 1, 1, 2, 3, 5, 8, 17, 64, 130]) if rng.random() < 0.9 else 0
-             for _ in range(rank)]
+    shape = [
+        rng.choice([0, 1, 1, 2, 3, 5, 8, 17, 64, 130]) if rng.random() < 0.9 else 0
+        for _ in range(rank)
+    ]
     if rng.random() < 0.8:
         shape = [max(n, 1) for n in shape]  # most cases have elements
     inputs = []
@@ -79,10 +100,10 @@ def random_case(seed):
             values.append((op[1][0], "bool"))  # its condition
         values.append(op[1])
     last = len(values) - 1
-    outputs = sorted({last} | {rng.randrange(len(inputs), len(values))
-                               for _ in range(rng.randint(0, 2))})
-    return {"seed": seed, "inputs": inputs, "indices": indices, "ops": ops,
-            "outputs": outputs}
+    outputs = sorted(
+        {last} | {rng.randrange(len(inputs), len(values)) for _ in range(rng.randint(0, 2))}
+    )
+    return {"seed": seed, "inputs": inputs, "indices": indices, "ops": ops, "outputs": outputs}
 
 
 def random_op(rng, values, indices):
@@ -99,8 +120,7 @@ def random_op(rng, values, indices):
         op, result = (name, [i], {}), result_of(name, [values[i]])
     elif choice < 0.65:
         name = rng.choice([n for n, kinds in BINARY.items() if kind in kinds])
-        same = [j for j, v in enumerate(values)
-                if v[0] == shape and kind_of(v[1]) in BINARY[name]]
+        same = [j for j, v in enumerate(values) if v[0] == shape and kind_of(v[1]) in BINARY[name]]
         if rng.random() < 0.35 or not same:
             other = ("number", number_for(rng, kind))
             op, result = (name, [i, other], {}), result_of(name, [values[i], other[1]])
@@ -124,7 +144,7 @@ def random_op(rng, values, indices):
         if name == "amax" and shape[axis] == 0:
             return None  # torch raises on an empty max
         out_dtype = "int64" if name == "sum" and kind != "f" else dtype
-        op, result = (name, [i], {"dim": axis}), (shape[:axis] + shape[axis + 1:], out_dtype)
+        op, result = (name, [i], {"dim": axis}), (shape[:axis] + shape[axis + 1 :], out_dtype)
     elif choice < 0.93 and shape:
         return random_indexing(rng, i, values[i], indices)
     elif choice < 0.95 and shape:
@@ -176,6 +196,7 @@ def number_for(rng, kind):
 
 def promote(a, b):
     import torch
+
     return str(torch.promote_types(getattr(torch, a), getattr(torch, b))).replace("torch.", "")
 
 
@@ -183,8 +204,11 @@ def result_of(name, operands):
     """The (shape, dtype) torch gives `name` of operands ((shape, dtype)
     values or numbers), or None when torch refuses them."""
     import torch
-    tensors = [torch.zeros(o[0], dtype=getattr(torch, o[1])) if isinstance(o, tuple) else o
-               for o in operands]
+
+    tensors = [
+        torch.zeros(o[0], dtype=getattr(torch, o[1])) if isinstance(o, tuple) else o
+        for o in operands
+    ]
     try:
         out = getattr(torch, name)(*tensors)
     except (RuntimeError, TypeError):
@@ -194,8 +218,10 @@ def result_of(name, operands):
 
 # -- running a case ---------------------------------------------------------
 
+
 def make_inputs(case, device):
     import torch
+
     g = torch.Generator().manual_seed(case["seed"])
     tensors = []
     for shape, dtype, layout in case["inputs"]:
@@ -221,8 +247,9 @@ def apply(case, inputs, fd=None):
     """The case's outputs: computed by torch on `inputs` (fd None), or
     recorded into `fd` over its input handles (index tensors last)."""
     import torch
-    values = list(inputs[:len(case["inputs"])])
-    index_tensors = inputs[len(case["inputs"]):]
+
+    values = list(inputs[: len(case["inputs"])])
+    index_tensors = inputs[len(case["inputs"]) :]
     lib = torch if fd is None else fd.ops
 
     def operand(x):
@@ -239,8 +266,9 @@ def apply(case, inputs, fd=None):
         elif name in REDUCTIONS and fd is None:
             values.append(getattr(torch, name)(ins[0], params["dim"]))
         elif name in REDUCTIONS:
-            values.append(getattr(fd.ops, "max" if name == "amax" else name)(
-                ins[0], [params["dim"]]))
+            values.append(
+                getattr(fd.ops, "max" if name == "amax" else name)(ins[0], [params["dim"]])
+            )
         elif name in INDEXING:
             index, dim = index_tensors[params["index"]], params["dim"]
             if fd is not None:
@@ -254,7 +282,9 @@ def apply(case, inputs, fd=None):
         elif name == "reshape":
             values.append(lib.reshape(ins[0], params["shape"]))
         elif name == "slice" and fd is None:
-            values.append(ins[0][tuple(slice(a, b) for a, b in zip(params["starts"], params["ends"]))])
+            values.append(
+                ins[0][tuple(slice(a, b) for a, b in zip(params["starts"], params["ends"]))]
+            )
         elif name == "slice":
             values.append(fd.ops.slice(ins[0], params["starts"], params["ends"]))
         elif fd is None:
@@ -276,22 +306,31 @@ def cuda_like(name, ins):
     once where CUDA rounds twice, its add rounds the number); nvfuse
     follows CUDA."""
     import torch
-    out_dtype = getattr(torch, name)(*[
-        torch.zeros((), dtype=x.dtype) if isinstance(x, torch.Tensor) else x for x in ins]).dtype
+
+    out_dtype = getattr(torch, name)(
+        *[torch.zeros((), dtype=x.dtype) if isinstance(x, torch.Tensor) else x for x in ins]
+    ).dtype
     common = torch.result_type(*ins) if len(ins) > 1 else ins[0].dtype
     if common not in (torch.float16, torch.bfloat16):
         return getattr(torch, name)(*ins)
-    rounded = [torch.tensor(x, dtype=common).item()
-               if not isinstance(x, torch.Tensor) and name not in UNROUNDED_NUMBERS else x
-               for x in ins]
+    rounded = [
+        torch.tensor(x, dtype=common).item()
+        if not isinstance(x, torch.Tensor) and name not in UNROUNDED_NUMBERS
+        else x
+        for x in ins
+    ]
     wide = [x.float() if isinstance(x, torch.Tensor) else x for x in rounded]
     return getattr(torch, name)(*wide).to(out_dtype)
 
 
 def tolerance(dtype):
     import torch
-    return {torch.bfloat16: (1.6e-2, 1e-2), torch.float16: (1e-3, 1e-3),
-            torch.float32: (1e-4, 1e-5)}.get(dtype, (0, 0))
+
+    return {
+        torch.bfloat16: (1.6e-2, 1e-2),
+        torch.float16: (1e-3, 1e-3),
+        torch.float32: (1e-4, 1e-5),
+    }.get(dtype, (0, 0))
 
 
 def check_case(case, device):
@@ -321,10 +360,12 @@ def check_case(case, device):
 
 
 def script_of(case, device):
-    return (f"# tools/fuzz.py case {case['seed']} on {device}\n"
-            f"import sys; sys.path.insert(0, 'tools'); import fuzz\n"
-            f"case = {case!r}\n"
-            f"print(fuzz.check_case(case, {device!r}))\n")
+    return (
+        f"# tools/fuzz.py case {case['seed']} on {device}\n"
+        f"import sys; sys.path.insert(0, 'tools'); import fuzz\n"
+        f"case = {case!r}\n"
+        f"print(fuzz.check_case(case, {device!r}))\n"
+    )
 
 
 def worker(jobs, results, device):
@@ -334,11 +375,13 @@ def worker(jobs, results, device):
     for case in iter(jobs.get, None):
         if case.get("abort"):  # the crash path's own test
             import os
+
             os.abort()
         try:
             finding = check_case(case, device)
         except Exception as e:  # an nvfuse error torch does not raise
             from nvfuse.errors import NvfuseError
+
             kind = "typed" if isinstance(e, NvfuseError) else "UNTYPED"
             finding = f"{kind} {type(e).__name__}: {str(e).splitlines()[0][:200]}"
         results.send((case["seed"], finding))
@@ -416,7 +459,9 @@ def only_outputs(case, outputs):
     ops, next_value = [], n_inputs
     for k in sorted(ops_needed):
         name, args, params = case["ops"][k]
-        ops.append((name, [a if isinstance(a, (tuple, list)) else renumber[a] for a in args], params))
+        ops.append(
+            (name, [a if isinstance(a, (tuple, list)) else renumber[a] for a in args], params)
+        )
         for j in range(counts[k]):
             renumber[first[k] + j] = next_value + j
         next_value += counts[k]
@@ -445,8 +490,9 @@ def main():
     parser.add_argument("--cases", type=int, default=200)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--device", default="cpu")
-    parser.add_argument("--shrink", action="store_true",
-                        help="print each failing case shrunk, as a script")
+    parser.add_argument(
+        "--shrink", action="store_true", help="print each failing case shrunk, as a script"
+    )
     args = parser.parse_args()
     cases = [random_case(args.seed + k) for k in range(args.cases)]
     findings = run_cases(cases, args.device)
@@ -455,8 +501,7 @@ def main():
         print(f"case {seed}: {finding}")
         if args.shrink and not finding.startswith("CRASH"):
             print(script_of(shrink(random_case(seed), args.device), args.device))
-    print(f"{len(cases)} cases on {args.device}: {len(findings)} findings, "
-          f"{len(crashes)} crashes")
+    print(f"{len(cases)} cases on {args.device}: {len(findings)} findings, {len(crashes)} crashes")
     return 1 if findings else 0
 
 

@@ -37,10 +37,16 @@ def reference():
     from nvfuse.ops import Operators
 
     table = _C.pointwise_ops()
-    lines = [HEADER, "## Elementwise ops", "",
-             "Operands are tensors, scalars or Python numbers; lower-rank tensors "
-             "broadcast over leading axes; the result type follows torch's promotion.", "",
-             "| op | parameters |", "| --- | --- |"]
+    lines = [
+        HEADER,
+        "## Elementwise ops",
+        "",
+        "Operands are tensors, scalars or Python numbers; lower-rank tensors "
+        "broadcast over leading axes; the result type follows torch's promotion.",
+        "",
+        "| op | parameters |",
+        "| --- | --- |",
+    ]
     lines += [f"| `{name}` | `{parameters.replace(',', ', ')}` |" for name, _, parameters in table]
     elementwise = {name for name, _, _ in table}
     lines += ["", "## Other ops", ""]
@@ -57,15 +63,15 @@ def reference():
 def main():
     target = Path(__file__).resolve().parent.parent / "docs" / "ops.md"
     text = reference()
-    undocumented = [line for line in text.splitlines()
-                    if line.startswith("- `") and line.endswith(": ")]
+    undocumented = [
+        line for line in text.splitlines() if line.startswith("- `") and line.endswith(": ")
+    ]
     if undocumented:
         print("ops without a docstring:\n" + "\n".join(undocumented), file=sys.stderr)
         return 1
     if "--check" in sys.argv[1:]:
         if not target.exists() or target.read_text() != text:
-            print(f"{target} is stale: run python3 tools/generate_op_reference.py",
-                  file=sys.stderr)
+            print(f"{target} is stale: run python3 tools/generate_op_reference.py", file=sys.stderr)
             return 1
         return 0
     target.write_text(text)

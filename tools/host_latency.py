@@ -13,8 +13,10 @@ import time
 
 import torch
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
-import loss_and_norm_definitions as defs  # noqa: E402
+sys.path.insert(
+    0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+)  # the workloads package
+import workloads.loss_and_norm_definitions as defs  # noqa: E402
 import test_transformer_ops as ops  # noqa: E402
 
 from nvfuse import FusionDefinition  # noqa: E402
@@ -45,11 +47,14 @@ def cases():
     yield "add (pointwise)", add_fd(), [a, a], lambda x, y: x + y
     q = torch.randn(1, 2, 16, ops.HEAD_DIM, dtype=bf, device="cuda")
     angles = torch.rand(16, ops.HEAD_DIM, device="cuda")
-    yield ("rope (coordinate)", ops._rope_fd(bf), [q, angles.cos().to(bf), angles.sin().to(bf)],
-           ops._rope_torch)
+    yield (
+        "rope (coordinate)",
+        ops._rope_fd(bf),
+        [q, angles.cos().to(bf), angles.sin().to(bf)],
+        ops._rope_torch,
+    )
     x = torch.randn(8, 8192, dtype=bf, device="cuda")
-    yield ("dropout_residual (coordinate)", ops._dropout_fd(bf), [x, x.clone()],
-           ops._dropout_torch)
+    yield ("dropout_residual (coordinate)", ops._dropout_fd(bf), [x, x.clone()], ops._dropout_torch)
     # (attention_prologue has no tiny size: its smallest input is 24 MB.)
     for case in ["cross_entropy_fwd", "cross_entropy_bwd", "dropout_ln"]:
         inputs = getattr(defs, f"{case}_inputs")(8, bf)

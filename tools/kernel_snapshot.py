@@ -1,8 +1,10 @@
-"""A fingerprint of the reduction kernels nvfuse generates, without a GPU.
+"""A fingerprint of the kernels nvfuse generates, without a GPU.
 
 Generates the CUDA source (FusionDefinition.cuda_code_for, sm_90 defaults)
 of every normalization case and loss/attention block over a grid of shapes,
-dtypes and reduction tunings, and prints one line per combination: its key
+dtypes and reduction tunings, and of the pointwise and transformer-op
+benchmarks' fusions (pointwise, transpose, coordinate, scan and scatter
+kernels) over their sizes, and prints one line per combination: its key
 and a hash of the source. A refactoring of the schedulers or the code
 generators that must not change what runs is checked by comparing two
 snapshots:
@@ -18,20 +20,31 @@ the schedulers), so the large shapes cost no memory traffic.
 
 import argparse
 import hashlib
+import importlib.util
 import os
 import sys
 
 import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path[:0] = [os.path.join(ROOT, "tests_py"), os.path.join(ROOT, "benchmarks")]
+sys.path.insert(
+    0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+)  # the workloads package
 
-from nvfuse import _C  # noqa: E402
-import loss_and_norm_definitions as blocks  # noqa: E402
-from norm_definitions import CASES, VARIANTS, define_case, reduction_tuning  # noqa: E402
+import workloads.loss_and_norm_definitions as blocks  # noqa: E402
+from workloads.norm_definitions import CASES, VARIANTS, define_case, reduction_tuning  # noqa: E402
 
-SHAPES = [(4, 7), (2048, 1600), (16384, 1600), (2048, 4096), (8192, 4096),
-          (32768, 8192), (4096, 65536), (512, 262144), (8, 1 << 20)]
+SHAPES = [
+    (4, 7),
+    (2048, 1600),
+    (16384, 1600),
+    (2048, 4096),
+    (8192, 4096),
+    (32768, 8192),
+    (4096, 65536),
+    (512, 262144),
+    (8, 1 << 20),
+]
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 TUNINGS = {
     "default": {},
@@ -48,8 +61,10 @@ BLOCKS = ("cross_entropy_fwd", "cross_entropy_bwd", "dropout_ln", "attention_pro
 def case_inputs(name, rows, width, dtype):
     case = CASES[name] if name in CASES else VARIANTS[name]
     shapes = {"NW": (rows, width), "W": (width,), "N1": (rows, 1), "N": (rows,)}
-    return [torch.empty(shapes[spec], dtype=torch.float32 if spec in ("N1", "N") else dtype)
-            for spec in case.inputs]
+    return [
+        torch.empty(shapes[spec], dtype=torch.float32 if spec in ("N1", "N") else dtype)
+        for spec in case.inputs
+    ]
 
 
 class _OnCpu(torch.overrides.TorchFunctionMode):
@@ -78,12 +93,51 @@ def fingerprint(fd, inputs):
     try:
         code = fd.cuda_code_for(inputs)
     except Exception as error:  # a case a shape cannot take is part of the snapshot
-        code = "error: " + type(error).__name__
+        return "error-" + type(error).__name__
     return hashlib.sha1(code.encode()).hexdigest()[:16]
 
 
-def snapshot():
+def benchmark_module(name):
+    """A benchmark file's module, loaded from its path (benchmarks/ is not a
+    package): its CASES are the fusions the benchmark times."""
+    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, "benchmarks", name + ".py"))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def fusion_of(body, inputs, dtype):
+    from nvfuse import FusionDefinition
+    from nvfuse.pytorch_utils import torch_dtype_to_nvfuse_dtype
+
+    with FusionDefinition() as fd:
+        handles = [fd.from_pytorch(t) for t in inputs]
+        fd.add_output(body(fd, *handles, torch_dtype_to_nvfuse_dtype(dtype)))
+    return fd
+
+
+def other_kernels():
+    """The pointwise and transformer-op benchmarks' fusions."""
     lines = []
+    pointwise = benchmark_module("test_pointwise")
+    ops = benchmark_module("test_transformer_ops")
+    for dtype_name, dtype in DTYPES.items():
+        for name, (make_inputs, body, _) in pointwise.CASES.items():
+            for size in ("1MB", "64MB", "1GB"):
+                with _OnCpu():
+                    inputs = make_inputs(pointwise.SIZES[size] // dtype.itemsize, dtype)
+                fd = fusion_of(body, inputs, dtype)
+                lines.append(f"pointwise {dtype_name} {name} {size} {fingerprint(fd, inputs)}")
+        for name, (make_inputs, _, make_fd, _) in ops.CASES.items():
+            for size in ("16MB", "256MB"):
+                with _OnCpu():
+                    inputs = make_inputs(ops.SIZES[size], dtype)
+                lines.append(f"ops {dtype_name} {name} {size} {fingerprint(make_fd(dtype), inputs)}")
+    return lines
+
+
+def snapshot():
+    lines = other_kernels()
     for tuning_name, changes in TUNINGS.items():
         with reduction_tuning(**changes):
             for dtype_name, dtype in DTYPES.items():
@@ -91,7 +145,9 @@ def snapshot():
                     fd = define_case(name, dtype)
                     for rows, width in SHAPES:
                         key = f"{tuning_name} {dtype_name} {name} {rows}x{width}"
-                        lines.append(f"{key} {fingerprint(fd, case_inputs(name, rows, width, dtype))}")
+                        lines.append(
+                            f"{key} {fingerprint(fd, case_inputs(name, rows, width, dtype))}"
+                        )
                 for name in BLOCKS:
                     fd = getattr(blocks, name + "_fd")(dtype)
                     for rows in BLOCK_ROWS:

@@ -26,8 +26,17 @@ ALLOWED = {
     "codegen": {"ir", "schedule"},
     "multidevice": {"ir", "ops"},
     "runtime": {"ir", "ops", "frontend", "passes", "schedule", "segment", "codegen"},
-    "multidevice/runtime": {"ir", "ops", "frontend", "passes", "schedule", "segment",
-                            "codegen", "multidevice", "runtime"},
+    "multidevice/runtime": {
+        "ir",
+        "ops",
+        "frontend",
+        "passes",
+        "schedule",
+        "segment",
+        "codegen",
+        "multidevice",
+        "runtime",
+    },
     "bindings": None,  # everything
 }
 
@@ -51,8 +60,11 @@ def include_edges():
                 m = re.match(r'#include "([a-z_/]+)/[a-z_0-9]+\.(h|cuh)"', line)
                 if not m:
                     continue
-                target = "multidevice/runtime" if m.group(1) == "multidevice/runtime" \
+                target = (
+                    "multidevice/runtime"
+                    if m.group(1) == "multidevice/runtime"
                     else m.group(1).split("/")[0]
+                )
                 if target != source:
                     edges[(source, target)].append(os.path.relpath(path, ROOT))
     return edges
@@ -60,8 +72,9 @@ def include_edges():
 
 def main():
     edges = include_edges()
-    broken = [(s, t) for (s, t) in edges
-              if ALLOWED.get(s) is not None and t not in ALLOWED.get(s, set())]
+    broken = [
+        (s, t) for (s, t) in edges if ALLOWED.get(s) is not None and t not in ALLOWED.get(s, set())
+    ]
     for s, t in sorted(broken):
         print(f"{s} -> {t} is not allowed: {', '.join(sorted(set(edges[(s, t)])))}")
     pairs = {(s, t) for (s, t) in edges}

@@ -40,8 +40,9 @@ def threads_check(threads, seconds):
             while time.monotonic() < deadline:
                 for factor, fd in [(index + 100, own[index])] + list(enumerate(shared, 1)):
                     total, shifted = fd.execute([x])
-                    ok = torch.allclose(total, (x * factor).sum(1), rtol=1e-4, atol=1e-3) and \
-                        torch.equal(shifted, (x - factor).relu())
+                    ok = torch.allclose(
+                        total, (x * factor).sum(1), rtol=1e-4, atol=1e-3
+                    ) and torch.equal(shifted, (x - factor).relu())
                     if not ok:
                         wrong.append((index, factor))
                     calls[index] += 1
@@ -52,8 +53,10 @@ def threads_check(threads, seconds):
         t.start()
     for t in pool:
         t.join()
-    print(f"threads: {threads} threads, {sum(calls)} executes in {seconds} s, "
-          f"{len(wrong)} wrong results")
+    print(
+        f"threads: {threads} threads, {sum(calls)} executes in {seconds} s, "
+        f"{len(wrong)} wrong results"
+    )
     return not wrong
 
 
@@ -73,8 +76,10 @@ def memory_check(executes):
     device_after = torch.cuda.memory_allocated()
     rss_after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     grew_kb = rss_after - rss_before
-    print(f"memory: {executes} executes in {elapsed:.1f} s ({elapsed / executes * 1e6:.1f} us "
-          f"each); device memory {device_before} -> {device_after} bytes; max RSS +{grew_kb} KB")
+    print(
+        f"memory: {executes} executes in {elapsed:.1f} s ({elapsed / executes * 1e6:.1f} us "
+        f"each); device memory {device_before} -> {device_after} bytes; max RSS +{grew_kb} KB"
+    )
     return device_after == device_before and grew_kb < 20 * 1024
 
 

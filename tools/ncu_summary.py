@@ -53,30 +53,46 @@ def summarize(path):
     for row in rows_of(path):
         # One kernel per name and launch shape: a two-kernel fusion's
         # kernels may share a name; later launches replace earlier ones.
-        key = (row.get("Kernel Name", "?"), row.get("launch__grid_size"),
-               row.get("launch__block_size"))
+        key = (
+            row.get("Kernel Name", "?"),
+            row.get("launch__grid_size"),
+            row.get("launch__block_size"),
+        )
         last[key] = row
     target = os.path.basename(path)[: -len(".csv")].replace("-", ":")
     lines = []
     for (name, _, _), row in last.items():
-        dram_pct = first_key(row, "dram__throughput.avg.pct_of_peak_sustained_elapsed",
-                             "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
-                             contains=("dram", "throughput", "pct_of_peak_sustained_elapsed"))
+        dram_pct = first_key(
+            row,
+            "dram__throughput.avg.pct_of_peak_sustained_elapsed",
+            "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed",
+            contains=("dram", "throughput", "pct_of_peak_sustained_elapsed"),
+        )
         read = first_key(row, "dram__bytes_read.sum", contains=("dram__bytes_read", ".sum"))
         write = first_key(row, "dram__bytes_write.sum", contains=("dram__bytes_write", ".sum"))
         stalls = sorted(
-            ((number(row, k), k[len(STALL_PREFIX): -len(STALL_SUFFIX)])
-             for k in row if k.startswith(STALL_PREFIX) and k.endswith(STALL_SUFFIX)
-             and not k.endswith("not_issued" + STALL_SUFFIX)),
-            reverse=True)[:int(os.environ.get("NCU_STALLS", "3"))]
+            (
+                (number(row, k), k[len(STALL_PREFIX) : -len(STALL_SUFFIX)])
+                for k in row
+                if k.startswith(STALL_PREFIX)
+                and k.endswith(STALL_SUFFIX)
+                and not k.endswith("not_issued" + STALL_SUFFIX)
+            ),
+            reverse=True,
+        )[: int(os.environ.get("NCU_STALLS", "3"))]
         # Warp instructions executed: what an issue-bound kernel's time
         # follows (the InstructionStats section).
-        inst = first_key(row, "smsp__inst_executed.sum", "sm__inst_executed.sum",
-                         contains=("inst_executed", ".sum"))
+        inst = first_key(
+            row,
+            "smsp__inst_executed.sum",
+            "sm__inst_executed.sum",
+            contains=("inst_executed", ".sum"),
+        )
         dram_bytes = number(row, read) + number(row, write)
         if dram_bytes != dram_bytes:  # no byte counts: rate times duration
             dram_bytes = number(row, "dram__bytes.sum.per_second") * number(
-                row, "gpu__time_duration.sum", 1e-9)
+                row, "gpu__time_duration.sum", 1e-9
+            )
         cluster = row.get("launch__cluster_dim_x", "")
         lines.append(
             f"{target:<46} {name[:34]:<34} {number(row, 'gpu__time_duration.sum', 1e-3):8.1f} us "
@@ -88,7 +104,9 @@ def summarize(path):
             f"r{row.get('launch__registers_per_thread', '?')} "
             f"{row.get('launch__grid_size', '?')}x{row.get('launch__block_size', '?')}"
             + (f" c{cluster}" if cluster not in ("", "0", "1") else "")
-            + "  stalls " + ", ".join(f"{r} {v:.1f}" for v, r in stalls))
+            + "  stalls "
+            + ", ".join(f"{r} {v:.1f}" for v, r in stalls)
+        )
     return lines or [f"{target:<46} (no kernels in the report)"]
 
 

@@ -16,10 +16,12 @@ import sys
 import torch
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
-import loss_and_norm_definitions as defs  # noqa: E402
+sys.path.insert(
+    0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+)  # the workloads package
+import workloads.loss_and_norm_definitions as defs  # noqa: E402
 import test_transformer_ops as ops  # noqa: E402
-from gpu_timing import executor_fn  # noqa: E402
+from workloads.gpu_timing import executor_fn  # noqa: E402
 
 
 def case_parts(case, dtype, size):
@@ -30,8 +32,11 @@ def case_parts(case, dtype, size):
         return make_inputs(ops.SIZES[size], torch_dtype), torch_fn, lambda: make_fd(torch_dtype)
     rows = max(1, ops.SIZES[size] // (defs.WIDTH * torch_dtype.itemsize))
     inputs = getattr(defs, f"{case}_inputs")(rows, torch_dtype)
-    return (inputs, getattr(defs, f"{case}_torch"),
-            lambda: getattr(defs, f"{case}_fd")(torch_dtype))
+    return (
+        inputs,
+        getattr(defs, f"{case}_torch"),
+        lambda: getattr(defs, f"{case}_fd")(torch_dtype),
+    )
 
 
 def main():

@@ -16,9 +16,11 @@ import sys
 import torch
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
-import loss_and_norm_definitions as blocks  # noqa: E402
-from gpu_timing import median_event_time_ms  # noqa: E402
+sys.path.insert(
+    0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+)  # the workloads package
+import workloads.loss_and_norm_definitions as blocks  # noqa: E402
+from workloads.gpu_timing import median_event_time_ms  # noqa: E402
 
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 

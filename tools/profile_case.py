@@ -13,8 +13,10 @@ import sys
 import torch
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-sys.path.insert(0, os.path.join(ROOT, "tests_py"))
-from norm_definitions import CASES, define_case  # noqa: E402
+sys.path.insert(
+    0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+)  # the workloads package
+from workloads.norm_definitions import CASES, define_case  # noqa: E402
 
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 
@@ -27,6 +29,7 @@ def main():
     tuning = os.environ.get("NVFUSE_REDUCTION_TUNING")
     if tuning:
         import nvfuse
+
         nvfuse._C.set_reduction_tuning(*(int(v) for v in tuning.split("/")))
     fd = define_case(case, DTYPES[dtype])
     for _ in range(4):

@@ -27,18 +27,29 @@ def median_us(fn, rounds=30):
 
 def main():
     for name, (batch, seq, heads, head_dim) in {
-            "gpt2": (8, 1024, 12, 64), "llama": (4, 2048, 32, 128)}.items():
-        q, k, v = (torch.randn(batch, heads, seq, head_dim, dtype=torch.bfloat16, device="cuda")
-                   for _ in range(3))
-        row = {"default": median_us(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True)),
-               "flash op": median_us(lambda: torch.ops.aten._scaled_dot_product_flash_attention(
-                   q, k, v, 0.0, True))}
-        for backend in (SDPBackend.FLASH_ATTENTION, SDPBackend.CUDNN_ATTENTION,
-                        SDPBackend.EFFICIENT_ATTENTION):
+        "gpt2": (8, 1024, 12, 64),
+        "llama": (4, 2048, 32, 128),
+    }.items():
+        q, k, v = (
+            torch.randn(batch, heads, seq, head_dim, dtype=torch.bfloat16, device="cuda")
+            for _ in range(3)
+        )
+        row = {
+            "default": median_us(lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True)),
+            "flash op": median_us(
+                lambda: torch.ops.aten._scaled_dot_product_flash_attention(q, k, v, 0.0, True)
+            ),
+        }
+        for backend in (
+            SDPBackend.FLASH_ATTENTION,
+            SDPBackend.CUDNN_ATTENTION,
+            SDPBackend.EFFICIENT_ATTENTION,
+        ):
             try:
                 with sdpa_kernel(backend):
                     row[backend.name.lower()] = median_us(
-                        lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True))
+                        lambda: F.scaled_dot_product_attention(q, k, v, is_causal=True)
+                    )
             except RuntimeError as e:
                 row[backend.name.lower()] = f"n/a ({str(e)[:40]})"
         print(name, {k: (round(v, 1) if isinstance(v, float) else v) for k, v in row.items()})

@@ -17,7 +17,10 @@ import torch  # noqa: E402
 
 from clients.thunder_models import CASES, make_case, relative_error  # noqa: E402
 from clients.thunder_steps import (  # noqa: E402
-    import_thunder, loss_of, nvfuse_fusions, thunder_executors,
+    import_thunder,
+    loss_of,
+    nvfuse_fusions,
+    thunder_executors,
 )
 
 
@@ -42,8 +45,7 @@ def nvfuse_kernels_per_step(fn, inputs):
     with profile(activities=[ProfilerActivity.CUDA]) as prof:
         loss_of(fn(*inputs)).backward()
         torch.cuda.synchronize()
-    names = [e.name for e in prof.events()
-             if e.device_type == torch.autograd.DeviceType.CUDA]
+    names = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
     return sum(n.startswith("nvfuse_") for n in names), len(names)
 
 
@@ -53,8 +55,7 @@ def report(case, dtype, sdpa, thunder, nvfuserex, steps):
     out = jitted(*inputs)
     loss_of(out).backward()
     fusions = nvfuse_fusions(thunder, jitted)
-    segments = [len(fd.segment_summary()) if fd is not None else -1
-                for _, _, fd in fusions]
+    segments = [len(fd.segment_summary()) if fd is not None else -1 for _, _, fd in fusions]
     fused_kernels, all_kernels = nvfuse_kernels_per_step(jitted, inputs)
     t_nvfuse = step_time_ms(jitted, inputs, steps)
     others = [e for e in thunder.get_default_executors() if e.name != "nvfuser"]
@@ -65,8 +66,11 @@ def report(case, dtype, sdpa, thunder, nvfuserex, steps):
     with torch.no_grad():
         err = relative_error(jitted(*inputs), eager(*inputs)) if case != "dropout" else float("nan")
     name = f"{case} {str(dtype)[6:]}{' +sdpa_ex' if sdpa else ''}"
-    print(f"| {name} | {len(fusions)} | {segments} | {fused_kernels}/{all_kernels} | "
-          f"{t_nvfuse:.3f} | {t_thunder:.3f} | {t_eager:.3f} | {err:.2e} |", flush=True)
+    print(
+        f"| {name} | {len(fusions)} | {segments} | {fused_kernels}/{all_kernels} | "
+        f"{t_nvfuse:.3f} | {t_thunder:.3f} | {t_eager:.3f} | {err:.2e} |",
+        flush=True,
+    )
 
 
 def main():
@@ -74,20 +78,27 @@ def main():
     parser.add_argument("--steps", type=int, default=20)
     args = parser.parse_args()
     thunder, nvfuserex = import_thunder()
-    print(f"thunder {thunder.__version__}; nvfuse as nvFuser {nvfuserex.version}; "
-          f"{torch.cuda.get_device_name()}")
-    print("| model | fusions | segments per fusion | nvfuse/all kernels per step | "
-          "step ms (nvfuse) | step ms (Thunder minus nvFuser) | step ms (eager) | "
-          "rel. err. vs eager |")
+    print(
+        f"thunder {thunder.__version__}; nvfuse as nvFuser {nvfuserex.version}; "
+        f"{torch.cuda.get_device_name()}"
+    )
+    print(
+        "| model | fusions | segments per fusion | nvfuse/all kernels per step | "
+        "step ms (nvfuse) | step ms (Thunder minus nvFuser) | step ms (eager) | "
+        "rel. err. vs eager |"
+    )
     print("|---|---|---|---|---|---|---|---|")
     for case in CASES:
         for dtype in (torch.float32, torch.bfloat16):
-            for sdpa in ((False, True) if case in ("gpt_block", "llama_block") else (False,)):
+            for sdpa in (False, True) if case in ("gpt_block", "llama_block") else (False,):
                 try:
                     report(case, dtype, sdpa, thunder, nvfuserex, args.steps)
                 except Exception as e:  # one failing model must not hide the rest
-                    print(f"| {case} {dtype} sdpa={sdpa} | FAILED: {type(e).__name__}: "
-                          f"{str(e).splitlines()[0][:200]} |", flush=True)
+                    print(
+                        f"| {case} {dtype} sdpa={sdpa} | FAILED: {type(e).__name__}: "
+                        f"{str(e).splitlines()[0][:200]} |",
+                        flush=True,
+                    )
 
 
 if __name__ == "__main__":

@@ -9,18 +9,24 @@ times (median of 30 CUDA-event timings, L2 flushed before each).
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+sys.path.insert(
+    0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+)  # the workloads package
 import test_transformer_ops as cases  # noqa: E402
-from gpu_timing import copy_gbps, median_event_time_ms  # noqa: E402
-from l2_flush import make_l2_flush  # noqa: E402
+from workloads.gpu_timing import copy_gbps, median_event_time_ms  # noqa: E402
+from workloads.l2_flush import make_l2_flush  # noqa: E402
 
 import nvfuse  # noqa: E402
 
 # (block size, bytes per thread); unroll = bytes over a lane group's 16-byte
 # vector(s) of the widest tensor, 1..8.
 SETTINGS = [(128, 16), (128, 32), (128, 64), (256, 32), (256, 64), (512, 32), (512, 16)]
-DEFAULT_TARGETS = ["rope:bf16:64MB", "rope:fp32:64MB", "rope:bf16:256MB",
-                   "dropout_residual:bf16:64MB"]
+DEFAULT_TARGETS = [
+    "rope:bf16:64MB",
+    "rope:fp32:64MB",
+    "rope:bf16:256MB",
+    "dropout_residual:bf16:64MB",
+]
 
 
 def median_ms(fn, flush):
@@ -44,8 +50,10 @@ def main():
         cells = []
         for block, per_thread in SETTINGS:
             nvfuse._C.set_coordinate_tuning(block, per_thread, max_unroll=8)
-            runs = [moved / (median_ms(lambda: fd.execute(inputs), flush) * 1e-3) / 1e9
-                    for _ in range(3)]
+            runs = [
+                moved / (median_ms(lambda: fd.execute(inputs), flush) * 1e-3) / 1e9
+                for _ in range(3)
+            ]
             cells.append("/".join(f"{100 * r / copy:.0f}" for r in runs))
         print(f"{target:<28}" + "".join(f"{c:>14}" for c in cells), flush=True)
     nvfuse._C.set_coordinate_tuning(*defaults)

@@ -9,18 +9,25 @@ before each). With --tiles, sweeps the transpose kernel's tile instead.
 import os
 import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+sys.path.insert(
+    0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+)  # the workloads package
 import test_pointwise as cases  # noqa: E402
-from gpu_timing import copy_gbps, median_event_time_ms  # noqa: E402
-from l2_flush import make_l2_flush  # noqa: E402
+from workloads.gpu_timing import copy_gbps, median_event_time_ms  # noqa: E402
+from workloads.l2_flush import make_l2_flush  # noqa: E402
 
 import nvfuse  # noqa: E402
 
 SETTINGS = [(128, 4), (256, 4), (256, 8), (512, 4), (128, 8), (256, 2), (512, 2)]
 TILES = [(32, 1), (64, 1), (32, 2), (64, 2), (64, 4)]  # (tile, vector)
-DEFAULT_TARGETS = ["channels_last:bf16:1GB", "add_mul_relu:bf16:64MB",
-                   "bias_gelu:bf16:64MB", "row_broadcast_add:bf16:64MB",
-                   "chain10:fp32:1GB", "add_mul_relu:fp32:1GB"]
+DEFAULT_TARGETS = [
+    "channels_last:bf16:1GB",
+    "add_mul_relu:bf16:64MB",
+    "bias_gelu:bf16:64MB",
+    "row_broadcast_add:bf16:64MB",
+    "chain10:fp32:1GB",
+    "add_mul_relu:fp32:1GB",
+]
 
 
 def median_ms(fn, flush):
@@ -31,8 +38,13 @@ def _tuning(setting, sweep_tiles):
     """set_pointwise_tuning's arguments for one sweep setting."""
     if sweep_tiles:
         tile, vector = setting
-        return dict(block_size=256, max_unroll=4, elements_per_thread=16,
-                    transpose_tile=tile, transpose_vector=vector)
+        return dict(
+            block_size=256,
+            max_unroll=4,
+            elements_per_thread=16,
+            transpose_tile=tile,
+            transpose_vector=vector,
+        )
     block, unroll = setting
     return dict(block_size=block, max_unroll=unroll, elements_per_thread=1024)
 
@@ -54,7 +66,8 @@ def main():
         inputs = make_inputs(cases.SIZES[size] // torch_dtype.itemsize, torch_dtype)
         layout_like = torch_fn(*inputs)
         moved = sum(t.numel() * t.element_size() for t in inputs) * 2 - sum(
-            t.numel() * t.element_size() for t in inputs[1:])
+            t.numel() * t.element_size() for t in inputs[1:]
+        )
         cells = []
         for setting in settings:
             nvfuse._C.set_pointwise_tuning(**_tuning(setting, sweep_tiles))

@@ -17,8 +17,8 @@ elements/persistent/chunked/pipelining/cluster, optionally /carry_exps
 blocks of a streamed cluster row, 1 to 16, default 16) and /outer_rows (the
 fewest rows a thread of an outer split reduction walks, default 8)).
 
-Cases are those of tests_py/norm_definitions.py, or of
-benchmarks/loss_and_norm_definitions.py (cross_entropy_fwd, ...: their
+Cases are those of workloads/norm_definitions.py, or of
+workloads/loss_and_norm_definitions.py (cross_entropy_fwd, ...: their
 width is fixed, so ROWSxWIDTH must give theirs).
 """
 
@@ -28,30 +28,45 @@ import sys
 import torch
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-sys.path.insert(0, os.path.join(ROOT, "benchmarks"))
-sys.path.insert(0, os.path.join(ROOT, "tests_py"))
-from gpu_timing import copy_gbps, median_event_time_ms  # noqa: E402
-from l2_flush import make_l2_flush  # noqa: E402
-from norm_definitions import CASES, define_case  # noqa: E402
-import loss_and_norm_definitions as loss_defs  # noqa: E402
+sys.path.insert(
+    0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+)  # the workloads package
+from workloads.gpu_timing import copy_gbps, median_event_time_ms  # noqa: E402
+from workloads.l2_flush import make_l2_flush  # noqa: E402
+from workloads.norm_definitions import CASES, define_case  # noqa: E402
+import workloads.loss_and_norm_definitions as loss_defs  # noqa: E402
 import test_normalization as bench  # noqa: E402
 
 import nvfuse  # noqa: E402
 
 # (elements_per_thread, max_persistent_threads, chunked_threads, pipelining,
 #  max_cluster); the first is the default.
-SETTINGS = [(16, 1024, 1024, 1, 16), (16, 512, 1024, 1, 16), (16, 1024, 1024, 1, 1),
-            (16, 1024, 1024, 1, 8), (32, 1024, 1024, 1, 16), (16, 1024, 1024, 2, 16),
-            (16, 1024, 1024, 0, 16)]
+SETTINGS = [
+    (16, 1024, 1024, 1, 16),
+    (16, 512, 1024, 1, 16),
+    (16, 1024, 1024, 1, 1),
+    (16, 1024, 1024, 1, 8),
+    (32, 1024, 1024, 1, 16),
+    (16, 1024, 1024, 2, 16),
+    (16, 1024, 1024, 0, 16),
+]
 DEFAULT_TARGETS = [
-    "layer_norm_fwd:bf16:32768x8192", "var_mean_inner:bf16:32768x8192",
-    "bias_residual_layer_norm_fwd:bf16:32768x8192", "softmax_fwd:bf16:32768x8192",
-    "layer_norm_fwd:fp32:32768x8192", "softmax_fwd:fp32:4096x65536",
-    "softmax_fwd:bf16:4096x65536", "layer_norm_fwd:bf16:4096x65536",
-    "layer_norm_bwd:bf16:32768x8192", "layer_norm_bwd:fp32:32768x8192",
-    "rms_norm_bwd:bf16:32768x8192", "layer_norm_bwd:bf16:2048x1600",
-    "layer_norm_fwd:bf16:2048x1600", "rms_norm_fwd:bf16:32768x8192",
-    "sum_inner:bf16:32768x8192", "var_mean_inner:fp32:32768x8192",
+    "layer_norm_fwd:bf16:32768x8192",
+    "var_mean_inner:bf16:32768x8192",
+    "bias_residual_layer_norm_fwd:bf16:32768x8192",
+    "softmax_fwd:bf16:32768x8192",
+    "layer_norm_fwd:fp32:32768x8192",
+    "softmax_fwd:fp32:4096x65536",
+    "softmax_fwd:bf16:4096x65536",
+    "layer_norm_fwd:bf16:4096x65536",
+    "layer_norm_bwd:bf16:32768x8192",
+    "layer_norm_bwd:fp32:32768x8192",
+    "rms_norm_bwd:bf16:32768x8192",
+    "layer_norm_bwd:bf16:2048x1600",
+    "layer_norm_fwd:bf16:2048x1600",
+    "rms_norm_fwd:bf16:32768x8192",
+    "sum_inner:bf16:32768x8192",
+    "var_mean_inner:fp32:32768x8192",
 ]
 DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 
@@ -110,8 +125,7 @@ def main():
             fn = lambda: fd.execute(inputs)  # noqa: E731
             runs = "/".join(f"{pct(fn):.0f}" for _ in range(2))
             cells.append(f"{runs} r{fd.last_kernel_info()['registers']}")
-        print(f"{target:<48}{compile_pct:>9.0f}" + "".join(f"{c:>18}" for c in cells),
-              flush=True)
+        print(f"{target:<48}{compile_pct:>9.0f}" + "".join(f"{c:>18}" for c in cells), flush=True)
     nvfuse._C.set_reduction_tuning(*default)
 
 

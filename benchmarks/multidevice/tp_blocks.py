@@ -6,7 +6,7 @@ with DTensor tensor parallelism, in one run (launch with torchrun):
 --profile also prints, on rank 0, the CUDA kernels of 10 calls of each side
 (torch.profiler), to see where they differ.
 
-The blocks (tp_definitions.py): the MLP forward; an MLP training step
+The blocks (workloads/tp_definitions.py): the MLP forward; an MLP training step
 (forward saving the pre-activation, then the backward definition; DTensor
 runs the module forward and autograd's backward); the attention block
 forward, and its training step the same way. Both sides hold the same local weight shards; times are the median
@@ -28,8 +28,9 @@ import torch.distributed as dist
 import nvfuse.multidevice as md
 from nvfuse.multidevice import shard_tensor
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import tp_definitions as defs  # noqa: E402
+# The repository root, for the workloads package (run as a script under torchrun).
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+import workloads.tp_definitions as defs  # noqa: E402
 
 
 def median_ms(fn, iters=10, repeats=7, warmup=5):
@@ -79,7 +80,11 @@ def profile_kernels(title, fn, calls=10):
         torch.cuda.synchronize()
     if dist.get_rank() == 0:
         print(f"---- {title}: CUDA kernels of {calls} calls")
-        print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=10, max_name_column_width=60))
+        print(
+            prof.key_averages().table(
+                sort_by="cuda_time_total", row_limit=10, max_name_column_width=60
+            )
+        )
 
 
 def _randn(g, shape, scale, dtype):
@@ -93,23 +98,37 @@ def _waited(t):
 
 
 def mlp_cases(torch_mesh, d):
-    from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
+    from torch.distributed.tensor.parallel import (
+        ColwiseParallel,
+        RowwiseParallel,
+        parallelize_module,
+    )
 
-    for tokens, hidden, dtype in [(8192, 4096, torch.bfloat16), (8192, 8192, torch.bfloat16),
-                                  (4096, 4096, torch.float32)]:
+    for tokens, hidden, dtype in [
+        (8192, 4096, torch.bfloat16),
+        (8192, 8192, torch.bfloat16),
+        (4096, 4096, torch.float32),
+    ]:
         g = torch.Generator().manual_seed(0)
-        full = [_randn(g, (tokens, hidden), 1.0, dtype),
-                _randn(g, (4 * hidden, hidden), hidden**-0.5, dtype),
-                _randn(g, (4 * hidden,), 0.1, dtype),
-                _randn(g, (hidden, 4 * hidden), (4 * hidden) ** -0.5, dtype)]
+        full = [
+            _randn(g, (tokens, hidden), 1.0, dtype),
+            _randn(g, (4 * hidden, hidden), hidden**-0.5, dtype),
+            _randn(g, (4 * hidden,), 0.1, dtype),
+            _randn(g, (hidden, 4 * hidden), (4 * hidden) ** -0.5, dtype),
+        ]
         module = defs.Mlp(*full[1:]).to("cuda", dtype)
         parallelize_module(module, torch_mesh, {"up": ColwiseParallel(), "down": RowwiseParallel()})
         shape = f"{tokens}x{hidden}"
 
         fd, handles = defs.mlp_forward(tokens, hidden, dtype, d)
         local = [full[0]] + [shard_tensor(t, h) for t, h in zip(full[1:], handles[1:])]
-        yield ("MLP fwd", shape, dtype, lambda: fd.execute(local)[0],
-               lambda: _waited(module(full[0])))
+        yield (
+            "MLP fwd",
+            shape,
+            dtype,
+            lambda: fd.execute(local)[0],
+            lambda: _waited(module(full[0])),
+        )
 
         # The training step: forward keeping h, backward definition.
         fwd, fwd_handles = defs.mlp_forward(tokens, hidden, dtype, d, save=True)
@@ -133,21 +152,33 @@ def mlp_cases(torch_mesh, d):
 
 
 def attention_cases(torch_mesh, d):
-    from torch.distributed.tensor.parallel import ColwiseParallel, RowwiseParallel, parallelize_module
+    from torch.distributed.tensor.parallel import (
+        ColwiseParallel,
+        RowwiseParallel,
+        parallelize_module,
+    )
 
     for batch, seq, heads, head_dim in [(4, 2048, 32, 128), (2, 4096, 64, 128)]:
         dtype = torch.bfloat16
         e = heads * head_dim
         g = torch.Generator().manual_seed(1)
-        full = [_randn(g, (batch, seq, e), 1.0, dtype), _randn(g, (3 * e, e), e**-0.5, dtype),
-                _randn(g, (e, e), e**-0.5, dtype)]
+        full = [
+            _randn(g, (batch, seq, e), 1.0, dtype),
+            _randn(g, (3 * e, e), e**-0.5, dtype),
+            _randn(g, (e, e), e**-0.5, dtype),
+        ]
         module = defs.Attention(full[1], full[2], head_dim).to("cuda", dtype)
         parallelize_module(module, torch_mesh, {"qkv": ColwiseParallel(), "out": RowwiseParallel()})
         fd, handles = defs.attention_forward(batch, seq, heads, head_dim, dtype, d)
         local = [full[0]] + [shard_tensor(t, h) for t, h in zip(full[1:], handles[1:])]
         shape = f"{batch}x{seq} h{heads}"
-        yield ("attention fwd", shape, dtype, lambda: fd.execute(local)[0],
-               lambda: _waited(module(full[0])))
+        yield (
+            "attention fwd",
+            shape,
+            dtype,
+            lambda: fd.execute(local)[0],
+            lambda: _waited(module(full[0])),
+        )
 
         # The training step: forward saving what autograd saves, backward
         # definition; DTensor runs the module and autograd.
@@ -160,7 +191,8 @@ def attention_cases(torch_mesh, d):
         def nvfuse_step():
             _, projected, attn, lse, seed, offset = fwd.execute(local)
             return bwd.execute(
-                [full[0], local[1], local[2], projected, attn, lse, seed, offset, grad_out])[0]
+                [full[0], local[1], local[2], projected, attn, lse, seed, offset, grad_out]
+            )[0]
 
         def dtensor_step():
             with torch.enable_grad():

@@ -1,42 +1,96 @@
 """
 nvfuse's C++ core: recording, IR, cache and execution
 """
+
 from __future__ import annotations
 import collections.abc
 import typing
-__all__: list[str] = ['DataType', 'DeviceMesh', 'ParallelType', 'RecordingState', 'StateKind', 'StateRef', 'add_nvrtc_search_directory', 'cached_fusion_ir', 'cached_inputs_and_outputs', 'cached_last_cuda_code', 'cached_last_kernel_info', 'cached_prepared_fusion_ir', 'cached_python_definition', 'cached_repro_script', 'communicator_is_configured', 'configure_communicator', 'coordinate_tuning', 'cuda_code_for', 'describe_tensor', 'execute', 'finalize', 'finish_dump_capture', 'get_dump', 'has_device_mesh', 'host_program', 'input_shardings', 'max_runtime_states', 'num_fusions', 'num_runtime_states', 'nvrtc_compile', 'nvrtc_version', 'output_shardings', 'philox4x32_10', 'pointwise_ops', 'pointwise_tuning', 'reduction_tuning', 'release_communicator', 'repro_script_of_state', 'reset_cache', 'segment_definitions', 'segment_summary', 'set_coordinate_tuning', 'set_dump', 'set_dump_sink', 'set_max_runtime_states', 'set_pointwise_tuning', 'set_reduction_tuning', 'start_dump_capture', 'state_sharding']
+
+__all__: list[str] = [
+    "DataType",
+    "DeviceMesh",
+    "ParallelType",
+    "RecordingState",
+    "StateKind",
+    "StateRef",
+    "add_nvrtc_search_directory",
+    "cached_fusion_ir",
+    "cached_inputs_and_outputs",
+    "cached_last_cuda_code",
+    "cached_last_kernel_info",
+    "cached_prepared_fusion_ir",
+    "cached_python_definition",
+    "cached_repro_script",
+    "communicator_is_configured",
+    "configure_communicator",
+    "coordinate_tuning",
+    "cuda_code_for",
+    "describe_tensor",
+    "execute",
+    "finalize",
+    "finish_dump_capture",
+    "get_dump",
+    "has_device_mesh",
+    "host_program",
+    "input_shardings",
+    "max_runtime_states",
+    "num_fusions",
+    "num_runtime_states",
+    "nvrtc_compile",
+    "nvrtc_version",
+    "output_shardings",
+    "philox4x32_10",
+    "pointwise_ops",
+    "pointwise_tuning",
+    "reduction_tuning",
+    "release_communicator",
+    "repro_script_of_state",
+    "reset_cache",
+    "segment_definitions",
+    "segment_summary",
+    "set_coordinate_tuning",
+    "set_dump",
+    "set_dump_sink",
+    "set_max_runtime_states",
+    "set_pointwise_tuning",
+    "set_reduction_tuning",
+    "start_dump_capture",
+    "state_sharding",
+]
+
 class DataType:
     """
     Members:
-    
+
       Double
-    
+
       Float
-    
+
       Half
-    
+
       BFloat16
-    
+
       Int
-    
+
       Int32
-    
+
       Index
-    
+
       Bool
-    
+
       ComplexFloat
-    
+
       ComplexDouble
-    
+
       Float8_e4m3fn
-    
+
       Float8_e5m2
-    
+
       UInt64
-    
+
       Null
     """
+
     BFloat16: typing.ClassVar[DataType]
     Bool: typing.ClassVar[DataType]
     ComplexDouble: typing.ClassVar[DataType]
@@ -53,85 +107,71 @@ class DataType:
     UInt64: typing.ClassVar[DataType]
     __members__: typing.ClassVar[dict[str, DataType]]
     @typing.overload
-    def __eq__(self, other: DataType) -> bool:
-        ...
+    def __eq__(self, other: DataType) -> bool: ...
     @typing.overload
-    def __eq__(self, other: typing.Any) -> bool:
-        ...
-    def __getstate__(self) -> int:
-        ...
-    def __hash__(self) -> int:
-        ...
-    def __index__(self) -> int:
-        ...
-    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
-        ...
-    def __int__(self) -> int:
-        ...
+    def __eq__(self, other: typing.Any) -> bool: ...
+    def __getstate__(self) -> int: ...
+    def __hash__(self) -> int: ...
+    def __index__(self) -> int: ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None: ...
+    def __int__(self) -> int: ...
     @typing.overload
-    def __ne__(self, other: DataType) -> bool:
-        ...
+    def __ne__(self, other: DataType) -> bool: ...
     @typing.overload
-    def __ne__(self, other: typing.Any) -> bool:
-        ...
+    def __ne__(self, other: typing.Any) -> bool: ...
     @typing.overload
-    def __repr__(self) -> str:
-        ...
+    def __repr__(self) -> str: ...
     @typing.overload
-    def __repr__(self) -> str:
-        ...
-    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
-        ...
+    def __repr__(self) -> str: ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None: ...
     @typing.overload
-    def __str__(self) -> str:
-        ...
+    def __str__(self) -> str: ...
     @typing.overload
-    def __str__(self) -> str:
-        ...
+    def __str__(self) -> str: ...
     @property
-    def name(self) -> str:
-        ...
+    def name(self) -> str: ...
     @property
-    def value(self) -> int:
-        ...
+    def value(self) -> int: ...
+
 class ParallelType:
     """
     Members:
-    
+
       Serial
-    
+
       BIDx
-    
+
       BIDy
-    
+
       BIDz
-    
+
       TIDx
-    
+
       TIDy
-    
+
       TIDz
-    
+
       DIDx
-    
+
       DIDy
-    
+
       DIDz
-    
+
       Stream
-    
+
       Vectorize
-    
+
       Unroll
-    
+
       mesh_x
-    
+
       mesh_y
-    
+
       mesh_z
-    
+
       stream
     """
+
     BIDx: typing.ClassVar[ParallelType]
     BIDy: typing.ClassVar[ParallelType]
     BIDz: typing.ClassVar[ParallelType]
@@ -151,297 +191,368 @@ class ParallelType:
     mesh_z: typing.ClassVar[ParallelType]
     stream: typing.ClassVar[ParallelType]
     @typing.overload
-    def __eq__(self, other: ParallelType) -> bool:
-        ...
+    def __eq__(self, other: ParallelType) -> bool: ...
     @typing.overload
-    def __eq__(self, other: typing.Any) -> bool:
-        ...
-    def __getstate__(self) -> int:
-        ...
-    def __hash__(self) -> int:
-        ...
-    def __index__(self) -> int:
-        ...
-    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
-        ...
-    def __int__(self) -> int:
-        ...
+    def __eq__(self, other: typing.Any) -> bool: ...
+    def __getstate__(self) -> int: ...
+    def __hash__(self) -> int: ...
+    def __index__(self) -> int: ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None: ...
+    def __int__(self) -> int: ...
     @typing.overload
-    def __ne__(self, other: ParallelType) -> bool:
-        ...
+    def __ne__(self, other: ParallelType) -> bool: ...
     @typing.overload
-    def __ne__(self, other: typing.Any) -> bool:
-        ...
-    def __repr__(self) -> str:
-        ...
-    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
-        ...
-    def __str__(self) -> str:
-        ...
+    def __ne__(self, other: typing.Any) -> bool: ...
+    def __repr__(self) -> str: ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None: ...
+    def __str__(self) -> str: ...
     @property
-    def name(self) -> str:
-        ...
+    def name(self) -> str: ...
     @property
-    def value(self) -> int:
-        ...
+    def value(self) -> int: ...
+
 class StateKind:
     """
     Members:
-    
+
       Tensor
-    
+
       Scalar
-    
+
       Vector
     """
+
     Scalar: typing.ClassVar[StateKind]
     Tensor: typing.ClassVar[StateKind]
     Vector: typing.ClassVar[StateKind]
     __members__: typing.ClassVar[dict[str, StateKind]]
     @typing.overload
-    def __eq__(self, other: StateKind) -> bool:
-        ...
+    def __eq__(self, other: StateKind) -> bool: ...
     @typing.overload
-    def __eq__(self, other: typing.Any) -> bool:
-        ...
-    def __getstate__(self) -> int:
-        ...
-    def __hash__(self) -> int:
-        ...
-    def __index__(self) -> int:
-        ...
-    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None:
-        ...
-    def __int__(self) -> int:
-        ...
+    def __eq__(self, other: typing.Any) -> bool: ...
+    def __getstate__(self) -> int: ...
+    def __hash__(self) -> int: ...
+    def __index__(self) -> int: ...
+    def __init__(self, value: typing.SupportsInt | typing.SupportsIndex) -> None: ...
+    def __int__(self) -> int: ...
     @typing.overload
-    def __ne__(self, other: StateKind) -> bool:
-        ...
+    def __ne__(self, other: StateKind) -> bool: ...
     @typing.overload
-    def __ne__(self, other: typing.Any) -> bool:
-        ...
-    def __repr__(self) -> str:
-        ...
-    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None:
-        ...
-    def __str__(self) -> str:
-        ...
+    def __ne__(self, other: typing.Any) -> bool: ...
+    def __repr__(self) -> str: ...
+    def __setstate__(self, state: typing.SupportsInt | typing.SupportsIndex) -> None: ...
+    def __str__(self) -> str: ...
     @property
-    def name(self) -> str:
-        ...
+    def name(self) -> str: ...
     @property
-    def value(self) -> int:
-        ...
+    def value(self) -> int: ...
+
 class StateRef:
-    def __repr__(self) -> str:
-        ...
+    def __repr__(self) -> str: ...
     @property
-    def index(self) -> int:
-        ...
+    def index(self) -> int: ...
     @property
-    def kind(self) -> StateKind:
-        ...
+    def kind(self) -> StateKind: ...
     @property
-    def name(self) -> str:
-        ...
+    def name(self) -> str: ...
+
 class RecordingState:
-    def __init__(self) -> None:
-        ...
-    def add_output(self, arg0: StateRef, arg1: StateRef | None, arg2: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> None:
-        ...
-    def broadcast(self, arg0: StateRef, arg1: collections.abc.Sequence[bool]) -> StateRef:
-        ...
-    def broadcast_in_dim(self, arg0: StateRef, arg1: StateRef | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], arg2: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> StateRef:
-        ...
-    def cast(self, arg0: StateRef, arg1: DataType) -> StateRef:
-        ...
-    def define_scalar(self, value: bool | int | float | complex | None, dtype: DataType) -> StateRef:
-        ...
-    def define_tensor(self, shape: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], contiguity: bool | collections.abc.Sequence[bool | None], dtype: DataType, is_cpu: bool, stride_order: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> StateRef:
-        ...
-    def define_vector(self, arg0: collections.abc.Sequence[StateRef]) -> StateRef:
-        ...
-    def dtype_of(self, arg0: StateRef) -> DataType:
-        ...
-    def expand(self, arg0: StateRef, arg1: StateRef | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> StateRef:
-        ...
-    def fusion_ir(self) -> str:
-        ...
-    def mean(self, arg0: StateRef, arg1: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], arg2: bool, arg3: DataType) -> StateRef:
-        ...
-    def pointwise(self, arg0: str, arg1: collections.abc.Sequence[StateRef]) -> StateRef:
-        ...
-    def python_definition(self, arg0: str) -> str:
-        ...
-    def rank_of(self, arg0: StateRef) -> int:
-        ...
-    def record_op(self, arg0: str, arg1: collections.abc.Sequence[tuple[str, typing.Any]]) -> list[StateRef]:
+    def __init__(self) -> None: ...
+    def add_output(
+        self,
+        arg0: StateRef,
+        arg1: StateRef | None,
+        arg2: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+    ) -> None: ...
+    def broadcast(self, arg0: StateRef, arg1: collections.abc.Sequence[bool]) -> StateRef: ...
+    def broadcast_in_dim(
+        self,
+        arg0: StateRef,
+        arg1: StateRef | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+        arg2: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+    ) -> StateRef: ...
+    def cast(self, arg0: StateRef, arg1: DataType) -> StateRef: ...
+    def define_scalar(
+        self, value: bool | int | float | complex | None, dtype: DataType
+    ) -> StateRef: ...
+    def define_tensor(
+        self,
+        shape: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+        contiguity: bool | collections.abc.Sequence[bool | None],
+        dtype: DataType,
+        is_cpu: bool,
+        stride_order: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+    ) -> StateRef: ...
+    def define_vector(self, arg0: collections.abc.Sequence[StateRef]) -> StateRef: ...
+    def dtype_of(self, arg0: StateRef) -> DataType: ...
+    def expand(
+        self,
+        arg0: StateRef,
+        arg1: StateRef | collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+    ) -> StateRef: ...
+    def fusion_ir(self) -> str: ...
+    def mean(
+        self,
+        arg0: StateRef,
+        arg1: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+        arg2: bool,
+        arg3: DataType,
+    ) -> StateRef: ...
+    def pointwise(self, arg0: str, arg1: collections.abc.Sequence[StateRef]) -> StateRef: ...
+    def python_definition(self, arg0: str) -> str: ...
+    def rank_of(self, arg0: StateRef) -> int: ...
+    def record_op(
+        self, arg0: str, arg1: collections.abc.Sequence[tuple[str, typing.Any]]
+    ) -> list[StateRef]:
         """
         Records `method` (e.g. 'fd.ops.reshape') with (keyword, value) arguments; returns the states it defines
         """
-    def reduction(self, arg0: str, arg1: StateRef, arg2: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], arg3: bool, arg4: DataType) -> StateRef:
-        ...
-    def var(self, arg0: StateRef, arg1: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], arg2: typing.SupportsInt | typing.SupportsIndex, arg3: bool) -> StateRef:
-        ...
-    def var_mean(self, arg0: StateRef, arg1: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], arg2: typing.SupportsInt | typing.SupportsIndex, arg3: bool) -> tuple[StateRef, StateRef]:
-        ...
-    def vector_length(self, arg0: StateRef) -> int:
-        ...
-    def welford(self, arg0: StateRef, arg1: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> list[StateRef]:
-        ...
+    def reduction(
+        self,
+        arg0: str,
+        arg1: StateRef,
+        arg2: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+        arg3: bool,
+        arg4: DataType,
+    ) -> StateRef: ...
+    def var(
+        self,
+        arg0: StateRef,
+        arg1: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+        arg2: typing.SupportsInt | typing.SupportsIndex,
+        arg3: bool,
+    ) -> StateRef: ...
+    def var_mean(
+        self,
+        arg0: StateRef,
+        arg1: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+        arg2: typing.SupportsInt | typing.SupportsIndex,
+        arg3: bool,
+    ) -> tuple[StateRef, StateRef]: ...
+    def vector_length(self, arg0: StateRef) -> int: ...
+    def welford(
+        self,
+        arg0: StateRef,
+        arg1: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+    ) -> list[StateRef]: ...
+
 class DeviceMesh:
-    def __eq__(self, arg0: DeviceMesh) -> bool:
-        ...
-    def __hash__(self) -> int:
-        ...
-    def __init__(self, shape: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], devices: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> None:
-        ...
-    def __repr__(self) -> str:
-        ...
+    def __eq__(self, arg0: DeviceMesh) -> bool: ...
+    def __hash__(self) -> int: ...
+    def __init__(
+        self,
+        shape: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+        devices: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+    ) -> None: ...
+    def __repr__(self) -> str: ...
     @property
-    def devices(self) -> list[int]:
-        ...
+    def devices(self) -> list[int]: ...
     @property
-    def shape(self) -> list[int]:
-        ...
+    def shape(self) -> list[int]: ...
     @property
-    def size(self) -> int:
-        ...
-def _register_error_types(arg0: typing.Any, arg1: typing.Any, arg2: typing.Any, arg3: typing.Any, arg4: typing.Any, arg5: typing.Any) -> None:
-    ...
+    def size(self) -> int: ...
+
+def _register_error_types(
+    arg0: typing.Any,
+    arg1: typing.Any,
+    arg2: typing.Any,
+    arg3: typing.Any,
+    arg4: typing.Any,
+    arg5: typing.Any,
+) -> None: ...
 def add_nvrtc_search_directory(arg0: str) -> None:
     """
     A folder to look for libnvrtc.so in before the system's
     """
-def cached_fusion_ir(arg0: typing.SupportsInt | typing.SupportsIndex) -> str:
-    ...
-def cached_inputs_and_outputs(arg0: typing.SupportsInt | typing.SupportsIndex) -> tuple[list[int], list[int]]:
+
+def cached_fusion_ir(arg0: typing.SupportsInt | typing.SupportsIndex) -> str: ...
+def cached_inputs_and_outputs(
+    arg0: typing.SupportsInt | typing.SupportsIndex,
+) -> tuple[list[int], list[int]]:
     """
     (input state indices, returned output state indices): fd.inputs(), fd.outputs()
     """
-def cached_last_cuda_code(arg0: typing.SupportsInt | typing.SupportsIndex) -> str:
-    ...
-def cached_last_kernel_info(arg0: typing.SupportsInt | typing.SupportsIndex) -> dict:
-    ...
+
+def cached_last_cuda_code(arg0: typing.SupportsInt | typing.SupportsIndex) -> str: ...
+def cached_last_kernel_info(arg0: typing.SupportsInt | typing.SupportsIndex) -> dict: ...
 def cached_prepared_fusion_ir(arg0: typing.SupportsInt | typing.SupportsIndex) -> str:
     """
     The IR after the pre-segmentation passes
     """
-def cached_python_definition(arg0: typing.SupportsInt | typing.SupportsIndex) -> str:
-    ...
-def cached_repro_script(arg0: typing.SupportsInt | typing.SupportsIndex) -> str:
-    ...
-def communicator_is_configured() -> bool:
-    ...
-def configure_communicator(rank: typing.SupportsInt | typing.SupportsIndex, world_size: typing.SupportsInt | typing.SupportsIndex, local_rank: typing.SupportsInt | typing.SupportsIndex) -> None:
+
+def cached_python_definition(arg0: typing.SupportsInt | typing.SupportsIndex) -> str: ...
+def cached_repro_script(arg0: typing.SupportsInt | typing.SupportsIndex) -> str: ...
+def communicator_is_configured() -> bool: ...
+def configure_communicator(
+    rank: typing.SupportsInt | typing.SupportsIndex,
+    world_size: typing.SupportsInt | typing.SupportsIndex,
+    local_rank: typing.SupportsInt | typing.SupportsIndex,
+) -> None:
     """
     Sets this process's rank; team groups are then created through nvfuse.multidevice.communicator._new_team_group
     """
-def coordinate_tuning() -> tuple[int, int, int]:
-    ...
-def cuda_code_for(fusion_id: typing.SupportsInt | typing.SupportsIndex, inputs: collections.abc.Sequence) -> str:
-    ...
-def describe_tensor(arg0: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], arg1: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]) -> tuple[list[int], list[bool | None], list[int]]:
+
+def coordinate_tuning() -> tuple[int, int, int]: ...
+def cuda_code_for(
+    fusion_id: typing.SupportsInt | typing.SupportsIndex, inputs: collections.abc.Sequence
+) -> str: ...
+def describe_tensor(
+    arg0: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+    arg1: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
+) -> tuple[list[int], list[bool | None], list[int]]:
     """
     (shape, contiguity, stride_order) that define_tensor records for a tensor with these sizes and strides
     """
-def execute(fusion_id: typing.SupportsInt | typing.SupportsIndex, inputs: collections.abc.Sequence, cuda_device: typing.SupportsInt | typing.SupportsIndex = -1) -> list:
+
+def execute(
+    fusion_id: typing.SupportsInt | typing.SupportsIndex,
+    inputs: collections.abc.Sequence,
+    cuda_device: typing.SupportsInt | typing.SupportsIndex = -1,
+) -> list:
     """
     cuda_device: where a fusion that reads no tensor runs (-1: the CPU)
     """
+
 def finalize(arg0: RecordingState) -> int:
     """
     Adds the recorded definition to the fusion cache (or finds its twin) and returns the fusion id. The state is consumed.
     """
+
 def finish_dump_capture() -> str:
     """
     The dump output collected since start_dump_capture
     """
+
 def get_dump() -> str:
     """
     The dump options on now, as a comma list
     """
-def has_device_mesh(fusion_id: typing.SupportsInt | typing.SupportsIndex) -> bool:
-    ...
-def host_program(fusion_id: typing.SupportsInt | typing.SupportsIndex) -> str:
-    ...
+
+def has_device_mesh(fusion_id: typing.SupportsInt | typing.SupportsIndex) -> bool: ...
+def host_program(fusion_id: typing.SupportsInt | typing.SupportsIndex) -> str: ...
 def input_shardings(fusion_id: typing.SupportsInt | typing.SupportsIndex) -> list:
     """
     [(DeviceMesh, mesh axis per logical axis or -1, whole-axis flags)] per input; None for scalars
     """
-def max_runtime_states() -> int:
-    ...
-def num_fusions() -> int:
-    ...
-def num_runtime_states() -> int:
-    ...
-def nvrtc_compile(source: str, name: str, arch: typing.SupportsInt | typing.SupportsIndex = 90, options: collections.abc.Sequence[str] = []) -> dict:
+
+def max_runtime_states() -> int: ...
+def num_fusions() -> int: ...
+def num_runtime_states() -> int: ...
+def nvrtc_compile(
+    source: str,
+    name: str,
+    arch: typing.SupportsInt | typing.SupportsIndex = 90,
+    options: collections.abc.Sequence[str] = [],
+) -> dict:
     """
     Compiles generated code with NVRTC (no GPU needed) and `options` after nvfuse's own ("--ptxas-options=-v" puts each kernel's registers and spills in the log); raises InternalError with NVRTC's log on a compile error
     """
+
 def nvrtc_version() -> str:
     """
     The version of the NVRTC library nvfuse loads (raises when none is found)
     """
+
 def output_shardings(fusion_id: typing.SupportsInt | typing.SupportsIndex) -> list:
     """
     [(DeviceMesh, mesh axis per logical axis or -1)] per returned output (in-place updates of inputs are not returned)
     """
-def philox4x32_10(counter: typing.Annotated[collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], "FixedSize(4)"], key: typing.Annotated[collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], "FixedSize(2)"]) -> list[int]:
+
+def philox4x32_10(
+    counter: typing.Annotated[
+        collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], "FixedSize(4)"
+    ],
+    key: typing.Annotated[
+        collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], "FixedSize(2)"
+    ],
+) -> list[int]:
     """
     The Philox4x32-10 block that nvfuse's random ops draw from (for known-answer tests)
     """
-def pointwise_ops() -> list:
-    ...
-def pointwise_tuning() -> tuple[int, int, int, int, int]:
-    ...
-def reduction_tuning() -> tuple[int, int, int, int, int, int, int, int, int]:
-    ...
+
+def pointwise_ops() -> list: ...
+def pointwise_tuning() -> tuple[int, int, int, int, int]: ...
+def reduction_tuning() -> tuple[int, int, int, int, int, int, int, int, int]: ...
 def release_communicator() -> None:
     """
     Frees the sharded fusions' compiled states (their process groups) and the communicator's groups: called at exit, before torch.distributed is torn down
     """
+
 def repro_script_of_state(arg0: RecordingState) -> str:
     """
     The repro script of a definition still being recorded
     """
-def reset_cache() -> None:
-    ...
-def segment_definitions(fusion_id: typing.SupportsInt | typing.SupportsIndex, inputs: collections.abc.Sequence) -> list:
+
+def reset_cache() -> None: ...
+def segment_definitions(
+    fusion_id: typing.SupportsInt | typing.SupportsIndex, inputs: collections.abc.Sequence
+) -> list:
     """
     [(kind, python, sources, destinations)] per segment (fd.segment)
     """
-def segment_summary(fusion_id: typing.SupportsInt | typing.SupportsIndex) -> list[tuple[str, list[str]]]:
+
+def segment_summary(
+    fusion_id: typing.SupportsInt | typing.SupportsIndex,
+) -> list[tuple[str, list[str]]]:
     """
     [(kind, op names)] per segment: kind 'fused' (generated kernels, or the reference evaluator on CPU) or 'aten' (one ATen call)
     """
-def set_coordinate_tuning(block_size: typing.SupportsInt | typing.SupportsIndex, bytes_per_thread: typing.SupportsInt | typing.SupportsIndex = 16, max_unroll: typing.SupportsInt | typing.SupportsIndex = 4) -> None:
+
+def set_coordinate_tuning(
+    block_size: typing.SupportsInt | typing.SupportsIndex,
+    bytes_per_thread: typing.SupportsInt | typing.SupportsIndex = 16,
+    max_unroll: typing.SupportsInt | typing.SupportsIndex = 4,
+) -> None:
     """
     Launch-shape defaults of the coordinate scheduler (for tuning runs)
     """
+
 def set_dump(options: str) -> None:
     """
     What NVFUSE_DUMP prints from now on: a comma list of option names
     """
+
 def set_dump_sink(sink: collections.abc.Callable[[str], None]) -> None:
     """
     A function that receives each dump's text instead of stderr (None: stderr)
     """
-def set_max_runtime_states(arg0: typing.SupportsInt | typing.SupportsIndex) -> None:
-    ...
-def set_pointwise_tuning(block_size: typing.SupportsInt | typing.SupportsIndex, max_unroll: typing.SupportsInt | typing.SupportsIndex, elements_per_thread: typing.SupportsInt | typing.SupportsIndex = 16, transpose_tile: typing.SupportsInt | typing.SupportsIndex = 0, transpose_vector: typing.SupportsInt | typing.SupportsIndex = 0) -> None:
+
+def set_max_runtime_states(arg0: typing.SupportsInt | typing.SupportsIndex) -> None: ...
+def set_pointwise_tuning(
+    block_size: typing.SupportsInt | typing.SupportsIndex,
+    max_unroll: typing.SupportsInt | typing.SupportsIndex,
+    elements_per_thread: typing.SupportsInt | typing.SupportsIndex = 16,
+    transpose_tile: typing.SupportsInt | typing.SupportsIndex = 0,
+    transpose_vector: typing.SupportsInt | typing.SupportsIndex = 0,
+) -> None:
     """
     Launch-shape defaults of the pointwise scheduler (for tuning runs); the transpose kernel's tile and vector width, 0 for the defaults
     """
-def set_reduction_tuning(elements_per_thread: typing.SupportsInt | typing.SupportsIndex, max_persistent_threads: typing.SupportsInt | typing.SupportsIndex = 1024, chunked_threads: typing.SupportsInt | typing.SupportsIndex = 1024, pipelining: typing.SupportsInt | typing.SupportsIndex = 1, max_cluster: typing.SupportsInt | typing.SupportsIndex = 16, carry_exps: typing.SupportsInt | typing.SupportsIndex = 1, staging: typing.SupportsInt | typing.SupportsIndex = 1, streamed_cluster: typing.SupportsInt | typing.SupportsIndex = 16, outer_rows: typing.SupportsInt | typing.SupportsIndex = 8) -> None:
+
+def set_reduction_tuning(
+    elements_per_thread: typing.SupportsInt | typing.SupportsIndex,
+    max_persistent_threads: typing.SupportsInt | typing.SupportsIndex = 1024,
+    chunked_threads: typing.SupportsInt | typing.SupportsIndex = 1024,
+    pipelining: typing.SupportsInt | typing.SupportsIndex = 1,
+    max_cluster: typing.SupportsInt | typing.SupportsIndex = 16,
+    carry_exps: typing.SupportsInt | typing.SupportsIndex = 1,
+    staging: typing.SupportsInt | typing.SupportsIndex = 1,
+    streamed_cluster: typing.SupportsInt | typing.SupportsIndex = 16,
+    outer_rows: typing.SupportsInt | typing.SupportsIndex = 8,
+) -> None:
     """
     Launch-shape defaults of the inner reduction scheduler (for tuning runs)
     """
+
 def start_dump_capture() -> None:
     """
     Collects this thread's NVFUSE_DUMP output until finish_dump_capture
     """
-def state_sharding(fusion_id: typing.SupportsInt | typing.SupportsIndex, state_index: typing.SupportsInt | typing.SupportsIndex) -> tuple[DeviceMesh, list[int], list[bool]]:
+
+def state_sharding(
+    fusion_id: typing.SupportsInt | typing.SupportsIndex,
+    state_index: typing.SupportsInt | typing.SupportsIndex,
+) -> tuple[DeviceMesh, list[int], list[bool]]:
     """
     (DeviceMesh, mesh axis per logical axis or -1, whole-axis flags) of an input or output tensor
     """

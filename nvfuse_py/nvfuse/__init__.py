@@ -1,6 +1,6 @@
 """nvfuse: a JIT fusion compiler for PyTorch on NVIDIA GPUs.
 
-    from nvfuse import FusionDefinition, DataType
+from nvfuse import FusionDefinition, DataType
 """
 
 import torch  # (loads torch's libraries, which _C links against)

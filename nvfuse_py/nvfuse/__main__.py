@@ -7,9 +7,12 @@ import sys
 
 def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m nvfuse", description=__doc__)
-    parser.add_argument("--version", action="store_true",
-                        help="print nvfuse's version, the torch and CUDA versions it was "
-                             "built against, and those of this environment")
+    parser.add_argument(
+        "--version",
+        action="store_true",
+        help="print nvfuse's version, the torch and CUDA versions it was "
+        "built against, and those of this environment",
+    )
     args = parser.parse_args(argv)
     if not args.version:
         parser.print_help()

@@ -13,8 +13,18 @@ _INT_BITS = {DataType.Int: 64, DataType.Int32: 32}
 class CompositeOps:
     """Mixed into fd.ops (see ops.Operators)."""
 
-    def batch_norm(self, arg, weight, bias, running_mean, running_var, momentum,
-                   eps, training, channels_last=False):
+    def batch_norm(
+        self,
+        arg,
+        weight,
+        bias,
+        running_mean,
+        running_var,
+        momentum,
+        eps,
+        training,
+        channels_last=False,
+    ):
         """torch.nn.functional.batch_norm over the channel axis (1, or the
         last with channels_last); returns (output, mean, invstd), the
         per-channel statistics used (in eval mode: running_mean and
@@ -25,8 +35,8 @@ class CompositeOps:
         ops = self
         if not isinstance(arg, Tensor) or arg.ndim < 2:
             raise DefinitionTypeError(
-                "fd.ops.batch_norm: arg must be a tensor of rank 2 or more, got "
-                f"{arg!r}")
+                f"fd.ops.batch_norm: arg must be a tensor of rank 2 or more, got {arg!r}"
+            )
         channel = arg.ndim - 1 if channels_last else 1
         reduced = [a for a in range(arg.ndim) if a != channel]
         shape = arg.shape()
@@ -42,13 +52,15 @@ class CompositeOps:
             var, mean = ops.var_mean(x, dims=reduced, correction=0)
             invstd = ops.rsqrt(var + eps)
             if running_mean is not None or running_var is not None:
-                self._update_running_stats(arg, reduced, mean, var, running_mean,
-                                           running_var, momentum)
+                self._update_running_stats(
+                    arg, reduced, mean, var, running_mean, running_var, momentum
+                )
         else:
             if running_mean is None or running_var is None:
                 raise DefinitionTypeError(
                     "fd.ops.batch_norm: eval mode (training=False) needs "
-                    "running_mean and running_var")
+                    "running_mean and running_var"
+                )
             mean = as_float(running_mean)
             invstd = ops.rsqrt(as_float(running_var) + eps)
         y = (x - per_channel(mean)) * per_channel(invstd)
@@ -60,8 +72,7 @@ class CompositeOps:
             y = ops.cast(y, arg.dtype)
         return y, mean, invstd
 
-    def _update_running_stats(self, arg, reduced, mean, var, running_mean,
-                              running_var, momentum):
+    def _update_running_stats(self, arg, reduced, mean, var, running_mean, running_var, momentum):
         ops, fd = self, self._fd
         count = None  # elements per channel, for the unbiased variance
         for axis in reduced:
@@ -89,8 +100,8 @@ class CompositeOps:
         bits = _INT_BITS.get(dtype)
         if bits is None:
             raise DefinitionTypeError(
-                "fd.ops.logical_right_shift: a must have dtype Int or Int32, "
-                f"got {dtype}")
+                f"fd.ops.logical_right_shift: a must have dtype Int or Int32, got {dtype}"
+            )
         # For 1 <= b < bits, a >> b carries b copies of the sign bit on top;
         # `& (max >> (b - 1))` keeps the (bits - b) bits below them.
         in_range = ops.bitwise_and(ops.ge(b, 1), ops.lt(b, bits))

@@ -36,9 +36,7 @@ def compute_contiguity(sizes, strides):
     sizes = _ints(sizes, "compute_contiguity: sizes")
     strides = _ints(strides, "compute_contiguity: strides")
     if len(sizes) != len(strides):
-        raise ValueError(
-            f"compute_contiguity: {len(sizes)} sizes but {len(strides)} strides"
-        )
+        raise ValueError(f"compute_contiguity: {len(sizes)} sizes but {len(strides)} strides")
     contiguity = [None] * len(sizes)
     inner_extent = 1  # the memory one step of the next dense axis spans
     for axis in reversed(range(len(sizes))):

@@ -33,8 +33,7 @@ class FusionDefinition:
     on the first execute().
     """
 
-    def __init__(self, id=None, max_length=None, use_multidevice_executor=False,
-                 backend_type=None):
+    def __init__(self, id=None, max_length=None, use_multidevice_executor=False, backend_type=None):
         # max_length, use_multidevice_executor and backend_type are accepted
         # for compatibility with nvFuser and unused: the recording has no
         # length limit, and a definition with a device mesh always runs on
@@ -131,8 +130,7 @@ class FusionDefinition:
             return self._operand(shape, what)
         if not isinstance(shape, (list, tuple)):
             raise DefinitionTypeError(
-                f"{what}: shape must be a list of sizes or a vector, got "
-                f"{type(shape).__name__}"
+                f"{what}: shape must be a list of sizes or a vector, got {type(shape).__name__}"
             )
         if all(isinstance(s, int) and not isinstance(s, bool) for s in shape):
             return [int(s) for s in shape]
@@ -171,15 +169,11 @@ class FusionDefinition:
             shape = symbolic_sizes
         if sizes is not None:
             if shape is not None:
-                raise DefinitionTypeError(
-                    "define_tensor: give either shape or sizes, not both"
-                )
+                raise DefinitionTypeError("define_tensor: give either shape or sizes, not both")
             sizes = [int(s) for s in sizes]
             if strides is None:
                 strides = torch.empty(sizes, device="meta").stride()
-            shape, contiguity, stride_order = _C.describe_tensor(
-                sizes, [int(s) for s in strides]
-            )
+            shape, contiguity, stride_order = _C.describe_tensor(sizes, [int(s) for s in strides])
             if static_sizes:
                 shape = list(sizes)
         if shape is None:
@@ -190,7 +184,10 @@ class FusionDefinition:
         if not isinstance(contiguity, bool):
             contiguity = [None if c is None else bool(c) for c in contiguity]
         ref = state.define_tensor(
-            shape, contiguity, _dtype(dtype, "define_tensor"), bool(is_cpu),
+            shape,
+            contiguity,
+            _dtype(dtype, "define_tensor"),
+            bool(is_cpu),
             list(stride_order or []),
         )
         return make_handle(self, ref, state)
@@ -217,13 +214,16 @@ class FusionDefinition:
             value, dtype = None, value  # define_scalar(DataType.Int): symbolic
         if value is not None and not isinstance(value, (bool, int, float, complex)):
             raise DefinitionTypeError(
-                f"define_scalar: the value must be a Python number, got "
-                f"{type(value).__name__}"
+                f"define_scalar: the value must be a Python number, got {type(value).__name__}"
             )
-        if (isinstance(value, int) and not isinstance(value, bool)
-                and not _INT64_MIN <= value <= _INT64_MAX):
+        if (
+            isinstance(value, int)
+            and not isinstance(value, bool)
+            and not _INT64_MIN <= value <= _INT64_MAX
+        ):
             raise DefinitionError(
-                f"define_scalar: {value} is outside int64 [{_INT64_MIN}, {_INT64_MAX}]")
+                f"define_scalar: {value} is outside int64 [{_INT64_MIN}, {_INT64_MAX}]"
+            )
         if dtype is None:
             dtype = python_scalar_dtype(value) if value is not None else DataType.Double
         ref = state.define_scalar(value, _dtype(dtype, "define_scalar"))
@@ -249,8 +249,7 @@ class FusionDefinition:
         for i, v in enumerate(values):
             if isinstance(v, bool) or not isinstance(v, (int, Scalar)):
                 raise DefinitionTypeError(
-                    f"define_vector: element {i} must be an int or an integer "
-                    f"scalar, got {v!r}"
+                    f"define_vector: element {i} must be an int or an integer scalar, got {v!r}"
                 )
             refs.append(self._operand(v, "fd.define_vector"))
         return make_handle(self, state.define_vector(refs), state)
@@ -263,22 +262,19 @@ class FusionDefinition:
         if isinstance(alias_input, (list, tuple)):  # add_output(t, stride_order)
             if stride_order is not None:
                 raise DefinitionTypeError(
-                    "add_output: stride_order was given twice (positionally "
-                    "and by keyword)"
+                    "add_output: stride_order was given twice (positionally and by keyword)"
                 )
             alias_input, stride_order = None, alias_input
         if not isinstance(output, Tensor):
             raise DefinitionTypeError(
-                f"add_output: the output must be a tensor of this definition, "
-                f"got {output!r}"
+                f"add_output: the output must be a tensor of this definition, got {output!r}"
             )
         out_ref = self._operand(output, "add_output")
         alias_ref = None
         if alias_input is not None:
             if not isinstance(alias_input, Tensor):
                 raise DefinitionTypeError(
-                    f"add_output: alias_input must be an input tensor, got "
-                    f"{alias_input!r}"
+                    f"add_output: alias_input must be an input tensor, got {alias_input!r}"
                 )
             alias_ref = self._operand(alias_input, "add_output")
         state.add_output(out_ref, alias_ref, list(stride_order or []))
@@ -290,8 +286,7 @@ class FusionDefinition:
             return
         if self._state is not None:
             raise DefinitionError(
-                "execute() was called inside the `with` block; finish the "
-                "definition first"
+                "execute() was called inside the `with` block; finish the definition first"
             )
         if not self._has_definition_method():
             raise DefinitionError(
@@ -339,8 +334,7 @@ class FusionDefinition:
             cuda_device = device.index if device.type == "cuda" else -1
         if save_repro_inputs:
             self._saved_inputs = [
-                t.detach().clone() if isinstance(t, torch.Tensor) else t
-                for t in inputs
+                t.detach().clone() if isinstance(t, torch.Tensor) else t for t in inputs
             ]
         if print_repro:
             print(self.repro_script(inputs))
@@ -374,9 +368,7 @@ class FusionDefinition:
             return run()
         from .profile import profiled_execute
 
-        on_cuda = cuda_device >= 0 or any(
-            isinstance(t, torch.Tensor) and t.is_cuda for t in inputs
-        )
+        on_cuda = cuda_device >= 0 or any(isinstance(t, torch.Tensor) and t.is_cuda for t in inputs)
         # A sharded fusion's per-process segments are not listed (its host
         # program is: NVFUSE_DUMP=host_ir); its profile counts none.
         segments = 0 if self._sharded else len(self.segment_summary())
@@ -392,9 +384,7 @@ class FusionDefinition:
         """The FusionProfile of the last execute(..., profile=True): kernel
         names and device times (nvfuse.profile.FusionProfile)."""
         if self._profile is None:
-            raise DefinitionError(
-                "profile(): execute() was not called with profile=True"
-            )
+            raise DefinitionError("profile(): execute() was not called with profile=True")
         return self._profile
 
     def validate(self, inputs, reference_outputs=None, **kwargs):
@@ -553,8 +543,7 @@ class FusionDefinition:
         knows (it is not run here) or an internal op cannot be printed."""
         self._ensure_defined()
         segments = []
-        for kind, text, sources, destinations in _C.segment_definitions(
-                self._id, list(inputs)):
+        for kind, text, sources, destinations in _C.segment_definitions(self._id, list(inputs)):
             segment = FusionDefinition()
             with segment:
                 exec(text, {"fd": segment, "DataType": DataType})
@@ -577,9 +566,7 @@ def _check_introspection_kwargs(method, kwargs):
     kwargs = dict(kwargs)
     kwargs.pop("override_user_schedule", None)
     if kwargs:
-        raise DefinitionTypeError(
-            f"{method}() got unexpected arguments {sorted(kwargs)}"
-        )
+        raise DefinitionTypeError(f"{method}() got unexpected arguments {sorted(kwargs)}")
 
 
 _reported_options = set()
@@ -589,8 +576,7 @@ def report_unused_options(enable_options, disable_options):
     """The predecessor's NVFUSER_ENABLE/DISABLE option names passed to
     execute: nvfuse has no such options, so each name is reported once per
     process (a warning) and otherwise ignored."""
-    for kind, names in (("_enable_options", enable_options),
-                        ("_disable_options", disable_options)):
+    for kind, names in (("_enable_options", enable_options), ("_disable_options", disable_options)):
         if isinstance(names, str):
             names = [names]
         for name in names or ():
@@ -618,8 +604,12 @@ def clone(fd, other):
     from ._C import ParallelType
     from .multidevice import DeviceMesh
 
-    namespace = {"FusionDefinition": FusionDefinition, "DataType": DataType,
-                 "ParallelType": ParallelType, "DeviceMesh": DeviceMesh}
+    namespace = {
+        "FusionDefinition": FusionDefinition,
+        "DataType": DataType,
+        "ParallelType": ParallelType,
+        "DeviceMesh": DeviceMesh,
+    }
     exec(text, namespace)
     name = text.split("def ", 1)[1].split("(", 1)[0]
     namespace[name](other)
@@ -635,12 +625,14 @@ def _input_list(inputs):
         return inputs
     if isinstance(inputs, torch.Tensor):
         raise InputTypeError(
-            "execute takes a list (or tuple) of inputs, got a tensor; pass [tensor]")
+            "execute takes a list (or tuple) of inputs, got a tensor; pass [tensor]"
+        )
     try:
         return list(inputs)
     except TypeError:
         raise InputTypeError(
-            f"execute takes a list (or tuple) of inputs, got {type(inputs).__name__}") from None
+            f"execute takes a list (or tuple) of inputs, got {type(inputs).__name__}"
+        ) from None
 
 
 def _refuse_unbindable(inputs):
@@ -654,15 +646,17 @@ def _refuse_unbindable(inputs):
             if value.layout != torch.strided:
                 raise InputTypeError(
                     f"input {i} has layout {value.layout}; nvfuse takes strided (dense) "
-                    "tensors, e.g. t.to_dense()")
+                    "tensors, e.g. t.to_dense()"
+                )
             if value.is_meta:
                 raise InputError(
-                    f"input {i} is a meta tensor, which holds no data; pass a CPU or CUDA tensor")
+                    f"input {i} is a meta tensor, which holds no data; pass a CPU or CUDA tensor"
+                )
         elif isinstance(value, int) and not isinstance(value, bool):
             if not _INT64_MIN <= value <= _INT64_MAX:
                 raise InputError(
-                    f"input {i} is the int {value}, outside int64 "
-                    f"[{_INT64_MIN}, {_INT64_MAX}]")
+                    f"input {i} is the int {value}, outside int64 [{_INT64_MIN}, {_INT64_MAX}]"
+                )
 
 
 def _normalized_device(device):
@@ -712,7 +706,8 @@ class FusionCache:
         ones keep their state. Default: NVFUSE_CACHE_MAX, else 1024."""
         if isinstance(max_compiled, bool) or not isinstance(max_compiled, int) or max_compiled < 1:
             raise DefinitionError(
-                f"FusionCache.set_max: expected a positive int, got {max_compiled!r}")
+                f"FusionCache.set_max: expected a positive int, got {max_compiled!r}"
+            )
         _C.set_max_runtime_states(max_compiled)
 
     @staticmethod
@@ -727,6 +722,11 @@ class FusionCache:
 
 
 __all__ = [
-    "FusionDefinition", "FusionCache", "Tensor", "Scalar", "Vector", "StateKind",
+    "FusionDefinition",
+    "FusionCache",
+    "Tensor",
+    "Scalar",
+    "Vector",
+    "StateKind",
     "clone",
 ]

@@ -21,16 +21,14 @@ def _bind_arguments(op_name, parameters, args, kwargs):
             f"arguments, got {len(args)}"
         )
     values = list(args)
-    for name in parameters[len(args):]:
+    for name in parameters[len(args) :]:
         if name not in kwargs:
             raise DefinitionTypeError(
                 f"fd.ops.{op_name}({', '.join(parameters)}) is missing `{name}`"
             )
         values.append(kwargs.pop(name))
     if kwargs:
-        raise DefinitionTypeError(
-            f"fd.ops.{op_name} got unexpected arguments {sorted(kwargs)}"
-        )
+        raise DefinitionTypeError(f"fd.ops.{op_name} got unexpected arguments {sorted(kwargs)}")
     return values
 
 
@@ -44,7 +42,8 @@ def _make_pointwise(name, parameters):
     # help() and IDEs show the op table's parameters, not (*args, **kwargs).
     op.__signature__ = inspect.Signature(
         [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
-        + [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in parameters])
+        + [inspect.Parameter(p, inspect.Parameter.POSITIONAL_OR_KEYWORD) for p in parameters]
+    )
     op.__doc__ = (
         f"fd.ops.{name}({', '.join(parameters)}): elementwise {name}. Operands "
         "are tensors, scalars or Python numbers; lower-rank tensors broadcast "
@@ -80,16 +79,13 @@ class Operators(TensorOps, CompositeOps):
         fd = self._fd
         tensor = fd._operand(arg, "fd.ops.broadcast_in_dim")
         shape_arg = fd._shape_operand(shape, "fd.ops.broadcast_in_dim")
-        return fd._record(
-            lambda s: s.broadcast_in_dim(tensor, shape_arg, list(broadcast_dims))
-        )
+        return fd._record(lambda s: s.broadcast_in_dim(tensor, shape_arg, list(broadcast_dims)))
 
     def broadcast(self, arg, is_broadcast_dim):
         """New size-1 axes where is_broadcast_dim is True."""
         fd = self._fd
         tensor = fd._operand(arg, "fd.ops.broadcast")
-        flags = [bool(f) for f in
-                 _sequence(is_broadcast_dim, "fd.ops.broadcast: is_broadcast_dim")]
+        flags = [bool(f) for f in _sequence(is_broadcast_dim, "fd.ops.broadcast: is_broadcast_dim")]
         return fd._record(lambda s: s.broadcast(tensor, flags))
 
     def expand(self, arg, shape):
@@ -124,16 +120,13 @@ class Operators(TensorOps, CompositeOps):
         """Minimum over `dims` (all when None); NaN propagates."""
         return self._reduction("min", arg, dims, keepdim, dtype)
 
-    def var_mean(self, arg, dims=None, correction=None, keepdim=False, *,
-                 unbiased=None):
+    def var_mean(self, arg, dims=None, correction=None, keepdim=False, *, unbiased=None):
         """(variance, mean) over `dims`; variance divides by N - correction
         (default 1; `unbiased` is the older spelling)."""
         fd = self._fd
         tensor = fd._operand(arg, "fd.ops.var_mean")
         correction = _correction(correction, unbiased)
-        return fd._record(
-            lambda s: s.var_mean(tensor, _dims_list(dims), correction, bool(keepdim))
-        )
+        return fd._record(lambda s: s.var_mean(tensor, _dims_list(dims), correction, bool(keepdim)))
 
     def mean(self, arg, dims=None, keepdim=False, dtype=DataType.Null):
         """Mean over `dims` (all when None): sum / number of values, for
@@ -151,15 +144,12 @@ class Operators(TensorOps, CompositeOps):
         tensor = fd._operand(arg, "fd.ops.welford")
         return fd._record(lambda s: tuple(s.welford(tensor, _dims_list(dims))))
 
-    def var(self, arg, dims=None, correction=None, keepdim=False, *,
-            unbiased=None):
+    def var(self, arg, dims=None, correction=None, keepdim=False, *, unbiased=None):
         """Variance over `dims`, dividing by N - correction (default 1)."""
         fd = self._fd
         tensor = fd._operand(arg, "fd.ops.var")
         correction = _correction(correction, unbiased)
-        return fd._record(
-            lambda s: s.var(tensor, _dims_list(dims), correction, bool(keepdim))
-        )
+        return fd._record(lambda s: s.var(tensor, _dims_list(dims), correction, bool(keepdim)))
 
 
 def _correction(correction, unbiased):

@@ -71,7 +71,6 @@ def profiled_execute(run, fusion_id, segments, on_cuda):
     for e in sorted(events, key=lambda e: e.time_range.start):
         if e.name.startswith("nvfuse_"):
             result.kernel_profiles.append(
-                KernelProfile(e.name, (e.time_range.end - e.time_range.start) / 1e3,
-                              e.device_index)
+                KernelProfile(e.name, (e.time_range.end - e.time_range.start) / 1e3, e.device_index)
             )
     return outputs, result

@@ -28,8 +28,9 @@ def torch_dtype_to_nvfuse_dtype(dtype: torch.dtype) -> DataType:
         return _TORCH_TO_NVFUSE[dtype]
     except KeyError:
         supported = ", ".join(str(d).replace("torch.", "") for d in _TORCH_TO_NVFUSE)
-        raise TypeError(f"torch dtype {dtype} is not supported by nvfuse "
-                        f"(supported: {supported})") from None
+        raise TypeError(
+            f"torch dtype {dtype} is not supported by nvfuse (supported: {supported})"
+        ) from None
 
 
 def nvfuse_dtype_to_torch_dtype(dtype: DataType) -> torch.dtype:

@@ -85,7 +85,8 @@ def check_torch(running_torch):
         raise ImportError(
             f"nvfuse {__version__} was built against torch {built[0]} and this process "
             f"has torch {running_torch}; install torch {'.'.join(map(str, built_minor))}.x "
-            "or rebuild nvfuse against this torch (pip install --no-build-isolation .)")
+            "or rebuild nvfuse against this torch (pip install --no-build-isolation .)"
+        )
 
 
 def build_info() -> dict:

@@ -39,10 +39,7 @@ struct type_caster<nvfuse::ScalarValue> {
     value = *v;
     return true;
   }
-  static handle cast(
-      const nvfuse::ScalarValue& v,
-      return_value_policy,
-      handle) {
+  static handle cast(const nvfuse::ScalarValue& v, return_value_policy, handle) {
     return nvfuse::scalar_to_python(v).release();
   }
 };

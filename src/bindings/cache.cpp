@@ -9,24 +9,19 @@ namespace nvfuse {
 void init_cache(py::module_& m) {
   m.def(
       "finalize",
-      [](RecordingState& state) {
-        return FusionCache::get().insert_or_find(std::move(state));
-      },
+      [](RecordingState& state) { return FusionCache::get().insert_or_find(std::move(state)); },
       "Adds the recorded definition to the fusion cache (or finds its twin) "
       "and returns the fusion id. The state is consumed.");
   m.def("num_fusions", [] { return FusionCache::get().num_fusions(); });
   m.def("reset_cache", [] { FusionCache::get().reset(); });
   m.def("set_max_runtime_states",
-        [](int64_t max) { FusionCache::get().set_max_runtime_states(max); });
+      [](int64_t max) { FusionCache::get().set_max_runtime_states(max); });
   m.def("max_runtime_states", [] { return FusionCache::get().max_runtime_states(); });
   m.def("num_runtime_states", [] { return FusionCache::get().num_runtime_states(); });
-  m.def("cached_repro_script", [](int64_t id) {
-    return FusionCache::get().at(id).repro_script();
-  });
+  m.def("cached_repro_script", [](int64_t id) { return FusionCache::get().at(id).repro_script(); });
   m.def("cached_python_definition", [](int64_t id) {
     const CachedFusion& entry = FusionCache::get().at(id);
-    return python_definition(
-        entry.records, "nvfuse_fusion_id" + std::to_string(id));
+    return python_definition(entry.records, "nvfuse_fusion_id" + std::to_string(id));
   });
   m.def(
       "cached_inputs_and_outputs",
@@ -34,8 +29,8 @@ void init_cache(py::module_& m) {
         std::vector<int64_t> inputs;
         std::vector<int64_t> outputs;
         for (const Record& r : FusionCache::get().at(id).records) {
-          const bool symbolic_scalar = r.kind == RecordKind::DefineScalar &&
-              r.args.size() == 1;  // dtype alone: no value
+          const bool symbolic_scalar =
+              r.kind == RecordKind::DefineScalar && r.args.size() == 1;  // dtype alone: no value
           if (r.kind == RecordKind::DefineTensor || symbolic_scalar) {
             inputs.push_back(r.outputs.front().index);
           }
@@ -48,15 +43,12 @@ void init_cache(py::module_& m) {
       },
       "(input state indices, returned output state indices): fd.inputs(), "
       "fd.outputs()");
-  m.def("cached_fusion_ir", [](int64_t id) {
-    return FusionCache::get().at(id).fusion->to_string();
-  });
-  m.def("cached_last_cuda_code", [](int64_t id) {
-    return executor_for(FusionCache::get().at(id))->last_cuda_code();
-  });
+  m.def(
+      "cached_fusion_ir", [](int64_t id) { return FusionCache::get().at(id).fusion->to_string(); });
+  m.def("cached_last_cuda_code",
+      [](int64_t id) { return executor_for(FusionCache::get().at(id))->last_cuda_code(); });
   m.def("cached_last_kernel_info", [](int64_t id) {
-    const auto resources =
-        executor_for(FusionCache::get().at(id))->last_resources();
+    const auto resources = executor_for(FusionCache::get().at(id))->last_resources();
     pybind11::dict info;
     info["registers"] = resources.registers;
     info["local_bytes"] = resources.local_bytes;
@@ -65,9 +57,7 @@ void init_cache(py::module_& m) {
   m.def(
       "cached_prepared_fusion_ir",
       [](int64_t id) {
-        return executor_for(FusionCache::get().at(id))
-            ->prepared_fusion()
-            .to_string();
+        return executor_for(FusionCache::get().at(id))->prepared_fusion().to_string();
       },
       "The IR after the pre-segmentation passes");
 }

@@ -9,21 +9,15 @@ namespace nvfuse {
 
 void init_enums(py::module_& m) {
   py::enum_<DataType> data_type(m, "DataType");
-#define NVFUSE_BIND_DATA_TYPE(name, bytes, category) \
-  data_type.value(#name, DataType::name);
+#define NVFUSE_BIND_DATA_TYPE(name, bytes, category) data_type.value(#name, DataType::name);
   NVFUSE_DATA_TYPES(NVFUSE_BIND_DATA_TYPE)
 #undef NVFUSE_BIND_DATA_TYPE
   // Printed as `DataType.Float`, as a definition spells it.
-  data_type.def("__repr__", [](DataType t) {
-    return std::string("DataType.") + name_of(t);
-  });
-  data_type.def("__str__", [](DataType t) {
-    return std::string("DataType.") + name_of(t);
-  });
+  data_type.def("__repr__", [](DataType t) { return std::string("DataType.") + name_of(t); });
+  data_type.def("__str__", [](DataType t) { return std::string("DataType.") + name_of(t); });
 
   py::enum_<ParallelType> parallel_type(m, "ParallelType");
-#define NVFUSE_BIND_PARALLEL_TYPE(name) \
-  parallel_type.value(#name, ParallelType::name);
+#define NVFUSE_BIND_PARALLEL_TYPE(name) parallel_type.value(#name, ParallelType::name);
   NVFUSE_PARALLEL_TYPES(NVFUSE_BIND_PARALLEL_TYPE)
 #undef NVFUSE_BIND_PARALLEL_TYPE
   // The names the Python API uses for device and stream parallelism.

@@ -21,12 +21,11 @@ PyObject* python_class_of(ErrorKind kind) {
 }  // namespace
 
 void init_errors(py::module_& m) {
-  m.def(
-      "_register_error_types",
-      [](py::object definition, py::object definition_type, py::object input,
-         py::object input_type, py::object unsupported, py::object internal) {
-        const py::object classes[] = {definition, definition_type, input,
-                                      input_type, unsupported, internal};
+  m.def("_register_error_types",
+      [](py::object definition, py::object definition_type, py::object input, py::object input_type,
+          py::object unsupported, py::object internal) {
+        const py::object classes[] = {
+            definition, definition_type, input, input_type, unsupported, internal};
         for (int i = 0; i < 6; ++i) {
           delete error_classes[i];
           error_classes[i] = new py::object(classes[i]);

@@ -31,8 +31,7 @@ std::vector<Argument> arguments_from_python(const py::sequence& inputs) {
       continue;
     }
     auto scalar = scalar_from_python(obj);
-    NVFUSE_INPUT_TYPE_CHECK(
-        scalar.has_value(), "input ", i,
+    NVFUSE_INPUT_TYPE_CHECK(scalar.has_value(), "input ", i,
         ": expected a torch.Tensor or a Python number, got an object of type ",
         py::str(py::type::of(obj).attr("__name__")).cast<std::string>());
     args.emplace_back(*scalar);
@@ -44,9 +43,7 @@ std::vector<Argument> arguments_from_python(const py::sequence& inputs) {
 // sharded. Internal errors carry the fusion's repro script. `device` is
 // where a fusion that reads no tensor runs.
 std::vector<at::Tensor> execute_cached_fusion(
-    int64_t fusion_id,
-    const std::vector<Argument>& args,
-    c10::Device device) {
+    int64_t fusion_id, const std::vector<Argument>& args, c10::Device device) {
   const NvtxRange range("nvfuse fusion", fusion_id);
   std::optional<HostStepTimer> step("03 cache lookup");
   CachedFusion& entry = FusionCache::get().at(fusion_id);
@@ -60,14 +57,11 @@ std::vector<at::Tensor> execute_cached_fusion(
     if (e.kind() != ErrorKind::kInternal) {
       throw;
     }
-    throw Error(
-        e.kind(),
-        std::string(e.what()) + "\nRepro script:\n" + entry.repro_script());
+    throw Error(e.kind(), std::string(e.what()) + "\nRepro script:\n" + entry.repro_script());
   } catch (const c10::Error& e) {
     // An ATen call outside the reference evaluator's own (which names its
     // expr) refused these inputs: still a typed error, never a bare one.
-    throw Error(
-        ErrorKind::kInput,
+    throw Error(ErrorKind::kInput,
         std::string("an ATen call refused these inputs: ") + e.what_without_backtrace());
   }
 }
@@ -87,8 +81,7 @@ void init_execute(py::module_& m) {
       [](int64_t fusion_id, const py::sequence& inputs) {
         std::vector<Argument> args = arguments_from_python(inputs);
         py::list result;
-        for (auto& d : executor_for(FusionCache::get().at(fusion_id))
-                           ->segment_definitions(args)) {
+        for (auto& d : executor_for(FusionCache::get().at(fusion_id))->segment_definitions(args)) {
           result.append(py::make_tuple(d.kind, d.python, d.sources, d.destinations));
         }
         return result;
@@ -105,29 +98,26 @@ void init_execute(py::module_& m) {
       "the reference evaluator on CPU) or 'aten' (one ATen call)");
   m.def(
       "set_pointwise_tuning",
-      [](int block_size, int max_unroll, int elements_per_thread,
-         int transpose_tile, int transpose_vector) {
-        set_pointwise_tuning({block_size, max_unroll, elements_per_thread,
-                              transpose_tile, transpose_vector});
+      [](int block_size, int max_unroll, int elements_per_thread, int transpose_tile,
+          int transpose_vector) {
+        set_pointwise_tuning(
+            {block_size, max_unroll, elements_per_thread, transpose_tile, transpose_vector});
       },
-      py::arg("block_size"), py::arg("max_unroll"),
-      py::arg("elements_per_thread") = 16, py::arg("transpose_tile") = 0,
-      py::arg("transpose_vector") = 0,
+      py::arg("block_size"), py::arg("max_unroll"), py::arg("elements_per_thread") = 16,
+      py::arg("transpose_tile") = 0, py::arg("transpose_vector") = 0,
       "Launch-shape defaults of the pointwise scheduler (for tuning runs); "
       "the transpose kernel's tile and vector width, 0 for the defaults");
   m.def("pointwise_tuning", [] {
     const PointwiseTuning t = pointwise_tuning();
     return py::make_tuple(
-        t.block_size, t.max_unroll, t.elements_per_thread, t.transpose_tile,
-        t.transpose_vector);
+        t.block_size, t.max_unroll, t.elements_per_thread, t.transpose_tile, t.transpose_vector);
   });
   m.def(
       "set_coordinate_tuning",
       [](int block_size, int bytes_per_thread, int max_unroll) {
         set_coordinate_tuning({block_size, bytes_per_thread, max_unroll});
       },
-      py::arg("block_size"), py::arg("bytes_per_thread") = 16,
-      py::arg("max_unroll") = 4,
+      py::arg("block_size"), py::arg("bytes_per_thread") = 16, py::arg("max_unroll") = 4,
       "Launch-shape defaults of the coordinate scheduler (for tuning runs)");
   m.def("coordinate_tuning", [] {
     const CoordinateTuning t = coordinate_tuning();
@@ -135,28 +125,25 @@ void init_execute(py::module_& m) {
   });
   m.def(
       "set_reduction_tuning",
-      [](int elements_per_thread, int max_persistent_threads, int chunked_threads,
-         int pipelining, int max_cluster, int carry_exps, int staging, int streamed_cluster,
-         int outer_rows) {
+      [](int elements_per_thread, int max_persistent_threads, int chunked_threads, int pipelining,
+          int max_cluster, int carry_exps, int staging, int streamed_cluster, int outer_rows) {
         set_reduction_tuning({elements_per_thread, max_persistent_threads, chunked_threads,
-                              pipelining, max_cluster, carry_exps, staging, streamed_cluster,
-                              outer_rows});
+            pipelining, max_cluster, carry_exps, staging, streamed_cluster, outer_rows});
       },
       py::arg("elements_per_thread"), py::arg("max_persistent_threads") = 1024,
-      py::arg("chunked_threads") = 1024, py::arg("pipelining") = 1,
-      py::arg("max_cluster") = 16, py::arg("carry_exps") = 1, py::arg("staging") = 1,
-      py::arg("streamed_cluster") = 16, py::arg("outer_rows") = 8,
+      py::arg("chunked_threads") = 1024, py::arg("pipelining") = 1, py::arg("max_cluster") = 16,
+      py::arg("carry_exps") = 1, py::arg("staging") = 1, py::arg("streamed_cluster") = 16,
+      py::arg("outer_rows") = 8,
       "Launch-shape defaults of the inner reduction scheduler (for tuning runs)");
   m.def("reduction_tuning", [] {
     const ReductionTuning t = reduction_tuning();
     return py::make_tuple(t.elements_per_thread, t.max_persistent_threads, t.chunked_threads,
-                          t.pipelining, t.max_cluster, t.carry_exps, t.staging,
-                          t.streamed_cluster, t.outer_rows);
+        t.pipelining, t.max_cluster, t.carry_exps, t.staging, t.streamed_cluster, t.outer_rows);
   });
   m.def(
       "nvrtc_compile",
       [](const std::string& source, const std::string& name, int arch,
-         const std::vector<std::string>& options) {
+          const std::vector<std::string>& options) {
         CompiledBinary binary = compile_cuda(source, name, arch, options);
         py::dict result;
         result["is_ptx"] = binary.is_ptx;
@@ -179,7 +166,7 @@ void init_execute(py::module_& m) {
       },
       "The version of the NVRTC library nvfuse loads (raises when none is found)");
   m.def("set_dump", &set_dump_options, py::arg("options"),
-        "What NVFUSE_DUMP prints from now on: a comma list of option names");
+      "What NVFUSE_DUMP prints from now on: a comma list of option names");
   m.def("get_dump", &dump_options, "The dump options on now, as a comma list");
   m.def(
       "set_dump_sink",
@@ -187,11 +174,10 @@ void init_execute(py::module_& m) {
       py::arg("sink").none(true),
       "A function that receives each dump's text instead of stderr (None: stderr)");
   m.def("start_dump_capture", &start_dump_capture,
-        "Collects this thread's NVFUSE_DUMP output until finish_dump_capture");
+      "Collects this thread's NVFUSE_DUMP output until finish_dump_capture");
   m.def("finish_dump_capture", &finish_dump_capture,
-        "The dump output collected since start_dump_capture");
-  m.def(
-      "add_nvrtc_search_directory", &add_nvrtc_search_directory,
+      "The dump output collected since start_dump_capture");
+  m.def("add_nvrtc_search_directory", &add_nvrtc_search_directory,
       "A folder to look for libnvrtc.so in before the system's");
   m.def(
       "execute",
@@ -213,8 +199,7 @@ void init_execute(py::module_& m) {
         const HostStepTimer step("10 outputs to Python");
         py::list result;
         for (at::Tensor& out : outputs) {
-          result.append(py::reinterpret_steal<py::object>(
-              THPVariable_Wrap(std::move(out))));
+          result.append(py::reinterpret_steal<py::object>(THPVariable_Wrap(std::move(out))));
         }
         return result;
       },

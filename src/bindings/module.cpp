@@ -16,8 +16,8 @@ std::optional<ScalarValue> scalar_from_python(py::handle obj) {
     return ScalarValue(PyFloat_AsDouble(obj.ptr()));
   }
   if (PyComplex_Check(obj.ptr())) {
-    return ScalarValue(std::complex<double>(
-        PyComplex_RealAsDouble(obj.ptr()), PyComplex_ImagAsDouble(obj.ptr())));
+    return ScalarValue(
+        std::complex<double>(PyComplex_RealAsDouble(obj.ptr()), PyComplex_ImagAsDouble(obj.ptr())));
   }
   return std::nullopt;
 }

@@ -26,8 +26,7 @@ std::string new_group_from_python(const std::vector<int64_t>& ranks) {
 
 std::shared_ptr<MultiDeviceExecutor> sharded_executor(int64_t fusion_id) {
   CachedFusion& entry = FusionCache::get().at(fusion_id);
-  NVFUSE_CHECK(
-      entry.sharded, "fusion ", fusion_id, " is not sharded over a device mesh");
+  NVFUSE_CHECK(entry.sharded, "fusion ", fusion_id, " is not sharded over a device mesh");
   return multidevice_executor_for(entry);
 }
 
@@ -36,7 +35,7 @@ std::shared_ptr<MultiDeviceExecutor> sharded_executor(int64_t fusion_id) {
 void init_multidevice(py::module_& m) {
   py::class_<DeviceMesh>(m, "DeviceMesh")
       .def(py::init<std::vector<int64_t>, std::vector<int64_t>>(), py::arg("shape"),
-           py::arg("devices"))
+          py::arg("devices"))
       .def_property_readonly("shape", &DeviceMesh::shape)
       .def_property_readonly("devices", &DeviceMesh::devices)
       .def_property_readonly("size", [](const DeviceMesh& mesh) { return mesh.size(); })
@@ -63,8 +62,7 @@ void init_multidevice(py::module_& m) {
       "the communicator's groups: called at exit, before torch.distributed is "
       "torn down");
   m.def(
-      "has_device_mesh",
-      [](int64_t fusion_id) { return FusionCache::get().at(fusion_id).sharded; },
+      "has_device_mesh", [](int64_t fusion_id) { return FusionCache::get().at(fusion_id).sharded; },
       py::arg("fusion_id"));
   m.def(
       "output_shardings",
@@ -88,8 +86,7 @@ void init_multidevice(py::module_& m) {
       "state_sharding",
       [](int64_t fusion_id, int64_t state_index) {
         CachedFusion& entry = FusionCache::get().at(fusion_id);
-        NVFUSE_CHECK(
-            state_index >= 0 && state_index < static_cast<int64_t>(entry.states.size()),
+        NVFUSE_CHECK(state_index >= 0 && state_index < static_cast<int64_t>(entry.states.size()),
             "fusion ", fusion_id, " has no state ", state_index);
         const auto* tv = std::get_if<TensorView*>(&entry.states[state_index]);
         NVFUSE_TYPE_CHECK(tv != nullptr, "state ", state_index, " is not a tensor");
@@ -105,7 +102,7 @@ void init_multidevice(py::module_& m) {
           s = executor.output_shardings()[out - outputs.begin()];
         } else {
           NVFUSE_CHECK(false, "T", state_index, " is neither an input nor an output of fusion ",
-                       fusion_id, "; only those have shards a process passes or gets");
+              fusion_id, "; only those have shards a process passes or gets");
         }
         return py::make_tuple(*s.mesh, s.mesh_axis, s.whole_axis);
       },
@@ -117,9 +114,9 @@ void init_multidevice(py::module_& m) {
       [](int64_t fusion_id) {
         py::list result;
         for (const Sharding& s : sharded_executor(fusion_id)->input_shardings()) {
-          result.append(
-              s.mesh.has_value() ? py::object(py::make_tuple(*s.mesh, s.mesh_axis, s.whole_axis))
-                                 : py::object(py::none()));
+          result.append(s.mesh.has_value()
+                  ? py::object(py::make_tuple(*s.mesh, s.mesh_axis, s.whole_axis))
+                  : py::object(py::none()));
         }
         return result;
       },
@@ -127,8 +124,7 @@ void init_multidevice(py::module_& m) {
       "[(DeviceMesh, mesh axis per logical axis or -1, whole-axis flags)] per "
       "input; None for scalars");
   m.def(
-      "host_program",
-      [](int64_t fusion_id) { return sharded_executor(fusion_id)->host_program(); },
+      "host_program", [](int64_t fusion_id) { return sharded_executor(fusion_id)->host_program(); },
       py::arg("fusion_id"));
 }
 

@@ -60,8 +60,7 @@ ArgValue arg_value_of(const py::handle& value, const std::string& keyword) {
     }
     return items.cast<std::vector<int64_t>>();
   }
-  NVFUSE_ASSERT(
-      false, "argument `", keyword, "` has an unsupported Python type ",
+  NVFUSE_ASSERT(false, "argument `", keyword, "` has an unsupported Python type ",
       std::string(py::str(py::type::of(value))));
   return std::monostate{};
 }
@@ -82,31 +81,22 @@ void init_recording(py::module_& m) {
 
   py::class_<RecordingState>(m, "RecordingState")
       .def(py::init<>())
-      .def(
-          "define_tensor", &RecordingState::define_tensor, py::arg("shape"),
-          py::arg("contiguity"), py::arg("dtype"), py::arg("is_cpu"),
-          py::arg("stride_order"))
-      .def(
-          "define_scalar", &RecordingState::define_scalar, py::arg("value"),
-          py::arg("dtype"))
+      .def("define_tensor", &RecordingState::define_tensor, py::arg("shape"), py::arg("contiguity"),
+          py::arg("dtype"), py::arg("is_cpu"), py::arg("stride_order"))
+      .def("define_scalar", &RecordingState::define_scalar, py::arg("value"), py::arg("dtype"))
       .def("define_vector", &RecordingState::define_vector)
-      .def(
-          "pointwise",
-          [](RecordingState& s, const std::string& op,
-             std::vector<StateRef> operands) {
+      .def("pointwise",
+          [](RecordingState& s, const std::string& op, std::vector<StateRef> operands) {
             return s.pointwise(op_named(op), std::move(operands));
           })
       .def("cast", &RecordingState::cast)
       .def("broadcast_in_dim", &RecordingState::broadcast_in_dim)
       .def("broadcast", &RecordingState::broadcast)
       .def("expand", &RecordingState::expand)
-      .def(
-          "reduction",
+      .def("reduction",
           [](RecordingState& s, const std::string& name, StateRef operand,
-             std::vector<int64_t> dims, bool keepdim, DataType dtype) {
-            return s.reduction(
-                reduction_op_named(name), operand, std::move(dims), keepdim,
-                dtype);
+              std::vector<int64_t> dims, bool keepdim, DataType dtype) {
+            return s.reduction(reduction_op_named(name), operand, std::move(dims), keepdim, dtype);
           })
       .def("var_mean", &RecordingState::var_mean)
       .def("var", &RecordingState::var)
@@ -115,7 +105,7 @@ void init_recording(py::module_& m) {
       .def(
           "record_op",
           [](RecordingState& s, const std::string& method,
-             const std::vector<std::pair<std::string, py::object>>& args) {
+              const std::vector<std::pair<std::string, py::object>>& args) {
             auto kind = record_kind_of_method(method);
             NVFUSE_ASSERT(kind.has_value(), "no record kind for ", method);
             std::vector<RecordArg> record_args;
@@ -130,26 +120,21 @@ void init_recording(py::module_& m) {
       .def("rank_of", &RecordingState::rank_of)
       .def("vector_length", &RecordingState::vector_length)
       .def("dtype_of", &RecordingState::dtype_of)
-      .def(
-          "python_definition",
+      .def("python_definition",
           [](const RecordingState& s, const std::string& name) {
             return python_definition(s.records(), name);
           })
-      .def("fusion_ir", [](const RecordingState& s) {
-        return s.fusion().to_string();
-      });
+      .def("fusion_ir", [](const RecordingState& s) { return s.fusion().to_string(); });
 
   m.def(
       "repro_script_of_state",
-      [](const RecordingState& s) {
-        return repro_script(s.records(), "nvfuse_fusion");
-      },
+      [](const RecordingState& s) { return repro_script(s.records(), "nvfuse_fusion"); },
       "The repro script of a definition still being recorded");
   m.def(
       "philox4x32_10",
       [](const std::array<uint32_t, 4>& counter, const std::array<uint32_t, 2>& key) {
-        const nvfuse_philox::Words w = nvfuse_philox::philox(
-            counter[0], counter[1], counter[2], counter[3], key[0], key[1]);
+        const nvfuse_philox::Words w =
+            nvfuse_philox::philox(counter[0], counter[1], counter[2], counter[3], key[0], key[1]);
         return std::vector<uint32_t>(w.w, w.w + 4);
       },
       py::arg("counter"), py::arg("key"),

@@ -26,8 +26,7 @@ std::optional<PartRead> part_read(const TensorView* part) {
   PartRead read;
   const TensorView* tv = part;
   for (const Expr* def = tv->definition();
-       def != nullptr && (def->is<PointwiseOp>() || def->is<CastOp>());
-       def = tv->definition()) {
+       def != nullptr && (def->is<PointwiseOp>() || def->is<CastOp>()); def = tv->definition()) {
     const TensorView* operand = nullptr;
     for (const Val* v : def->inputs()) {
       if (v->is<TensorView>()) {
@@ -54,9 +53,7 @@ std::optional<PartRead> part_read(const TensorView* part) {
 
 }  // namespace
 
-std::string CoordinateValues::cat(
-    const CatOp& expr,
-    const std::vector<LaneCoord>& coords) {
+std::string CoordinateValues::cat(const CatOp& expr, const std::vector<LaneCoord>& coords) {
   const int64_t dim = expr.dim();
   // Where each part starts along `dim`, declared before the parts.
   const size_t count = expr.inputs().size();
@@ -65,8 +62,7 @@ std::string CoordinateValues::cat(
   for (size_t k = 0; k + 1 < count; ++k) {
     boundaries.push_back(extent_of(expr.input(k), dim));
     starts.push_back(declare(
-        "Index", starts.back() + " + Index(" +
-        int64_of(extent_of(expr.input(k), dim)) + ")"));
+        "Index", starts.back() + " + Index(" + int64_of(extent_of(expr.input(k), dim)) + ")"));
   }
   share_predicate(coords[dim], boundaries);
   if (count == 1) {
@@ -81,9 +77,8 @@ std::string CoordinateValues::cat(
     }
     if (c.per_lane) {
       const std::string source = c.base;
-      c.base = lanes("Index", [&](const std::string& l) {
-        return source + ".val[" + l + "] - " + starts[k];
-      });
+      c.base = lanes(
+          "Index", [&](const std::string& l) { return source + ".val[" + l + "] - " + starts[k]; });
     } else {
       c.base = "(" + c.base + " - " + starts[k] + ")";
     }
@@ -118,28 +113,28 @@ std::string CoordinateValues::cat(
       close_guard();
     }
   }
-  return lanes(cuda_type_of(expr.output(0)->dtype()), [&](const std::string& l) {
-    std::string chosen = parts.back() + ".val[" + l + "]";
-    for (size_t k = count - 1; k-- > 0;) {
-      chosen = in_part[k] + " ? " + parts[k] + ".val[" + l + "] : " + chosen;
-    }
-    return chosen;
-  }, print_expr(expr));
+  return lanes(
+      cuda_type_of(expr.output(0)->dtype()),
+      [&](const std::string& l) {
+        std::string chosen = parts.back() + ".val[" + l + "]";
+        for (size_t k = count - 1; k-- > 0;) {
+          chosen = in_part[k] + " ? " + parts[k] + ".val[" + l + "] : " + chosen;
+        }
+        return chosen;
+      },
+      print_expr(expr));
 }
 
-std::string CoordinateValues::cat_branches(
-    const CatOp& expr,
-    const std::string& at,
+std::string CoordinateValues::cat_branches(const CatOp& expr, const std::string& at,
     const std::vector<std::string>& starts,
     const std::function<std::vector<LaneCoord>(size_t)>& part_coords) {
   const size_t count = expr.inputs().size();
   const std::string name = "v" + std::to_string(next_name_++);
-  line(array_type(cuda_type_of(expr.output(0)->dtype())) + " " + name + ";  // " +
-       print_expr(expr));
+  line(
+      array_type(cuda_type_of(expr.output(0)->dtype())) + " " + name + ";  // " + print_expr(expr));
   for (size_t k = 0; k < count; ++k) {
     if (k + 1 < count) {
-      line(std::string(k == 0 ? "" : "} else ") + "if (" + at + " < " +
-           starts[k + 1] + ") {");
+      line(std::string(k == 0 ? "" : "} else ") + "if (" + at + " < " + starts[k + 1] + ") {");
     } else {
       line("} else {");
     }
@@ -152,8 +147,7 @@ std::string CoordinateValues::cat_branches(
   return name;
 }
 
-std::vector<std::string> CoordinateValues::parts_of_one_read(
-    const CatOp& expr,
+std::vector<std::string> CoordinateValues::parts_of_one_read(const CatOp& expr,
     const std::vector<std::string>& in_part,
     const std::function<std::vector<LaneCoord>(size_t)>& part_coords) {
   const size_t count = expr.inputs().size();
@@ -189,8 +183,7 @@ std::vector<std::string> CoordinateValues::parts_of_one_read(
   }
   std::vector<std::vector<LaneCoord>> at;
   for (size_t k = 0; k < count; ++k) {
-    at.push_back(reads[k].slice ? slice_coords(*reads[k].slice, part_coords(k))
-                                : part_coords(k));
+    at.push_back(reads[k].slice ? slice_coords(*reads[k].slice, part_coords(k)) : part_coords(k));
   }
   // The coordinates each lane reads the tensor at: its own part's, chosen
   // axis by axis where the parts differ.

@@ -18,9 +18,7 @@ namespace {
 class CoordinateGenerator {
  public:
   CoordinateGenerator(
-      const Fusion& fusion,
-      const CoordinateAnalysis& analysis,
-      const CoordinateParams& params)
+      const Fusion& fusion, const CoordinateAnalysis& analysis, const CoordinateParams& params)
       : fusion_(fusion), analysis_(analysis), params_(params) {
     tensors_ = analysis.inputs;
     tensors_.insert(tensors_.end(), analysis.outputs.begin(), analysis.outputs.end());
@@ -43,8 +41,8 @@ class CoordinateGenerator {
     ss << element_function() << "\n";
     if (params_.scatter_rows) {
       const ScatterOp& scatter = *analysis_.scatter;
-      const std::string row_extent = new_values().int64_of(
-          extent_of(scatter.input(0), scatter.dim()));
+      const std::string row_extent =
+          new_values().int64_of(extent_of(scatter.input(0), scatter.dim()));
       ss << scatter_rows_kernel(scatter, params_, row_extent);
     } else {
       ss << kernel_function();
@@ -54,9 +52,7 @@ class CoordinateGenerator {
     return source;
   }
 
-  LaneRequirements lane_requirements() const {
-    return lanes_of(group_values(), analysis_);
-  }
+  LaneRequirements lane_requirements() const { return lanes_of(group_values(), analysis_); }
 
  private:
   void build_layout() {
@@ -66,8 +62,7 @@ class CoordinateGenerator {
   // A fresh statement builder over the kernel's args.
   CoordinateValues new_values() const {
     return CoordinateValues(
-        fusion_, params_.vector_width,
-        [](const Val* v) { return "args." + name_of_value(v); },
+        fusion_, params_.vector_width, [](const Val* v) { return "args." + name_of_value(v); },
         analysis_.drawn_random_ops, params_.vectors_aligned);
   }
 
@@ -112,12 +107,10 @@ class CoordinateGenerator {
       for (int axis = last; axis > 0; --axis) {
         // Axis `last` counts groups of kVec lanes.
         const std::string a = std::to_string(axis);
-        const std::string divisor =
-            "args.extent[" + a + "]" + (axis == last ? " / kVec" : "");
+        const std::string divisor = "args.extent[" + a + "]" + (axis == last ? " / kVec" : "");
         const std::string scale = axis == last ? " * kVec" : "";
         if (fast_division()) {
-          ss << "  const Index q" << a << " = nvfuse::fast_div(rest, args.divider[" << a
-             << "]);\n"
+          ss << "  const Index q" << a << " = nvfuse::fast_div(rest, args.divider[" << a << "]);\n"
              << "  [[maybe_unused]] const Index c" << a << " = (rest - q" << a << " * (" << divisor
              << "))" << scale << ";\n"
              << "  rest = q" << a << ";\n";
@@ -139,8 +132,8 @@ class CoordinateGenerator {
 
   std::string kernel_function() const {
     std::ostringstream ss;
-    ss << "extern \"C\" __global__ void __launch_bounds__(" << params_.block_size
-       << ") " << coordinate_kernel_name(params_) << "(const Args args) {\n"
+    ss << "extern \"C\" __global__ void __launch_bounds__(" << params_.block_size << ") "
+       << coordinate_kernel_name(params_) << "(const Args args) {\n"
        << "  constexpr int kUnroll = " << params_.unroll << ";\n"
        << "  constexpr int kBlock = " << params_.block_size << ";\n"
        << "  const Index groups = args.numel / kVec;\n"
@@ -180,11 +173,8 @@ class CoordinateGenerator {
 
 }  // namespace
 
-std::string coordinate_kernel_prelude(
-    const CoordinateAnalysis& analysis,
-    const CoordinateParams& params,
-    const KernelArgLayout& layout,
-    const std::string& scheduler) {
+std::string coordinate_kernel_prelude(const CoordinateAnalysis& analysis,
+    const CoordinateParams& params, const KernelArgLayout& layout, const std::string& scheduler) {
   std::ostringstream ss;
   ss << device_runtime_source() << "\n";
   if (analysis.has_random_ops) {
@@ -198,22 +188,19 @@ std::string coordinate_kernel_prelude(
   return ss.str();
 }
 
-KernelArgLayout coordinate_arg_layout(
-    const CoordinateAnalysis& analysis,
-    const CoordinateParams& params,
-    const std::vector<const TensorView*>& tensors,
-    bool dividers) {
+KernelArgLayout coordinate_arg_layout(const CoordinateAnalysis& analysis,
+    const CoordinateParams& params, const std::vector<const TensorView*>& tensors, bool dividers) {
   KernelArgLayout layout;
   layout.index_32bit = params.index_32bit;
   for (size_t t = 0; t < tensors.size(); ++t) {
-    layout.add({ArgField::kTensorPointer, static_cast<int>(t), 1,
-                tensors[t]->dtype(), name_of_value(tensors[t])});
+    layout.add({ArgField::kTensorPointer, static_cast<int>(t), 1, tensors[t]->dtype(),
+        name_of_value(tensors[t])});
     layout.args.back().read_only = t < analysis.inputs.size();
   }
   const auto& values = analysis.value_inputs;
   for (size_t i = 0; i < values.size(); ++i) {
-    layout.add({ArgField::kValue, static_cast<int>(i), 1, values[i]->dtype(),
-                name_of_value(values[i])});
+    layout.add(
+        {ArgField::kValue, static_cast<int>(i), 1, values[i]->dtype(), name_of_value(values[i])});
   }
   add_drawn_seed_args(layout, values.size(), analysis.drawn_random_ops.size());
   layout.add({ArgField::kNumel, 0, 1, DataType::Null, "numel"});
@@ -225,17 +212,14 @@ KernelArgLayout coordinate_arg_layout(
   }
   for (size_t t = 0; t < tensors.size(); ++t) {
     if (tensors[t]->rank() > 0) {
-      layout.add({ArgField::kStrides, static_cast<int>(t),
-                  static_cast<int>(tensors[t]->rank()), DataType::Null,
-                  "stride_" + name_of_value(tensors[t])});
+      layout.add({ArgField::kStrides, static_cast<int>(t), static_cast<int>(tensors[t]->rank()),
+          DataType::Null, "stride_" + name_of_value(tensors[t])});
     }
   }
   return layout;
 }
 
-LaneRequirements lane_requirements(
-    const Fusion& fusion,
-    const CoordinateAnalysis& analysis) {
+LaneRequirements lane_requirements(const Fusion& fusion, const CoordinateAnalysis& analysis) {
   // Generating the group's statements at any width > 1 finds them.
   CoordinateParams params;
   params.rank = static_cast<int>(analysis.outputs.front()->rank());
@@ -258,15 +242,12 @@ LaneRequirements lanes_of(const CoordinateValues& values, const CoordinateAnalys
     const auto at = std::find(tensors.begin(), tensors.end(), tv);
     lanes.vector_tensors.push_back(static_cast<size_t>(at - tensors.begin()));
   }
-  lanes.alignment_terms.assign(values.alignment_terms().begin(),
-                               values.alignment_terms().end());
+  lanes.alignment_terms.assign(values.alignment_terms().begin(), values.alignment_terms().end());
   return lanes;
 }
 
 KernelSource generate_coordinate_kernel(
-    const Fusion& fusion,
-    const CoordinateAnalysis& analysis,
-    const CoordinateParams& params) {
+    const Fusion& fusion, const CoordinateAnalysis& analysis, const CoordinateParams& params) {
   if (!analysis.scans.empty()) {
     return generate_scan_kernel(fusion, analysis, params);
   }

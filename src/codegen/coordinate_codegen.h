@@ -24,9 +24,7 @@ struct LaneRequirements {
   std::vector<size_t> vector_tensors;
   std::vector<const Val*> alignment_terms;
 };
-LaneRequirements lane_requirements(
-    const Fusion& fusion,
-    const CoordinateAnalysis& analysis);
+LaneRequirements lane_requirements(const Fusion& fusion, const CoordinateAnalysis& analysis);
 
 class CoordinateValues;
 // What `values` (a kernel body's statements) needs of its lanes.
@@ -35,24 +33,16 @@ LaneRequirements lanes_of(const CoordinateValues& values, const CoordinateAnalys
 // What every coordinate-family kernel starts with: the device runtime
 // (and Philox when it draws), a header naming `scheduler` and the params,
 // Index, kVec and the Args struct of `layout`.
-std::string coordinate_kernel_prelude(
-    const CoordinateAnalysis& analysis,
-    const CoordinateParams& params,
-    const KernelArgLayout& layout,
-    const std::string& scheduler);
+std::string coordinate_kernel_prelude(const CoordinateAnalysis& analysis,
+    const CoordinateParams& params, const KernelArgLayout& layout, const std::string& scheduler);
 
 // The kernel's arguments: `tensors` (inputs then outputs) as pointers, the
 // by-value inputs, drawn seeds, numel, the iteration extents, the fast
 // dividers when `dividers`, and the tensors' strides.
-KernelArgLayout coordinate_arg_layout(
-    const CoordinateAnalysis& analysis,
-    const CoordinateParams& params,
-    const std::vector<const TensorView*>& tensors,
-    bool dividers);
+KernelArgLayout coordinate_arg_layout(const CoordinateAnalysis& analysis,
+    const CoordinateParams& params, const std::vector<const TensorView*>& tensors, bool dividers);
 
 KernelSource generate_coordinate_kernel(
-    const Fusion& fusion,
-    const CoordinateAnalysis& analysis,
-    const CoordinateParams& params);
+    const Fusion& fusion, const CoordinateAnalysis& analysis, const CoordinateParams& params);
 
 }  // namespace nvfuse

@@ -11,8 +11,7 @@
 namespace nvfuse {
 
 std::vector<LaneCoord> CoordinateValues::reshape_coords(
-    const ReshapeOp& expr,
-    const std::vector<LaneCoord>& coords) {
+    const ReshapeOp& expr, const std::vector<LaneCoord>& coords) {
   const auto* in = expr.input(0)->as<TensorView>();
   const auto* out = expr.output(0)->as<TensorView>();
   const int64_t out_rank = out->rank();
@@ -26,15 +25,14 @@ std::vector<LaneCoord> CoordinateValues::reshape_coords(
   for (int64_t axis = 0; axis < out_rank; ++axis) {
     const LaneCoord& c = coords[axis];
     const bool last = axis + 1 == out_rank;
-    shared = shared && !c.per_lane &&
-        (c.lane_step == 0 || (last && c.lane_step == 1 && c.aligned));
+    shared = shared && !c.per_lane && (c.lane_step == 0 || (last && c.lane_step == 1 && c.aligned));
   }
   const auto linear_at = [&](const std::string& l) {
     std::string text = "Index(0)";
     for (int64_t axis = 0; axis < out_rank; ++axis) {
       text = axis == 0 ? coords[0].lane(l)
-                       : "(" + text + ") * Index(" + int64_of(extent_of(out, axis)) +
-              ") + " + coords[axis].lane(l);
+                       : "(" + text + ") * Index(" + int64_of(extent_of(out, axis)) + ") + " +
+              coords[axis].lane(l);
     }
     return text;
   };
@@ -42,14 +40,13 @@ std::vector<LaneCoord> CoordinateValues::reshape_coords(
   if (shared) {
     const bool moves = out_rank > 0 && coords.back().varies();
     if (moves) {
-      share_predicate(coords.back(), {extent_of(out, out_rank - 1),
-                                      extent_of(in, in_rank - 1)});
+      share_predicate(coords.back(), {extent_of(out, out_rank - 1), extent_of(in, in_rank - 1)});
     }
     std::string rest = declare("Index", linear_at("0"), print_expr(expr));
     for (int64_t axis = in_rank - 1; axis >= 0; --axis) {
       const std::string extent = "Index(" + int64_of(extent_of(in, axis)) + ")";
-      result[axis] = LaneCoord{
-          axis == 0 ? rest : declare("Index", rest + " % " + extent), 0, false};
+      result[axis] =
+          LaneCoord{axis == 0 ? rest : declare("Index", rest + " % " + extent), 0, false};
       if (axis > 0) {
         rest = declare("Index", rest + " / " + extent);
       }
@@ -63,16 +60,14 @@ std::vector<LaneCoord> CoordinateValues::reshape_coords(
   for (int64_t axis = in_rank - 1; axis >= 0; --axis) {
     const std::string extent = "Index(" + int64_of(extent_of(in, axis)) + ")";
     const std::string source = rest;
-    result[axis] = LaneCoord{
-        axis == 0 ? source
-                  : lanes("Index", [&](const std::string& l) {
-                      return source + ".val[" + l + "] % " + extent;
-                    }),
+    result[axis] = LaneCoord{axis == 0
+            ? source
+            : lanes("Index",
+                  [&](const std::string& l) { return source + ".val[" + l + "] % " + extent; }),
         0, true};
     if (axis > 0) {
-      rest = lanes("Index", [&](const std::string& l) {
-        return source + ".val[" + l + "] / " + extent;
-      });
+      rest = lanes(
+          "Index", [&](const std::string& l) { return source + ".val[" + l + "] / " + extent; });
     }
   }
   return result;

@@ -19,19 +19,21 @@
 namespace nvfuse {
 
 void CoordinateValues::scatter(
-    const ScatterOp& expr,
-    const std::vector<LaneCoord>& coords,
-    bool into_row) {
+    const ScatterOp& expr, const std::vector<LaneCoord>& coords, bool into_row) {
   const auto* out = expr.output(0)->as<TensorView>();
   const int64_t dim = expr.dim();
   const std::string index = value_at(tensor_input(expr, 1), coords);
   const std::string value = value_at(tensor_input(expr, 2), coords);
   const std::string bound = int64_of(extent_of(expr.input(0), dim));
   std::vector<LaneCoord> at = coords;
-  at[dim] = LaneCoord{lanes("Index", [&](const std::string& l) {
-    return "Index(nvfuse::scatter_index(nvfuse::int64(" + index + ".val[" + l + "]), " + bound +
-        "))";
-  }, print_expr(expr)), 0, true};
+  at[dim] = LaneCoord{lanes(
+                          "Index",
+                          [&](const std::string& l) {
+                            return "Index(nvfuse::scatter_index(nvfuse::int64(" + index + ".val[" +
+                                l + "]), " + bound + "))";
+                          },
+                          print_expr(expr)),
+      0, true};
   const std::string target = into_row
       ? "nvfuse_row<" + cuda_type_of(out->dtype()) + ">()[" + at[dim].lane("l") + "]"
       : "args." + name_of_value(out) + "[" + offset_of(out, at, "l") + "]";
@@ -44,9 +46,7 @@ void CoordinateValues::scatter(
 }
 
 std::string scatter_rows_kernel(
-    const ScatterOp& scatter,
-    const CoordinateParams& params,
-    const std::string& row_extent) {
+    const ScatterOp& scatter, const CoordinateParams& params, const std::string& row_extent) {
   const auto* in = scatter.input(0)->as<TensorView>();
   const auto* out = scatter.output(0)->as<TensorView>();
   const std::string x = "args." + name_of_value(in);
@@ -57,8 +57,8 @@ std::string scatter_rows_kernel(
   const std::string x_step = "args.stride_" + name_of_value(in) + "[" + std::to_string(last) + "]";
   const std::string y_step = "args.stride_" + name_of_value(out) + "[" + std::to_string(last) + "]";
   std::ostringstream ss;
-  ss << "extern \"C\" __global__ void __launch_bounds__(" << params.block_size
-     << ") " << coordinate_kernel_name(params) << "(const Args args) {\n"
+  ss << "extern \"C\" __global__ void __launch_bounds__(" << params.block_size << ") "
+     << coordinate_kernel_name(params) << "(const Args args) {\n"
      << "  constexpr int kBlock = " << params.block_size << ";\n"
      << "  const Index n = Index(" << row_extent << ");  // a row of the output\n"
      << "  const Index row_groups = args.extent[" << last << "] / kVec;  // of the index\n"
@@ -67,8 +67,7 @@ std::string scatter_rows_kernel(
   for (int axis = 0; axis < last; ++axis) {
     ss << "  rows *= args.extent[" << axis << "];\n";
   }
-  ss
-     << "  for (Index r = blockIdx.x; r < rows; r += gridDim.x) {\n"
+  ss << "  for (Index r = blockIdx.x; r < rows; r += gridDim.x) {\n"
      << "    [[maybe_unused]] Index rest = r;\n"
      << "    Index x_at = 0;\n"
      << "    Index y_at = 0;\n";
@@ -76,8 +75,8 @@ std::string scatter_rows_kernel(
     const std::string a = std::to_string(axis);
     ss << "    x_at += rest % args.extent[" << a << "] * args.stride_" << name_of_value(in) << "["
        << a << "];\n"
-       << "    y_at += rest % args.extent[" << a << "] * args.stride_" << name_of_value(out)
-       << "[" << a << "];\n"
+       << "    y_at += rest % args.extent[" << a << "] * args.stride_" << name_of_value(out) << "["
+       << a << "];\n"
        << "    rest /= args.extent[" << a << "];\n";
   }
   // A row between global memory (`tensor` from offset `at`, elements `step`
@@ -88,34 +87,37 @@ std::string scatter_rows_kernel(
     const std::string base = tensor + " + " + at;
     const std::string global_vector = "reinterpret_cast<" + std::string(into_row ? "const " : "") +
         array + "*>(" + base + " + k)";
-    const std::string row_vector = "reinterpret_cast<" + std::string(into_row ? "" : "const ") +
-        array + "*>(row + k)";
+    const std::string row_vector =
+        "reinterpret_cast<" + std::string(into_row ? "" : "const ") + array + "*>(row + k)";
     const std::string element = tensor + "[" + at + " + k * " + step + "]";
     const std::string vector_copy = into_row
         ? "*" + row_vector + " = nvfuse::load_read_only<false>(" + global_vector + ")"
         : "*" + global_vector + " = *" + row_vector;
     const std::string element_copy = into_row ? "row[k] = " + element : element + " = row[k]";
-    return "    if (n % kVec == 0 && nvfuse::vector_ok<kVec>(" + base + ", " + step + ")) {\n"
-           "      for (Index k = threadIdx.x * kVec; k < n; k += kBlock * kVec) {\n"
-           "        " + vector_copy + ";\n"
-           "      }\n"
-           "    } else {\n"
-           "      for (Index k = threadIdx.x; k < n; k += kBlock) {\n"
-           "        " + element_copy + ";\n"
-           "      }\n"
-           "    }\n";
+    return "    if (n % kVec == 0 && nvfuse::vector_ok<kVec>(" + base + ", " + step +
+        ")) {\n"
+        "      for (Index k = threadIdx.x * kVec; k < n; k += kBlock * kVec) {\n"
+        "        " +
+        vector_copy +
+        ";\n"
+        "      }\n"
+        "    } else {\n"
+        "      for (Index k = threadIdx.x; k < n; k += kBlock) {\n"
+        "        " +
+        element_copy +
+        ";\n"
+        "      }\n"
+        "    }\n";
   };
   ss << "    // 1. the input's row into shared memory\n"
-     << copy_row(x, "x_at", x_step, true)
-     << "    __syncthreads();\n"
+     << copy_row(x, "x_at", x_step, true) << "    __syncthreads();\n"
      << "    // 2. the index row's writes into it\n"
      << "    for (Index j = threadIdx.x; j < row_groups; j += kBlock) {\n"
      << "      group(args, r * row_groups + j);\n"
      << "    }\n"
      << "    __syncthreads();\n"
      << "    // 3. the row out\n"
-     << copy_row(y, "y_at", y_step, false)
-     << "    __syncthreads();  // the row is reused\n"
+     << copy_row(y, "y_at", y_step, false) << "    __syncthreads();  // the row is reused\n"
      << "  }\n"
      << "}\n";
   return ss.str();

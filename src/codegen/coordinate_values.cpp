@@ -21,9 +21,7 @@ std::string key_of(const TensorView* tv, const std::vector<LaneCoord>& coords) {
   return key;
 }
 
-LaneCoord uniform(const std::string& base) {
-  return LaneCoord{base, 0, false};
-}
+LaneCoord uniform(const std::string& base) { return LaneCoord{base, 0, false}; }
 
 }  // namespace
 
@@ -38,11 +36,8 @@ std::string LaneCoord::lane(const std::string& l) const {
       (lane_step == 1 ? "" : " * " + std::to_string(lane_step)) + ")";
 }
 
-CoordinateValues::CoordinateValues(
-    const Fusion& fusion,
-    int vector_width,
-    std::function<std::string(const Val*)> arg_text,
-    std::vector<const RngOp*> drawn,
+CoordinateValues::CoordinateValues(const Fusion& fusion, int vector_width,
+    std::function<std::string(const Val*)> arg_text, std::vector<const RngOp*> drawn,
     bool vectors_aligned)
     : fusion_(fusion),
       vector_width_(vector_width),
@@ -66,22 +61,17 @@ void CoordinateValues::close_scope() {
 }
 
 std::string CoordinateValues::declare(
-    const std::string& type,
-    const std::string& value,
-    const std::string& comment) {
+    const std::string& type, const std::string& value, const std::string& comment) {
   const std::string name = "v" + std::to_string(next_name_++);
   line("const " + type + " " + name + " = " + value + ";" +
-       (comment.empty() ? "" : "  // " + comment));
+      (comment.empty() ? "" : "  // " + comment));
   return name;
 }
 
-std::string CoordinateValues::lanes(
-    const std::string& element_type,
-    const std::function<std::string(const std::string&)>& lane_value,
-    const std::string& comment) {
+std::string CoordinateValues::lanes(const std::string& element_type,
+    const std::function<std::string(const std::string&)>& lane_value, const std::string& comment) {
   const std::string name = "v" + std::to_string(next_name_++);
-  line(array_type(element_type) + " " + name + ";" +
-       (comment.empty() ? "" : "  // " + comment));
+  line(array_type(element_type) + " " + name + ";" + (comment.empty() ? "" : "  // " + comment));
   line("#pragma unroll");
   line("for (int l = 0; l < kVec; ++l) " + name + ".val[l] = " + lane_value("l") + ";");
   return name;
@@ -91,21 +81,16 @@ std::string CoordinateValues::scalar_as(const Val* s, DataType dtype) const {
   return scalar_text_as(s, dtype, arg_text_);
 }
 
-std::string CoordinateValues::int64_of(const Val* s) const {
-  return int64_text(s, arg_text_);
-}
+std::string CoordinateValues::int64_of(const Val* s) const { return int64_text(s, arg_text_); }
 
 void CoordinateValues::lay_out_densely(
-    std::vector<const TensorView*> dense,
-    std::vector<LaneCoord> iteration) {
+    std::vector<const TensorView*> dense, std::vector<LaneCoord> iteration) {
   dense_ = std::move(dense);
   iteration_ = std::move(iteration);
 }
 
 std::string CoordinateValues::offset_of(
-    const TensorView* tv,
-    const std::vector<LaneCoord>& coords,
-    const std::string& l) const {
+    const TensorView* tv, const std::vector<LaneCoord>& coords, const std::string& l) const {
   if (std::find(dense_.begin(), dense_.end(), tv) != dense_.end()) {
     std::string shifts;
     bool any_same = false;
@@ -120,8 +105,8 @@ std::string CoordinateValues::offset_of(
       }
       // Unit stride innermost (dense).
       shifts += " + (" + c.lane(l) + " - " + at.lane(l) + ")" +
-          (axis == last ? "" : " * args.stride_" + name_of_value(tv) + "[" +
-                                   std::to_string(axis) + "]");
+          (axis == last ? ""
+                        : " * args.stride_" + name_of_value(tv) + "[" + std::to_string(axis) + "]");
     }
     if (any_same) {
       return "g * kVec" + (l == "0" ? std::string() : " + Index(" + l + ")") + shifts;
@@ -139,8 +124,7 @@ std::string CoordinateValues::offset_of(
 }
 
 void CoordinateValues::share_predicate(
-    const LaneCoord& coord,
-    std::vector<const Scalar*> boundaries) {
+    const LaneCoord& coord, std::vector<const Scalar*> boundaries) {
   if (!coord.varies()) {
     return;
   }
@@ -153,9 +137,7 @@ void CoordinateValues::share_predicate(
   }
 }
 
-std::string CoordinateValues::value_at(
-    const TensorView* tv,
-    std::vector<LaneCoord> coords) {
+std::string CoordinateValues::value_at(const TensorView* tv, std::vector<LaneCoord> coords) {
   coords = on_broadcast_axes_zero(tv, std::move(coords));
   const std::string key = key_of(tv, coords);
   for (auto scope = scopes_.rbegin(); scope != scopes_.rend(); ++scope) {
@@ -170,11 +152,9 @@ std::string CoordinateValues::value_at(
 }
 
 std::vector<LaneCoord> CoordinateValues::on_broadcast_axes_zero(
-    const TensorView* tv,
-    std::vector<LaneCoord> coords) const {
-  NVFUSE_ASSERT(
-      static_cast<int64_t>(coords.size()) == tv->rank(), tv->name(),
-      " read with ", coords.size(), " coordinates");
+    const TensorView* tv, std::vector<LaneCoord> coords) const {
+  NVFUSE_ASSERT(static_cast<int64_t>(coords.size()) == tv->rank(), tv->name(), " read with ",
+      coords.size(), " coordinates");
   for (int64_t axis = 0; axis < tv->rank(); ++axis) {
     if (tv->logical()[axis]->is_broadcast()) {
       coords[axis] = uniform("0");  // every element of a size-1 axis is the one
@@ -184,9 +164,7 @@ std::vector<LaneCoord> CoordinateValues::on_broadcast_axes_zero(
 }
 
 void CoordinateValues::provide(
-    const TensorView* tv,
-    std::vector<LaneCoord> coords,
-    const std::string& name) {
+    const TensorView* tv, std::vector<LaneCoord> coords, const std::string& name) {
   scopes_.back()[key_of(tv, on_broadcast_axes_zero(tv, std::move(coords)))] = name;
 }
 
@@ -200,9 +178,7 @@ void CoordinateValues::close_block() {
   line("}");
 }
 
-std::string CoordinateValues::load(
-    const TensorView* tv,
-    const std::vector<LaneCoord>& coords) {
+std::string CoordinateValues::load(const TensorView* tv, const std::vector<LaneCoord>& coords) {
   const std::string type = cuda_type_of(tv->dtype());
   const std::string pointer = "args." + name_of_value(tv);
   const std::string name = "v" + std::to_string(next_name_++);
@@ -222,14 +198,13 @@ std::string CoordinateValues::load(
     }
   }
   if (varying < 0) {  // one element for every lane
-    const std::string value =
-        declare(type, pointer + "[" + offset_of(tv, coords, "0") + "]");
+    const std::string value = declare(type, pointer + "[" + offset_of(tv, coords, "0") + "]");
     line("#pragma unroll");
     line("for (int l = 0; l < kVec; ++l) " + name + ".val[l] = " + value + ";");
   } else if (gathered || coords[varying].lane_step != 1 || varying + 1 != tv->rank()) {
     line("#pragma unroll");
     line("for (int l = 0; l < kVec; ++l) " + name + ".val[l] = " + pointer + "[" +
-         offset_of(tv, coords, "l") + "];");
+        offset_of(tv, coords, "l") + "];");
   } else {
     // Consecutive lanes along the last axis: one vector load where the
     // stride is 1 and the address aligned, else lane by lane.
@@ -242,11 +217,11 @@ std::string CoordinateValues::load(
     const std::string cast =
         "reinterpret_cast<const " + array_type(type) + "*>(" + pointer + " + " + at + ")";
     const std::string keep = tv->rank() < output_rank() ? "true" : "false";
-    vector_or_lanes(
-        tv, pointer + " + " + at, stride,
-        name + " = " + (updated_in_place(tv) ? "*" + cast
-                                             : "nvfuse::load_read_only<" + keep + ">(" +
-                                                   cast + ")") + ";",
+    vector_or_lanes(tv, pointer + " + " + at, stride,
+        name + " = " +
+            (updated_in_place(tv) ? "*" + cast
+                                  : "nvfuse::load_read_only<" + keep + ">(" + cast + ")") +
+            ";",
         name + ".val[l] = " + pointer + "[" + at + " + Index(l) * " + stride + "];");
   }
   if (!guard.empty()) {
@@ -277,14 +252,10 @@ int64_t CoordinateValues::output_rank() const {
   return rank;
 }
 
-void CoordinateValues::vector_or_lanes(
-    const TensorView* tv,
-    const std::string& address,
-    const std::string& stride,
-    const std::string& vector_statement,
+void CoordinateValues::vector_or_lanes(const TensorView* tv, const std::string& address,
+    const std::string& stride, const std::string& vector_statement,
     const std::string& lane_statement) {
-  if (std::find(vector_tensors_.begin(), vector_tensors_.end(), tv) ==
-      vector_tensors_.end()) {
+  if (std::find(vector_tensors_.begin(), vector_tensors_.end(), tv) == vector_tensors_.end()) {
     vector_tensors_.push_back(tv);
   }
   if (vectors_aligned_) {
@@ -300,35 +271,28 @@ void CoordinateValues::vector_or_lanes(
 }
 
 void CoordinateValues::store(
-    const TensorView* tv,
-    const std::vector<LaneCoord>& coords,
-    const std::string& value) {
+    const TensorView* tv, const std::vector<LaneCoord>& coords, const std::string& value) {
   const std::string pointer = "args." + name_of_value(tv);
   const int last = static_cast<int>(tv->rank()) - 1;
   if (last < 0 || coords[last].lane_step != 1) {
     line("#pragma unroll");
-    line("for (int l = 0; l < kVec; ++l) " + pointer + "[" +
-         offset_of(tv, coords, "l") + "] = " + value + ".val[l];");
+    line("for (int l = 0; l < kVec; ++l) " + pointer + "[" + offset_of(tv, coords, "l") +
+        "] = " + value + ".val[l];");
     return;
   }
   const std::string at = declare("Index", offset_of(tv, coords, "0"));
-  const std::string stride =
-      "args.stride_" + name_of_value(tv) + "[" + std::to_string(last) + "]";
-  vector_or_lanes(
-      tv, pointer + " + " + at, stride,
-      "*reinterpret_cast<" + array_type(cuda_type_of(tv->dtype())) + "*>(" +
-          pointer + " + " + at + ") = " + value + ";",
+  const std::string stride = "args.stride_" + name_of_value(tv) + "[" + std::to_string(last) + "]";
+  vector_or_lanes(tv, pointer + " + " + at, stride,
+      "*reinterpret_cast<" + array_type(cuda_type_of(tv->dtype())) + "*>(" + pointer + " + " + at +
+          ") = " + value + ";",
       pointer + "[" + at + " + Index(l) * " + stride + "] = " + value + ".val[l];");
 }
 
-std::string CoordinateValues::compute(
-    const TensorView* tv,
-    const std::vector<LaneCoord>& coords) {
+std::string CoordinateValues::compute(const TensorView* tv, const std::vector<LaneCoord>& coords) {
   if (fusion_.is_input(tv)) {
     if (tv->is_cpu_scalar()) {
       const std::string value = arg_text_(tv);
-      return lanes(cuda_type_of(tv->dtype()),
-                   [&](const std::string&) { return value; });
+      return lanes(cuda_type_of(tv->dtype()), [&](const std::string&) { return value; });
     }
     return load(tv, coords);
   }
@@ -365,9 +329,9 @@ std::string CoordinateValues::compute(
     case ExprKind::SelectOp: {
       const int64_t dim = def.as<SelectOp>()->dim();
       in.insert(in.begin() + dim,
-                uniform(declare("Index", "Index(nvfuse::index_in_range(" +
-                                int64_of(def.input(1)) + ", " +
-                                int64_of(extent_of(def.input(0), dim)) + "))")));
+          uniform(declare("Index",
+              "Index(nvfuse::index_in_range(" + int64_of(def.input(1)) + ", " +
+                  int64_of(extent_of(def.input(0), dim)) + "))")));
       return value_at(tensor_input(def, 0), in);
     }
     case ExprKind::IndexSelectOp: {
@@ -375,33 +339,39 @@ std::string CoordinateValues::compute(
       return indexed(def, tensor_input(def, 1), {coords[dim]}, coords, dim);
     }
     case ExprKind::GatherOp:
-      return indexed(def, tensor_input(def, 1), coords, coords,
-                     def.as<GatherOp>()->dim());
+      return indexed(def, tensor_input(def, 1), coords, coords, def.as<GatherOp>()->dim());
     case ExprKind::EmbeddingFwdOp: {
       // out[..., j] = weight[indices[...], j]
       std::vector<LaneCoord> rows(coords.begin(), coords.end() - 1);
       const std::string index = value_at(tensor_input(def, 0), rows);
-      return value_at(tensor_input(def, 1),
-                      {index_lanes(index, extent_of(def.input(1), 0)), coords.back()});
+      return value_at(
+          tensor_input(def, 1), {index_lanes(index, extent_of(def.input(1), 0)), coords.back()});
     }
     case ExprKind::TriuOp: {
       const std::string value = value_at(tensor_input(def, 0), coords);
       const size_t r = coords.size();
       const std::string diagonal = int64_of(def.input(1));
-      return lanes(type, [&](const std::string& l) {
-        return "(nvfuse::int64(" + coords[r - 1].lane(l) + ") - nvfuse::int64(" +
-            coords[r - 2].lane(l) + ") >= " + diagonal + ") ? " + value +
-            ".val[" + l + "] : nvfuse::cast<" + type + ">(0)";
-      }, comment);
+      return lanes(
+          type,
+          [&](const std::string& l) {
+            return "(nvfuse::int64(" + coords[r - 1].lane(l) + ") - nvfuse::int64(" +
+                coords[r - 2].lane(l) + ") >= " + diagonal + ") ? " + value + ".val[" + l +
+                "] : nvfuse::cast<" + type + ">(0)";
+          },
+          comment);
     }
     case ExprKind::FullOp: {
       const std::string value = scalar_as(def.input(0), tv->dtype());
-      return lanes(type, [&](const std::string&) { return value; }, comment);
+      return lanes(
+          type, [&](const std::string&) { return value; }, comment);
     }
     case ExprKind::IotaOp:
-      return lanes(type, [&](const std::string& l) {
-        return iota_value(*def.as<IotaOp>(), coords[0].lane(l), arg_text_);
-      }, comment);
+      return lanes(
+          type,
+          [&](const std::string& l) {
+            return iota_value(*def.as<IotaOp>(), coords[0].lane(l), arg_text_);
+          },
+          comment);
     case ExprKind::RngOp:
       return random(*def.as<RngOp>(), coords);
     default:
@@ -410,9 +380,7 @@ std::string CoordinateValues::compute(
   }
 }
 
-std::string CoordinateValues::elementwise(
-    const Expr& expr,
-    const std::vector<LaneCoord>& coords) {
+std::string CoordinateValues::elementwise(const Expr& expr, const std::vector<LaneCoord>& coords) {
   std::unordered_map<const Val*, std::string> names;
   for (const Val* v : expr.inputs()) {
     if (!v->is<TensorView>()) {
@@ -436,19 +404,20 @@ std::string CoordinateValues::elementwise(
 }
 
 std::string CoordinateValues::elementwise_of(
-    const Expr& expr,
-    const std::unordered_map<const Val*, std::string>& names) {
-  return lanes(cuda_type_of(expr.output(0)->dtype()), [&](const std::string& l) {
-    return expr_value(expr, [&](const Val* v) {
-      return v->is<TensorView>() ? "nvfuse::lane_of(" + names.at(v) + ", " + l + ")"
-                                 : arg_text_(v);
-    });
-  }, print_expr(expr));
+    const Expr& expr, const std::unordered_map<const Val*, std::string>& names) {
+  return lanes(
+      cuda_type_of(expr.output(0)->dtype()),
+      [&](const std::string& l) {
+        return expr_value(expr, [&](const Val* v) {
+          return v->is<TensorView>() ? "nvfuse::lane_of(" + names.at(v) + ", " + l + ")"
+                                     : arg_text_(v);
+        });
+      },
+      print_expr(expr));
 }
 
 std::vector<LaneCoord> CoordinateValues::slice_coords(
-    const SliceOp& expr,
-    const std::vector<LaneCoord>& coords) {
+    const SliceOp& expr, const std::vector<LaneCoord>& coords) {
   std::vector<LaneCoord> in;
   for (size_t axis = 0; axis < coords.size(); ++axis) {
     const Val* start = expr.input(1 + 3 * axis);
@@ -462,15 +431,15 @@ std::vector<LaneCoord> CoordinateValues::slice_coords(
         alignment_terms_.push_back(start->as<Scalar>());
         alignment_terms_.push_back(extent_of(expr.input(0), static_cast<int64_t>(axis)));
       }
-      first = declare(
-          "Index", "Index(nvfuse::normalized_index(" + int64_of(start) + ", " +
-          int64_of(extent_of(expr.input(0), static_cast<int64_t>(axis))) + "))");
+      first = declare("Index",
+          "Index(nvfuse::normalized_index(" + int64_of(start) + ", " +
+              int64_of(extent_of(expr.input(0), static_cast<int64_t>(axis))) + "))");
     }
     if (c.per_lane) {
       const std::string source = c.base;
       c.base = lanes("Index", [&](const std::string& l) {
-        return (first.empty() ? "" : first + " + ") + source + ".val[" + l +
-            "] * " + std::to_string(step);
+        return (first.empty() ? "" : first + " + ") + source + ".val[" + l + "] * " +
+            std::to_string(step);
       });
     } else {
       if (step != 1) {
@@ -487,27 +456,23 @@ std::vector<LaneCoord> CoordinateValues::slice_coords(
   return in;
 }
 
-std::string CoordinateValues::pad(
-    const PadOp& expr,
-    const std::vector<LaneCoord>& coords) {
+std::string CoordinateValues::pad(const PadOp& expr, const std::vector<LaneCoord>& coords) {
   const TensorView* operand = tensor_input(expr, 0);
   std::vector<LaneCoord> in;
   std::string inside;
   for (size_t axis = 0; axis < coords.size(); ++axis) {
     const Val* before = expr.input(2 + 2 * axis);
     const Val* after = expr.input(3 + 2 * axis);
-    if (before->as<Scalar>()->is_constant_int(0) &&
-        after->as<Scalar>()->is_constant_int(0)) {
+    if (before->as<Scalar>()->is_constant_int(0) && after->as<Scalar>()->is_constant_int(0)) {
       in.push_back(coords[axis]);
       continue;
     }
     Scalar* extent = extent_of(operand, static_cast<int64_t>(axis));
     share_predicate(coords[axis], {before->as<Scalar>(), extent});
     LaneCoord c = coords[axis];
-    const std::string at = declare(
-        "Index", c.lane("0") + " - Index(" + int64_of(before) + ")");
-    inside += std::string(inside.empty() ? "" : " && ") + at + " >= 0 && " +
-        at + " < Index(" + int64_of(extent) + ")";
+    const std::string at = declare("Index", c.lane("0") + " - Index(" + int64_of(before) + ")");
+    inside += std::string(inside.empty() ? "" : " && ") + at + " >= 0 && " + at + " < Index(" +
+        int64_of(extent) + ")";
     if (c.per_lane) {
       const std::string source = c.base;
       c.base = lanes("Index", [&](const std::string& l) {
@@ -549,12 +514,8 @@ std::string CoordinateValues::current_guard() const {
   return all;
 }
 
-std::string CoordinateValues::indexed(
-    const Expr& expr,
-    const TensorView* index,
-    const std::vector<LaneCoord>& index_coords,
-    const std::vector<LaneCoord>& coords,
-    int64_t dim) {
+std::string CoordinateValues::indexed(const Expr& expr, const TensorView* index,
+    const std::vector<LaneCoord>& index_coords, const std::vector<LaneCoord>& coords, int64_t dim) {
   const std::string value = value_at(index, index_coords);
   std::vector<LaneCoord> in = coords;
   in[dim] = index_lanes(value, extent_of(expr.input(0), dim));
@@ -563,15 +524,15 @@ std::string CoordinateValues::indexed(
 
 LaneCoord CoordinateValues::index_lanes(const std::string& values, const Val* extent) {
   const std::string bound = int64_of(extent);
-  return LaneCoord{lanes("Index", [&](const std::string& l) {
-    return "Index(nvfuse::index_in_range(nvfuse::int64(" + values + ".val[" + l +
-        "]), " + bound + "))";
-  }), 0, true};
+  return LaneCoord{lanes("Index",
+                       [&](const std::string& l) {
+                         return "Index(nvfuse::index_in_range(nvfuse::int64(" + values + ".val[" +
+                             l + "]), " + bound + "))";
+                       }),
+      0, true};
 }
 
-std::string CoordinateValues::random(
-    const RngOp& expr,
-    const std::vector<LaneCoord>& coords) {
+std::string CoordinateValues::random(const RngOp& expr, const std::vector<LaneCoord>& coords) {
   const auto* out = expr.output(0)->as<TensorView>();
   // The element's position in the tensor's row-major order: what the
   // reference evaluator numbers it.
@@ -579,8 +540,8 @@ std::string CoordinateValues::random(
     std::string text = "nvfuse::uint64(0)";
     for (size_t axis = 0; axis < coords.size(); ++axis) {
       text = "(" + text + " * nvfuse::uint64(" +
-          int64_of(extent_of(out, static_cast<int64_t>(axis))) +
-          ") + nvfuse::uint64(" + coords[axis].lane(l) + "))";
+          int64_of(extent_of(out, static_cast<int64_t>(axis))) + ") + nvfuse::uint64(" +
+          coords[axis].lane(l) + "))";
     }
     return text;
   };
@@ -593,25 +554,25 @@ std::string CoordinateValues::random(
     line(array_type("float") + " " + u + ";");
     // Lanes at consecutive positions share Philox blocks: only the last
     // axis moves with them.
-    bool consecutive = !coords.empty() && coords.back().lane_step == 1 &&
-        !coords.back().per_lane;
+    bool consecutive = !coords.empty() && coords.back().lane_step == 1 && !coords.back().per_lane;
     for (size_t axis = 0; axis + 1 < coords.size(); ++axis) {
       consecutive = consecutive && !coords[axis].varies();
     }
     if (consecutive) {
-      line("nvfuse_philox::unit_floats<kVec>(" + key.seed + ", " + key.offset + ", " +
-           i + ".val[0], 1, " + u + ".val);");
+      line("nvfuse_philox::unit_floats<kVec>(" + key.seed + ", " + key.offset + ", " + i +
+          ".val[0], 1, " + u + ".val);");
     } else {
       line("#pragma unroll");
-      line("for (int l = 0; l < kVec; ++l) " + u +
-           ".val[l] = nvfuse_philox::uniform_float(" + key.seed + ", " + key.offset +
-           ", " + i + ".val[l]);");
+      line("for (int l = 0; l < kVec; ++l) " + u + ".val[l] = nvfuse_philox::uniform_float(" +
+          key.seed + ", " + key.offset + ", " + i + ".val[l]);");
     }
   }
-  return lanes(type, [&](const std::string& l) {
-    return random_value(expr, i + ".val[" + l + "]", key, u + ".val[" + l + "]",
-                        arg_text_);
-  }, print_expr(expr));
+  return lanes(
+      type,
+      [&](const std::string& l) {
+        return random_value(expr, i + ".val[" + l + "]", key, u + ".val[" + l + "]", arg_text_);
+      },
+      print_expr(expr));
 }
 
 }  // namespace nvfuse

@@ -71,11 +71,8 @@ class CoordinateValues {
 
   // `arg_text(v)`: how the kernel reads a by-value input (`args.<name>`).
   // `drawn`: the random ops whose (seed, offset) the kernel takes at launch.
-  CoordinateValues(
-      const Fusion& fusion,
-      int vector_width,
-      std::function<std::string(const Val*)> arg_text,
-      std::vector<const RngOp*> drawn,
+  CoordinateValues(const Fusion& fusion, int vector_width,
+      std::function<std::string(const Val*)> arg_text, std::vector<const RngOp*> drawn,
       bool vectors_aligned = false);
 
   // The name of a local Array holding `tv` at `coords` (one per logical
@@ -87,11 +84,9 @@ class CoordinateValues {
   // shift of each axis read away from the group's coordinate (the rotated
   // half of RoPE's x: one). The address of a read at the group's own
   // coordinates waits on no division.
-  void lay_out_densely(std::vector<const TensorView*> dense,
-                       std::vector<LaneCoord> iteration);
+  void lay_out_densely(std::vector<const TensorView*> dense, std::vector<LaneCoord> iteration);
   // Stores `value` (an Array) into output `tv` at `coords`.
-  void store(const TensorView* tv, const std::vector<LaneCoord>& coords,
-             const std::string& value);
+  void store(const TensorView* tv, const std::vector<LaneCoord>& coords, const std::string& value);
   // The writes of a scatter for its index tensor's elements at `coords`
   // (coordinate_scatter.cpp): into the output, or with `into_row` into the
   // output row staged in shared memory (`nvfuse_row`).
@@ -123,23 +118,21 @@ class CoordinateValues {
 
  private:
   // `coords` with "0" on the broadcast axes of `tv`: the key of a value.
-  std::vector<LaneCoord> on_broadcast_axes_zero(const TensorView* tv,
-                                                std::vector<LaneCoord> coords) const;
+  std::vector<LaneCoord> on_broadcast_axes_zero(
+      const TensorView* tv, std::vector<LaneCoord> coords) const;
   std::string compute(const TensorView* tv, const std::vector<LaneCoord>& coords);
   std::string load(const TensorView* tv, const std::vector<LaneCoord>& coords);
   std::string elementwise(const Expr& expr, const std::vector<LaneCoord>& coords);
   // `expr` (elementwise) lane by lane on its tensor operands' Arrays,
   // named in `names`.
-  std::string elementwise_of(const Expr& expr,
-                             const std::unordered_map<const Val*, std::string>& names);
+  std::string elementwise_of(
+      const Expr& expr, const std::unordered_map<const Val*, std::string>& names);
   std::string pad(const PadOp& expr, const std::vector<LaneCoord>& coords);
   std::string cat(const CatOp& expr, const std::vector<LaneCoord>& coords);
   // The cat of more than kSelectedCatParts parts: an if/else chain on `at`
   // (the lane-0 coordinate along the cat axis), each part computed in its
   // branch.
-  std::string cat_branches(
-      const CatOp& expr,
-      const std::string& at,
+  std::string cat_branches(const CatOp& expr, const std::string& at,
       const std::vector<std::string>& starts,
       const std::function<std::vector<LaneCoord>(size_t)>& part_coords);
   // The parts of a cat whose parts all read one tensor (each through at
@@ -150,33 +143,26 @@ class CoordinateValues {
   // then each part's ops on it. Empty where the parts read otherwise.
   // Guarded reads of both halves cost RoPE a second load, its widening
   // and the zeros of the lanes it skips.
-  std::vector<std::string> parts_of_one_read(
-      const CatOp& expr,
+  std::vector<std::string> parts_of_one_read(const CatOp& expr,
       const std::vector<std::string>& in_part,
       const std::function<std::vector<LaneCoord>(size_t)>& part_coords);
   // Values computed between open_guard and close_guard are valid only
   // where `predicate` holds (a bool local): loads there are predicated on
   // it (and on the enclosing guards), and the values stay in their scope.
   std::string current_guard() const;
-  std::string indexed(
-      const Expr& expr,
-      const TensorView* index,
-      const std::vector<LaneCoord>& index_coords,
-      const std::vector<LaneCoord>& coords,
+  std::string indexed(const Expr& expr, const TensorView* index,
+      const std::vector<LaneCoord>& index_coords, const std::vector<LaneCoord>& coords,
       int64_t dim);
   // Per-lane coordinates from the index Array `values` (any integer type),
   // wrapped and clamped into [0, extent).
   LaneCoord index_lanes(const std::string& values, const Val* extent);
   std::string random(const RngOp& expr, const std::vector<LaneCoord>& coords);
-  std::vector<LaneCoord> slice_coords(
-      const SliceOp& expr,
-      const std::vector<LaneCoord>& coords);
+  std::vector<LaneCoord> slice_coords(const SliceOp& expr, const std::vector<LaneCoord>& coords);
   // Where a reshape's element at `coords` is in its input: its row-major
   // position in the output, unraveled over the input's extents
   // (coordinate_reshape.cpp).
   std::vector<LaneCoord> reshape_coords(
-      const ReshapeOp& expr,
-      const std::vector<LaneCoord>& coords);
+      const ReshapeOp& expr, const std::vector<LaneCoord>& coords);
   // A predicate on `coord` evaluated at lane 0 for every lane: notes what
   // must hold for that (boundaries at multiples of kVec).
   void share_predicate(const LaneCoord& coord, std::vector<const Scalar*> boundaries);
@@ -184,24 +170,22 @@ class CoordinateValues {
   // `if (vector_ok(address, stride)) vector_statement; else` the lane
   // statement for each lane l; only the vector statement when the host
   // checked the alignment.
-  void vector_or_lanes(const TensorView* tv, const std::string& address,
-                       const std::string& stride,
-                       const std::string& vector_statement,
-                       const std::string& lane_statement);
+  void vector_or_lanes(const TensorView* tv, const std::string& address, const std::string& stride,
+      const std::string& vector_statement, const std::string& lane_statement);
   // The most axes of a fusion output: the iteration space's rank.
   int64_t output_rank() const;
   // Some output updates `tv` (an input) in place.
   bool updated_in_place(const TensorView* tv) const;
   // The offset of `tv`'s element for lane `l` (a lane expression).
-  std::string offset_of(const TensorView* tv, const std::vector<LaneCoord>& coords,
-                        const std::string& l) const;
+  std::string offset_of(
+      const TensorView* tv, const std::vector<LaneCoord>& coords, const std::string& l) const;
   // `const <type> <fresh> = <value>;`; the fresh name.
-  std::string declare(const std::string& type, const std::string& value,
-                      const std::string& comment = "");
+  std::string declare(
+      const std::string& type, const std::string& value, const std::string& comment = "");
   // `nvfuse::Array<T, kVec> <fresh>;` with lane l set to lane_value(l).
   std::string lanes(const std::string& element_type,
-                    const std::function<std::string(const std::string&)>& lane_value,
-                    const std::string& comment = "");
+      const std::function<std::string(const std::string&)>& lane_value,
+      const std::string& comment = "");
   std::string array_type(const std::string& element_type) const {
     return "nvfuse::Array<" + element_type + ", kVec>";
   }

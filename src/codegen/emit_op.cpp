@@ -23,10 +23,9 @@ std::string call(const std::string& fn, const std::vector<std::string>& args) {
 
 // Long libdevice functions that kernels may call instead of inlining per
 // element (the device runtime's "heavy math": nvfuse::called_sinf, ...).
-const std::set<std::string> kCalledMath = {
-    "sin",  "cos",   "tan",   "asin",   "acos",    "atan",  "sinh",  "cosh",
-    "tanh", "asinh", "acosh", "atanh",  "erf",     "erfc",  "erfinv", "erfcinv",
-    "expm1", "log1p", "lgamma", "pow",  "atan2",   "fmod"};
+const std::set<std::string> kCalledMath = {"sin", "cos", "tan", "asin", "acos", "atan", "sinh",
+    "cosh", "tanh", "asinh", "acosh", "atanh", "erf", "erfc", "erfinv", "erfcinv", "expm1", "log1p",
+    "lgamma", "pow", "atan2", "fmod"};
 
 // NVFUSE_CALL_HEAVY_MATH=1 calls them. Off by default: on an H100 the
 // calls cost 4-14% of the time of compute-bound kernels (bias + tanh-GELU,
@@ -44,8 +43,7 @@ bool calls_heavy_math() {
 // The CUDA math function for `math`: sinf for Float, sin for Double (the
 // runtime's called copy for the long ones).
 std::string math_fn(const std::string& name, DataType math) {
-  NVFUSE_ASSERT(
-      is_floating(math), name, " needs a floating-point math type, got ", math);
+  NVFUSE_ASSERT(is_floating(math), name, " needs a floating-point math type, got ", math);
   const std::string fn = math == DataType::Float ? name + "f" : name;
   return kCalledMath.count(name) && calls_heavy_math() ? "nvfuse::called_" + fn : fn;
 }
@@ -77,10 +75,7 @@ std::string emit_constant(const ScalarValue& value, DataType math) {
   return "static_cast<" + type + ">(" + text + ")";
 }
 
-std::string emit_pointwise(
-    OpType op,
-    const std::vector<std::string>& x,
-    DataType math) {
+std::string emit_pointwise(OpType op, const std::vector<std::string>& x, DataType math) {
   const std::string type = cuda_type_of(math);
   const std::string one = "static_cast<" + type + ">(1)";
   const bool integral = is_integral(math) || is_boolean(math);
@@ -90,8 +85,7 @@ std::string emit_pointwise(
       if (is_boolean(math)) {
         return x[0];
       }
-      return integral ? "(" + x[0] + " < 0 ? -" + x[0] + " : " + x[0] + ")"
-                      : fn("fabs");
+      return integral ? "(" + x[0] + " < 0 ? -" + x[0] + " : " + x[0] + ")" : fn("fabs");
     case OpType::acos:
       return fn("acos");
     case OpType::acosh:
@@ -165,15 +159,13 @@ std::string emit_pointwise(
     case OpType::rsqrt:
       return fn("rsqrt");
     case OpType::sigmoid:
-      return "(" + one + " / (" + one + " + " +
-          call(math_fn("exp", math), {"-" + x[0]}) + "))";
+      return "(" + one + " / (" + one + " + " + call(math_fn("exp", math), {"-" + x[0]}) + "))";
     case OpType::sign:
       return is_boolean(math) ? x[0] : call("nvfuse::sign", x);
     case OpType::signbit:
       return call("nvfuse::signbit_", x);
     case OpType::silu:
-      return "(" + x[0] + " / (" + one + " + " +
-          call(math_fn("exp", math), {"-" + x[0]}) + "))";
+      return "(" + x[0] + " / (" + one + " + " + call(math_fn("exp", math), {"-" + x[0]}) + "))";
     case OpType::sin:
       return fn("sin");
     case OpType::sinh:
@@ -200,8 +192,7 @@ std::string emit_pointwise(
     case OpType::mul:
       return is_boolean(math) ? binary(x[0], "&&", x[1]) : binary(x[0], "*", x[1]);
     case OpType::div:  // integers truncate, as C
-      return integral && !is_boolean(math) ? call("nvfuse::div_int", x)
-                                           : binary(x[0], "/", x[1]);
+      return integral && !is_boolean(math) ? call("nvfuse::div_int", x) : binary(x[0], "/", x[1]);
     case OpType::truediv:
       return binary(x[0], "/", x[1]);
     case OpType::fmod:

@@ -14,10 +14,7 @@ namespace nvfuse {
 // The expression of `op` on `operands`, which are already expressions in
 // the op's math type `math` (Float, Double, Int, Int32 or Bool; `where`'s
 // condition is Bool). The result is in `math`, or bool for comparisons.
-std::string emit_pointwise(
-    OpType op,
-    const std::vector<std::string>& operands,
-    DataType math);
+std::string emit_pointwise(OpType op, const std::vector<std::string>& operands, DataType math);
 
 // A constant as an expression of type `math`.
 std::string emit_constant(const ScalarValue& value, DataType math);

@@ -18,9 +18,7 @@ namespace {
 
 // `v` as an expression of math type `math`.
 std::string operand(
-    const Val* v,
-    DataType math,
-    const std::function<std::string(const Val*)>& text_of) {
+    const Val* v, DataType math, const std::function<std::string(const Val*)>& text_of) {
   if (v->is<Scalar>() && v->as<Scalar>()->is_constant()) {
     return emit_constant(v->as<Scalar>()->value(), math);
   }
@@ -33,9 +31,7 @@ std::string operand(
 
 }  // namespace
 
-std::string expr_value(
-    const Expr& expr,
-    const std::function<std::string(const Val*)>& text_of) {
+std::string expr_value(const Expr& expr, const std::function<std::string(const Val*)>& text_of) {
   const Val* out = expr.output(0);
   const std::string type = cuda_type_of(out->dtype());
   std::string value;
@@ -45,8 +41,7 @@ std::string expr_value(
     std::vector<std::string> operands;
     for (size_t i = 0; i < op.inputs().size(); ++i) {
       const bool condition = op.op() == OpType::where && i == 0;
-      operands.push_back(operand(
-          op.input(i), condition ? DataType::Bool : math, text_of));
+      operands.push_back(operand(op.input(i), condition ? DataType::Bool : math, text_of));
     }
     value = emit_pointwise(op.op(), operands, math);
     if (out->dtype() != math) {
@@ -64,14 +59,13 @@ std::string expr_value(
 }
 
 std::string expr_statement(
-    const Expr& expr,
-    const std::function<bool(const Val*)>& is_value_input) {
+    const Expr& expr, const std::function<bool(const Val*)>& is_value_input) {
   const Val* out = expr.output(0);
   const std::string value = expr_value(expr, [&](const Val* v) {
     return is_value_input(v) ? "args." + name_of_value(v) : name_of_value(v);
   });
-  return "const " + cuda_type_of(out->dtype()) + " " + name_of_value(out) +
-      " = " + value + ";  // " + print_expr(expr) + "\n";
+  return "const " + cuda_type_of(out->dtype()) + " " + name_of_value(out) + " = " + value +
+      ";  // " + print_expr(expr) + "\n";
 }
 
 }  // namespace nvfuse

@@ -18,14 +18,10 @@ std::string name_of_value(const Val* v);
 // The value `expr` (PointwiseOp, CastOp, BroadcastOp or ExpandOp) computes,
 // as a CUDA expression of its output's type; `text_of(v)` is the text of a
 // non-constant operand (constants are printed in the math type).
-std::string expr_value(
-    const Expr& expr,
-    const std::function<std::string(const Val*)>& text_of);
+std::string expr_value(const Expr& expr, const std::function<std::string(const Val*)>& text_of);
 
 // `is_value_input(v)`: v is read from the kernel's Args (`args.<name>`).
 // Handles PointwiseOp, CastOp, BroadcastOp and ExpandOp.
-std::string expr_statement(
-    const Expr& expr,
-    const std::function<bool(const Val*)>& is_value_input);
+std::string expr_statement(const Expr& expr, const std::function<bool(const Val*)>& is_value_input);
 
 }  // namespace nvfuse

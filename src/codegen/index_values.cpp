@@ -16,8 +16,7 @@ std::string scalar_text_as(const Val* s, DataType dtype, const ArgText& arg_text
   } else {
     text = "nvfuse::cast<" + cuda_type_of(math) + ">(" + arg_text(s) + ")";
   }
-  return math == dtype ? text
-                       : "nvfuse::cast<" + cuda_type_of(dtype) + ">(" + text + ")";
+  return math == dtype ? text : "nvfuse::cast<" + cuda_type_of(dtype) + ">(" + text + ")";
 }
 
 std::string int64_text(const Val* s, const ArgText& arg_text) {
@@ -27,15 +26,13 @@ std::string int64_text(const Val* s, const ArgText& arg_text) {
   return "nvfuse::int64(" + arg_text(s) + ")";
 }
 
-std::string iota_value(const IotaOp& expr, const std::string& index,
-                       const ArgText& arg_text) {
+std::string iota_value(const IotaOp& expr, const std::string& index, const ArgText& arg_text) {
   // start + i * step in Int64 or Double (as the reference), rounded step by
   // step so the GPU gives the CPU's values.
   const DataType dtype = expr.output(0)->dtype();
-  const std::string value = is_integral(dtype)
-      ? int64_text(expr.input(1), arg_text) + " + nvfuse::int64(" + index + ") * " +
-          int64_text(expr.input(2), arg_text)
-      : "__dadd_rn(__dmul_rn(double(" + index + "), " +
+  const std::string value = is_integral(dtype) ? int64_text(expr.input(1), arg_text) +
+          " + nvfuse::int64(" + index + ") * " + int64_text(expr.input(2), arg_text)
+                                               : "__dadd_rn(__dmul_rn(double(" + index + "), " +
           scalar_text_as(expr.input(2), DataType::Double, arg_text) + "), " +
           scalar_text_as(expr.input(1), DataType::Double, arg_text) + ")";
   return "nvfuse::cast<" + cuda_type_of(dtype) + ">(" + value + ")";
@@ -52,16 +49,15 @@ void add_drawn_seed_args(KernelArgLayout& layout, size_t first_value, size_t dra
 PhiloxKey drawn_philox_key(const std::vector<const RngOp*>& drawn, const RngOp& rng) {
   const size_t k = std::find(drawn.begin(), drawn.end(), &rng) - drawn.begin();
   return {"nvfuse::uint64(args.seed_" + std::to_string(k) + ")",
-          "nvfuse::uint64(args.offset_" + std::to_string(k) + ")"};
+      "nvfuse::uint64(args.offset_" + std::to_string(k) + ")"};
 }
 
-PhiloxKey philox_key_of(const RngOp& expr, const ArgText& arg_text,
-                        const PhiloxKey& drawn) {
+PhiloxKey philox_key_of(const RngOp& expr, const ArgText& arg_text, const PhiloxKey& drawn) {
   if (!expr.has_explicit_seed()) {
     return drawn;
   }
   return {"nvfuse::uint64(" + int64_text(expr.input(2), arg_text) + ")",
-          "nvfuse::uint64(" + int64_text(expr.input(3), arg_text) + ")"};
+      "nvfuse::uint64(" + int64_text(expr.input(3), arg_text) + ")"};
 }
 
 namespace {
@@ -85,9 +81,8 @@ bool is_unit_uniform(const RngOp& expr) {
       is_constant_equal(expr.input(1), 1.0);
 }
 
-std::string random_value(const RngOp& expr, const std::string& index,
-                         const PhiloxKey& key, const std::string& unit,
-                         const ArgText& arg_text) {
+std::string random_value(const RngOp& expr, const std::string& index, const PhiloxKey& key,
+    const std::string& unit, const ArgText& arg_text) {
   const std::string a = scalar_text_as(expr.input(0), DataType::Double, arg_text);
   const std::string b = scalar_text_as(expr.input(1), DataType::Double, arg_text);
   const std::string type = cuda_type_of(expr.output(0)->dtype());
@@ -99,11 +94,10 @@ std::string random_value(const RngOp& expr, const std::string& index,
     value = unit;
   } else if (uses_unit_floats(expr)) {
     // low + span * u, rounded step by step as on the host.
-    value = "__fadd_rn(float(" + a + "), __fmul_rn(float(" + b + " - " + a + "), " +
-        unit + "))";
+    value = "__fadd_rn(float(" + a + "), __fmul_rn(float(" + b + " - " + a + "), " + unit + "))";
   } else if (!expr.is_normal()) {
-    value = "__dadd_rn(" + a + ", __dmul_rn(" + b + " - " + a +
-        ", nvfuse_philox::uniform_double(" + at + ")))";
+    value = "__dadd_rn(" + a + ", __dmul_rn(" + b + " - " + a + ", nvfuse_philox::uniform_double(" +
+        at + ")))";
   } else if (expr.output(0)->dtype() == DataType::Double) {
     value = "nvfuse_philox::normal_double(" + at + ", " + a + ", " + b + ")";
   } else {

@@ -21,8 +21,7 @@ std::string scalar_text_as(const Val* s, DataType dtype, const ArgText& arg_text
 std::string int64_text(const Val* s, const ArgText& arg_text);
 
 // Element `index` (a CUDA integer expression) of iota's result.
-std::string iota_value(const IotaOp& expr, const std::string& index,
-                       const ArgText& arg_text);
+std::string iota_value(const IotaOp& expr, const std::string& index, const ArgText& arg_text);
 
 // A random op's Philox key and counter offset, as CUDA expressions.
 struct PhiloxKey {
@@ -38,8 +37,7 @@ PhiloxKey drawn_philox_key(const std::vector<const RngOp*>& drawn, const RngOp& 
 
 // The explicit (seed, offset) inputs of `expr`, or `drawn` for one that
 // draws them from torch's generator at launch.
-PhiloxKey philox_key_of(const RngOp& expr, const ArgText& arg_text,
-                        const PhiloxKey& drawn);
+PhiloxKey philox_key_of(const RngOp& expr, const ArgText& arg_text, const PhiloxKey& drawn);
 
 // Float uniforms come from unit floats that groups of four consecutive
 // elements share one Philox block for (nvfuse_philox::unit_floats); every
@@ -50,8 +48,7 @@ bool is_unit_uniform(const RngOp& expr);
 
 // Element `index` of the random op's result; `unit` is that element's unit
 // float where uses_unit_floats(expr), else ignored.
-std::string random_value(const RngOp& expr, const std::string& index,
-                         const PhiloxKey& key, const std::string& unit,
-                         const ArgText& arg_text);
+std::string random_value(const RngOp& expr, const std::string& index, const PhiloxKey& key,
+    const std::string& unit, const ArgText& arg_text);
 
 }  // namespace nvfuse

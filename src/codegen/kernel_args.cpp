@@ -31,14 +31,12 @@ std::string cuda_type_of(DataType dtype) {
 }
 
 DataType math_dtype_of(DataType dtype) {
-  return (dtype == DataType::Half || dtype == DataType::BFloat16)
-      ? DataType::Float
-      : dtype;
+  return (dtype == DataType::Half || dtype == DataType::BFloat16) ? DataType::Float : dtype;
 }
 
 void KernelArgLayout::add(KernelArg arg) {
-  if (arg.field == ArgField::kTensorPointer ||
-      arg.field == ArgField::kWorkspace || arg.field == ArgField::kSemaphores) {
+  if (arg.field == ArgField::kTensorPointer || arg.field == ArgField::kWorkspace ||
+      arg.field == ArgField::kSemaphores) {
     arg.element_size = sizeof(void*);
   } else if (arg.field == ArgField::kValue) {
     arg.element_size = static_cast<size_t>(size_in_bytes(arg.dtype));
@@ -62,8 +60,7 @@ std::string KernelArgLayout::to_cuda() const {
     ss << "  ";
     switch (arg.field) {
       case ArgField::kTensorPointer:
-        ss << (arg.read_only ? "const " : "") << cuda_type_of(arg.dtype)
-           << "* " << arg.name << ";";
+        ss << (arg.read_only ? "const " : "") << cuda_type_of(arg.dtype) << "* " << arg.name << ";";
         break;
       case ArgField::kValue:
         ss << cuda_type_of(arg.dtype) << " " << arg.name << ";";

@@ -4,9 +4,7 @@ namespace nvfuse {
 
 namespace {
 
-std::string flag(bool on, const char* name) {
-  return on ? std::string("_") + name : std::string();
-}
+std::string flag(bool on, const char* name) { return on ? std::string("_") + name : std::string(); }
 
 }  // namespace
 

@@ -14,8 +14,8 @@ std::string ReductionGenerator::outer_kernel() const {
   TensorSet loads;
   const std::vector<const Expr*> exprs = cone(element_roots(0), true, &loads);
   std::ostringstream ss;
-  ss << "extern \"C\" __global__ void __launch_bounds__(" << p_.block_size
-     << ") " << reduction_kernel_name(p_) << "(const Args args) {\n"
+  ss << "extern \"C\" __global__ void __launch_bounds__(" << p_.block_size << ") "
+     << reduction_kernel_name(p_) << "(const Args args) {\n"
      << "  constexpr int kVec = " << p_.vector_width << ";\n"
      << "  constexpr int kX = " << p_.block_x << ";\n"
      << "  constexpr int kY = " << p_.block_y << ";\n"
@@ -45,9 +45,28 @@ std::string ReductionGenerator::outer_kernel() const {
   for (const Expr* r : a_.reductions) {
     ss << "  " << acc_type(r) << " " << acc_name(r) << "[kVec];\n"
        << "#pragma unroll\n"
-       << "  for (int v = 0; v < kVec; ++v) " << acc_name(r) << "[v] = "
-       << op_type(r) << "::identity();\n";
+       << "  for (int v = 0; v < kVec; ++v) " << acc_name(r) << "[v] = " << op_type(r)
+       << "::identity();\n";
   }
+  ss << outer_row_walk(exprs, loads);
+  for (const Expr* r : a_.reductions) {
+    ss << "  nvfuse::column_reduce_all<kX, kY, kVec>(" << acc_name(r) << ", " << op_type(r)
+       << "());\n";
+  }
+  if (clustered) {
+    ss << cluster_combine();
+  } else if (p_.split) {
+    ss << outer_split_combine();
+  }
+  ss << outer_column_epilogue() << "}\n";
+  return ss.str();
+}
+
+// The walk down the rows, accumulating each thread's columns.
+std::string ReductionGenerator::outer_row_walk(
+    const std::vector<const Expr*>& exprs, const TensorSet& loads) const {
+  std::ostringstream ss;
+  const bool clustered = p_.cluster > 1;
   // The walk down the rows in batches of kOuterBatch row steps: every
   // step's loads of a batch go out (each behind its own row test) before
   // any step's math. The column test sits outside the loop: inside, each
@@ -77,8 +96,7 @@ std::string ReductionGenerator::outer_kernel() const {
      << "        if (r < args.width) {\n";
   for (const TensorView* tv : loads) {
     if (!per_row(tv)) {
-      ss << load(slot_of(tv), "batch_" + name_of_value(tv) + "[b]", down_offset(tv),
-                 "          ");
+      ss << load(slot_of(tv), "batch_" + name_of_value(tv) + "[b]", down_offset(tv), "          ");
     }
   }
   ss << "        }\n"
@@ -97,31 +115,28 @@ std::string ReductionGenerator::outer_kernel() const {
     ss << "        " << array_type(slot_of(tv)) << " out_" << name_of_value(tv) << ";\n";
   }
   ss << declare_unit_words(exprs, "[kVec]", "        ")
-     << draw_unit_words(unit_word_ops(exprs), Walk::kOuter, "", "        ")
-     << "#pragma unroll\n"
+     << draw_unit_words(unit_word_ops(exprs), Walk::kOuter, "", "        ") << "#pragma unroll\n"
      << "        for (int v = 0; v < kVec; ++v) {\n";
   for (const TensorView* tv : loads) {
     ss << "          const " << cuda_type_of(tv->dtype()) << " " << name_of_value(tv)
-       << " = nvfuse::lane_of(in_" << name_of_value(tv) << ", " << lane(slot_of(tv))
-       << ");\n";
+       << " = nvfuse::lane_of(in_" << name_of_value(tv) << ", " << lane(slot_of(tv)) << ");\n";
   }
   for (const Expr* expr : exprs) {
     ss << "          " << statement(expr, Walk::kOuter);
   }
   for (const Expr* r : a_.reductions) {
-    const std::string value = "nvfuse::cast<" + acc_element(r) + ">(" +
-        name_of_value(r->input(0)) + ")";
+    const std::string value =
+        "nvfuse::cast<" + acc_element(r) + ">(" + name_of_value(r->input(0)) + ")";
     if (r->is<VarMeanOp>()) {
-      ss << "          " << acc_name(r) << "[v] = nvfuse::welford_add("
-         << acc_name(r) << "[v], " << value << ");\n";
+      ss << "          " << acc_name(r) << "[v] = nvfuse::welford_add(" << acc_name(r) << "[v], "
+         << value << ");\n";
     } else {
-      ss << "          " << acc_name(r) << "[v] = " << op_type(r) << "()("
-         << acc_name(r) << "[v], " << value << ");\n";
+      ss << "          " << acc_name(r) << "[v] = " << op_type(r) << "()(" << acc_name(r) << "[v], "
+         << value << ");\n";
     }
   }
   for (const TensorView* tv : outputs) {
-    ss << "          out_" << name_of_value(tv) << ".val[v] = " << name_of_value(tv)
-       << ";\n";
+    ss << "          out_" << name_of_value(tv) << ".val[v] = " << name_of_value(tv) << ";\n";
   }
   ss << "        }\n";
   for (const TensorView* tv : outputs) {
@@ -129,50 +144,54 @@ std::string ReductionGenerator::outer_kernel() const {
     ss << store(slot_of(tv), "out_" + name, down_offset(tv), "        ");
   }
   ss << "      }\n    }\n  }\n";
+  return ss.str();
+}
+
+// The rows split over gridDim.y blocks: each writes its partials, and the
+// last to arrive combines them in block order.
+std::string ReductionGenerator::outer_split_combine() const {
+  std::ostringstream ss;
+  ss << "  // The rows are split over gridDim.y blocks: partials, then the\n"
+     << "  // last block to arrive combines them in block order.\n"
+     << "  if (ty == 0 && col_valid) {\n"
+     << "#pragma unroll\n"
+     << "    for (int v = 0; v < kVec; ++v) {\n";
+  for (const Expr* r : a_.reductions) {
+    ss << "      nvfuse::store_partial(" << cell(r, "blockIdx.y", "first + v") << ", "
+       << acc_name(r) << "[v]);\n";
+  }
+  ss << "    }\n  }\n"
+     << "  if (!nvfuse::arrive_last(args.semaphores + blockIdx.x, gridDim.y)) return;\n"
+     << "  // Each step loads the partials of all kVec columns (and reductions)\n"
+     << "  // at once: one memory round trip per step, not per column.\n";
+  for (const Expr* r : a_.reductions) {
+    ss << "#pragma unroll\n"
+       << "  for (int v = 0; v < kVec; ++v) " << acc_name(r) << "[v] = " << op_type(r)
+       << "::identity();\n";
+  }
+  // Unrolled so that kOuterBatch partial rows' loads are in flight at
+  // once: the last blocks' combine is the kernel's tail (a bf16 sum over
+  // 8192 rows of 4096, 49 partial rows: 52 -> 63% of copy bandwidth).
+  ss << "#pragma unroll " << kOuterBatch << "\n"
+     << "  for (int g = ty; col_valid && g < int(gridDim.y); g += kY) {\n"
+     << "#pragma unroll\n"
+     << "    for (int v = 0; v < kVec; ++v) {\n";
+  for (const Expr* r : a_.reductions) {
+    ss << "      " << acc_name(r) << "[v] = " << op_type(r) << "()(" << acc_name(r)
+       << "[v], nvfuse::PartialLoader<" << acc_type(r) << ">::load(" << cell(r, "g", "first + v")
+       << "));\n";
+  }
+  ss << "    }\n  }\n";
   for (const Expr* r : a_.reductions) {
     ss << "  nvfuse::column_reduce_all<kX, kY, kVec>(" << acc_name(r) << ", " << op_type(r)
        << "());\n";
   }
-  if (clustered) {
-    ss << cluster_combine();
-  } else if (p_.split) {
-    ss << "  // The rows are split over gridDim.y blocks: partials, then the\n"
-       << "  // last block to arrive combines them in block order.\n"
-       << "  if (ty == 0 && col_valid) {\n"
-       << "#pragma unroll\n"
-       << "    for (int v = 0; v < kVec; ++v) {\n";
-    for (const Expr* r : a_.reductions) {
-      ss << "      nvfuse::store_partial(" << cell(r, "blockIdx.y", "first + v")
-         << ", " << acc_name(r) << "[v]);\n";
-    }
-    ss << "    }\n  }\n"
-       << "  if (!nvfuse::arrive_last(args.semaphores + blockIdx.x, gridDim.y)) return;\n"
-       << "  // Each step loads the partials of all kVec columns (and reductions)\n"
-       << "  // at once: one memory round trip per step, not per column.\n";
-    for (const Expr* r : a_.reductions) {
-      ss << "#pragma unroll\n"
-         << "  for (int v = 0; v < kVec; ++v) " << acc_name(r) << "[v] = " << op_type(r)
-         << "::identity();\n";
-    }
-    // Unrolled so that kOuterBatch partial rows' loads are in flight at
-    // once: the last blocks' combine is the kernel's tail (a bf16 sum over
-    // 8192 rows of 4096, 49 partial rows: 52 -> 63% of copy bandwidth).
-    ss << "#pragma unroll " << kOuterBatch << "\n"
-       << "  for (int g = ty; col_valid && g < int(gridDim.y); g += kY) {\n"
-       << "#pragma unroll\n"
-       << "    for (int v = 0; v < kVec; ++v) {\n";
-    for (const Expr* r : a_.reductions) {
-      ss << "      " << acc_name(r) << "[v] = " << op_type(r) << "()(" << acc_name(r)
-         << "[v], nvfuse::PartialLoader<" << acc_type(r) << ">::load("
-         << cell(r, "g", "first + v") << "));\n";
-    }
-    ss << "    }\n  }\n";
-    for (const Expr* r : a_.reductions) {
-      ss << "  nvfuse::column_reduce_all<kX, kY, kVec>(" << acc_name(r) << ", "
-         << op_type(r) << "());\n";
-    }
-  }
-  // The epilogue: per-column values, once per column.
+  return ss.str();
+}
+
+// Per-column values and outputs, once per column (thread row 0).
+std::string ReductionGenerator::outer_column_epilogue() const {
+  std::ostringstream ss;
   ss << "  if (ty == 0 && col_valid) {\n";
   std::vector<const TensorView*> row_outputs;
   for (size_t t = a_.inputs.size(); t < tensors_.size(); ++t) {
@@ -198,15 +217,14 @@ std::string ReductionGenerator::outer_kernel() const {
     }
   }
   for (const TensorView* tv : row_outputs) {
-    ss << "      out_" << name_of_value(tv) << ".val[v] = " << name_of_value(tv)
-       << ";\n";
+    ss << "      out_" << name_of_value(tv) << ".val[v] = " << name_of_value(tv) << ";\n";
   }
   ss << "    }\n";
   for (const TensorView* tv : row_outputs) {
     const std::string name = name_of_value(tv);
     ss << store(slot_of(tv), "out_" + name, "row_" + name, "    ");
   }
-  ss << "  }\n}\n";
+  ss << "  }\n";
   return ss.str();
 }
 
@@ -215,8 +233,7 @@ std::string ReductionGenerator::cluster_combine() const {
   ss << "  // The cluster's blocks push their column results into block rank\n"
      << "  // 0's shared memory, which combines them in rank order.\n";
   for (const Expr* r : a_.reductions) {
-    ss << "  __shared__ " << acc_type(r) << " ranks_" << acc_name(r)
-       << "[kCluster * kX * kVec];\n";
+    ss << "  __shared__ " << acc_type(r) << " ranks_" << acc_name(r) << "[kCluster * kX * kVec];\n";
   }
   ss << "  nvfuse::cluster_wait();  // every block has started: its shared memory exists\n"
      << "  if (ty == 0) {\n"
@@ -259,8 +276,8 @@ std::string ReductionGenerator::column_finish_kernel() const {
     float_partials = float_partials && acc_type(r) == "float";
   }
   std::ostringstream ss;
-  ss << "extern \"C\" __global__ void __launch_bounds__(" << kFinishThreads
-     << ") " << reduction_finish_kernel_name(p_) << "(const Args args) {\n"
+  ss << "extern \"C\" __global__ void __launch_bounds__(" << kFinishThreads << ") "
+     << reduction_finish_kernel_name(p_) << "(const Args args) {\n"
      << "  nvfuse::wait_for_previous_grid();  // the row kernel's partials\n"
      << "  constexpr int kN = " << (float_partials ? 4 : 1) << ";  // columns of a thread\n"
      << "  constexpr int kBatch = " << kFinishBatch << ";\n"
@@ -270,7 +287,8 @@ std::string ReductionGenerator::column_finish_kernel() const {
      << "  const int threads_x = block_columns / kN;\n"
      << "  const int threads_y = " << kFinishThreads << " / threads_x;\n"
      << "  const int ty = threadIdx.x / threads_x;\n"
-     << "  const Index first_col = Index(blockIdx.x) * block_columns + (threadIdx.x % threads_x) * kN;\n"
+     << "  const Index first_col = Index(blockIdx.x) * block_columns + (threadIdx.x % threads_x) * "
+        "kN;\n"
      << "  const bool col_valid = first_col < args.width;\n"
      << column_regions("args.workspace", "args.partial_rows", "args.width", "partial_", "  ");
   // Every reduction's batch in one loop: their loads are in flight together.
@@ -282,31 +300,37 @@ std::string ReductionGenerator::column_finish_kernel() const {
     const std::string at = column_name(r, "partial_") + " + p * args.width + first_col";
     ss << "  " << type << " " << acc << "[kN];\n"
        << "#pragma unroll\n"
-       << "  for (int n = 0; n < kN; ++n) " << acc << "[n] = " << op_type(r)
-       << "::identity();\n";
+       << "  for (int n = 0; n < kN; ++n) " << acc << "[n] = " << op_type(r) << "::identity();\n";
     // A float vector, or one value of any accumulator (a Welford state has
     // no vector type).
     const std::string load = float_partials
         ? "const nvfuse::Array<float, kN> vector = *reinterpret_cast<const "
-          "nvfuse::Array<float, kN>*>(" + at + ");\n"
-          "#pragma unroll\n"
-          "        for (int n = 0; n < kN; ++n) loaded_" + acc + "[i][n] = vector.val[n];\n"
+          "nvfuse::Array<float, kN>*>(" +
+            at +
+            ");\n"
+            "#pragma unroll\n"
+            "        for (int n = 0; n < kN; ++n) loaded_" +
+            acc + "[i][n] = vector.val[n];\n"
         : "loaded_" + acc + "[i][0] = *(" + at + ");\n";
-    loads += "    " + type + " loaded_" + acc + "[kBatch][kN];\n"
-             "#pragma unroll\n    for (int i = 0; i < kBatch; ++i) {\n"
-             "      const Index p = first + i * threads_y;\n"
-             "      if (p < args.partial_rows) {\n        " + load + "      }\n    }\n";
-    adds += "#pragma unroll\n    for (int i = 0; i < kBatch; ++i) {\n"
-            "      if (first + i * threads_y < args.partial_rows) {\n#pragma unroll\n"
-            "        for (int n = 0; n < kN; ++n) " + acc + "[n] = " + op_type(r) + "()(" + acc +
-        "[n], loaded_" + acc + "[i][n]);\n      }\n    }\n";
+    loads += "    " + type + " loaded_" + acc +
+        "[kBatch][kN];\n"
+        "#pragma unroll\n    for (int i = 0; i < kBatch; ++i) {\n"
+        "      const Index p = first + i * threads_y;\n"
+        "      if (p < args.partial_rows) {\n        " +
+        load + "      }\n    }\n";
+    adds +=
+        "#pragma unroll\n    for (int i = 0; i < kBatch; ++i) {\n"
+        "      if (first + i * threads_y < args.partial_rows) {\n#pragma unroll\n"
+        "        for (int n = 0; n < kN; ++n) " +
+        acc + "[n] = " + op_type(r) + "()(" + acc + "[n], loaded_" + acc +
+        "[i][n]);\n      }\n    }\n";
   }
   ss << "  for (Index first = ty; col_valid && first < args.partial_rows; "
         "first += kBatch * threads_y) {\n"
      << loads << adds << "  }\n";
   for (const Expr* r : a_.outer_reductions) {
-    ss << "  nvfuse::column_reduce_shaped<" << kFinishThreads << ", kN>(" << acc_name(r)
-       << ", " << op_type(r) << "(), threads_x);\n";
+    ss << "  nvfuse::column_reduce_shaped<" << kFinishThreads << ", kN>(" << acc_name(r) << ", "
+       << op_type(r) << "(), threads_x);\n";
   }
   ss << "  if (ty != 0 || !col_valid) return;\n"
      << "#pragma unroll\n"
@@ -320,8 +344,7 @@ std::string ReductionGenerator::column_finish_kernel() const {
   }
   for (const TensorView* tv : a_.column_outputs) {
     const std::string name = name_of_value(tv);
-    ss << "    args." << name << "[col * args.col_stride_" << name << "] = " << name
-       << ";\n";
+    ss << "    args." << name << "[col * args.col_stride_" << name << "] = " << name << ";\n";
   }
   ss << "  }\n}\n";
   return ss.str();

@@ -14,14 +14,11 @@ namespace nvfuse {
 
 namespace {
 
-bool is_half_type(DataType dtype) {
-  return dtype == DataType::BFloat16 || dtype == DataType::Half;
-}
+bool is_half_type(DataType dtype) { return dtype == DataType::BFloat16 || dtype == DataType::Half; }
 
 }  // namespace
 
-const TensorView* ReductionGenerator::packed_source(const Expr* r,
-                                                    const TensorSet& loads) const {
+const TensorView* ReductionGenerator::packed_source(const Expr* r, const TensorSet& loads) const {
   if (!r->is<ReductionOp>() || math_dtype_of(r->output(0)->dtype()) != DataType::Float) {
     return nullptr;
   }
@@ -39,8 +36,7 @@ const TensorView* ReductionGenerator::packed_source(const Expr* r,
     return nullptr;
   }
   const auto* tv = value->as<TensorView>();
-  if (!loads.count(tv) || !is_kernel_input(tv) || per_row(tv) || per_column(tv) ||
-      carried(tv)) {
+  if (!loads.count(tv) || !is_kernel_input(tv) || per_row(tv) || per_column(tv) || carried(tv)) {
     return nullptr;
   }
   // Whole vectors of the row's own lanes (a broadcast input has one lane).
@@ -62,8 +58,8 @@ ReductionGenerator::PackedReductions ReductionGenerator::packed_reductions(
   return packed;
 }
 
-std::string ReductionGenerator::packed_lines(const PackedReductions& packed, PackedPart part,
-                                             const std::string& indent) const {
+std::string ReductionGenerator::packed_lines(
+    const PackedReductions& packed, PackedPart part, const std::string& indent) const {
   std::ostringstream ss;
   for (const auto& [r, source] : packed) {
     ss << indent;
@@ -71,16 +67,15 @@ std::string ReductionGenerator::packed_lines(const PackedReductions& packed, Pac
       case PackedPart::kDeclare: {
         const bool max = r->as<ReductionOp>()->op() == OpType::maximum;
         ss << "nvfuse::PackedExtreme<" << (max ? "true" : "false") << ", "
-           << cuda_type_of(source->dtype()) << "> " << packed_name(r)
-           << ";  // on packed pairs\n";
+           << cuda_type_of(source->dtype()) << "> " << packed_name(r) << ";  // on packed pairs\n";
         break;
       }
       case PackedPart::kAdd:
         ss << packed_name(r) << ".add(in_" << name_of_value(source) << "[k]);\n";
         break;
       case PackedPart::kFold:
-        ss << acc_name(r) << " = " << op_type(r) << "()(" << acc_name(r) << ", "
-           << packed_name(r) << ".result());\n";
+        ss << acc_name(r) << " = " << op_type(r) << "()(" << acc_name(r) << ", " << packed_name(r)
+           << ".result());\n";
         break;
     }
   }

@@ -20,21 +20,15 @@ std::vector<const TensorView*> kernel_tensors(const PointwiseAnalysis& analysis)
 // Pointers, value inputs, numel, the collapsed extents and every tensor's
 // collapsed strides.
 KernelArgLayout pointwise_arg_layout(
-    const PointwiseAnalysis& analysis,
-    const PointwiseParams& params);
+    const PointwiseAnalysis& analysis, const PointwiseParams& params);
 
 // `__device__ void fused(const Args& args, <inputs>, <outputs by reference>)`.
-std::string fused_element_function(
-    const Fusion& fusion,
-    const PointwiseAnalysis& analysis);
+std::string fused_element_function(const Fusion& fusion, const PointwiseAnalysis& analysis);
 
 // The whole kernel: the device runtime, a header naming `scheduler` and
 // the params, the Index type, Args, fused() and `kernel_function`.
-KernelSource assemble_pointwise_kernel(
-    const Fusion& fusion,
-    const PointwiseAnalysis& analysis,
-    const PointwiseParams& params,
-    const std::string& scheduler,
+KernelSource assemble_pointwise_kernel(const Fusion& fusion, const PointwiseAnalysis& analysis,
+    const PointwiseParams& params, const std::string& scheduler,
     const std::string& kernel_function);
 
 }  // namespace nvfuse

@@ -14,17 +14,11 @@ namespace {
 class PointwiseGenerator {
  public:
   PointwiseGenerator(
-      const Fusion& fusion,
-      const PointwiseAnalysis& analysis,
-      const PointwiseParams& params)
-      : fusion_(fusion),
-        analysis_(analysis),
-        params_(params),
-        tensors_(kernel_tensors(analysis)) {}
+      const Fusion& fusion, const PointwiseAnalysis& analysis, const PointwiseParams& params)
+      : fusion_(fusion), analysis_(analysis), params_(params), tensors_(kernel_tensors(analysis)) {}
 
   KernelSource generate() const {
-    return assemble_pointwise_kernel(
-        fusion_, analysis_, params_, "pointwise", kernel_function());
+    return assemble_pointwise_kernel(fusion_, analysis_, params_, "pointwise", kernel_function());
   }
 
  private:
@@ -41,8 +35,8 @@ class PointwiseGenerator {
     const std::string name = name_of_value(tensors_[t]);
     std::string text;
     for (int axis = 0; axis + 1 < rank; ++axis) {
-      text += "c" + std::to_string(axis) + " * args.stride_" + name + "[" +
-          std::to_string(axis) + "] + ";
+      text += "c" + std::to_string(axis) + " * args.stride_" + name + "[" + std::to_string(axis) +
+          "] + ";
     }
     const std::string inner = "c" + std::to_string(rank - 1);
     switch (access(t)) {
@@ -53,8 +47,7 @@ class PointwiseGenerator {
         text += "0";
         break;
       case InnerAccess::kStrided:
-        text += inner + " * args.stride_" + name + "[" +
-            std::to_string(rank - 1) + "]";
+        text += inner + " * args.stride_" + name + "[" + std::to_string(rank - 1) + "]";
         break;
     }
     return text;
@@ -70,8 +63,7 @@ class PointwiseGenerator {
     std::ostringstream ss;
     ss << indent << "Index rest = group * kVec;\n";
     for (int axis = rank - 1; axis > 0; --axis) {
-      ss << indent << "const Index c" << axis << " = rest % args.extent["
-         << axis << "];\n"
+      ss << indent << "const Index c" << axis << " = rest % args.extent[" << axis << "];\n"
          << indent << "rest /= args.extent[" << axis << "];\n";
     }
     ss << indent << "const Index c0 = rest;\n";
@@ -84,8 +76,7 @@ class PointwiseGenerator {
       const std::string lane = width_of(t) == 1 ? "0" : v;
       text += is_output(t)
           ? ", out_" + name_of_value(tensors_[t]) + ".val[" + v + "]"
-          : ", nvfuse::lane_of(in_" + name_of_value(tensors_[t]) + "[" + u + "], " + lane +
-                ")";
+          : ", nvfuse::lane_of(in_" + name_of_value(tensors_[t]) + "[" + u + "], " + lane + ")";
     }
     return text + ");";
   }
@@ -104,8 +95,8 @@ class PointwiseGenerator {
       if (is_output(t)) {
         ss << "      " << type << " out_" << name << ";\n";
       } else {
-        ss << "      const " << type << " in_" << name << " = args." << name
-           << "[" << index << "];\n";
+        ss << "      const " << type << " in_" << name << " = args." << name << "[" << index
+           << "];\n";
       }
     }
     ss << "      fused(args";
@@ -123,8 +114,8 @@ class PointwiseGenerator {
 
   std::string kernel_function() const {
     std::ostringstream ss;
-    ss << "extern \"C\" __global__ void __launch_bounds__(" << params_.block_size
-       << ") " << pointwise_kernel_name(params_) << "(const Args args) {\n"
+    ss << "extern \"C\" __global__ void __launch_bounds__(" << params_.block_size << ") "
+       << pointwise_kernel_name(params_) << "(const Args args) {\n"
        << "  constexpr int kVec = " << params_.vector_width << ";\n"
        << "  constexpr int kUnroll = " << params_.unroll << ";\n"
        << "  constexpr int kBlock = " << params_.block_size << ";\n"
@@ -134,8 +125,7 @@ class PointwiseGenerator {
     for (size_t t = 0; t < tensors_.size(); ++t) {
       ss << "  Index offset_" << name_of_value(tensors_[t]) << "[kUnroll];\n";
       if (!is_output(t)) {
-        ss << "  " << array_type(t) << " in_" << name_of_value(tensors_[t])
-           << "[kUnroll];\n";
+        ss << "  " << array_type(t) << " in_" << name_of_value(tensors_[t]) << "[kUnroll];\n";
       }
     }
     // Load every group first: kUnroll independent loads in flight.
@@ -151,12 +141,11 @@ class PointwiseGenerator {
         continue;
       }
       if (width_of(t) > 1) {
-        ss << "      in_" << name << "[u] = *reinterpret_cast<const "
-           << array_type(t) << "*>(args." << name << " + offset_" << name
-           << "[u]);\n";
+        ss << "      in_" << name << "[u] = *reinterpret_cast<const " << array_type(t) << "*>(args."
+           << name << " + offset_" << name << "[u]);\n";
       } else {
-        ss << "      in_" << name << "[u].val[0] = args." << name << "[offset_"
-           << name << "[u]];\n";
+        ss << "      in_" << name << "[u].val[0] = args." << name << "[offset_" << name
+           << "[u]];\n";
       }
     }
     ss << "    }\n  }\n";
@@ -165,8 +154,7 @@ class PointwiseGenerator {
        << "  for (int u = 0; u < kUnroll; ++u) {\n"
        << "    if (first + u * kBlock < groups) {\n";
     for (size_t t = analysis_.inputs.size(); t < tensors_.size(); ++t) {
-      ss << "      " << array_type(t) << " out_" << name_of_value(tensors_[t])
-         << ";\n";
+      ss << "      " << array_type(t) << " out_" << name_of_value(tensors_[t]) << ";\n";
     }
     ss << "#pragma unroll\n"
        << "      for (int v = 0; v < kVec; ++v) {\n"
@@ -174,8 +162,8 @@ class PointwiseGenerator {
        << "      }\n";
     for (size_t t = analysis_.inputs.size(); t < tensors_.size(); ++t) {
       const std::string name = name_of_value(tensors_[t]);
-      ss << "      *reinterpret_cast<" << array_type(t) << "*>(args." << name
-         << " + offset_" << name << "[u]) = out_" << name << ";\n";
+      ss << "      *reinterpret_cast<" << array_type(t) << "*>(args." << name << " + offset_"
+         << name << "[u]) = out_" << name << ";\n";
     }
     ss << "    }\n  }\n";
     if (params_.collapsed_rank == 1 && params_.vector_width > 1) {
@@ -194,9 +182,7 @@ class PointwiseGenerator {
 }  // namespace
 
 KernelSource generate_pointwise_kernel(
-    const Fusion& fusion,
-    const PointwiseAnalysis& analysis,
-    const PointwiseParams& params) {
+    const Fusion& fusion, const PointwiseAnalysis& analysis, const PointwiseParams& params) {
   if (params.transpose.enabled()) {
     return generate_transpose_kernel(fusion, analysis, params);
   }

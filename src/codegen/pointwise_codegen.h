@@ -12,8 +12,6 @@
 namespace nvfuse {
 
 KernelSource generate_pointwise_kernel(
-    const Fusion& fusion,
-    const PointwiseAnalysis& analysis,
-    const PointwiseParams& params);
+    const Fusion& fusion, const PointwiseAnalysis& analysis, const PointwiseParams& params);
 
 }  // namespace nvfuse

@@ -39,7 +39,6 @@ inline int finish_columns(int64_t partial_rows) {
 }
 
 KernelSource generate_reduction_kernel(
-    const ReductionAnalysis& analysis,
-    const ReductionParams& params);
+    const ReductionAnalysis& analysis, const ReductionParams& params);
 
 }  // namespace nvfuse

@@ -33,8 +33,7 @@ ReductionGenerator::ReductionGenerator(
     }
     for (const TensorView* tv : read_again) {
       TensorSet loads;
-      const std::vector<const Expr*> computed =
-          cone(element_roots(a_.phase_of(tv)), false, &loads);
+      const std::vector<const Expr*> computed = cone(element_roots(a_.phase_of(tv)), false, &loads);
       if (std::find(computed.begin(), computed.end(), tv->definition()) != computed.end()) {
         carried_.insert(tv);
       }
@@ -47,14 +46,13 @@ ReductionGenerator::ReductionGenerator(
 void ReductionGenerator::build_layout() {
   layout_.index_32bit = p_.index_32bit;
   for (size_t t = 0; t < tensors_.size(); ++t) {
-    layout_.add({ArgField::kTensorPointer, static_cast<int>(t), 1,
-                 tensors_[t]->dtype(), name_of_value(tensors_[t])});
+    layout_.add({ArgField::kTensorPointer, static_cast<int>(t), 1, tensors_[t]->dtype(),
+        name_of_value(tensors_[t])});
     layout_.args.back().read_only = !is_output_slot(t);
   }
   for (size_t i = 0; i < a_.value_inputs.size(); ++i) {
     const Val* v = a_.value_inputs[i];
-    layout_.add({ArgField::kValue, static_cast<int>(i), 1, v->dtype(),
-                 name_of_value(v)});
+    layout_.add({ArgField::kValue, static_cast<int>(i), 1, v->dtype(), name_of_value(v)});
   }
   add_drawn_seed_args(layout_, a_.value_inputs.size(), a_.drawn_random_ops.size());
   layout_.add({ArgField::kWorkspace, 0, 1, DataType::Null, "workspace"});
@@ -71,10 +69,10 @@ void ReductionGenerator::build_layout() {
   const std::vector<std::string> walked = walked_names();
   for (size_t t = 0; t < walked.size(); ++t) {
     const std::string& name = walked[t];
-    layout_.add({ArgField::kStrides, static_cast<int>(t), p_.row_rank,
-                 DataType::Null, "row_stride_" + name});
-    layout_.add({ArgField::kColStride, static_cast<int>(t), 1,
-                 DataType::Null, "col_stride_" + name});
+    layout_.add({ArgField::kStrides, static_cast<int>(t), p_.row_rank, DataType::Null,
+        "row_stride_" + name});
+    layout_.add(
+        {ArgField::kColStride, static_cast<int>(t), 1, DataType::Null, "col_stride_" + name});
   }
 }
 
@@ -117,51 +115,46 @@ std::vector<const Expr*> ReductionGenerator::of_phase(
   return result;
 }
 
-std::string ReductionGenerator::column_regions(
-    const std::string& base, const std::string& rows, const std::string& width,
-    const std::string& prefix, const std::string& indent) const {
+std::string ReductionGenerator::column_regions(const std::string& base, const std::string& rows,
+    const std::string& width, const std::string& prefix, const std::string& indent) const {
   std::ostringstream ss;
   ss << indent << "Index " << prefix << "offset = 0;\n";
   for (const Expr* r : a_.outer_reductions) {
     const std::string acc = acc_type(r);
-    ss << indent << acc << "* " << column_name(r, prefix) << " = reinterpret_cast<"
-       << acc << "*>(" << base << " + " << prefix << "offset);\n"
-       << indent << prefix << "offset += (Index(" << rows
-       << ") * " << width << " * Index(sizeof(" << acc << ")) + 63) / 64 * 64;\n";
+    ss << indent << acc << "* " << column_name(r, prefix) << " = reinterpret_cast<" << acc << "*>("
+       << base << " + " << prefix << "offset);\n"
+       << indent << prefix << "offset += (Index(" << rows << ") * " << width << " * Index(sizeof("
+       << acc << ")) + 63) / 64 * 64;\n";
   }
   return ss.str();
 }
 
-std::string ReductionGenerator::finalize(const Expr* r, const std::string& acc,
-                                         const std::string& indent) const {
+std::string ReductionGenerator::finalize(
+    const Expr* r, const std::string& acc, const std::string& indent) const {
   std::ostringstream ss;
   if (r->is<VarMeanOp>()) {
     const auto* vm = r->as<VarMeanOp>();
     const std::string e = acc_element(r);
     ss << indent << "const " << cuda_type_of(vm->output(0)->dtype()) << " "
-       << name_of_value(vm->output(0)) << " = nvfuse::cast<"
-       << cuda_type_of(vm->output(0)->dtype()) << ">(" << acc
-       << ".m2 / nvfuse::maximum(" << acc << ".count - " << e << "("
+       << name_of_value(vm->output(0)) << " = nvfuse::cast<" << cuda_type_of(vm->output(0)->dtype())
+       << ">(" << acc << ".m2 / nvfuse::maximum(" << acc << ".count - " << e << "("
        << vm->correction() << "), " << e << "(0)));  // " << print_expr(*r) << "\n"
        << indent << "const " << cuda_type_of(vm->output(1)->dtype()) << " "
-       << name_of_value(vm->output(1)) << " = nvfuse::cast<"
-       << cuda_type_of(vm->output(1)->dtype()) << ">(" << acc << ".mean());\n";
+       << name_of_value(vm->output(1)) << " = nvfuse::cast<" << cuda_type_of(vm->output(1)->dtype())
+       << ">(" << acc << ".mean());\n";
   } else {
     const Val* out = r->output(0);
-    ss << indent << "const " << cuda_type_of(out->dtype()) << " "
-       << name_of_value(out) << " = nvfuse::cast<" << cuda_type_of(out->dtype())
-       << ">(" << acc << ");  // " << print_expr(*r) << "\n";
+    ss << indent << "const " << cuda_type_of(out->dtype()) << " " << name_of_value(out)
+       << " = nvfuse::cast<" << cuda_type_of(out->dtype()) << ">(" << acc << ");  // "
+       << print_expr(*r) << "\n";
   }
   return ss.str();
 }
 
 // ---- what each phase computes -----------------------------------------------
 
-std::vector<const Expr*> ReductionGenerator::cone(
-    const std::vector<const TensorView*>& roots,
-    bool through_rows,
-    TensorSet* loads,
-    int phase) const {
+std::vector<const Expr*> ReductionGenerator::cone(const std::vector<const TensorView*>& roots,
+    bool through_rows, TensorSet* loads, int phase) const {
   ExprSet needed;
   std::vector<const TensorView*> stack(roots.begin(), roots.end());
   TensorSet seen;
@@ -195,8 +188,7 @@ std::vector<const Expr*> ReductionGenerator::cone(
   return ordered;
 }
 
-std::vector<const TensorView*> ReductionGenerator::element_outputs(
-    int phase) const {
+std::vector<const TensorView*> ReductionGenerator::element_outputs(int phase) const {
   std::vector<const TensorView*> result;
   for (const TensorView* tv : a_.outputs) {
     if (!per_row(tv) && a_.phase_of(tv) == phase) {
@@ -206,8 +198,7 @@ std::vector<const TensorView*> ReductionGenerator::element_outputs(
   return result;
 }
 
-std::vector<const TensorView*> ReductionGenerator::element_roots(
-    int phase) const {
+std::vector<const TensorView*> ReductionGenerator::element_roots(int phase) const {
   std::vector<const TensorView*> roots = element_outputs(phase);
   for (const Expr* r : reductions_of_phase(phase)) {
     roots.push_back(r->input(0)->as<TensorView>());
@@ -245,8 +236,9 @@ std::string ReductionGenerator::statement(const Expr* expr, Walk walk) const {
     return declaration(expr, "nvfuse::exp_nonpositive(" + name_of_value(expr->input(0)) + ")");
   }
   if (walk == Walk::kInner && divides_by_row_value(expr)) {
-    return declaration(expr, "divisor_" + name_of_value(expr->input(1)) + ".divide(" +
-                                 name_of_value(expr->input(0)) + ")");
+    return declaration(expr,
+        "divisor_" + name_of_value(expr->input(1)) + ".divide(" + name_of_value(expr->input(0)) +
+            ")");
   }
   return expr_statement(*expr, [this](const Val* v) { return is_value_input(v); });
 }
@@ -275,8 +267,8 @@ bool ReductionGenerator::divides_by_row_value(const Expr* expr) const {
 
 bool ReductionGenerator::exp_of_nonpositive(const Expr* expr) const {
   return expr->is<PointwiseOp>() && expr->as<PointwiseOp>()->op() == OpType::exp &&
-      expr->output(0)->dtype() == DataType::Float &&
-      expr->input(0)->dtype() == DataType::Float && is_never_positive(expr->input(0));
+      expr->output(0)->dtype() == DataType::Float && expr->input(0)->dtype() == DataType::Float &&
+      is_never_positive(expr->input(0));
 }
 
 std::string ReductionGenerator::row_divisors(
@@ -304,10 +296,9 @@ std::string ReductionGenerator::row_gather_statement(const Expr* expr, Walk walk
   const std::string source = name_of_value(expr->input(0));
   // The row's offsets are in bounds (row 0 for a row past the end, whose
   // index loaded as 0), and the index is clamped into the row.
-  return declaration(expr, "args." + source + "[row_" + source +
-                               " + Index(nvfuse::index_in_range(nvfuse::int64(" +
-                               name_of_value(expr->input(1)) + "), args.width)) * args.col_stride_" +
-                               source + "]");
+  return declaration(expr,
+      "args." + source + "[row_" + source + " + Index(nvfuse::index_in_range(nvfuse::int64(" +
+          name_of_value(expr->input(1)) + "), args.width)) * args.col_stride_" + source + "]");
 }
 
 std::string ReductionGenerator::position_of(
@@ -324,8 +315,8 @@ std::string ReductionGenerator::position_of(
       return "(" + row + " + " + u64("((chunk * kGroups + k) * kLanes + lane) * kVec + " + v) +
           " * " + u64("args.col_stride_" + name) + ")";
     case Walk::kOuter:
-      return "(" + row + " + " + u64("r") + " * " + u64("args.col_stride_" + name) +
-          " + " + along_row + ")";
+      return "(" + row + " + " + u64("r") + " * " + u64("args.col_stride_" + name) + " + " +
+          along_row + ")";
     case Walk::kOuterRow:
       break;
   }
@@ -348,9 +339,8 @@ bool ReductionGenerator::draws_unit_words(const Expr* expr) const {
       (p_.outer || !per_row(expr->output(0)->as<TensorView>()));
 }
 
-std::string ReductionGenerator::declare_unit_words(
-    const std::vector<const Expr*>& exprs, const std::string& extents,
-    const std::string& indent) const {
+std::string ReductionGenerator::declare_unit_words(const std::vector<const Expr*>& exprs,
+    const std::string& extents, const std::string& indent) const {
   std::ostringstream ss;
   for (const RngOp* rng : unit_word_ops(exprs)) {
     ss << indent << "unsigned int unit_" << name_of_value(rng->output(0)) << extents << ";\n";
@@ -358,9 +348,8 @@ std::string ReductionGenerator::declare_unit_words(
   return ss.str();
 }
 
-std::string ReductionGenerator::draw_unit_words(
-    const std::vector<const RngOp*>& ops, Walk walk, const std::string& slot,
-    const std::string& indent) const {
+std::string ReductionGenerator::draw_unit_words(const std::vector<const RngOp*>& ops, Walk walk,
+    const std::string& slot, const std::string& indent) const {
   std::ostringstream ss;
   const ArgText text = [this](const Val* v) { return arg_text(v); };
   for (const RngOp* rng : ops) {
@@ -368,20 +357,18 @@ std::string ReductionGenerator::draw_unit_words(
     const PhiloxKey key = philox_key_of(*rng, text, drawn_philox_key(a_.drawn_random_ops, *rng));
     const std::string step = walk == Walk::kInner
         ? "args.col_stride_" + position_name(tv)
-        : "args.row_stride_" + position_name(tv) + "[" + std::to_string(p_.row_rank - 1) +
-            "]";
-    ss << indent << "nvfuse_philox::unit_words<kVec>(" << key.seed << ", " << key.offset
-       << ", " << position_of(tv, walk, "0") << ", " << step << ", unit_"
-       << name_of_value(tv) << slot << ");\n";
+        : "args.row_stride_" + position_name(tv) + "[" + std::to_string(p_.row_rank - 1) + "]";
+    ss << indent << "nvfuse_philox::unit_words<kVec>(" << key.seed << ", " << key.offset << ", "
+       << position_of(tv, walk, "0") << ", " << step << ", unit_" << name_of_value(tv) << slot
+       << ");\n";
   }
   return ss.str();
 }
 
 std::string ReductionGenerator::unit_word_of(const Val* v, Walk walk) const {
   const Expr* def = v->definition();
-  if ((walk != Walk::kInner && walk != Walk::kOuter) || def == nullptr ||
-      !draws_unit_words(def) || v->dtype() != DataType::Float ||
-      !is_unit_uniform(*def->as<RngOp>())) {
+  if ((walk != Walk::kInner && walk != Walk::kOuter) || def == nullptr || !draws_unit_words(def) ||
+      v->dtype() != DataType::Float || !is_unit_uniform(*def->as<RngOp>())) {
     return "";
   }
   return "unit_" + name_of_value(v) + (walk == Walk::kInner ? "[k][v]" : "[v]");
@@ -400,7 +387,7 @@ std::string ReductionGenerator::unit_compare(const Expr* expr, Walk walk) const 
   if (unit_word_of(unit, walk).empty()) {
     // bound OP u is u OP' bound, the compare mirrored.
     std::swap(unit, bound);
-    op = op == OpType::lt ? OpType::gt
+    op = op == OpType::lt  ? OpType::gt
         : op == OpType::le ? OpType::ge
         : op == OpType::gt ? OpType::lt
                            : OpType::le;
@@ -430,11 +417,10 @@ std::string ReductionGenerator::position_statement(const Expr* expr, Walk walk) 
     const auto& rng = *expr->as<RngOp>();
     const PhiloxKey key = philox_key_of(rng, text, drawn_philox_key(a_.drawn_random_ops, rng));
     // Per-row values (one per row or column): no lanes share their blocks.
-    std::string unit = "nvfuse_philox::unit_float(unit_" + name +
-        (walk == Walk::kInner ? "[k][v])" : "[v])");
+    std::string unit =
+        "nvfuse_philox::unit_float(unit_" + name + (walk == Walk::kInner ? "[k][v])" : "[v])");
     if (walk == Walk::kRow || walk == Walk::kOuterRow) {
-      unit = "nvfuse_philox::uniform_float(" + key.seed + ", " + key.offset + ", " +
-          index + ")";
+      unit = "nvfuse_philox::uniform_float(" + key.seed + ", " + key.offset + ", " + index + ")";
     }
     value = random_value(rng, index, key, unit, text);
   }
@@ -447,9 +433,7 @@ std::string ReductionGenerator::position_statement(const Expr* expr, Walk walk) 
 // indices by magic numbers (FastDivider: a multiply-high and a shift, where
 // an int32 division by a launch-time value costs ~20 instructions, a
 // twentieth of an attention-prologue thread's).
-bool ReductionGenerator::uses_row_dividers() const {
-  return p_.index_32bit && p_.row_rank > 1;
-}
+bool ReductionGenerator::uses_row_dividers() const { return p_.index_32bit && p_.row_rank > 1; }
 
 std::string ReductionGenerator::row_offsets(const std::string& index) const {
   std::ostringstream ss;
@@ -457,9 +441,9 @@ std::string ReductionGenerator::row_offsets(const std::string& index) const {
   for (int axis = p_.row_rank - 1; axis > 0; --axis) {
     if (uses_row_dividers()) {
       const std::string q = "q" + std::to_string(axis);
-      ss << "  const Index " << q << " = nvfuse::fast_div(rest, args.row_divider["
-         << axis - 1 << "]);\n  const Index c" << axis << " = rest - " << q
-         << " * args.row_extent[" << axis << "];\n  rest = " << q << ";\n";
+      ss << "  const Index " << q << " = nvfuse::fast_div(rest, args.row_divider[" << axis - 1
+         << "]);\n  const Index c" << axis << " = rest - " << q << " * args.row_extent[" << axis
+         << "];\n  rest = " << q << ";\n";
     } else {
       ss << "  const Index c" << axis << " = rest % args.row_extent[" << axis
          << "];\n  rest /= args.row_extent[" << axis << "];\n";
@@ -469,32 +453,30 @@ std::string ReductionGenerator::row_offsets(const std::string& index) const {
   for (const std::string& name : walked_names()) {
     ss << "  const Index row_" << name << " = ";
     for (int axis = 0; axis < p_.row_rank; ++axis) {
-      ss << (axis ? " + " : "") << "c" << axis << " * args.row_stride_" << name
-         << "[" << axis << "]";
+      ss << (axis ? " + " : "") << "c" << axis << " * args.row_stride_" << name << "[" << axis
+         << "]";
     }
     ss << ";\n";
   }
   return ss.str();
 }
 
-std::string ReductionGenerator::load(size_t t, const std::string& target,
-                                     const std::string& offset,
-                                     const std::string& indent) const {
+std::string ReductionGenerator::load(size_t t, const std::string& target, const std::string& offset,
+    const std::string& indent) const {
   const std::string name = name_of_value(tensors_[t]);
   if (access(t) == InnerAccess::kContiguous) {
-    return indent + target + " = *reinterpret_cast<const " + array_type(t) +
-        "*>(args." + name + " + " + offset + ");\n";
+    return indent + target + " = *reinterpret_cast<const " + array_type(t) + "*>(args." + name +
+        " + " + offset + ");\n";
   }
   return indent + target + ".val[0] = args." + name + "[" + offset + "];\n";
 }
 
 std::string ReductionGenerator::store(size_t t, const std::string& source,
-                                      const std::string& offset,
-                                      const std::string& indent) const {
+    const std::string& offset, const std::string& indent) const {
   const std::string name = name_of_value(tensors_[t]);
   if (access(t) == InnerAccess::kContiguous) {
-    return indent + "*reinterpret_cast<" + array_type(t) + "*>(args." + name +
-        " + " + offset + ") = " + source + ";\n";
+    return indent + "*reinterpret_cast<" + array_type(t) + "*>(args." + name + " + " + offset +
+        ") = " + source + ";\n";
   }
   return indent + "args." + name + "[" + offset + "] = " + source + ".val[0];\n";
 }

@@ -52,9 +52,7 @@ class ReductionGenerator {
   bool per_column(const TensorView* tv) const { return a_.is_per_column(tv); }
   // Loaded once per row and held in registers (or, staged, in shared
   // memory) by every phase.
-  bool held(const TensorView* tv) const {
-    return p_.persistent && !per_row(tv) && !per_column(tv);
-  }
+  bool held(const TensorView* tv) const { return p_.persistent && !per_row(tv) && !per_column(tv); }
   // A per-column input loaded into registers before a staged walk
   // (ReductionParams::hold_columns), read by every phase of every row.
   bool column_held(const TensorView* tv) const {
@@ -73,8 +71,7 @@ class ReductionGenerator {
   }
   std::string lane(size_t t) const { return width_of(t) == 1 ? "0" : "v"; }
   bool is_value_input(const Val* v) const {
-    return std::find(a_.value_inputs.begin(), a_.value_inputs.end(), v) !=
-        a_.value_inputs.end();
+    return std::find(a_.value_inputs.begin(), a_.value_inputs.end(), v) != a_.value_inputs.end();
   }
   // Where a statement's element lies, which position exprs need: per row of
   // the inner kernel, at lane v of group k of an inner row, at lane v of
@@ -96,8 +93,7 @@ class ReductionGenerator {
   // softmax's y - max(y), log-softmax's y - max(y) - log-sum): computed by
   // nvfuse::exp_nonpositive.
   bool exp_of_nonpositive(const Expr* expr) const;
-  std::string row_divisors(const std::vector<const Expr*>& exprs,
-                           const std::string& indent) const;
+  std::string row_divisors(const std::vector<const Expr*>& exprs, const std::string& indent) const;
 
   // ---- position tensors (iota, random ops) ----------------------------------
 
@@ -114,9 +110,7 @@ class ReductionGenerator {
     }
     return names;
   }
-  static std::string position_name(const TensorView* tv) {
-    return "at_" + name_of_value(tv);
-  }
+  static std::string position_name(const TensorView* tv) { return "at_" + name_of_value(tv); }
   // The element's position in `tv` (a position tensor) at lane `v`.
   std::string position_of(const TensorView* tv, Walk walk, const std::string& v) const;
   // The random ops of `exprs` that use unit floats (their per-element ones).
@@ -127,13 +121,12 @@ class ReductionGenerator {
   // [kGroups][kVec] (drawn once per group, and by the first phase only when
   // the row is persistent: Philox rounds cost more than the registers),
   // the outer kernel [kVec].
-  std::string declare_unit_words(const std::vector<const Expr*>& exprs,
-                                  const std::string& extents,
-                                  const std::string& indent) const;
+  std::string declare_unit_words(const std::vector<const Expr*>& exprs, const std::string& extents,
+      const std::string& indent) const;
   // Draws their kVec lanes' words into unit_<name>`slot` (four consecutive
   // lanes share a Philox block).
   std::string draw_unit_words(const std::vector<const RngOp*>& ops, Walk walk,
-                              const std::string& slot, const std::string& indent) const;
+      const std::string& slot, const std::string& indent) const;
   // The word that element `v` of `tv` holds in `walk`, when `tv` is a
   // uniform(0, 1) float tensor drawn as unit words there, else "".
   std::string unit_word_of(const Val* tv, Walk walk) const;
@@ -160,8 +153,7 @@ class ReductionGenerator {
   SkippableDraws skippable_draws(const std::vector<const Expr*>& exprs, int phase) const;
   // Group k's test (its lanes' where operands) and its draws where the test
   // finds operands that differ; zero words elsewhere.
-  std::string draws_where_needed(const SkippableDraws& skippable,
-                                 const std::string& indent) const;
+  std::string draws_where_needed(const SkippableDraws& skippable, const std::string& indent) const;
 
   void build_layout();
 
@@ -170,19 +162,13 @@ class ReductionGenerator {
   // The accumulator's element type: float for half types.
   std::string acc_element(const Expr* r) const;
   std::string acc_type(const Expr* r) const {
-    return r->is<VarMeanOp>() ? "nvfuse::Welford<" + acc_element(r) + ">"
-                              : acc_element(r);
+    return r->is<VarMeanOp>() ? "nvfuse::Welford<" + acc_element(r) + ">" : acc_element(r);
   }
   std::string op_type(const Expr* r) const;
-  std::string acc_name(const Expr* r) const {
-    return "acc_" + name_of_value(r->output(0));
-  }
-  int input_phase(const Expr* r) const {
-    return a_.phase_of(r->input(0)->as<TensorView>());
-  }
+  std::string acc_name(const Expr* r) const { return "acc_" + name_of_value(r->output(0)); }
+  int input_phase(const Expr* r) const { return a_.phase_of(r->input(0)->as<TensorView>()); }
   // The reductions of `reductions` whose input is of phase `phase`.
-  std::vector<const Expr*> of_phase(const std::vector<const Expr*>& reductions,
-                                    int phase) const;
+  std::vector<const Expr*> of_phase(const std::vector<const Expr*>& reductions, int phase) const;
   std::vector<const Expr*> reductions_of_phase(int phase) const {
     return of_phase(a_.reductions, phase);
   }
@@ -198,12 +184,10 @@ class ReductionGenerator {
   // Pointers `prefix`<result> to each outer reduction's partial rows (`rows`
   // rows of `width` columns) in `base`: the regions of column_partial_offsets.
   std::string column_regions(const std::string& base, const std::string& rows,
-                             const std::string& width, const std::string& prefix,
-                             const std::string& indent) const;
+      const std::string& width, const std::string& prefix, const std::string& indent) const;
 
   // The results of `r` from its final accumulator `acc`.
-  std::string finalize(const Expr* r, const std::string& acc,
-                       const std::string& indent) const;
+  std::string finalize(const Expr* r, const std::string& acc, const std::string& indent) const;
 
   // ---- what each phase computes ---------------------------------------------
 
@@ -211,11 +195,8 @@ class ReductionGenerator {
   // for `roots`, producers first; `loads` gets the kernel inputs they read,
   // and the values carried out of phases before `phase`, which are read
   // from registers instead of computed.
-  std::vector<const Expr*> cone(
-      const std::vector<const TensorView*>& roots,
-      bool through_rows,
-      TensorSet* loads,
-      int phase = 0) const;
+  std::vector<const Expr*> cone(const std::vector<const TensorView*>& roots, bool through_rows,
+      TensorSet* loads, int phase = 0) const;
   // A max or min reduction over the lanes of a half-type kernel input
   // (cast to float or not) that this phase loads as whole vectors (`loads`):
   // that input, whose pairs the reduction then takes packed
@@ -223,20 +204,18 @@ class ReductionGenerator {
   const TensorView* packed_source(const Expr* r, const TensorSet& loads) const;
   // A phase's packed reductions with their sources, decided once per phase.
   using PackedReductions = std::vector<std::pair<const Expr*, const TensorView*>>;
-  PackedReductions packed_reductions(const std::vector<const Expr*>& reductions,
-                                     const TensorSet& loads) const;
+  PackedReductions packed_reductions(
+      const std::vector<const Expr*>& reductions, const TensorSet& loads) const;
   static bool is_packed(const PackedReductions& packed, const Expr* r) {
-    return std::any_of(packed.begin(), packed.end(),
-                       [r](const auto& entry) { return entry.first == r; });
+    return std::any_of(
+        packed.begin(), packed.end(), [r](const auto& entry) { return entry.first == r; });
   }
-  std::string packed_name(const Expr* r) const {
-    return "packed_" + name_of_value(r->output(0));
-  }
+  std::string packed_name(const Expr* r) const { return "packed_" + name_of_value(r->output(0)); }
   // The packed accumulators: declared before the phase's groups, fed a
   // group's vector, folded into the float accumulators after.
   enum class PackedPart { kDeclare, kAdd, kFold };
-  std::string packed_lines(const PackedReductions& packed, PackedPart part,
-                           const std::string& indent) const;
+  std::string packed_lines(
+      const PackedReductions& packed, PackedPart part, const std::string& indent) const;
   // A persistent row's exps that later phases read again
   // (ReductionParams::carry_exps): stored by the phase that computes them
   // into `carried_<name>[kGroups][kVec]`, read there by the later ones.
@@ -254,9 +233,9 @@ class ReductionGenerator {
   // Loads `target` (an Array) from offset `offset`: a vector where the
   // tensor is contiguous along the vectorized axis, else one element.
   std::string load(size_t t, const std::string& target, const std::string& offset,
-                   const std::string& indent) const;
+      const std::string& indent) const;
   std::string store(size_t t, const std::string& source, const std::string& offset,
-                    const std::string& indent) const;
+      const std::string& indent) const;
   // Inner kernels: tensor t's offset at column `col` of the row.
   std::string column_offset(size_t t) const;
   // Outer kernels: tensor t's offset at reduced index r (the vectorized
@@ -282,13 +261,12 @@ class ReductionGenerator {
   // as nested pairs; a Welford state passes alone.
   // `first_warp`: the result goes to the first warp only, and the other
   // warps leave the kernel (finishes_in_first_warp).
-  std::string reduce_together(const std::vector<const Expr*>& reductions,
-                              bool first_warp = false) const;
+  std::string reduce_together(
+      const std::vector<const Expr*>& reductions, bool first_warp = false) const;
   // Whether the last phase's reductions (`plain_reductions`, all of them)
   // finish in the block's first warp: one row a block, and nothing after
   // them but per-row math and lane 0's stores (first_warp_finish.cpp).
-  bool finishes_in_first_warp(int phase,
-                              const std::vector<const Expr*>& plain_reductions) const;
+  bool finishes_in_first_warp(int phase, const std::vector<const Expr*>& plain_reductions) const;
   // Inner-outer: the rows a block (or a cluster) walks, and its partial rows.
   std::string inner_outer_rows() const;
   // One row of the inner kernel (or one per slot of a block), from `row`
@@ -303,13 +281,13 @@ class ReductionGenerator {
   std::string staged_rows() const;
   // Copies this thread's groups of the held inputs of row `row` (if it
   // exists) into shared buffer `buffer` (cp.async), and commits them.
-  std::string stage_held_row(const std::string& buffer, const std::string& row,
-                             const std::string& indent) const;
+  std::string stage_held_row(
+      const std::string& buffer, const std::string& row, const std::string& indent) const;
   // `body` (statements, one per line) for each of this thread's groups of
   // row `row` that lies in the row (k, col; the block's chunk of a cluster
   // row), after the row's offsets.
-  std::string thread_groups_of_row(const std::string& row, const std::string& body,
-                                   const std::string& indent) const;
+  std::string thread_groups_of_row(
+      const std::string& row, const std::string& body, const std::string& indent) const;
   // Staged inner-outer rows: each thread's column partials as register
   // arrays (declared, cleared), and their store to the workspace's partial
   // rows after the walk.
@@ -319,11 +297,11 @@ class ReductionGenerator {
   // the shared arrays named with `prefix` (`n` values each, the block's
   // partial rows side by side) combined over the cluster into its partial
   // rows of the workspace.
-  std::string combine_cluster_partials(const std::string& prefix, const std::string& n,
-                                       const std::string& indent) const;
+  std::string combine_cluster_partials(
+      const std::string& prefix, const std::string& n, const std::string& indent) const;
   // Loads the held inputs of row `row` (if it exists) into `prefix`<name>.
-  std::string load_held_row(const std::string& prefix, const std::string& row,
-                            const std::string& indent) const;
+  std::string load_held_row(
+      const std::string& prefix, const std::string& row, const std::string& indent) const;
   // The kernel inputs held in registers across a persistent row's phases.
   std::vector<const TensorView*> held_inputs() const {
     return inputs_where(&ReductionGenerator::held);
@@ -355,12 +333,11 @@ class ReductionGenerator {
   // them to `drawn`. Not in inner-outer kernels, which have no registers
   // to hold them longer.
   std::string phase_draws(const std::vector<const Expr*>& phase_exprs, TensorSet& drawn,
-                          const std::string& indent) const;
+      const std::string& indent) const;
   // Element (k, v) of the loaded per-element tensors in `loads` and the
   // values `exprs` compute from them, one statement each.
-  std::string element_values(const TensorSet& loads,
-                             const std::vector<const Expr*>& exprs,
-                             const std::string& indent) const;
+  std::string element_values(const TensorSet& loads, const std::vector<const Expr*>& exprs,
+      const std::string& indent) const;
   // Combines each phase-`phase` accumulator over the row's lanes (and, for a
   // split row, over its blocks).
   std::string inner_reduce(int phase) const;
@@ -383,6 +360,9 @@ class ReductionGenerator {
   // ---- the outer kernel and the inner-outer finishing kernel ----------------
 
   std::string outer_kernel() const;
+  std::string outer_row_walk(const std::vector<const Expr*>& exprs, const TensorSet& loads) const;
+  std::string outer_split_combine() const;
+  std::string outer_column_epilogue() const;
   // An outer kernel split over a cluster (ReductionParams::cluster): after
   // each block's walk and column_reduce_all, block rank 0 combines the
   // blocks' results in rank order; the other blocks return.

@@ -11,14 +11,11 @@ namespace nvfuse {
 
 namespace {
 
-bool warp_per_row(const CoordinateParams& params) {
-  return params.scan_axis == params.rank - 1;
-}
+bool warp_per_row(const CoordinateParams& params) { return params.scan_axis == params.rank - 1; }
 
 // Half and bf16 sums accumulate in fp32, as torch's do.
 std::string accumulator_type(DataType dtype) {
-  return dtype == DataType::Half || dtype == DataType::BFloat16 ? "float"
-                                                                : cuda_type_of(dtype);
+  return dtype == DataType::Half || dtype == DataType::BFloat16 ? "float" : cuda_type_of(dtype);
 }
 
 // The coordinates of a lane group: c<axis> per axis, the scan axis `i`
@@ -28,27 +25,22 @@ std::vector<LaneCoord> walk_coords(const CoordinateParams& params) {
   const int last = params.rank - 1;
   for (int axis = 0; axis < params.rank; ++axis) {
     const bool walked = axis == params.scan_axis && axis != last;
-    coords.push_back(LaneCoord{walked ? "i" : "c" + std::to_string(axis),
-                               axis == last ? 1 : 0, false});
+    coords.push_back(
+        LaneCoord{walked ? "i" : "c" + std::to_string(axis), axis == last ? 1 : 0, false});
   }
   return coords;
 }
 
 // Lane l of `y` = the running sum through element l of `x`, from `carry`
 // (the sums before this chunk) on.
-void emit_scan_step(
-    CoordinateValues& values,
-    const CoordinateParams& params,
-    const std::string& acc,
-    const std::string& type,
-    const std::string& x,
-    const std::string& y,
+void emit_scan_step(CoordinateValues& values, const CoordinateParams& params,
+    const std::string& acc, const std::string& type, const std::string& x, const std::string& y,
     const std::string& carry) {
   if (!warp_per_row(params)) {
     values.statement("#pragma unroll");
     values.statement("for (int l = 0; l < kVec; ++l) { " + carry + ".val[l] += nvfuse::cast<" +
-                     acc + ">(" + x + ".val[l]); " + y + ".val[l] = nvfuse::cast<" + type + ">(" +
-                     carry + ".val[l]); }");
+        acc + ">(" + x + ".val[l]); " + y + ".val[l] = nvfuse::cast<" + type + ">(" + carry +
+        ".val[l]); }");
     return;
   }
   const std::string sums = values.fresh_name();
@@ -56,16 +48,15 @@ void emit_scan_step(
   values.statement(sums + ".val[0] = nvfuse::cast<" + acc + ">(" + x + ".val[0]);");
   values.statement("#pragma unroll");
   values.statement("for (int l = 1; l < kVec; ++l) " + sums + ".val[l] = " + sums +
-                   ".val[l - 1] + nvfuse::cast<" + acc + ">(" + x + ".val[l]);");
+      ".val[l - 1] + nvfuse::cast<" + acc + ">(" + x + ".val[l]);");
   const std::string total = values.fresh_name();
   const std::string before = values.fresh_name();
   values.statement(acc + " " + total + ";");
   values.statement("const " + acc + " " + before + " = " + carry +
-                   " + nvfuse::warp_exclusive_sum(" + sums + ".val[kVec - 1], lane, &" +
-                   total + ");");
+      " + nvfuse::warp_exclusive_sum(" + sums + ".val[kVec - 1], lane, &" + total + ");");
   values.statement("#pragma unroll");
-  values.statement("for (int l = 0; l < kVec; ++l) " + y + ".val[l] = nvfuse::cast<" + type +
-                   ">(" + before + " + " + sums + ".val[l]);");
+  values.statement("for (int l = 0; l < kVec; ++l) " + y + ".val[l] = nvfuse::cast<" + type + ">(" +
+      before + " + " + sums + ".val[l]);");
   values.statement(carry + " += " + total + ";");
 }
 
@@ -110,12 +101,9 @@ std::string thread_coords(const CoordinateParams& params) {
 }  // namespace
 
 CoordinateValues scan_values(
-    const Fusion& fusion,
-    const CoordinateAnalysis& analysis,
-    const CoordinateParams& params) {
+    const Fusion& fusion, const CoordinateAnalysis& analysis, const CoordinateParams& params) {
   CoordinateValues values(
-      fusion, params.vector_width,
-      [](const Val* v) { return "args." + name_of_value(v); },
+      fusion, params.vector_width, [](const Val* v) { return "args." + name_of_value(v); },
       analysis.drawn_random_ops, params.vectors_aligned);
   const std::vector<LaneCoord> coords = walk_coords(params);
   const std::string last = std::to_string(params.rank - 1);
@@ -127,7 +115,8 @@ CoordinateValues scan_values(
     if (warp) {
       values.statement(acc + " " + carry + " = " + acc + "(0);  // the row's sum so far");
     } else {
-      values.statement("nvfuse::Array<" + acc + ", kVec> " + carry + ";  // each lane's sum so far");
+      values.statement(
+          "nvfuse::Array<" + acc + ", kVec> " + carry + ";  // each lane's sum so far");
       values.statement("#pragma unroll");
       values.statement("for (int l = 0; l < kVec; ++l) " + carry + ".val[l] = " + acc + "(0);");
     }
@@ -138,8 +127,8 @@ CoordinateValues scan_values(
     values.statement("const Index c" + last + " = k + Index(lane) * kVec;");
     values.statement("const bool in_row = c" + last + " < args.extent[" + last + "];");
   } else {
-    values.open_block("for (Index i = 0; i < args.extent[" +
-                      std::to_string(params.scan_axis) + "]; ++i)");
+    values.open_block(
+        "for (Index i = 0; i < args.extent[" + std::to_string(params.scan_axis) + "]; ++i)");
   }
   for (size_t s = 0; s < analysis.scans.size(); ++s) {
     const CumsumOp* scan = analysis.scans[s];
@@ -152,10 +141,10 @@ CoordinateValues scan_values(
       values.close_guard();
     }
     const std::string y = values.fresh_name();
-    values.statement("nvfuse::Array<" + cuda_type_of(out->dtype()) + ", kVec> " + y +
-                     ";  // " + print_expr(*scan));
-    emit_scan_step(values, params, accumulator_type(out->dtype()),
-                   cuda_type_of(out->dtype()), x, y, carries[s]);
+    values.statement("nvfuse::Array<" + cuda_type_of(out->dtype()) + ", kVec> " + y + ";  // " +
+        print_expr(*scan));
+    emit_scan_step(values, params, accumulator_type(out->dtype()), cuda_type_of(out->dtype()), x, y,
+        carries[s]);
     values.provide(out, coords, y);
   }
   if (warp) {
@@ -172,9 +161,7 @@ CoordinateValues scan_values(
 }
 
 KernelSource generate_scan_kernel(
-    const Fusion& fusion,
-    const CoordinateAnalysis& analysis,
-    const CoordinateParams& params) {
+    const Fusion& fusion, const CoordinateAnalysis& analysis, const CoordinateParams& params) {
   std::vector<const TensorView*> tensors = analysis.inputs;
   tensors.insert(tensors.end(), analysis.outputs.begin(), analysis.outputs.end());
   KernelSource source;
@@ -182,8 +169,8 @@ KernelSource generate_scan_kernel(
   source.layout = coordinate_arg_layout(analysis, params, tensors, /*dividers=*/false);
   std::ostringstream ss;
   ss << coordinate_kernel_prelude(analysis, params, source.layout, "scan")
-     << "extern \"C\" __global__ void __launch_bounds__(" << params.block_size
-     << ") " << source.name << "(const Args args) {\n"
+     << "extern \"C\" __global__ void __launch_bounds__(" << params.block_size << ") "
+     << source.name << "(const Args args) {\n"
      << "  constexpr int kBlock = " << params.block_size << ";\n"
      << thread_coords(params) << scan_values(fusion, analysis, params).code() << "}\n";
   source.code = ss.str();

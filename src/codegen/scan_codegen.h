@@ -30,13 +30,9 @@ namespace nvfuse {
 
 // The body's statements (what lane_requirements inspects).
 CoordinateValues scan_values(
-    const Fusion& fusion,
-    const CoordinateAnalysis& analysis,
-    const CoordinateParams& params);
+    const Fusion& fusion, const CoordinateAnalysis& analysis, const CoordinateParams& params);
 
 KernelSource generate_scan_kernel(
-    const Fusion& fusion,
-    const CoordinateAnalysis& analysis,
-    const CoordinateParams& params);
+    const Fusion& fusion, const CoordinateAnalysis& analysis, const CoordinateParams& params);
 
 }  // namespace nvfuse

@@ -25,8 +25,6 @@ namespace nvfuse {
 // group function (`group(args, g)`, over the index tensor's groups) comes
 // before it. `row_extent`: the kernel's text for the output rows' length.
 std::string scatter_rows_kernel(
-    const ScatterOp& scatter,
-    const CoordinateParams& params,
-    const std::string& row_extent);
+    const ScatterOp& scatter, const CoordinateParams& params, const std::string& row_extent);
 
 }  // namespace nvfuse

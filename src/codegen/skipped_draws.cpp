@@ -33,8 +33,7 @@ ReductionGenerator::SkippableDraws ReductionGenerator::skippable_draws(
   const ExprSet in_phase(exprs.begin(), exprs.end());
   for (const Expr* where : a_.masked_choices()) {
     const Expr* test = where->input(0)->definition();
-    const bool decided_here = std::any_of(
-        skippable.ops.begin(), skippable.ops.end(),
+    const bool decided_here = std::any_of(skippable.ops.begin(), skippable.ops.end(),
         [&](const RngOp* rng) { return test->reads(rng->output(0)); });
     if (!decided_here) {
       continue;
@@ -72,18 +71,16 @@ std::string ReductionGenerator::draws_where_needed(
     const std::string type = cuda_type_of(where->output(0)->dtype());
     const auto operand = [&](size_t i) {
       const Val* v = where->input(i);
-      return v->is<TensorView>()
-          ? name_of_value(v)
-          : scalar_text_as(v, where->output(0)->dtype(),
-                           [this](const Val* s) { return arg_text(s); });
+      return v->is<TensorView>() ? name_of_value(v)
+                                 : scalar_text_as(v, where->output(0)->dtype(),
+                                       [this](const Val* s) { return arg_text(s); });
     };
-    ss << body << "draw |= nvfuse::differ_in_bits(" << type << "(" << operand(1) << "), "
-       << type << "(" << operand(2) << "));\n";
+    ss << body << "draw |= nvfuse::differ_in_bits(" << type << "(" << operand(1) << "), " << type
+       << "(" << operand(2) << "));\n";
   }
   ss << indent << "}\n"
      << indent << "if (draw) {\n"
-     << draw_unit_words(skippable.ops, Walk::kInner, "[k]", indent + "  ")
-     << indent << "} else {\n"
+     << draw_unit_words(skippable.ops, Walk::kInner, "[k]", indent + "  ") << indent << "} else {\n"
      << "#pragma unroll\n"
      << indent << "  for (int v = 0; v < kVec; ++v) {\n";
   for (const RngOp* rng : skippable.ops) {

@@ -13,9 +13,7 @@ namespace {
 class TransposeGenerator {
  public:
   TransposeGenerator(
-      const Fusion& fusion,
-      const PointwiseAnalysis& analysis,
-      const PointwiseParams& params)
+      const Fusion& fusion, const PointwiseAnalysis& analysis, const PointwiseParams& params)
       : fusion_(fusion),
         analysis_(analysis),
         params_(params),
@@ -24,8 +22,7 @@ class TransposeGenerator {
         inner_(params.collapsed_rank - 1) {}
 
   KernelSource generate() const {
-    return assemble_pointwise_kernel(
-        fusion_, analysis_, params_, "transpose", kernel_function());
+    return assemble_pointwise_kernel(fusion_, analysis_, params_, "transpose", kernel_function());
   }
 
  private:
@@ -86,13 +83,10 @@ class TransposeGenerator {
   // Offset of another tensor's element (k, i): contiguous or broadcast
   // along i.
   std::string direct_offset(size_t t) const {
-    return "base_" + name(t) + " + k * " + stride(t, tiling_.axis) +
-        (broadcast(t) ? "" : " + i");
+    return "base_" + name(t) + " + k * " + stride(t, tiling_.axis) + (broadcast(t) ? "" : " + i");
   }
 
-  bool broadcast(size_t t) const {
-    return params_.inner_access[t] == InnerAccess::kBroadcast;
-  }
+  bool broadcast(size_t t) const { return params_.inner_access[t] == InnerAccess::kBroadcast; }
 
   // The register type of one access of tensor t: a vector of kVec elements,
   // one element where it broadcasts along i.
@@ -105,8 +99,8 @@ class TransposeGenerator {
     if (broadcast(t)) {
       return "args." + name(t) + "[" + offset + "]";
     }
-    return "*reinterpret_cast<" + std::string(is_output(t) ? "" : "const ") +
-        access_type(t) + "*>(args." + name(t) + " + " + offset + ")";
+    return "*reinterpret_cast<" + std::string(is_output(t) ? "" : "const ") + access_type(t) +
+        "*>(args." + name(t) + " + " + offset + ")";
   }
 
   bool has_transposed(bool outputs) const {
@@ -135,8 +129,7 @@ class TransposeGenerator {
        << "      if (k < extent_k && i < extent_i) {\n";
     for (size_t t = 0; t < analysis_.inputs.size(); ++t) {
       if (transposed(t)) {
-        ss << "        v_" << name(t) << "[s] = " << access(t, transposed_offset(t))
-           << ";\n";
+        ss << "        v_" << name(t) << "[s] = " << access(t, transposed_offset(t)) << ";\n";
       }
     }
     ss << "      }\n    }\n"
@@ -146,8 +139,8 @@ class TransposeGenerator {
        << "      for (int v = 0; v < kVec; ++v) {\n";
     for (size_t t = 0; t < analysis_.inputs.size(); ++t) {
       if (transposed(t)) {
-        ss << "        tile_" << name(t) << "[row + s * kRows][lane * kVec + v] = v_"
-           << name(t) << "[s].val[v];\n";
+        ss << "        tile_" << name(t) << "[row + s * kRows][lane * kVec + v] = v_" << name(t)
+           << "[s].val[v];\n";
       }
     }
     ss << "      }\n    }\n  }\n  __syncthreads();\n";
@@ -172,8 +165,7 @@ class TransposeGenerator {
        << "      if (i < extent_i && k < extent_k) {\n";
     for (size_t t = 0; t < analysis_.inputs.size(); ++t) {
       if (!transposed(t)) {
-        ss << "        in_" << name(t) << "[s] = " << access(t, direct_offset(t))
-           << ";\n";
+        ss << "        in_" << name(t) << "[s] = " << access(t, direct_offset(t)) << ";\n";
       }
     }
     ss << "      }\n    }\n"
@@ -198,15 +190,14 @@ class TransposeGenerator {
        << "          " << call << ");\n";
     for (size_t t = analysis_.inputs.size(); t < tensors_.size(); ++t) {
       if (transposed(t)) {
-        ss << "          tile_" << name(t) << "[lane * kVec + v][row + s * kRows] = out_"
-           << name(t) << ".val[v];\n";
+        ss << "          tile_" << name(t) << "[lane * kVec + v][row + s * kRows] = out_" << name(t)
+           << ".val[v];\n";
       }
     }
     ss << "        }\n";
     for (size_t t = analysis_.inputs.size(); t < tensors_.size(); ++t) {
       if (!transposed(t)) {
-        ss << "        " << access(t, direct_offset(t)) << " = out_" << name(t)
-           << ";\n";
+        ss << "        " << access(t, direct_offset(t)) << " = out_" << name(t) << ";\n";
       }
     }
     ss << "      }\n    }\n  }\n";
@@ -231,8 +222,7 @@ class TransposeGenerator {
            << "          w_" << name(t) << ".val[v] = tile_" << name(t)
            << "[row + s * kRows][lane * kVec + v];\n"
            << "        }\n"
-           << "        " << access(t, transposed_offset(t)) << " = w_" << name(t)
-           << ";\n";
+           << "        " << access(t, transposed_offset(t)) << " = w_" << name(t) << ";\n";
       }
     }
     ss << "      }\n    }\n  }\n";
@@ -241,8 +231,8 @@ class TransposeGenerator {
 
   std::string kernel_function() const {
     std::ostringstream ss;
-    ss << "extern \"C\" __global__ void __launch_bounds__(" << params_.block_size
-       << ") " << pointwise_kernel_name(params_) << "(const Args args) {\n"
+    ss << "extern \"C\" __global__ void __launch_bounds__(" << params_.block_size << ") "
+       << pointwise_kernel_name(params_) << "(const Args args) {\n"
        << "  constexpr int kTile = " << tiling_.tile << ";\n"
        << "  constexpr int kVec = " << params_.vector_width << ";\n"
        << "  constexpr int kLanes = kTile / kVec;\n"
@@ -280,9 +270,7 @@ class TransposeGenerator {
 }  // namespace
 
 KernelSource generate_transpose_kernel(
-    const Fusion& fusion,
-    const PointwiseAnalysis& analysis,
-    const PointwiseParams& params) {
+    const Fusion& fusion, const PointwiseAnalysis& analysis, const PointwiseParams& params) {
   return TransposeGenerator(fusion, analysis, params).generate();
 }
 

@@ -14,8 +14,6 @@
 namespace nvfuse {
 
 KernelSource generate_transpose_kernel(
-    const Fusion& fusion,
-    const PointwiseAnalysis& analysis,
-    const PointwiseParams& params);
+    const Fusion& fusion, const PointwiseAnalysis& analysis, const PointwiseParams& params);
 
 }  // namespace nvfuse

@@ -27,8 +27,7 @@ std::string ReductionGenerator::pipelined_rows() const {
   for (const TensorView* tv : held_inputs()) {
     const std::string name = name_of_value(tv);
     ss << "#pragma unroll\n"
-       << "    for (int k = 0; k < kGroups; ++k) in_" << name << "[k] = next_" << name
-       << "[k];\n";
+       << "    for (int k = 0; k < kGroups; ++k) in_" << name << "[k] = next_" << name << "[k];\n";
   }
   ss << "  }\n";
   return ss.str();
@@ -51,8 +50,8 @@ std::string ReductionGenerator::staged_rows() const {
   std::string offset = "0";
   for (const TensorView* tv : held_inputs()) {
     const std::string type = array_type(slot_of(tv));
-    ss << "  " << type << "* const stage_" << name_of_value(tv) << " = reinterpret_cast<"
-       << type << "*>(stage_shared + " << offset << ");\n";
+    ss << "  " << type << "* const stage_" << name_of_value(tv) << " = reinterpret_cast<" << type
+       << "*>(stage_shared + " << offset << ");\n";
     offset += " + 2 * kGroups * kBlock * sizeof(" + type + ")";
   }
   std::string columns;
@@ -80,13 +79,11 @@ std::string ReductionGenerator::staged_rows() const {
     ss << "  " << type << " next_" << name << "{};  // the next row's\n";
     this_row_values += "    const " + type + " staged_" + name + " = next_" + name + ";\n";
   }
-  ss << stage_held_row("0", "walker * kRows + threadIdx.x / kLanes", "  ")
-     << "  int buffer = 0;\n"
+  ss << stage_held_row("0", "walker * kRows + threadIdx.x / kLanes", "  ") << "  int buffer = 0;\n"
      << (cluster ? "  int cluster_round = 0;  // see nvfuse::cluster_reduce\n" : "")
      << "  for (Index first = walker * kRows; first < args.rows; first += row_step) {\n"
      << "    const Index row = first + threadIdx.x / kLanes;\n"
-     << this_row_values
-     << stage_held_row("buffer ^ 1", "row + row_step", "    ")
+     << this_row_values << stage_held_row("buffer ^ 1", "row + row_step", "    ")
      << "    nvfuse::copy_async_wait<1>();  // this row's copies have landed\n"
      << indented(row_body(), "  ") << "    buffer ^= 1;\n"
      << (cluster ? "    ++cluster_round;\n" : "") << "  }\n";
@@ -144,10 +141,9 @@ std::string ReductionGenerator::combine_cluster_partials(
     const std::string& prefix, const std::string& n, const std::string& indent) const {
   std::string combine;
   for (const Expr* r : a_.outer_reductions) {
-    combine += indent + "nvfuse::combine_cluster_partials<" +
-        std::to_string(p_.partial_cluster) + ", kBlock>(" + column_name(r, prefix) + ", int(" +
-        n + "), " + column_name(r, "partial_") + " + partial_row * args.width, " + op_type(r) +
-        "());\n";
+    combine += indent + "nvfuse::combine_cluster_partials<" + std::to_string(p_.partial_cluster) +
+        ", kBlock>(" + column_name(r, prefix) + ", int(" + n + "), " + column_name(r, "partial_") +
+        " + partial_row * args.width, " + op_type(r) + "());\n";
   }
   return indent + "// The cluster's blocks combine their partials in rank order into the\n" +
       indent + "// cluster's partial rows, for the finishing kernel.\n" + indent +
@@ -175,18 +171,17 @@ std::string ReductionGenerator::stage_held_row(
   }
   return indent + "{\n" + indent + "  const Index staged_row = " + row + ";\n" + indent +
       "  if (staged_row < args.rows) {\n" +
-      thread_groups_of_row("staged_row", copies, indent + "  ") + row_values + indent +
-      "  }\n" + indent + "  nvfuse::copy_async_commit();\n" + indent + "}\n";
+      thread_groups_of_row("staged_row", copies, indent + "  ") + row_values + indent + "  }\n" +
+      indent + "  nvfuse::copy_async_commit();\n" + indent + "}\n";
 }
 
 std::string ReductionGenerator::thread_groups_of_row(
     const std::string& row, const std::string& body, const std::string& indent) const {
   const std::string chunk = p_.cluster > 1 ? "Index(blockIdx.x % kCluster)" : "Index(0)";
   return indented(row_offsets(row), indent) + "#pragma unroll\n" + indent +
-      "  for (int k = 0; k < kGroups; ++k) {\n" + indent + "    const Index col = ((" +
-      chunk + " * kGroups + k) * kLanes + lane) * kVec;\n" + indent +
-      "    if (col < args.width) {\n" + indented(body, indent + "      ") + indent +
-      "    }\n" + indent + "  }\n";
+      "  for (int k = 0; k < kGroups; ++k) {\n" + indent + "    const Index col = ((" + chunk +
+      " * kGroups + k) * kLanes + lane) * kVec;\n" + indent + "    if (col < args.width) {\n" +
+      indented(body, indent + "      ") + indent + "    }\n" + indent + "  }\n";
 }
 
 std::string ReductionGenerator::load_held_row(

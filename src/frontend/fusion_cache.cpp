@@ -7,8 +7,7 @@
 namespace nvfuse {
 
 std::string CachedFusion::repro_script() const {
-  return nvfuse::repro_script(
-      records, "nvfuse_fusion_id" + std::to_string(id));
+  return nvfuse::repro_script(records, "nvfuse_fusion_id" + std::to_string(id));
 }
 
 namespace {
@@ -21,8 +20,7 @@ int64_t max_runtime_states_from_environment() {
   char* end = nullptr;
   const long long value = std::strtoll(text, &end, 10);
   NVFUSE_CHECK(
-      *end == '\0' && value >= 1, "NVFUSE_CACHE_MAX must be a positive integer, got '",
-      text, "'");
+      *end == '\0' && value >= 1, "NVFUSE_CACHE_MAX must be a positive integer, got '", text, "'");
   return value;
 }
 
@@ -51,8 +49,7 @@ int64_t FusionCache::insert_or_find(RecordingState&& state) {
   entry.hash = hash;
   entry.records = state.records();
   entry.states = state.states();
-  entry.sharded = std::any_of(
-      entry.records.begin(), entry.records.end(),
+  entry.sharded = std::any_of(entry.records.begin(), entry.records.end(),
       [](const Record& r) { return r.kind == RecordKind::SetDeviceMesh; });
   entry.fusion = state.release_fusion();
   ids_by_hash_.emplace(hash, id);
@@ -61,10 +58,8 @@ int64_t FusionCache::insert_or_find(RecordingState&& state) {
 
 CachedFusion& FusionCache::at(int64_t id) {
   std::lock_guard<std::mutex> lock(mutex_);
-  NVFUSE_CHECK(
-      id >= 0 && id < static_cast<int64_t>(entries_.size()),
-      "no cached fusion has id ", id, " (the cache holds ", entries_.size(),
-      ")");
+  NVFUSE_CHECK(id >= 0 && id < static_cast<int64_t>(entries_.size()), "no cached fusion has id ",
+      id, " (the cache holds ", entries_.size(), ")");
   return entries_[id];
 }
 

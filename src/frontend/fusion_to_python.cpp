@@ -11,15 +11,12 @@ namespace nvfuse {
 
 namespace {
 
-std::string dtype_text(DataType dtype) {
-  return std::string("DataType.") + name_of(dtype);
-}
+std::string dtype_text(DataType dtype) { return std::string("DataType.") + name_of(dtype); }
 
 class FusionPrinter {
  public:
   FusionPrinter(
-      const Fusion& fusion,
-      const std::function<std::optional<int64_t>(const Scalar*)>& size_of)
+      const Fusion& fusion, const std::function<std::optional<int64_t>(const Scalar*)>& size_of)
       : fusion_(fusion), size_of_(size_of) {}
 
   std::string print() {
@@ -126,8 +123,7 @@ class FusionPrinter {
       shape.push_back(id->is_broadcast() ? 1 : -1);
     }
     ss_ << n << " = fd.define_tensor(shape=" << python_list(shape)
-        << ", contiguity=" << python_list(contiguity)
-        << ", dtype=" << dtype_text(tv->dtype())
+        << ", contiguity=" << python_list(contiguity) << ", dtype=" << dtype_text(tv->dtype())
         << (tv->is_cpu_scalar() ? ", is_cpu=True" : "") << ")\n";
   }
 
@@ -164,12 +160,13 @@ class FusionPrinter {
         return;
       }
       case ExprKind::CastOp:
-        emit(expr, "fd.ops.cast(" + operand(in) + ", dtype=" +
-                 dtype_text(expr.output(0)->dtype()) + ")");
+        emit(expr,
+            "fd.ops.cast(" + operand(in) + ", dtype=" + dtype_text(expr.output(0)->dtype()) + ")");
         return;
       case ExprKind::BroadcastOp:
-        emit(expr, "fd.ops.broadcast(" + name(in) + ", " +
-                 python_list(expr.as<BroadcastOp>()->is_broadcast_dim()) + ")");
+        emit(expr,
+            "fd.ops.broadcast(" + name(in) + ", " +
+                python_list(expr.as<BroadcastOp>()->is_broadcast_dim()) + ")");
         return;
       case ExprKind::ExpandOp: {
         // -1 keeps an axis; the expanded ones get this call's sizes.
@@ -178,23 +175,25 @@ class FusionPrinter {
         const auto& out_axes = expr.output(0)->as<TensorView>()->logical();
         for (size_t a = 0; a < out_axes.size(); ++a) {
           shape.push_back(in_axes[a]->is_broadcast() && out_axes[a]->is_expanded()
-                              ? size(out_axes[a]->logical_extent())
-                              : -1);
+                  ? size(out_axes[a]->logical_extent())
+                  : -1);
         }
         emit(expr, "fd.ops.expand(" + name(in) + ", " + python_list(shape) + ")");
         return;
       }
       case ExprKind::ReductionOp: {
         const auto* r = expr.as<ReductionOp>();
-        emit(expr, std::string("fd.ops.") + reduction_name(r->op()) + "(" + name(in) +
-                 ", dims=" + python_list(r->axes()) + ", keepdim=False, dtype=" +
-                 dtype_text(expr.output(0)->dtype()) + ")");
+        emit(expr,
+            std::string("fd.ops.") + reduction_name(r->op()) + "(" + name(in) +
+                ", dims=" + python_list(r->axes()) +
+                ", keepdim=False, dtype=" + dtype_text(expr.output(0)->dtype()) + ")");
         return;
       }
       case ExprKind::VarMeanOp: {
         const auto* v = expr.as<VarMeanOp>();
-        emit(expr, "fd.ops.var_mean(" + name(in) + ", dims=" + python_list(v->axes()) +
-                 ", correction=" + std::to_string(v->correction()) + ", keepdim=False)");
+        emit(expr,
+            "fd.ops.var_mean(" + name(in) + ", dims=" + python_list(v->axes()) +
+                ", correction=" + std::to_string(v->correction()) + ", keepdim=False)");
         return;
       }
       case ExprKind::ReshapeOp: {
@@ -213,12 +212,12 @@ class FusionPrinter {
         return;
       }
       case ExprKind::PermuteOp:
-        emit(expr, "fd.ops.permute(" + name(in) + ", " +
-                 python_list(expr.as<PermuteOp>()->dims()) + ")");
+        emit(expr,
+            "fd.ops.permute(" + name(in) + ", " + python_list(expr.as<PermuteOp>()->dims()) + ")");
         return;
       case ExprKind::SqueezeOp:
-        emit(expr, "fd.ops.squeeze(" + name(in) + ", " +
-                 python_list(expr.as<SqueezeOp>()->dims()) + ")");
+        emit(expr,
+            "fd.ops.squeeze(" + name(in) + ", " + python_list(expr.as<SqueezeOp>()->dims()) + ")");
         return;
       case ExprKind::SliceOp: {
         std::vector<int64_t> starts, ends, steps;
@@ -227,8 +226,9 @@ class FusionPrinter {
           ends.push_back(size(expr.input(i + 1)->as<Scalar>()));
           steps.push_back(size(expr.input(i + 2)->as<Scalar>()));
         }
-        emit(expr, "fd.ops.slice(" + name(in) + ", " + python_list(starts) + ", " +
-                 python_list(ends) + ", " + python_list(steps) + ")");
+        emit(expr,
+            "fd.ops.slice(" + name(in) + ", " + python_list(starts) + ", " + python_list(ends) +
+                ", " + python_list(steps) + ")");
         return;
       }
       case ExprKind::PadOp: {
@@ -238,48 +238,55 @@ class FusionPrinter {
           widths.push_back(size(expr.input(i - 2)->as<Scalar>()));
           widths.push_back(size(expr.input(i - 1)->as<Scalar>()));
         }
-        emit(expr, "fd.ops.pad(" + name(in) + ", " + python_list(widths) + ", " +
-                 operand(expr.input(1)) + ")");
+        emit(expr,
+            "fd.ops.pad(" + name(in) + ", " + python_list(widths) + ", " + operand(expr.input(1)) +
+                ")");
         return;
       }
       case ExprKind::CatOp:
-        emit(expr, "fd.ops.cat(" + tensor_list(expr) + ", " +
-                 std::to_string(expr.as<CatOp>()->dim()) + ")");
+        emit(expr,
+            "fd.ops.cat(" + tensor_list(expr) + ", " + std::to_string(expr.as<CatOp>()->dim()) +
+                ")");
         return;
       case ExprKind::MatmulOp:
         emit(expr, "fd.ops.matmul(" + name(in) + ", " + name(expr.input(1)) + ")");
         return;
       case ExprKind::LinearOp:
-        emit(expr, "fd.ops.linear(" + name(in) + ", " + name(expr.input(1)) +
-                 (expr.as<LinearOp>()->has_bias() ? ", " + name(expr.input(2)) : "") + ")");
+        emit(expr,
+            "fd.ops.linear(" + name(in) + ", " + name(expr.input(1)) +
+                (expr.as<LinearOp>()->has_bias() ? ", " + name(expr.input(2)) : "") + ")");
         return;
       case ExprKind::GroupedMmOp:
-        emit(expr, "fd.ops.grouped_mm(" + name(in) + ", " + name(expr.input(1)) + ", " +
-                 name(expr.input(2)) + ")");
+        emit(expr,
+            "fd.ops.grouped_mm(" + name(in) + ", " + name(expr.input(1)) + ", " +
+                name(expr.input(2)) + ")");
         return;
       case ExprKind::SelectOp:
-        emit(expr, "fd.ops.select(" + name(in) + ", " + operand(expr.input(1)) + ", " +
-                 std::to_string(expr.as<SelectOp>()->dim()) + ")");
+        emit(expr,
+            "fd.ops.select(" + name(in) + ", " + operand(expr.input(1)) + ", " +
+                std::to_string(expr.as<SelectOp>()->dim()) + ")");
         return;
       case ExprKind::IndexSelectOp:
-        emit(expr, "fd.ops.index_select(" + name(in) + ", " + name(expr.input(1)) +
-                 ", " + std::to_string(expr.as<IndexSelectOp>()->dim()) + ")");
+        emit(expr,
+            "fd.ops.index_select(" + name(in) + ", " + name(expr.input(1)) + ", " +
+                std::to_string(expr.as<IndexSelectOp>()->dim()) + ")");
         return;
       case ExprKind::GatherOp: {
         const auto* g = expr.as<GatherOp>();
-        emit(expr, std::string("fd.ops.") + (g->take_along_axis() ? "take_along_axis" : "gather") +
-                 "(" + name(in) + ", " + name(expr.input(1)) + ", " +
-                 std::to_string(g->dim()) + ")");
+        emit(expr,
+            std::string("fd.ops.") + (g->take_along_axis() ? "take_along_axis" : "gather") + "(" +
+                name(in) + ", " + name(expr.input(1)) + ", " + std::to_string(g->dim()) + ")");
         return;
       }
       case ExprKind::ScatterOp:
-        emit(expr, "fd.ops.scatter(" + name(in) + ", " + name(expr.input(1)) + ", " +
-                 name(expr.input(2)) + ", " +
-                 std::to_string(expr.as<ScatterOp>()->dim()) + ")");
+        emit(expr,
+            "fd.ops.scatter(" + name(in) + ", " + name(expr.input(1)) + ", " + name(expr.input(2)) +
+                ", " + std::to_string(expr.as<ScatterOp>()->dim()) + ")");
         return;
       case ExprKind::IndexPutAccumulateOp:
-        emit(expr, "fd.ops.index_put_accumulate(" + name(in) + ", " +
-                 name(expr.input(1)) + ", " + name(expr.input(2)) + ")");
+        emit(expr,
+            "fd.ops.index_put_accumulate(" + name(in) + ", " + name(expr.input(1)) + ", " +
+                name(expr.input(2)) + ")");
         return;
       case ExprKind::EmbeddingFwdOp:
         emit(expr, "fd.ops.embedding_fwd(" + name(in) + ", " + name(expr.input(1)) + ")");
@@ -288,22 +295,24 @@ class FusionPrinter {
         emit(expr, "fd.ops.triu(" + name(in) + ", " + operand(expr.input(1)) + ")");
         return;
       case ExprKind::CumsumOp:
-        emit(expr, "fd.ops.cumsum(" + name(in) + ", " +
-                 std::to_string(expr.as<CumsumOp>()->dim()) + ")");
+        emit(expr,
+            "fd.ops.cumsum(" + name(in) + ", " + std::to_string(expr.as<CumsumOp>()->dim()) + ")");
         return;
       case ExprKind::FullOp: {
         std::vector<int64_t> shape;
         for (size_t i = 1; i < expr.inputs().size(); ++i) {
           shape.push_back(size(expr.input(i)->as<Scalar>()));
         }
-        emit(expr, "fd.ops.full(" + python_list(shape) + ", " + operand(in) +
-                 ", dtype=" + dtype_text(expr.output(0)->dtype()) + ")");
+        emit(expr,
+            "fd.ops.full(" + python_list(shape) + ", " + operand(in) +
+                ", dtype=" + dtype_text(expr.output(0)->dtype()) + ")");
         return;
       }
       case ExprKind::IotaOp:
-        emit(expr, "fd.ops.iota(" + std::to_string(size(in->as<Scalar>())) + ", " +
-                 operand(expr.input(1)) + ", " + operand(expr.input(2)) +
-                 ", dtype=" + dtype_text(expr.output(0)->dtype()) + ")");
+        emit(expr,
+            "fd.ops.iota(" + std::to_string(size(in->as<Scalar>())) + ", " +
+                operand(expr.input(1)) + ", " + operand(expr.input(2)) +
+                ", dtype=" + dtype_text(expr.output(0)->dtype()) + ")");
         return;
       case ExprKind::RngOp: {
         // A seed drawn from torch's generator prints as none given: the
@@ -315,34 +324,35 @@ class FusionPrinter {
         }
         std::string seed;
         if (rng.has_explicit_seed()) {
-          seed = ", rng_seed=" + operand(expr.input(2)) +
-              ", rng_offset=" + operand(expr.input(3));
+          seed = ", rng_seed=" + operand(expr.input(2)) + ", rng_offset=" + operand(expr.input(3));
         }
-        emit(expr, std::string("fd.ops.") + (rng.is_normal() ? "normal(" : "uniform(") +
-                 operand(in) + ", " + operand(expr.input(1)) + ", shape=" +
-                 python_list(shape) + seed +
-                 ", dtype=" + dtype_text(expr.output(0)->dtype()) + ")");
+        emit(expr,
+            std::string("fd.ops.") + (rng.is_normal() ? "normal(" : "uniform(") + operand(in) +
+                ", " + operand(expr.input(1)) + ", shape=" + python_list(shape) + seed +
+                ", dtype=" + dtype_text(expr.output(0)->dtype()) + ")");
         return;
       }
       case ExprKind::SdpaFwdOp:
-        emit(expr, "fd.ops.sdpfa_fwd(" + name(in) + ", " + name(expr.input(1)) + ", " +
-                 name(expr.input(2)) + ", dropout_p=" + operand(expr.input(3)) +
-                 ", is_causal=" + operand(expr.input(4)) +
-                 (expr.as<SdpaFwdOp>()->has_scale()
-                      ? ", scale=" + operand(expr.input(5)) : "") + ")");
+        emit(expr,
+            "fd.ops.sdpfa_fwd(" + name(in) + ", " + name(expr.input(1)) + ", " +
+                name(expr.input(2)) + ", dropout_p=" + operand(expr.input(3)) +
+                ", is_causal=" + operand(expr.input(4)) +
+                (expr.as<SdpaFwdOp>()->has_scale() ? ", scale=" + operand(expr.input(5)) : "") +
+                ")");
         return;
       case ExprKind::TopkOp: {
         const auto& t = *expr.as<TopkOp>();
-        emit(expr, "fd.ops.topk(" + name(in) + ", " + operand(expr.input(1)) + ", " +
-                 std::to_string(t.dim()) + ", largest=" + python_bool(t.largest()) +
-                 ", sorted=" + python_bool(t.sorted()) + ")");
+        emit(expr,
+            "fd.ops.topk(" + name(in) + ", " + operand(expr.input(1)) + ", " +
+                std::to_string(t.dim()) + ", largest=" + python_bool(t.largest()) +
+                ", sorted=" + python_bool(t.sorted()) + ")");
         return;
       }
       case ExprKind::ArgsortOp: {
         const auto& a = *expr.as<ArgsortOp>();
-        emit(expr, "fd.ops.argsort(" + name(in) + ", " + std::to_string(a.dim()) +
-                 ", descending=" + python_bool(a.descending()) +
-                 ", stable=" + python_bool(a.stable()) + ")");
+        emit(expr,
+            "fd.ops.argsort(" + name(in) + ", " + std::to_string(a.dim()) + ", descending=" +
+                python_bool(a.descending()) + ", stable=" + python_bool(a.stable()) + ")");
         return;
       }
       case ExprKind::SdpaBwdOp: {
@@ -350,17 +360,17 @@ class FusionPrinter {
         for (size_t i = 0; i < 6; ++i) {
           args += name(expr.input(i)) + ", ";
         }
-        emit(expr, "fd.ops.sdpfa_bwd(" + args + "dropout_p=" + operand(expr.input(6)) +
-                 ", is_causal=" + operand(expr.input(7)) +
-                 ", philox_seed=" + name(expr.input(8)) +
-                 ", philox_offset=" + name(expr.input(9)) +
-                 (expr.as<SdpaBwdOp>()->has_scale()
-                      ? ", scale=" + operand(expr.input(10)) : "") + ")");
+        emit(expr,
+            "fd.ops.sdpfa_bwd(" + args + "dropout_p=" + operand(expr.input(6)) +
+                ", is_causal=" + operand(expr.input(7)) + ", philox_seed=" + name(expr.input(8)) +
+                ", philox_offset=" + name(expr.input(9)) +
+                (expr.as<SdpaBwdOp>()->has_scale() ? ", scale=" + operand(expr.input(10)) : "") +
+                ")");
         return;
       }
       default:
         NVFUSE_UNSUPPORTED("fd.segment: cannot print a ", expr.op_name(),
-                           " segment as a definition yet (", name_of(expr.kind()), ")");
+            " segment as a definition yet (", name_of(expr.kind()), ")");
     }
   }
 
@@ -374,8 +384,7 @@ class FusionPrinter {
 }  // namespace
 
 std::string fusion_to_python(
-    const Fusion& fusion,
-    const std::function<std::optional<int64_t>(const Scalar*)>& size_of) {
+    const Fusion& fusion, const std::function<std::optional<int64_t>(const Scalar*)>& size_of) {
   return FusionPrinter(fusion, size_of).print();
 }
 

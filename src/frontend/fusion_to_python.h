@@ -23,7 +23,6 @@ namespace nvfuse {
 // one (run alone, the segment draws its own). An UnsupportedError names
 // the first expr it cannot print (internal ops).
 std::string fusion_to_python(
-    const Fusion& fusion,
-    const std::function<std::optional<int64_t>(const Scalar*)>& size_of);
+    const Fusion& fusion, const std::function<std::optional<int64_t>(const Scalar*)>& size_of);
 
 }  // namespace nvfuse

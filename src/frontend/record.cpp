@@ -9,9 +9,7 @@
 namespace nvfuse {
 
 std::string StateRef::name() const {
-  const char* prefix = kind == StateKind::kTensor ? "T"
-      : kind == StateKind::kScalar                ? "S"
-                                                  : "V";
+  const char* prefix = kind == StateKind::kTensor ? "T" : kind == StateKind::kScalar ? "S" : "V";
   return prefix + std::to_string(index);
 }
 
@@ -47,8 +45,7 @@ size_t hash_arg(const ArgValue& value) {
           }
         } else if constexpr (std::is_same_v<T, ScalarValue>) {
           h = combine(h, v.hash());
-        } else if constexpr (std::is_same_v<T, DataType> ||
-                             std::is_same_v<T, ParallelType>) {
+        } else if constexpr (std::is_same_v<T, DataType> || std::is_same_v<T, ParallelType>) {
           h = combine(h, static_cast<size_t>(v));
         } else if constexpr (std::is_same_v<T, DeviceMesh>) {
           h = combine(h, v.hash());
@@ -57,7 +54,7 @@ size_t hash_arg(const ArgValue& value) {
             h = combine(h, c.has_value() ? (*c ? 2 : 1) : 0);
           }
         } else if constexpr (std::is_same_v<T, std::vector<int64_t>> ||
-                             std::is_same_v<T, std::vector<bool>>) {
+            std::is_same_v<T, std::vector<bool>>) {
           for (const auto& e : v) {
             h = combine(h, std::hash<int64_t>()(static_cast<int64_t>(e)));
           }
@@ -92,8 +89,7 @@ std::string to_python(const ArgValue& value) {
         } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
           return list_to_python(v, [](int64_t x) { return std::to_string(x); });
         } else if constexpr (std::is_same_v<T, std::vector<bool>>) {
-          return list_to_python(
-              v, [](bool x) { return std::string(x ? "True" : "False"); });
+          return list_to_python(v, [](bool x) { return std::string(x ? "True" : "False"); });
         } else if constexpr (std::is_same_v<T, DeviceMesh>) {
           return v.to_python();
         } else if constexpr (std::is_same_v<T, ParallelType>) {
@@ -123,9 +119,9 @@ const char* table_method(RecordKind kind) {
 }  // namespace
 
 std::optional<RecordKind> record_kind_of_method(const std::string& method) {
-#define NVFUSE_RECORD_LOOKUP(kind, name)          \
-  if (*(name) != '\0' && method == (name)) {      \
-    return RecordKind::kind;                      \
+#define NVFUSE_RECORD_LOOKUP(kind, name)     \
+  if (*(name) != '\0' && method == (name)) { \
+    return RecordKind::kind;                 \
   }
   NVFUSE_RECORD_KINDS(NVFUSE_RECORD_LOOKUP)
 #undef NVFUSE_RECORD_LOOKUP

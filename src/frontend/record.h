@@ -31,19 +31,9 @@ struct StateRef {
   std::string name() const;  // "T0", "S2", "V3"
 };
 
-using ArgValue = std::variant<
-    std::monostate,  // Python None
-    StateRef,
-    std::vector<StateRef>,
-    bool,
-    int64_t,
-    ScalarValue,
-    DataType,
-    std::vector<int64_t>,
-    std::vector<std::optional<bool>>,
-    std::vector<bool>,
-    DeviceMesh,
-    ParallelType>;
+using ArgValue = std::variant<std::monostate,  // Python None
+    StateRef, std::vector<StateRef>, bool, int64_t, ScalarValue, DataType, std::vector<int64_t>,
+    std::vector<std::optional<bool>>, std::vector<bool>, DeviceMesh, ParallelType>;
 
 struct RecordArg {
   std::string keyword;  // empty for a positional argument
@@ -56,55 +46,55 @@ struct RecordArg {
 // X(kind, method): one per definition API call and its Python callee
 // (Pointwise and Reduction take theirs from the op). The IR of a record is
 // built by replay_record().
-#define NVFUSE_RECORD_KINDS(X)                                  \
-  X(DefineTensor, "fd.define_tensor")                           \
-  X(DefineScalar, "fd.define_scalar")                           \
-  X(DefineVector, "fd.define_vector")                           \
-  X(Pointwise, "")                                              \
-  X(Cast, "fd.ops.cast")                                        \
-  X(BroadcastInDim, "fd.ops.broadcast_in_dim")                  \
-  X(Broadcast, "fd.ops.broadcast")                              \
-  X(Expand, "fd.ops.expand")                                    \
-  X(Reduction, "")                                              \
-  X(VarMean, "fd.ops.var_mean")                                 \
-  X(Var, "fd.ops.var")                                          \
-  X(Mean, "fd.ops.mean")                                        \
-  X(Welford, "fd.ops.welford")                                  \
-  X(Reshape, "fd.ops.reshape")                                  \
-  X(Permute, "fd.ops.permute")                                  \
-  X(Squeeze, "fd.ops.squeeze")                                  \
-  X(Slice, "fd.ops.slice")                                      \
-  X(Pad, "fd.ops.pad")                                          \
-  X(Cat, "fd.ops.cat")                                          \
-  X(Select, "fd.ops.select")                                    \
-  X(IndexSelect, "fd.ops.index_select")                         \
-  X(Gather, "fd.ops.gather")                                    \
-  X(TakeAlongAxis, "fd.ops.take_along_axis")                    \
-  X(Scatter, "fd.ops.scatter")                                  \
-  X(IndexPutAccumulate, "fd.ops.index_put_accumulate")          \
-  X(EmbeddingFwd, "fd.ops.embedding_fwd")                       \
-  X(Triu, "fd.ops.triu")                                        \
-  X(Cumsum, "fd.ops.cumsum")                                    \
-  X(Full, "fd.ops.full")                                        \
-  X(Iota, "fd.ops.iota")                                        \
-  X(Uniform, "fd.ops.uniform")                                  \
-  X(Normal, "fd.ops.normal")                                    \
-  X(RandLike, "fd.ops.rand_like")                               \
-  X(RandnLike, "fd.ops.randn_like")                             \
-  X(Matmul, "fd.ops.matmul")                                    \
-  X(Linear, "fd.ops.linear")                                    \
-  X(GroupedMm, "fd.ops.grouped_mm")                             \
-  X(SdpfaFwd, "fd.ops.sdpfa_fwd")                               \
-  X(SdpfaBwd, "fd.ops.sdpfa_bwd")                               \
-  X(Topk, "fd.ops.topk")                                        \
-  X(Argsort, "fd.ops.argsort")                                  \
-  X(Size, "fd.ops.size")                                        \
-  X(Shape, "fd.ops.shape")                                      \
-  X(At, "fd.ops.at")                                            \
-  X(StrideOrder, "fd.ops.stride_order")                         \
-  X(AddOutput, "fd.add_output")                                 \
-  X(SetDeviceMesh, "fd.sched._set_device_mesh")                 \
-  X(SplitAxis, "fd.sched.split")                                \
+#define NVFUSE_RECORD_KINDS(X)                         \
+  X(DefineTensor, "fd.define_tensor")                  \
+  X(DefineScalar, "fd.define_scalar")                  \
+  X(DefineVector, "fd.define_vector")                  \
+  X(Pointwise, "")                                     \
+  X(Cast, "fd.ops.cast")                               \
+  X(BroadcastInDim, "fd.ops.broadcast_in_dim")         \
+  X(Broadcast, "fd.ops.broadcast")                     \
+  X(Expand, "fd.ops.expand")                           \
+  X(Reduction, "")                                     \
+  X(VarMean, "fd.ops.var_mean")                        \
+  X(Var, "fd.ops.var")                                 \
+  X(Mean, "fd.ops.mean")                               \
+  X(Welford, "fd.ops.welford")                         \
+  X(Reshape, "fd.ops.reshape")                         \
+  X(Permute, "fd.ops.permute")                         \
+  X(Squeeze, "fd.ops.squeeze")                         \
+  X(Slice, "fd.ops.slice")                             \
+  X(Pad, "fd.ops.pad")                                 \
+  X(Cat, "fd.ops.cat")                                 \
+  X(Select, "fd.ops.select")                           \
+  X(IndexSelect, "fd.ops.index_select")                \
+  X(Gather, "fd.ops.gather")                           \
+  X(TakeAlongAxis, "fd.ops.take_along_axis")           \
+  X(Scatter, "fd.ops.scatter")                         \
+  X(IndexPutAccumulate, "fd.ops.index_put_accumulate") \
+  X(EmbeddingFwd, "fd.ops.embedding_fwd")              \
+  X(Triu, "fd.ops.triu")                               \
+  X(Cumsum, "fd.ops.cumsum")                           \
+  X(Full, "fd.ops.full")                               \
+  X(Iota, "fd.ops.iota")                               \
+  X(Uniform, "fd.ops.uniform")                         \
+  X(Normal, "fd.ops.normal")                           \
+  X(RandLike, "fd.ops.rand_like")                      \
+  X(RandnLike, "fd.ops.randn_like")                    \
+  X(Matmul, "fd.ops.matmul")                           \
+  X(Linear, "fd.ops.linear")                           \
+  X(GroupedMm, "fd.ops.grouped_mm")                    \
+  X(SdpfaFwd, "fd.ops.sdpfa_fwd")                      \
+  X(SdpfaBwd, "fd.ops.sdpfa_bwd")                      \
+  X(Topk, "fd.ops.topk")                               \
+  X(Argsort, "fd.ops.argsort")                         \
+  X(Size, "fd.ops.size")                               \
+  X(Shape, "fd.ops.shape")                             \
+  X(At, "fd.ops.at")                                   \
+  X(StrideOrder, "fd.ops.stride_order")                \
+  X(AddOutput, "fd.add_output")                        \
+  X(SetDeviceMesh, "fd.sched._set_device_mesh")        \
+  X(SplitAxis, "fd.sched.split")                       \
   X(ParallelizeAxis, "fd.sched.parallelize")
 
 enum class RecordKind {
@@ -136,8 +126,7 @@ struct Record {
   }
 
   bool operator==(const Record& other) const {
-    return kind == other.kind && op == other.op && args == other.args &&
-        outputs == other.outputs;
+    return kind == other.kind && op == other.op && args == other.args && outputs == other.outputs;
   }
   size_t hash() const;
 

@@ -32,12 +32,8 @@ class RecordingState {
 
   // shape: -1 symbolic, 1 broadcast, n constant; -1 with contiguity None is
   // an expanded broadcast (stride 0). stride_order: empty for row-major.
-  StateRef define_tensor(
-      const std::vector<int64_t>& shape,
-      const ContiguityArg& contiguity,
-      DataType dtype,
-      bool is_cpu,
-      std::vector<int64_t> stride_order);
+  StateRef define_tensor(const std::vector<int64_t>& shape, const ContiguityArg& contiguity,
+      DataType dtype, bool is_cpu, std::vector<int64_t> stride_order);
   // A constant when `value` is set, else a symbolic input. A Null dtype
   // takes the value's natural type.
   StateRef define_scalar(std::optional<ScalarValue> value, DataType dtype);
@@ -45,42 +41,22 @@ class RecordingState {
 
   StateRef pointwise(OpType op, std::vector<StateRef> operands);
   StateRef cast(StateRef operand, DataType dtype);
-  StateRef broadcast_in_dim(
-      StateRef operand,
-      ShapeArg shape,
-      std::vector<int64_t> broadcast_dims);
+  StateRef broadcast_in_dim(StateRef operand, ShapeArg shape, std::vector<int64_t> broadcast_dims);
   StateRef broadcast(StateRef operand, std::vector<bool> is_broadcast_dim);
   StateRef expand(StateRef operand, ShapeArg shape);
   StateRef reduction(
-      OpType op,
-      StateRef operand,
-      std::vector<int64_t> dims,
-      bool keepdim,
-      DataType dtype);
+      OpType op, StateRef operand, std::vector<int64_t> dims, bool keepdim, DataType dtype);
   std::pair<StateRef, StateRef> var_mean(
-      StateRef operand,
-      std::vector<int64_t> dims,
-      int64_t correction,
-      bool keepdim);
-  StateRef var(
-      StateRef operand,
-      std::vector<int64_t> dims,
-      int64_t correction,
-      bool keepdim);
-  StateRef mean(
-      StateRef operand,
-      std::vector<int64_t> dims,
-      bool keepdim,
-      DataType dtype);
+      StateRef operand, std::vector<int64_t> dims, int64_t correction, bool keepdim);
+  StateRef var(StateRef operand, std::vector<int64_t> dims, int64_t correction, bool keepdim);
+  StateRef mean(StateRef operand, std::vector<int64_t> dims, bool keepdim, DataType dtype);
   // (avg, var_sum, n)
   std::vector<StateRef> welford(StateRef operand, std::vector<int64_t> dims);
   // A record of `kind` with `args` as given (the shape, indexing, creation
   // and matmul ops, whose Python wrappers spell out their arguments).
   std::vector<StateRef> record_op(RecordKind kind, std::vector<RecordArg> args);
   void add_output(
-      StateRef output,
-      std::optional<StateRef> alias_input,
-      std::vector<int64_t> stride_order);
+      StateRef output, std::optional<StateRef> alias_input, std::vector<int64_t> stride_order);
 
   // For Python handles.
   int64_t rank_of(StateRef tensor) const;
@@ -89,9 +65,7 @@ class RecordingState {
 
   const std::vector<Record>& records() const { return records_; }
   size_t hash() const;
-  bool same_records(const RecordingState& other) const {
-    return records_ == other.records_;
-  }
+  bool same_records(const RecordingState& other) const { return records_ == other.records_; }
   const Fusion& fusion() const { return *fusion_; }
   std::unique_ptr<Fusion> release_fusion() { return std::move(fusion_); }
   // The IR of each state (T0, S1...), in the released fusion.
@@ -107,20 +81,14 @@ class RecordingState {
 
 // Builds the IR of one record into `fusion`; returns the values it defines.
 std::vector<StateValue> replay_record(
-    const Record& record,
-    const std::vector<StateValue>& states,
-    Fusion& fusion);
+    const Record& record, const std::vector<StateValue>& states, Fusion& fusion);
 
 // The definition as a Python function:
 //   def <function_name>(fd : FusionDefinition) -> None :
 //       T0 = fd.define_tensor(...)
-std::string python_definition(
-    const std::vector<Record>& records,
-    const std::string& function_name);
+std::string python_definition(const std::vector<Record>& records, const std::string& function_name);
 
 // A runnable script: imports, the definition, and a `with` block building it.
-std::string repro_script(
-    const std::vector<Record>& records,
-    const std::string& function_name);
+std::string repro_script(const std::vector<Record>& records, const std::string& function_name);
 
 }  // namespace nvfuse

@@ -29,28 +29,22 @@ std::vector<Scalar*> Replayer::shape(const ArgValue& arg) const {
   const StateRef& ref = std::get<StateRef>(arg);
   const auto* vector = std::get_if<std::vector<Scalar*>>(&state(ref));
   NVFUSE_TYPE_CHECK(
-      vector != nullptr, "shape must be a list of sizes or a vector, got ",
-      ref.name());
+      vector != nullptr, "shape must be a list of sizes or a vector, got ", ref.name());
   return *vector;
 }
 
 std::vector<StateValue> Replayer::define_tensor() {
   const auto& shape = record_.get<std::vector<int64_t>>("shape");
-  const auto& contiguity =
-      record_.get<std::vector<std::optional<bool>>>("contiguity");
+  const auto& contiguity = record_.get<std::vector<std::optional<bool>>>("contiguity");
   const DataType dtype = record_.get<DataType>("dtype");
   const bool is_cpu = record_.get<bool>("is_cpu");
   const int64_t rank = static_cast<int64_t>(shape.size());
-  NVFUSE_TYPE_CHECK(
-      dtype != DataType::Null && dtype != DataType::Index,
-      "define_tensor: dtype ", dtype, " is not a tensor element type");
-  NVFUSE_CHECK(
-      static_cast<int64_t>(contiguity.size()) == rank,
-      "define_tensor: contiguity has ", contiguity.size(),
-      " entries but shape has rank ", rank,
+  NVFUSE_TYPE_CHECK(dtype != DataType::Null && dtype != DataType::Index, "define_tensor: dtype ",
+      dtype, " is not a tensor element type");
+  NVFUSE_CHECK(static_cast<int64_t>(contiguity.size()) == rank, "define_tensor: contiguity has ",
+      contiguity.size(), " entries but shape has rank ", rank,
       "; give one entry per axis (None for broadcast axes) or a single bool");
-  NVFUSE_CHECK(
-      !is_cpu || rank == 0,
+  NVFUSE_CHECK(!is_cpu || rank == 0,
       "define_tensor: is_cpu=True is only for 0-d tensors (CPU scalars), but "
       "shape has rank ",
       rank);
@@ -58,8 +52,7 @@ std::vector<StateValue> Replayer::define_tensor() {
   std::vector<int64_t> allocation_order(rank);
   std::iota(allocation_order.begin(), allocation_order.end(), 0);
   if (const ArgValue* order = record_.find("stride_order")) {
-    allocation_order =
-        allocation_order_from_stride_order(std::get<std::vector<int64_t>>(*order));
+    allocation_order = allocation_order_from_stride_order(std::get<std::vector<int64_t>>(*order));
   }
   std::vector<std::optional<bool>> logical_contiguity(rank);
   for (int64_t position = 0; position < rank; ++position) {
@@ -70,31 +63,25 @@ std::vector<StateValue> Replayer::define_tensor() {
   for (int64_t axis = 0; axis < rank; ++axis) {
     const int64_t size = shape[axis];
     const std::optional<bool>& contiguous = logical_contiguity[axis];
-    NVFUSE_CHECK(
-        size >= -1, "define_tensor: shape[", axis, "] is ", size,
+    NVFUSE_CHECK(size >= -1, "define_tensor: shape[", axis, "] is ", size,
         "; use -1 for a symbolic size, 1 for a broadcast axis, or a size >= 0");
     if (size == 1) {
-      NVFUSE_CHECK(
-          !contiguous.has_value(), "define_tensor: axis ", axis,
+      NVFUSE_CHECK(!contiguous.has_value(), "define_tensor: axis ", axis,
           " has size 1 (a broadcast axis), so its contiguity must be None",
           record_.find("stride_order") != nullptr
               ? " (contiguity is listed in allocation order, outermost first "
                 "by stride_order)"
               : "");
-      logical.push_back(
-          fusion_.create<IterDomain>(fusion_.one(), IterType::kBroadcast));
+      logical.push_back(fusion_.create<IterDomain>(fusion_.one(), IterType::kBroadcast));
       continue;
     }
-    Scalar* extent = size == -1
-        ? fusion_.create<Scalar>(DataType::Index, std::nullopt)
-        : fusion_.index_constant(size);
+    Scalar* extent = size == -1 ? fusion_.create<Scalar>(DataType::Index, std::nullopt)
+                                : fusion_.index_constant(size);
     if (!contiguous.has_value()) {
       // None on a non-size-1 axis: an expanded broadcast (stride 0).
-      logical.push_back(fusion_.create<IterDomain>(
-          fusion_.one(), IterType::kBroadcast, extent));
+      logical.push_back(fusion_.create<IterDomain>(fusion_.one(), IterType::kBroadcast, extent));
     } else {
-      logical.push_back(
-          fusion_.create<IterDomain>(extent, IterType::kIteration));
+      logical.push_back(fusion_.create<IterDomain>(extent, IterType::kIteration));
     }
   }
   std::vector<IterDomain*> allocation;
@@ -112,18 +99,15 @@ std::vector<StateValue> Replayer::define_scalar() {
   const ArgValue* value = record_.find("");
   if (value == nullptr) {
     NVFUSE_TYPE_CHECK(
-        dtype != DataType::Null,
-        "define_scalar: a symbolic scalar (no value) needs a dtype");
+        dtype != DataType::Null, "define_scalar: a symbolic scalar (no value) needs a dtype");
     auto* s = fusion_.create<Scalar>(dtype, std::nullopt);
     fusion_.add_input(s);
     return {s};
   }
   const auto& v = std::get<ScalarValue>(*value);
-  NVFUSE_TYPE_CHECK(
-      !(v.is_complex() && !is_complex(dtype)), "define_scalar: the complex ",
+  NVFUSE_TYPE_CHECK(!(v.is_complex() && !is_complex(dtype)), "define_scalar: the complex ",
       "value ", v, " cannot have dtype ", dtype);
-  NVFUSE_TYPE_CHECK(
-      !(v.is_double() && (is_integral(dtype) || is_boolean(dtype))),
+  NVFUSE_TYPE_CHECK(!(v.is_double() && (is_integral(dtype) || is_boolean(dtype))),
       "define_scalar: the float value ", v, " cannot have dtype ", dtype);
   return {fusion_.constant(v, dtype)};
 }
@@ -132,37 +116,29 @@ std::vector<StateValue> Replayer::add_output() {
   TensorView* out = tensor(record_.positional(0), "add_output: the output");
   if (record_.args.size() > 1 && record_.args[1].keyword.empty()) {
     TensorView* target = tensor(record_.args[1].value, "add_output: alias_input");
-    NVFUSE_CHECK(
-        fusion_.is_input(target), "add_output: alias_input ",
+    NVFUSE_CHECK(fusion_.is_input(target), "add_output: alias_input ",
         to_python(record_.args[1].value), " must be a fusion input");
-    NVFUSE_CHECK(
-        target != out, "add_output: a tensor cannot be aliased to itself");
-    NVFUSE_TYPE_CHECK(
-        target->dtype() == out->dtype(), "add_output: the output has dtype ",
+    NVFUSE_CHECK(target != out, "add_output: a tensor cannot be aliased to itself");
+    NVFUSE_TYPE_CHECK(target->dtype() == out->dtype(), "add_output: the output has dtype ",
         out->dtype(), " but alias_input has dtype ", target->dtype());
-    NVFUSE_CHECK(
-        target->rank() == out->rank(), "add_output: the output has rank ",
-        out->rank(), " but alias_input has rank ", target->rank());
+    NVFUSE_CHECK(target->rank() == out->rank(), "add_output: the output has rank ", out->rank(),
+        " but alias_input has rank ", target->rank());
     fusion_.alias_output_to_input(out, target);
   }
   if (const ArgValue* order = record_.find("stride_order")) {
     const auto& stride_order = std::get<std::vector<int64_t>>(*order);
+    NVFUSE_CHECK(static_cast<int64_t>(stride_order.size()) == out->rank(),
+        "add_output: stride_order has ", stride_order.size(), " entries but the output has rank ",
+        out->rank());
     NVFUSE_CHECK(
-        static_cast<int64_t>(stride_order.size()) == out->rank(),
-        "add_output: stride_order has ", stride_order.size(),
-        " entries but the output has rank ", out->rank());
-    NVFUSE_CHECK(
-        !fusion_.is_input(out),
-        "add_output: stride_order cannot change the layout of an input");
-    NVFUSE_CHECK(
-        !out->domain().has_allocation() || out->stride_order() == stride_order,
+        !fusion_.is_input(out), "add_output: stride_order cannot change the layout of an input");
+    NVFUSE_CHECK(!out->domain().has_allocation() || out->stride_order() == stride_order,
         "add_output: this tensor was already given a different stride_order");
     std::vector<IterDomain*> allocation;
     for (int64_t axis : allocation_order_from_stride_order(stride_order)) {
       allocation.push_back(out->logical()[axis]);
     }
-    out->set_allocation_domain(
-        allocation, TensorDomain::contiguous_for(allocation));
+    out->set_allocation_domain(allocation, TensorDomain::contiguous_for(allocation));
   }
   fusion_.add_output(out);
   return {};
@@ -176,12 +152,10 @@ std::vector<StateValue> Replayer::run() {
       return define_scalar();
     case RecordKind::DefineVector: {
       std::vector<Scalar*> elements;
-      for (const StateRef& ref :
-           std::get<std::vector<StateRef>>(record_.positional(0))) {
+      for (const StateRef& ref : std::get<std::vector<StateRef>>(record_.positional(0))) {
         Scalar* s = scalar(ref);
-        NVFUSE_TYPE_CHECK(
-            is_integral(s->dtype()), "define_vector: ", ref.name(),
-            " has dtype ", s->dtype(), "; sizes must be integers");
+        NVFUSE_TYPE_CHECK(is_integral(s->dtype()), "define_vector: ", ref.name(), " has dtype ",
+            s->dtype(), "; sizes must be integers");
         elements.push_back(s);
       }
       return {elements};
@@ -198,52 +172,41 @@ std::vector<StateValue> Replayer::run() {
       return {out->as<Scalar>()};
     }
     case RecordKind::Cast: {
-      Val* out = cast(
-          tensor_or_scalar(record_.positional(0)),
-          record_.get<DataType>("dtype"));
+      Val* out = cast(tensor_or_scalar(record_.positional(0)), record_.get<DataType>("dtype"));
       if (out->is<TensorView>()) {
         return {out->as<TensorView>()};
       }
       return {out->as<Scalar>()};
     }
     case RecordKind::BroadcastInDim:
-      return {broadcast_in_dim(
-          tensor(record_.positional(0), "broadcast_in_dim: the operand"),
-          shape(*record_.find("shape")),
-          record_.get<std::vector<int64_t>>("broadcast_dims"))};
+      return {broadcast_in_dim(tensor(record_.positional(0), "broadcast_in_dim: the operand"),
+          shape(*record_.find("shape")), record_.get<std::vector<int64_t>>("broadcast_dims"))};
     case RecordKind::Broadcast:
-      return {broadcast(
-          tensor(record_.positional(0), "broadcast: the operand"),
+      return {broadcast(tensor(record_.positional(0), "broadcast: the operand"),
           record_.get<std::vector<bool>>("is_broadcast_dim"))};
     case RecordKind::Expand:
       return {expand(
-          tensor(record_.positional(0), "expand: the operand"),
-          shape(*record_.find("shape")))};
+          tensor(record_.positional(0), "expand: the operand"), shape(*record_.find("shape")))};
     case RecordKind::Reduction:
-      return {reduce(
-          record_.op,
-          tensor(record_.positional(0), "the reduction operand"),
-          record_.get<std::vector<int64_t>>("dims"),
-          record_.get<bool>("keepdim"), optional_dtype())};
+      return {reduce(record_.op, tensor(record_.positional(0), "the reduction operand"),
+          record_.get<std::vector<int64_t>>("dims"), record_.get<bool>("keepdim"),
+          optional_dtype())};
     case RecordKind::VarMean:
     case RecordKind::Var: {
-      auto [var, mean] = var_mean(
-          tensor(record_.positional(0), "var_mean: the operand"),
-          record_.get<std::vector<int64_t>>("dims"),
-          record_.get<int64_t>("correction"), record_.get<bool>("keepdim"));
+      auto [var, mean] = var_mean(tensor(record_.positional(0), "var_mean: the operand"),
+          record_.get<std::vector<int64_t>>("dims"), record_.get<int64_t>("correction"),
+          record_.get<bool>("keepdim"));
       if (record_.kind == RecordKind::Var) {
         return {var};
       }
       return {var, mean};
     }
     case RecordKind::Mean:
-      return {mean(
-          tensor(record_.positional(0), "mean: the operand"),
+      return {mean(tensor(record_.positional(0), "mean: the operand"),
           record_.get<std::vector<int64_t>>("dims"), record_.get<bool>("keepdim"),
           optional_dtype())};
     case RecordKind::Welford: {
-      auto [avg, var_sum, n] = welford(
-          tensor(record_.positional(0), "welford: the operand"),
+      auto [avg, var_sum, n] = welford(tensor(record_.positional(0), "welford: the operand"),
           record_.get<std::vector<int64_t>>("dims"));
       return {avg, var_sum, n};
     }
@@ -298,9 +261,7 @@ std::vector<StateValue> Replayer::run() {
 }
 
 std::vector<StateValue> replay_record(
-    const Record& record,
-    const std::vector<StateValue>& states,
-    Fusion& fusion) {
+    const Record& record, const std::vector<StateValue>& states, Fusion& fusion) {
   return Replayer(record, states, fusion).run();
 }
 

@@ -13,8 +13,7 @@ namespace {
 // `axis` of a loop domain of `rank` axes (negative counts from the end).
 int64_t loop_axis(const TensorView& tv, int64_t axis, const char* what) {
   const int64_t rank = tv.loop_rank();
-  NVFUSE_CHECK(
-      axis >= -rank && axis < rank, what, ": axis ", axis, " is out of range for ",
+  NVFUSE_CHECK(axis >= -rank && axis < rank, what, ": axis ", axis, " is out of range for ",
       tv.name(), ", whose loop domain has ", rank, " axes");
   return axis < 0 ? axis + rank : axis;
 }
@@ -28,30 +27,27 @@ std::vector<StateValue> Replayer::schedule_op() {
       const auto* mesh = std::get_if<DeviceMesh>(&record_.positional(1));
       NVFUSE_TYPE_CHECK(mesh != nullptr, "set_device_mesh takes a DeviceMesh");
       NVFUSE_CHECK(!mesh->empty(), "set_device_mesh: the mesh of ", tv->name(), " is empty");
-      NVFUSE_CHECK(
-          mesh->rank() <= 3, "set_device_mesh: ", tv->name(), " gets a ", mesh->rank(),
+      NVFUSE_CHECK(mesh->rank() <= 3, "set_device_mesh: ", tv->name(), " gets a ", mesh->rank(),
           "-D mesh, but meshes have at most 3 axes (mesh_x, mesh_y, mesh_z)");
       tv->set_device_mesh(*mesh);
       return {};
     }
     case RecordKind::SplitAxis: {
-      const int64_t axis =
-          loop_axis(*tv, std::get<int64_t>(record_.positional(1)), "split");
+      const int64_t axis = loop_axis(*tv, std::get<int64_t>(record_.positional(1)), "split");
       const int64_t factor = std::get<int64_t>(record_.positional(2));
-      NVFUSE_CHECK(
-          factor > 0, "split: the factor of ", tv->name(), " axis ", axis,
+      NVFUSE_CHECK(factor > 0, "split: the factor of ", tv->name(), " axis ", axis,
           " must be positive, got ", factor);
       tv->split(axis, factor, record_.get<bool>("inner_split"));
       return {};
     }
     case RecordKind::ParallelizeAxis: {
-      const int64_t axis =
-          loop_axis(*tv, std::get<int64_t>(record_.positional(1)), "parallelize");
+      const int64_t axis = loop_axis(*tv, std::get<int64_t>(record_.positional(1)), "parallelize");
       const ParallelType type = std::get<ParallelType>(record_.positional(2));
-      NVFUSE_CHECK(
-          is_device_parallel(type) || type == ParallelType::Stream,
-          "parallelize: ", tv->name(), " axis ", axis, " can be parallelized on "
-          "ParallelType.mesh_x, mesh_y, mesh_z or stream from Python, not ", type);
+      NVFUSE_CHECK(is_device_parallel(type) || type == ParallelType::Stream,
+          "parallelize: ", tv->name(), " axis ", axis,
+          " can be parallelized on "
+          "ParallelType.mesh_x, mesh_y, mesh_z or stream from Python, not ",
+          type);
       IterDomain* id = tv->axis(axis);
       const ParallelType before = id->parallel_type();
       id->parallelize(type);

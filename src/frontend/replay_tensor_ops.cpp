@@ -29,9 +29,7 @@ const ArgValue* Replayer::optional_arg(const std::string& keyword) const {
   return value;
 }
 
-std::vector<TensorView*> Replayer::tensors(
-    const ArgValue& arg,
-    const char* what) const {
+std::vector<TensorView*> Replayer::tensors(const ArgValue& arg, const char* what) const {
   const auto* refs = std::get_if<std::vector<StateRef>>(&arg);
   NVFUSE_TYPE_CHECK(refs != nullptr, what, " must be a list of tensors");
   std::vector<TensorView*> result;
@@ -42,9 +40,8 @@ std::vector<TensorView*> Replayer::tensors(
 }
 
 std::vector<StateValue> Replayer::shape_op() {
-  TensorView* in = record_.kind == RecordKind::Cat
-      ? nullptr
-      : tensor(record_.positional(0), "the operand");
+  TensorView* in =
+      record_.kind == RecordKind::Cat ? nullptr : tensor(record_.positional(0), "the operand");
   switch (record_.kind) {
     case RecordKind::Reshape:
       return {reshape(in, shape(*record_.find("new_shape")))};
@@ -60,20 +57,16 @@ std::vector<StateValue> Replayer::shape_op() {
         steps.assign(in->rank(), fusion_.one());
       }
       return {slice(
-          in, shape(*record_.find("start_indices")),
-          shape(*record_.find("end_indices")), steps)};
+          in, shape(*record_.find("start_indices")), shape(*record_.find("end_indices")), steps)};
     }
     case RecordKind::Pad: {
       const ArgValue* value = optional_arg("value");
-      Scalar* fill = value != nullptr
-          ? scalar_operand(*value, "pad: value")
-          : fusion_.constant(ScalarValue(int64_t{0}), in->dtype());
+      Scalar* fill = value != nullptr ? scalar_operand(*value, "pad: value")
+                                      : fusion_.constant(ScalarValue(int64_t{0}), in->dtype());
       return {pad(in, shape(*record_.find("pad_widths")), fill)};
     }
     case RecordKind::Cat:
-      return {cat(
-          tensors(record_.positional(0), "cat: tensors"),
-          record_.get<int64_t>("dim"))};
+      return {cat(tensors(record_.positional(0), "cat: tensors"), record_.get<int64_t>("dim"))};
     default:
       NVFUSE_ASSERT(false, record_.method(), " is not a shape op");
       return {};
@@ -82,13 +75,10 @@ std::vector<StateValue> Replayer::shape_op() {
 
 std::vector<StateValue> Replayer::indexing_op() {
   TensorView* in = tensor(record_.positional(0), "the operand");
-  const auto index_tensor = [&] {
-    return tensor(*record_.find("index"), "index");
-  };
+  const auto index_tensor = [&] { return tensor(*record_.find("index"), "index"); };
   switch (record_.kind) {
     case RecordKind::Select:
-      return {select(
-          in, scalar_operand(*record_.find("index"), "select: index"),
+      return {select(in, scalar_operand(*record_.find("index"), "select: index"),
           record_.get<int64_t>("dim"))};
     case RecordKind::IndexSelect:
       return {index_select(in, index_tensor(), record_.get<int64_t>("dim"))};
@@ -97,32 +87,26 @@ std::vector<StateValue> Replayer::indexing_op() {
     case RecordKind::TakeAlongAxis:
       return {take_along_axis(in, index_tensor(), record_.get<int64_t>("dim"))};
     case RecordKind::Scatter:
-      return {scatter(
-          in, index_tensor(), tensor(*record_.find("src"), "scatter: src"),
+      return {scatter(in, index_tensor(), tensor(*record_.find("src"), "scatter: src"),
           record_.get<int64_t>("dim"))};
     case RecordKind::IndexPutAccumulate:
-      return {index_put_accumulate(
-          in, tensor(record_.positional(1), "index_put_accumulate: index"),
+      return {index_put_accumulate(in, tensor(record_.positional(1), "index_put_accumulate: index"),
           tensor(record_.positional(2), "index_put_accumulate: value"))};
     case RecordKind::EmbeddingFwd: {
-      NVFUSE_CHECK_AS(
-          ErrorKind::kUnsupported, optional_arg("max_norm") == nullptr,
+      NVFUSE_CHECK_AS(ErrorKind::kUnsupported, optional_arg("max_norm") == nullptr,
           "embedding_fwd: max_norm renormalizes the weight in place, which "
           "nvfuse does not do; renormalize the weight before the fusion");
       const ArgValue* sparse = optional_arg("sparse");
-      NVFUSE_CHECK_AS(
-          ErrorKind::kUnsupported,
-          sparse == nullptr || !std::get<bool>(*sparse),
+      NVFUSE_CHECK_AS(ErrorKind::kUnsupported, sparse == nullptr || !std::get<bool>(*sparse),
           "embedding_fwd: sparse=True only changes the gradient's layout; "
           "nvfuse computes the forward only, pass sparse=False");
-      return {embedding_fwd(
-          in, tensor(record_.positional(1), "embedding_fwd: weight"))};
+      return {embedding_fwd(in, tensor(record_.positional(1), "embedding_fwd: weight"))};
     }
     case RecordKind::Triu: {
       const ArgValue* diagonal = optional_arg("diagonal");
-      return {triu(
-          in, diagonal != nullptr ? scalar_operand(*diagonal, "triu: diagonal")
-                                  : fusion_.index_constant(0))};
+      return {triu(in,
+          diagonal != nullptr ? scalar_operand(*diagonal, "triu: diagonal")
+                              : fusion_.index_constant(0))};
     }
     case RecordKind::Cumsum:
       return {cumsum(in, record_.get<int64_t>("dim"))};
@@ -138,15 +122,12 @@ std::vector<StateValue> Replayer::creation_op() {
   seed.offset = optional_scalar("rng_offset", "rng_offset");
   switch (record_.kind) {
     case RecordKind::Full:
-      return {full(
-          shape(*record_.find("shape")),
+      return {full(shape(*record_.find("shape")),
           scalar_operand(*record_.find("fill_value"), "full: fill_value"),
           record_.get<DataType>("dtype"))};
     case RecordKind::Iota:
-      return {iota(
-          scalar_operand(record_.positional(0), "iota: length"),
-          optional_scalar("start", "iota: start"),
-          optional_scalar("step", "iota: step"),
+      return {iota(scalar_operand(record_.positional(0), "iota: length"),
+          optional_scalar("start", "iota: start"), optional_scalar("step", "iota: step"),
           record_.get<DataType>("dtype"))};
     case RecordKind::Uniform:
     case RecordKind::Normal: {
@@ -154,9 +135,8 @@ std::vector<StateValue> Replayer::creation_op() {
       Scalar* b = scalar_operand(record_.positional(1), "the second parameter");
       const auto& sizes = shape(*record_.find("shape"));
       const DataType dtype = record_.get<DataType>("dtype");
-      return {record_.kind == RecordKind::Uniform
-                  ? uniform(a, b, sizes, seed, dtype)
-                  : normal(a, b, sizes, seed, dtype)};
+      return {record_.kind == RecordKind::Uniform ? uniform(a, b, sizes, seed, dtype)
+                                                  : normal(a, b, sizes, seed, dtype)};
     }
     case RecordKind::RandLike:
       return {rand_like(tensor(record_.positional(0), "rand_like: arg"), seed)};
@@ -181,9 +161,7 @@ std::vector<StateValue> Replayer::matmul_op() {
   return {linear(a, b, bias != nullptr ? tensor(*bias, "linear: bias") : nullptr)};
 }
 
-Scalar* Replayer::optional_scalar(
-    const std::string& keyword,
-    const char* what) const {
+Scalar* Replayer::optional_scalar(const std::string& keyword, const char* what) const {
   const ArgValue* value = optional_arg(keyword);
   return value == nullptr ? nullptr : scalar_operand(*value, what);
 }
@@ -193,19 +171,15 @@ std::vector<StateValue> Replayer::attention_op() {
     return tensor(record_.positional(i), what);
   };
   if (record_.kind == RecordKind::SdpfaFwd) {
-    SdpfaFwdResult r = sdpfa_fwd(
-        operand(0, "sdpfa_fwd: query"), operand(1, "sdpfa_fwd: key"),
-        operand(2, "sdpfa_fwd: value"),
-        optional_scalar("dropout_p", "sdpfa_fwd: dropout_p"),
+    SdpfaFwdResult r = sdpfa_fwd(operand(0, "sdpfa_fwd: query"), operand(1, "sdpfa_fwd: key"),
+        operand(2, "sdpfa_fwd: value"), optional_scalar("dropout_p", "sdpfa_fwd: dropout_p"),
         optional_scalar("is_causal", "sdpfa_fwd: is_causal"),
         optional_scalar("scale", "sdpfa_fwd: scale"));
     return {r.output, r.log_sumexp, r.philox_seed, r.philox_offset};
   }
-  SdpfaBwdResult r = sdpfa_bwd(
-      operand(0, "sdpfa_bwd: grad_output"), operand(1, "sdpfa_bwd: query"),
-      operand(2, "sdpfa_bwd: key"), operand(3, "sdpfa_bwd: value"),
-      operand(4, "sdpfa_bwd: output"), operand(5, "sdpfa_bwd: log_sumexp"),
-      optional_scalar("dropout_p", "sdpfa_bwd: dropout_p"),
+  SdpfaBwdResult r = sdpfa_bwd(operand(0, "sdpfa_bwd: grad_output"), operand(1, "sdpfa_bwd: query"),
+      operand(2, "sdpfa_bwd: key"), operand(3, "sdpfa_bwd: value"), operand(4, "sdpfa_bwd: output"),
+      operand(5, "sdpfa_bwd: log_sumexp"), optional_scalar("dropout_p", "sdpfa_bwd: dropout_p"),
       optional_scalar("is_causal", "sdpfa_bwd: is_causal"),
       tensor(*record_.find("philox_seed"), "sdpfa_bwd: philox_seed"),
       tensor(*record_.find("philox_offset"), "sdpfa_bwd: philox_offset"),
@@ -215,14 +189,12 @@ std::vector<StateValue> Replayer::attention_op() {
 
 std::vector<StateValue> Replayer::sort_op() {
   if (record_.kind == RecordKind::Topk) {
-    auto [values, indices] = topk(
-        tensor(record_.positional(0), "topk: arg"),
+    auto [values, indices] = topk(tensor(record_.positional(0), "topk: arg"),
         scalar_operand(*record_.find("k"), "topk: k"), record_.get<int64_t>("dim"),
         record_.get<bool>("largest"), record_.get<bool>("sorted"));
     return {values, indices};
   }
-  return {argsort(
-      tensor(record_.positional(0), "argsort: arg"), record_.get<int64_t>("dim"),
+  return {argsort(tensor(record_.positional(0), "argsort: arg"), record_.get<int64_t>("dim"),
       record_.get<bool>("descending"), record_.get<bool>("stable"))};
 }
 

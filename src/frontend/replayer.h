@@ -9,18 +9,14 @@ namespace nvfuse {
 
 class Replayer {
  public:
-  Replayer(
-      const Record& record,
-      const std::vector<StateValue>& states,
-      Fusion& fusion)
+  Replayer(const Record& record, const std::vector<StateValue>& states, Fusion& fusion)
       : record_(record), states_(states), fusion_(fusion) {}
 
   std::vector<StateValue> run();
 
  private:
   const StateValue& state(const StateRef& ref) const {
-    NVFUSE_TYPE_CHECK(
-        ref.index >= 0 && ref.index < static_cast<int64_t>(states_.size()),
+    NVFUSE_TYPE_CHECK(ref.index >= 0 && ref.index < static_cast<int64_t>(states_.size()),
         ref.name(), " is not defined in this FusionDefinition");
     return states_[ref.index];
   }
@@ -43,8 +39,7 @@ class Replayer {
     }
     const auto* s = std::get_if<Scalar*>(&value);
     NVFUSE_TYPE_CHECK(
-        s != nullptr, "operands must be tensors or scalars, got the vector ",
-        ref.name());
+        s != nullptr, "operands must be tensors or scalars, got the vector ", ref.name());
     return *s;
   }
   Scalar* scalar(const StateRef& ref) const {
@@ -82,6 +77,5 @@ class Replayer {
   const std::vector<StateValue>& states_;
   Fusion& fusion_;
 };
-
 
 }  // namespace nvfuse

@@ -8,8 +8,7 @@
 namespace nvfuse {
 
 std::string python_definition(
-    const std::vector<Record>& records,
-    const std::string& function_name) {
+    const std::vector<Record>& records, const std::string& function_name) {
   std::ostringstream ss;
   ss << "def " << function_name << "(fd : FusionDefinition) -> None :\n";
   for (const Record& record : records) {
@@ -21,9 +20,7 @@ std::string python_definition(
   return ss.str();
 }
 
-std::string repro_script(
-    const std::vector<Record>& records,
-    const std::string& function_name) {
+std::string repro_script(const std::vector<Record>& records, const std::string& function_name) {
   std::ostringstream ss;
   const bool sharded = std::any_of(records.begin(), records.end(), [](const Record& r) {
     return r.kind == RecordKind::SetDeviceMesh || r.kind == RecordKind::ParallelizeAxis;

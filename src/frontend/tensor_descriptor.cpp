@@ -9,15 +9,11 @@
 namespace nvfuse {
 
 TensorDescriptor describe_tensor(
-    const std::vector<int64_t>& sizes,
-    const std::vector<int64_t>& strides) {
-  NVFUSE_CHECK(
-      sizes.size() == strides.size(), "define_tensor: sizes has ",
-      sizes.size(), " entries but strides has ", strides.size());
+    const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides) {
+  NVFUSE_CHECK(sizes.size() == strides.size(), "define_tensor: sizes has ", sizes.size(),
+      " entries but strides has ", strides.size());
   const int64_t rank = static_cast<int64_t>(sizes.size());
-  auto is_broadcast = [&](int64_t axis) {
-    return sizes[axis] == 1 || strides[axis] == 0;
-  };
+  auto is_broadcast = [&](int64_t axis) { return sizes[axis] == 1 || strides[axis] == 0; };
 
   // Sort key: the axis's stride; a broadcast axis borrows the stride of the
   // nearest real axis to its right (or 0), and wins the tie by index.
@@ -31,9 +27,8 @@ TensorDescriptor describe_tensor(
   }
   std::vector<int64_t> order(rank);
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    return key[a] > key[b];
-  });
+  std::stable_sort(
+      order.begin(), order.end(), [&](int64_t a, int64_t b) { return key[a] > key[b]; });
 
   TensorDescriptor desc;
   desc.shape.resize(rank);

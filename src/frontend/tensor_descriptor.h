@@ -9,9 +9,9 @@
 namespace nvfuse {
 
 struct TensorDescriptor {
-  std::vector<int64_t> shape;  // -1 symbolic, 1 broadcast
+  std::vector<int64_t> shape;                   // -1 symbolic, 1 broadcast
   std::vector<std::optional<bool>> contiguity;  // allocation order
-  std::vector<int64_t> stride_order;  // empty when row-major
+  std::vector<int64_t> stride_order;            // empty when row-major
 };
 
 // Size-1 axes become broadcasts; stride-0 axes of size > 1 become expanded
@@ -20,7 +20,6 @@ struct TensorDescriptor {
 // just outside the next real axis to their right, so a row-major tensor with
 // size-1 axes stays row-major.
 TensorDescriptor describe_tensor(
-    const std::vector<int64_t>& sizes,
-    const std::vector<int64_t>& strides);
+    const std::vector<int64_t>& sizes, const std::vector<int64_t>& strides);
 
 }  // namespace nvfuse

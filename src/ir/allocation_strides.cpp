@@ -8,16 +8,15 @@
 namespace nvfuse {
 
 std::vector<int64_t> strides_for_allocation(
-    const TensorView& tv,
-    const std::vector<int64_t>& logical_sizes) {
+    const TensorView& tv, const std::vector<int64_t>& logical_sizes) {
   const int64_t rank = tv.rank();
-  NVFUSE_ASSERT_EQ(
-      static_cast<int64_t>(logical_sizes.size()), rank, "output rank");
+  NVFUSE_ASSERT_EQ(static_cast<int64_t>(logical_sizes.size()), rank, "output rank");
   auto permutation = tv.domain().allocation_permutation();
   if (!permutation.has_value()) {
     NVFUSE_UNSUPPORTED(
         "outputs whose allocation domain is not a permutation of the logical "
-        "domain (", tv.name(), ")");
+        "domain (",
+        tv.name(), ")");
   }
   std::vector<int64_t> strides(rank, 0);
   int64_t stride = 1;

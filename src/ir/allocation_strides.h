@@ -12,7 +12,6 @@ class TensorView;
 // sizes, packed in allocation order (outermost first); 0 on expanded
 // broadcast axes, which occupy no memory.
 std::vector<int64_t> strides_for_allocation(
-    const TensorView& tv,
-    const std::vector<int64_t>& logical_sizes);
+    const TensorView& tv, const std::vector<int64_t>& logical_sizes);
 
 }  // namespace nvfuse

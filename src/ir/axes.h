@@ -12,9 +12,7 @@ namespace nvfuse {
 int64_t normalize_axis(int64_t axis, int64_t rank, std::string_view what);
 // Each axis normalized; duplicates rejected; the result sorted ascending.
 std::vector<int64_t> normalize_axes(
-    const std::vector<int64_t>& axes,
-    int64_t rank,
-    std::string_view what);
+    const std::vector<int64_t>& axes, int64_t rank, std::string_view what);
 // True when `order` holds each of 0..size-1 exactly once.
 bool is_permutation(const std::vector<int64_t>& order);
 

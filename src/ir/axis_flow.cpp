@@ -41,8 +41,8 @@ AxisFlow dropping(int64_t rank, const std::vector<int64_t>& dropped, bool sum) {
 // Whether a slice's bounds take all of `id`: from 0 by 1 to its extent or
 // past it. An end at or past 2^40 is past any axis a device can hold, the
 // idiom for "to the end" when the extent is symbolic.
-bool takes_whole_axis(const Scalar* start, const Scalar* end, const Scalar* step,
-                      const IterDomain* id) {
+bool takes_whole_axis(
+    const Scalar* start, const Scalar* end, const Scalar* step, const IterDomain* id) {
   if (!start->is_constant_int(0) || !step->is_constant_int(1)) {
     return false;
   }
@@ -61,8 +61,7 @@ AxisFlow slice_flow(const Expr& expr) {
   AxisFlow flow = identity(in->rank());
   for (int64_t a = 0; a < in->rank(); ++a) {
     flow.whole[a] = !takes_whole_axis(expr.input(1 + 3 * a)->as<Scalar>(),
-                                      expr.input(2 + 3 * a)->as<Scalar>(),
-                                      expr.input(3 + 3 * a)->as<Scalar>(), in->logical()[a]);
+        expr.input(2 + 3 * a)->as<Scalar>(), expr.input(3 + 3 * a)->as<Scalar>(), in->logical()[a]);
   }
   return flow;
 }
@@ -201,8 +200,8 @@ std::optional<AxisFlow> axis_flow(const Expr& expr, size_t input, size_t output)
   }
 }
 
-bool keeps_sharding(const AxisFlow& flow, int64_t axis, const TensorView& in,
-                    const TensorView& out, int64_t devices) {
+bool keeps_sharding(const AxisFlow& flow, int64_t axis, const TensorView& in, const TensorView& out,
+    int64_t devices) {
   const int64_t c = flow.to_output[axis];
   if (c < 0 || flow.whole[axis]) {
     return false;
@@ -217,8 +216,8 @@ bool keeps_sharding(const AxisFlow& flow, int64_t axis, const TensorView& in,
   return divides(in.logical()[axis]) && divides(out.logical()[c]);
 }
 
-int64_t source_axis(const AxisFlow& flow, const TensorView& in, const TensorView& out,
-                    int64_t c, int64_t devices) {
+int64_t source_axis(
+    const AxisFlow& flow, const TensorView& in, const TensorView& out, int64_t c, int64_t devices) {
   if (c < 0) {
     return -1;
   }

@@ -39,12 +39,12 @@ std::optional<AxisFlow> axis_flow(const Expr& expr, size_t input, size_t output 
 // in `out` through `flow` (and, read backward, whether `out`'s axis sharded
 // so can come from `in`'s): it flows to an output axis, is not needed whole,
 // and a resized axis splits evenly on both sides.
-bool keeps_sharding(const AxisFlow& flow, int64_t axis, const TensorView& in,
-                    const TensorView& out, int64_t devices);
+bool keeps_sharding(const AxisFlow& flow, int64_t axis, const TensorView& in, const TensorView& out,
+    int64_t devices);
 
 // The axis of `in` whose sharding over `devices` carries into axis `c` of
 // `out` through `flow`, or -1.
-int64_t source_axis(const AxisFlow& flow, const TensorView& in, const TensorView& out,
-                    int64_t c, int64_t devices);
+int64_t source_axis(
+    const AxisFlow& flow, const TensorView& in, const TensorView& out, int64_t c, int64_t devices);
 
 }  // namespace nvfuse

@@ -13,8 +13,7 @@ T* mapped(const CloneMap& map, const T* val) {
     return nullptr;
   }
   auto it = map.find(val);
-  NVFUSE_ASSERT(
-      it != map.end(), "cloning refers to a Val not yet cloned (",
+  NVFUSE_ASSERT(it != map.end(), "cloning refers to a Val not yet cloned (",
       static_cast<int>(val->val_kind()), " number ", val->number(), ")");
   if constexpr (std::is_same_v<T, Val>) {
     return it->second;
@@ -55,14 +54,11 @@ Val* clone_val(Fusion& target, const Val* val, CloneMap& map) {
     case ValKind::kScalar: {
       const auto* s = val->as<Scalar>();
       return target.create<Scalar>(
-          s->dtype(),
-          s->is_constant() ? std::optional<ScalarValue>(s->value())
-                           : std::nullopt);
+          s->dtype(), s->is_constant() ? std::optional<ScalarValue>(s->value()) : std::nullopt);
     }
     case ValKind::kIterDomain: {
       const auto* id = val->as<IterDomain>();
-      return target.create<IterDomain>(
-          scalar_clone(target, id->extent(), map), id->iter_type(),
+      return target.create<IterDomain>(scalar_clone(target, id->extent(), map), id->iter_type(),
           scalar_clone(target, id->expanded_extent(), map), id->parallel_type());
     }
     case ValKind::kTensorView: {
@@ -70,8 +66,7 @@ Val* clone_val(Fusion& target, const Val* val, CloneMap& map) {
       // they are set once everything is cloned.
       const auto* tv = val->as<TensorView>();
       auto* copy = target.create<TensorView>(
-          TensorDomain(mapped(map, tv->logical())), tv->dtype(),
-          tv->is_cpu_scalar());
+          TensorDomain(mapped(map, tv->logical())), tv->dtype(), tv->is_cpu_scalar());
       copy->set_any_strides(tv->any_strides());
       if (tv->device_mesh().has_value()) {
         copy->set_device_mesh(*tv->device_mesh());
@@ -87,8 +82,8 @@ Val* clone_val(Fusion& target, const Val* val, CloneMap& map) {
 
 Expr* Fusion::create_expr(ExprKind kind, ExprFields fields) {
   switch (kind) {
-#define NVFUSE_CREATE_CASE(Kind) \
-  case ExprKind::Kind:           \
+#define NVFUSE_CREATE_CASE(Kind, kernels) \
+  case ExprKind::Kind:                    \
     return create<Kind>(std::move(fields));
     NVFUSE_EXPR_KINDS(NVFUSE_CREATE_CASE)
 #undef NVFUSE_CREATE_CASE
@@ -119,8 +114,7 @@ std::unique_ptr<Fusion> Fusion::clone(CloneMap* map_out) const {
     }
     const TensorDomain& domain = old_val->as<TensorView>()->domain();
     auto* tv = new_val->as<TensorView>();
-    tv->set_allocation_domain(
-        mapped(map, domain.allocation()), domain.contiguity());
+    tv->set_allocation_domain(mapped(map, domain.allocation()), domain.contiguity());
     tv->set_loop_domain(mapped(map, domain.loop()));
   }
   copy->inputs_ = mapped(map, inputs_);

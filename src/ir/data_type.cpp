@@ -15,9 +15,7 @@ const char* name_of(DataType dtype) {
   return "<unknown DataType>";
 }
 
-std::ostream& operator<<(std::ostream& os, DataType dtype) {
-  return os << name_of(dtype);
-}
+std::ostream& operator<<(std::ostream& os, DataType dtype) { return os << name_of(dtype); }
 
 int64_t size_in_bytes(DataType dtype) {
   switch (dtype) {
@@ -45,9 +43,7 @@ bool is_reduced_float(DataType t) {
   return t == DataType::Half || t == DataType::BFloat16 || is_float8(t);
 }
 
-bool is_float8(DataType t) {
-  return t == DataType::Float8_e4m3fn || t == DataType::Float8_e5m2;
-}
+bool is_float8(DataType t) { return t == DataType::Float8_e4m3fn || t == DataType::Float8_e5m2; }
 
 namespace {
 
@@ -93,12 +89,11 @@ DataType promote_types(DataType a, DataType b) {
   if (b == DataType::Bool) {
     return a;
   }
-  NVFUSE_TYPE_CHECK(
-      !is_float8(a) && !is_float8(b), "type promotion between ", a, " and ",
-      b, " is not defined (as in torch); cast one operand explicitly");
-  NVFUSE_TYPE_CHECK(
-      a != DataType::UInt64 && b != DataType::UInt64, "type promotion between ",
-      a, " and ", b, " is not supported (as in torch); cast one operand "
+  NVFUSE_TYPE_CHECK(!is_float8(a) && !is_float8(b), "type promotion between ", a, " and ", b,
+      " is not defined (as in torch); cast one operand explicitly");
+  NVFUSE_TYPE_CHECK(a != DataType::UInt64 && b != DataType::UInt64, "type promotion between ", a,
+      " and ", b,
+      " is not supported (as in torch); cast one operand "
       "explicitly");
   const TypeCategory ca = category_of(a);
   const TypeCategory cb = category_of(b);
@@ -153,24 +148,22 @@ bool is_lossless_cast(DataType from, DataType to) {
   }
   switch (to) {
     case DataType::Double:
-      return from == DataType::Float || from == DataType::Half ||
-          from == DataType::BFloat16 || is_float8(from) ||
-          from == DataType::Int32 || from == DataType::Bool;
+      return from == DataType::Float || from == DataType::Half || from == DataType::BFloat16 ||
+          is_float8(from) || from == DataType::Int32 || from == DataType::Bool;
     case DataType::Float:
-      return from == DataType::Half || from == DataType::BFloat16 ||
-          is_float8(from) || from == DataType::Bool;
+      return from == DataType::Half || from == DataType::BFloat16 || is_float8(from) ||
+          from == DataType::Bool;
     case DataType::Half:
     case DataType::BFloat16:
       return is_float8(from) || from == DataType::Bool;
     case DataType::Int:
     case DataType::Index:
-      return from == DataType::Int32 || from == DataType::Bool ||
-          from == DataType::Int || from == DataType::Index;
+      return from == DataType::Int32 || from == DataType::Bool || from == DataType::Int ||
+          from == DataType::Index;
     case DataType::Int32:
       return from == DataType::Bool;
     case DataType::ComplexDouble:
-      return from == DataType::ComplexFloat ||
-          is_lossless_cast(from, DataType::Double);
+      return from == DataType::ComplexFloat || is_lossless_cast(from, DataType::Double);
     case DataType::ComplexFloat:
       return is_lossless_cast(from, DataType::Float);
     default:

@@ -12,20 +12,20 @@ namespace nvfuse {
 // exists for torch.uint64 tensors: no generated kernel takes it (they run
 // on the reference evaluator) and, as in torch, it promotes only with
 // itself and Bool.
-#define NVFUSE_DATA_TYPES(X)         \
-  X(Double, 8, kFloat)               \
-  X(Float, 4, kFloat)                \
-  X(Half, 2, kFloat)                 \
-  X(BFloat16, 2, kFloat)             \
-  X(Int, 8, kInt)                    \
-  X(Int32, 4, kInt)                  \
-  X(Index, 8, kInt)                  \
-  X(Bool, 1, kBool)                  \
-  X(ComplexFloat, 8, kComplex)       \
-  X(ComplexDouble, 16, kComplex)     \
-  X(Float8_e4m3fn, 1, kFloat)        \
-  X(Float8_e5m2, 1, kFloat)          \
-  X(UInt64, 8, kInt)                 \
+#define NVFUSE_DATA_TYPES(X)     \
+  X(Double, 8, kFloat)           \
+  X(Float, 4, kFloat)            \
+  X(Half, 2, kFloat)             \
+  X(BFloat16, 2, kFloat)         \
+  X(Int, 8, kInt)                \
+  X(Int32, 4, kInt)              \
+  X(Index, 8, kInt)              \
+  X(Bool, 1, kBool)              \
+  X(ComplexFloat, 8, kComplex)   \
+  X(ComplexDouble, 16, kComplex) \
+  X(Float8_e4m3fn, 1, kFloat)    \
+  X(Float8_e5m2, 1, kFloat)      \
+  X(UInt64, 8, kInt)             \
   X(Null, 0, kNone)
 
 enum class DataType {
@@ -42,15 +42,9 @@ int64_t size_in_bytes(DataType dtype);
 TypeCategory category_of(DataType dtype);
 
 inline bool is_boolean(DataType t) { return t == DataType::Bool; }
-inline bool is_integral(DataType t) {
-  return category_of(t) == TypeCategory::kInt;
-}
-inline bool is_floating(DataType t) {
-  return category_of(t) == TypeCategory::kFloat;
-}
-inline bool is_complex(DataType t) {
-  return category_of(t) == TypeCategory::kComplex;
-}
+inline bool is_integral(DataType t) { return category_of(t) == TypeCategory::kInt; }
+inline bool is_floating(DataType t) { return category_of(t) == TypeCategory::kFloat; }
+inline bool is_complex(DataType t) { return category_of(t) == TypeCategory::kComplex; }
 // Types that torch computes in float ("opmath") and rounds on store.
 bool is_reduced_float(DataType t);
 bool is_float8(DataType t);

@@ -20,22 +20,19 @@ DeviceMesh::DeviceMesh(std::vector<int64_t> shape, std::vector<int64_t> devices)
     NVFUSE_CHECK(extent > 0, "DeviceMesh: every mesh extent must be positive");
     count *= extent;
   }
-  NVFUSE_CHECK(
-      count == size(), "DeviceMesh: a mesh of shape ", shape_.size(),
-      "-D with ", count, " slots was given ", size(), " devices");
+  NVFUSE_CHECK(count == size(), "DeviceMesh: a mesh of shape ", shape_.size(), "-D with ", count,
+      " slots was given ", size(), " devices");
   std::unordered_set<int64_t> seen;
   for (int64_t device : devices_) {
     NVFUSE_CHECK(device >= 0, "DeviceMesh: device id ", device, " is negative");
     NVFUSE_CHECK(
-        seen.insert(device).second, "DeviceMesh: device ", device,
-        " appears more than once");
+        seen.insert(device).second, "DeviceMesh: device ", device, " appears more than once");
   }
 }
 
 int64_t DeviceMesh::size(int64_t axis) const {
-  NVFUSE_CHECK(
-      axis >= 0 && axis < rank(), "DeviceMesh: axis ", axis,
-      " is out of range for a ", rank(), "-D mesh");
+  NVFUSE_CHECK(axis >= 0 && axis < rank(), "DeviceMesh: axis ", axis, " is out of range for a ",
+      rank(), "-D mesh");
   return shape_[axis];
 }
 
@@ -43,8 +40,7 @@ bool DeviceMesh::contains(int64_t device) const {
   return std::find(devices_.begin(), devices_.end(), device) != devices_.end();
 }
 
-std::optional<std::vector<int64_t>> DeviceMesh::coordinates_of(
-    int64_t device) const {
+std::optional<std::vector<int64_t>> DeviceMesh::coordinates_of(int64_t device) const {
   auto it = std::find(devices_.begin(), devices_.end(), device);
   if (it == devices_.end()) {
     return std::nullopt;
@@ -58,9 +54,7 @@ std::optional<std::vector<int64_t>> DeviceMesh::coordinates_of(
   return coords;
 }
 
-std::vector<int64_t> DeviceMesh::slice_through(
-    int64_t device,
-    int64_t axis) const {
+std::vector<int64_t> DeviceMesh::slice_through(int64_t device, int64_t axis) const {
   auto coords = coordinates_of(device);
   NVFUSE_ASSERT(coords.has_value(), "device ", device, " is not in ", *this);
   std::vector<int64_t> team;

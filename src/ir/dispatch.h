@@ -11,8 +11,8 @@ namespace nvfuse {
 template <typename Visitor>
 decltype(auto) dispatch(const Expr* expr, Visitor&& visitor) {
   switch (expr->kind()) {
-#define NVFUSE_DISPATCH_CASE(kind) \
-  case ExprKind::kind:             \
+#define NVFUSE_DISPATCH_CASE(kind, kernels) \
+  case ExprKind::kind:                      \
     return visitor(expr->as<kind>());
     NVFUSE_EXPR_KINDS(NVFUSE_DISPATCH_CASE)
 #undef NVFUSE_DISPATCH_CASE

@@ -108,15 +108,13 @@ thread_local std::unique_ptr<std::ostringstream> captured_dumps;
 }  // namespace
 
 bool dump_enabled(DumpOption option) {
-  return (enabled_mask().load(std::memory_order_relaxed) >>
-          static_cast<uint32_t>(option)) & 1u;
+  return (enabled_mask().load(std::memory_order_relaxed) >> static_cast<uint32_t>(option)) & 1u;
 }
 
 void set_dump_options(const std::string& list) {
   std::vector<std::string> unknown;
   const uint32_t mask = parse_options(list, unknown);
-  NVFUSE_CHECK_AS(
-      ErrorKind::kDefinition, unknown.empty(), "set_dump: unknown option '",
+  NVFUSE_CHECK_AS(ErrorKind::kDefinition, unknown.empty(), "set_dump: unknown option '",
       unknown.empty() ? "" : unknown.front(), "'; valid options: ", valid_names());
   enabled_mask().store(mask, std::memory_order_relaxed);
 }
@@ -135,8 +133,8 @@ std::string dump_options() {
 
 void set_dump_sink(std::function<void(const std::string&)> sink) {
   std::lock_guard<std::mutex> lock(sink_mutex);
-  dump_sink = sink ? std::make_shared<std::function<void(const std::string&)>>(std::move(sink))
-                   : nullptr;
+  dump_sink =
+      sink ? std::make_shared<std::function<void(const std::string&)>>(std::move(sink)) : nullptr;
 }
 
 std::ostream& dump_stream() {
@@ -148,9 +146,7 @@ std::ostream& dump_stream() {
   return stream;
 }
 
-void start_dump_capture() {
-  captured_dumps = std::make_unique<std::ostringstream>();
-}
+void start_dump_capture() { captured_dumps = std::make_unique<std::ostringstream>(); }
 
 std::string finish_dump_capture() {
   if (captured_dumps == nullptr) {

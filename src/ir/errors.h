@@ -21,8 +21,7 @@ enum class ErrorKind {
 
 class Error : public std::runtime_error {
  public:
-  Error(ErrorKind kind, const std::string& message)
-      : std::runtime_error(message), kind_(kind) {}
+  Error(ErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
   ErrorKind kind() const { return kind_; }
 
  private:
@@ -39,27 +38,21 @@ std::string str_cat(const Args&... args) {
 }
 
 [[noreturn]] void throw_error(
-    ErrorKind kind,
-    const char* file,
-    int line,
-    const char* condition,
-    const std::string& message);
+    ErrorKind kind, const char* file, int line, const char* condition, const std::string& message);
 
 }  // namespace detail
 }  // namespace nvfuse
 
-#define NVFUSE_CHECK_AS(kind, cond, ...)                                 \
-  do {                                                                   \
-    if (!(cond)) {                                                       \
-      ::nvfuse::detail::throw_error(                                     \
-          kind, __FILE__, __LINE__, #cond,                               \
-          ::nvfuse::detail::str_cat(__VA_ARGS__));                       \
-    }                                                                    \
+#define NVFUSE_CHECK_AS(kind, cond, ...)                                            \
+  do {                                                                              \
+    if (!(cond)) {                                                                  \
+      ::nvfuse::detail::throw_error(                                                \
+          kind, __FILE__, __LINE__, #cond, ::nvfuse::detail::str_cat(__VA_ARGS__)); \
+    }                                                                               \
   } while (0)
 
 // A user error in a definition.
-#define NVFUSE_CHECK(cond, ...) \
-  NVFUSE_CHECK_AS(::nvfuse::ErrorKind::kDefinition, cond, __VA_ARGS__)
+#define NVFUSE_CHECK(cond, ...) NVFUSE_CHECK_AS(::nvfuse::ErrorKind::kDefinition, cond, __VA_ARGS__)
 // A user error in a definition: an operand of the wrong kind or dtype.
 #define NVFUSE_TYPE_CHECK(cond, ...) \
   NVFUSE_CHECK_AS(::nvfuse::ErrorKind::kDefinitionType, cond, __VA_ARGS__)
@@ -72,12 +65,11 @@ std::string str_cat(const Args&... args) {
 #define NVFUSE_UNSUPPORTED(...) \
   NVFUSE_CHECK_AS(::nvfuse::ErrorKind::kUnsupported, false, __VA_ARGS__)
 // An internal invariant: failing it is a bug in nvfuse.
-#define NVFUSE_ASSERT(cond, ...) \
-  NVFUSE_CHECK_AS(::nvfuse::ErrorKind::kInternal, cond, __VA_ARGS__)
+#define NVFUSE_ASSERT(cond, ...) NVFUSE_CHECK_AS(::nvfuse::ErrorKind::kInternal, cond, __VA_ARGS__)
 
-#define NVFUSE_CHECK_EQ(a, b, ...)                                         \
-  NVFUSE_CHECK((a) == (b), "expected ", #a, " == ", #b, ", got ", (a),     \
-               " vs ", (b), ". ", __VA_ARGS__)
-#define NVFUSE_ASSERT_EQ(a, b, ...)                                        \
-  NVFUSE_ASSERT((a) == (b), "expected ", #a, " == ", #b, ", got ", (a),    \
-                " vs ", (b), ". ", __VA_ARGS__)
+#define NVFUSE_CHECK_EQ(a, b, ...) \
+  NVFUSE_CHECK(                    \
+      (a) == (b), "expected ", #a, " == ", #b, ", got ", (a), " vs ", (b), ". ", __VA_ARGS__)
+#define NVFUSE_ASSERT_EQ(a, b, ...) \
+  NVFUSE_ASSERT(                    \
+      (a) == (b), "expected ", #a, " == ", #b, ", got ", (a), " vs ", (b), ". ", __VA_ARGS__)

@@ -37,8 +37,7 @@ std::optional<ScalarValue> ExpressionEvaluator::evaluate(const Scalar* scalar) {
   if (def->is<CastOp>()) {
     result = operands.at(0).cast_to(scalar->dtype());
   } else if (def->is<PointwiseOp>()) {
-    result = evaluate_scalar_op(
-        def->as<PointwiseOp>()->op(), operands, scalar->dtype());
+    result = evaluate_scalar_op(def->as<PointwiseOp>()->op(), operands, scalar->dtype());
   }
   if (result.has_value()) {
     known_[scalar] = *result;
@@ -137,9 +136,7 @@ std::optional<ScalarValue> comparison(OpType op, T a, T b) {
 }  // namespace
 
 std::optional<ScalarValue> evaluate_scalar_op(
-    OpType op,
-    const std::vector<ScalarValue>& operands,
-    DataType out_dtype) {
+    OpType op, const std::vector<ScalarValue>& operands, DataType out_dtype) {
   for (const ScalarValue& v : operands) {
     if (v.is_complex()) {
       return std::nullopt;
@@ -163,8 +160,7 @@ std::optional<ScalarValue> evaluate_scalar_op(
     case OpType::logical_or:
       return ScalarValue(operands.at(0).as_bool() || operands.at(1).as_bool());
     case OpType::where:
-      return (operands.at(0).as_bool() ? operands.at(1) : operands.at(2))
-          .cast_to(out_dtype);
+      return (operands.at(0).as_bool() ? operands.at(1) : operands.at(2)).cast_to(out_dtype);
     default:
       break;
   }
@@ -174,9 +170,8 @@ std::optional<ScalarValue> evaluate_scalar_op(
   const ScalarValue& a = operands[0];
   const ScalarValue& b = operands[1];
   // Integers compare exactly, not through double.
-  auto compared = (a.is_double() || b.is_double())
-      ? comparison(op, a.as_double(), b.as_double())
-      : comparison(op, a.as_int(), b.as_int());
+  auto compared = (a.is_double() || b.is_double()) ? comparison(op, a.as_double(), b.as_double())
+                                                   : comparison(op, a.as_int(), b.as_int());
   if (compared.has_value()) {
     return compared;
   }

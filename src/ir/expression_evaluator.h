@@ -29,8 +29,6 @@ class ExpressionEvaluator {
 // ceil_div, mod, min/max, comparisons, logical ops...), in the kind of
 // `out_dtype`. nullopt for ops it does not cover.
 std::optional<ScalarValue> evaluate_scalar_op(
-    OpType op,
-    const std::vector<ScalarValue>& operands,
-    DataType out_dtype);
+    OpType op, const std::vector<ScalarValue>& operands, DataType out_dtype);
 
 }  // namespace nvfuse

@@ -6,10 +6,8 @@ namespace nvfuse {
 
 PointwiseOp* PointwiseOp::make(Val* out, OpType op, std::vector<Val*> inputs) {
   NVFUSE_ASSERT_EQ(
-      static_cast<int>(inputs.size()), info_of(op).arity,
-      "wrong operand count for ", name_of(op));
-  return out->fusion()->create<PointwiseOp>(
-      ExprFields{std::move(inputs), {out}, {{"op", op}}});
+      static_cast<int>(inputs.size()), info_of(op).arity, "wrong operand count for ", name_of(op));
+  return out->fusion()->create<PointwiseOp>(ExprFields{std::move(inputs), {out}, {{"op", op}}});
 }
 
 CastOp* CastOp::make(Val* out, Val* in) {
@@ -17,30 +15,21 @@ CastOp* CastOp::make(Val* out, Val* in) {
 }
 
 BroadcastOp* BroadcastOp::make(
-    TensorView* out,
-    TensorView* in,
-    std::vector<bool> is_broadcast_dim) {
-  return out->fusion()->create<BroadcastOp>(ExprFields{
-      {in}, {out}, {{"is_broadcast_dim", std::move(is_broadcast_dim)}}});
+    TensorView* out, TensorView* in, std::vector<bool> is_broadcast_dim) {
+  return out->fusion()->create<BroadcastOp>(
+      ExprFields{{in}, {out}, {{"is_broadcast_dim", std::move(is_broadcast_dim)}}});
 }
 
-ExpandOp* ExpandOp::make(
-    TensorView* out,
-    TensorView* in,
-    const std::vector<Scalar*>& shape) {
+ExpandOp* ExpandOp::make(TensorView* out, TensorView* in, const std::vector<Scalar*>& shape) {
   std::vector<Val*> inputs = {in};
   inputs.insert(inputs.end(), shape.begin(), shape.end());
-  return out->fusion()->create<ExpandOp>(
-      ExprFields{std::move(inputs), {out}, {}});
+  return out->fusion()->create<ExpandOp>(ExprFields{std::move(inputs), {out}, {}});
 }
 
 ReductionOp* ReductionOp::make(
-    TensorView* out,
-    TensorView* in,
-    OpType op,
-    std::vector<int64_t> axes) {
-  return out->fusion()->create<ReductionOp>(ExprFields{
-      {in}, {out}, {{"op", op}, {"axes", std::move(axes)}}});
+    TensorView* out, TensorView* in, OpType op, std::vector<int64_t> axes) {
+  return out->fusion()->create<ReductionOp>(
+      ExprFields{{in}, {out}, {{"op", op}, {"axes", std::move(axes)}}});
 }
 
 const char* reduction_name(OpType op) {
@@ -59,35 +48,23 @@ const char* reduction_name(OpType op) {
   return "";
 }
 
-VarMeanOp* VarMeanOp::make(
-    TensorView* var,
-    TensorView* mean,
-    TensorView* in,
-    std::vector<int64_t> axes,
-    int64_t correction) {
-  return var->fusion()->create<VarMeanOp>(ExprFields{
-      {in},
-      {var, mean},
-      {{"axes", std::move(axes)}, {"correction", correction}}});
+VarMeanOp* VarMeanOp::make(TensorView* var, TensorView* mean, TensorView* in,
+    std::vector<int64_t> axes, int64_t correction) {
+  return var->fusion()->create<VarMeanOp>(
+      ExprFields{{in}, {var, mean}, {{"axes", std::move(axes)}, {"correction", correction}}});
 }
 
 Split* Split::make(
-    IterDomain* outer,
-    IterDomain* inner,
-    IterDomain* in,
-    Scalar* factor,
-    bool inner_split) {
-  return in->fusion()->create<Split>(ExprFields{
-      {in, factor}, {outer, inner}, {{"inner_split", inner_split}}});
+    IterDomain* outer, IterDomain* inner, IterDomain* in, Scalar* factor, bool inner_split) {
+  return in->fusion()->create<Split>(
+      ExprFields{{in, factor}, {outer, inner}, {{"inner_split", inner_split}}});
 }
 
 Merge* Merge::make(IterDomain* out, IterDomain* outer, IterDomain* inner) {
   return out->fusion()->create<Merge>(ExprFields{{outer, inner}, {out}, {}});
 }
 
-bool is_reduction(const Expr* expr) {
-  return expr->is<ReductionOp>() || expr->is<VarMeanOp>();
-}
+bool is_reduction(const Expr* expr) { return expr->is<ReductionOp>() || expr->is<VarMeanOp>(); }
 
 const std::vector<int64_t>& reduced_axes_of(const Expr& reduction) {
   NVFUSE_ASSERT(is_reduction(&reduction), "not a reduction");

@@ -13,10 +13,9 @@ namespace nvfuse {
 
 // The kind tag and the constructor every Expr kind class has (also used by
 // the sibling headers listed in all_exprs.h).
-#define NVFUSE_EXPR_BOILERPLATE(Kind)                          \
-  static constexpr ExprKind kExprKind = ExprKind::Kind;        \
-  Kind(Fusion* fusion, ExprFields fields)                      \
-      : Expr(fusion, ExprKind::Kind, std::move(fields)) {}
+#define NVFUSE_EXPR_BOILERPLATE(Kind)                   \
+  static constexpr ExprKind kExprKind = ExprKind::Kind; \
+  Kind(Fusion* fusion, ExprFields fields) : Expr(fusion, ExprKind::Kind, std::move(fields)) {}
 
 // out = op(inputs...), elementwise over tensors and/or scalars. Operands are
 // already promoted (tensors cast) to the op's compute type.
@@ -38,23 +37,15 @@ class CastOp : public Expr {
 class BroadcastOp : public Expr {
  public:
   NVFUSE_EXPR_BOILERPLATE(BroadcastOp)
-  static BroadcastOp* make(
-      TensorView* out,
-      TensorView* in,
-      std::vector<bool> is_broadcast_dim);
-  const std::vector<bool>& is_broadcast_dim() const {
-    return attribute<std::vector<bool>>(0);
-  }
+  static BroadcastOp* make(TensorView* out, TensorView* in, std::vector<bool> is_broadcast_dim);
+  const std::vector<bool>& is_broadcast_dim() const { return attribute<std::vector<bool>>(0); }
 };
 
 // Expands broadcast axes of `in` to the given extents (inputs 1..rank).
 class ExpandOp : public Expr {
  public:
   NVFUSE_EXPR_BOILERPLATE(ExpandOp)
-  static ExpandOp* make(
-      TensorView* out,
-      TensorView* in,
-      const std::vector<Scalar*>& shape);
+  static ExpandOp* make(TensorView* out, TensorView* in, const std::vector<Scalar*>& shape);
 };
 
 // out = fold of `in` over `axes` with a binary op: add (sum), mul (prod),
@@ -62,15 +53,9 @@ class ExpandOp : public Expr {
 class ReductionOp : public Expr {
  public:
   NVFUSE_EXPR_BOILERPLATE(ReductionOp)
-  static ReductionOp* make(
-      TensorView* out,
-      TensorView* in,
-      OpType op,
-      std::vector<int64_t> axes);
+  static ReductionOp* make(TensorView* out, TensorView* in, OpType op, std::vector<int64_t> axes);
   OpType op() const { return attribute<OpType>(0); }
-  const std::vector<int64_t>& axes() const {
-    return attribute<std::vector<int64_t>>(1);
-  }
+  const std::vector<int64_t>& axes() const { return attribute<std::vector<int64_t>>(1); }
 };
 
 // "sum", "prod", "max", "min" for a ReductionOp's op.
@@ -80,15 +65,9 @@ const char* reduction_name(OpType op);
 class VarMeanOp : public Expr {
  public:
   NVFUSE_EXPR_BOILERPLATE(VarMeanOp)
-  static VarMeanOp* make(
-      TensorView* var,
-      TensorView* mean,
-      TensorView* in,
-      std::vector<int64_t> axes,
-      int64_t correction);
-  const std::vector<int64_t>& axes() const {
-    return attribute<std::vector<int64_t>>(0);
-  }
+  static VarMeanOp* make(TensorView* var, TensorView* mean, TensorView* in,
+      std::vector<int64_t> axes, int64_t correction);
+  const std::vector<int64_t>& axes() const { return attribute<std::vector<int64_t>>(0); }
   int64_t correction() const { return attribute<int64_t>(1); }
 };
 
@@ -102,11 +81,7 @@ class Split : public Expr {
  public:
   NVFUSE_EXPR_BOILERPLATE(Split)
   static Split* make(
-      IterDomain* outer,
-      IterDomain* inner,
-      IterDomain* in,
-      Scalar* factor,
-      bool inner_split);
+      IterDomain* outer, IterDomain* inner, IterDomain* in, Scalar* factor, bool inner_split);
   bool inner_split() const { return attribute<bool>(0); }
 };
 

@@ -8,11 +8,7 @@ namespace nvfuse {
 
 namespace {
 
-Scalar* fold_or_build(
-    OpType op,
-    Scalar* a,
-    Scalar* b,
-    int64_t (*fold)(int64_t, int64_t)) {
+Scalar* fold_or_build(OpType op, Scalar* a, Scalar* b, int64_t (*fold)(int64_t, int64_t)) {
   Fusion* fusion = a->fusion();
   if (a->constant_int() && b->constant_int()) {
     return fusion->index_constant(fold(*a->constant_int(), *b->constant_int()));
@@ -31,16 +27,14 @@ Scalar* extent_add(Scalar* a, Scalar* b) {
   if (b->is_constant_int(0)) {
     return a;
   }
-  return fold_or_build(
-      OpType::add, a, b, [](int64_t x, int64_t y) { return x + y; });
+  return fold_or_build(OpType::add, a, b, [](int64_t x, int64_t y) { return x + y; });
 }
 
 Scalar* extent_sub(Scalar* a, Scalar* b) {
   if (b->is_constant_int(0)) {
     return a;
   }
-  return fold_or_build(
-      OpType::sub, a, b, [](int64_t x, int64_t y) { return x - y; });
+  return fold_or_build(OpType::sub, a, b, [](int64_t x, int64_t y) { return x - y; });
 }
 
 Scalar* extent_div(Scalar* a, Scalar* b) {
@@ -54,15 +48,11 @@ Scalar* extent_div(Scalar* a, Scalar* b) {
 }
 
 Scalar* extent_max(Scalar* a, Scalar* b) {
-  return fold_or_build(OpType::maximum, a, b, [](int64_t x, int64_t y) {
-    return std::max(x, y);
-  });
+  return fold_or_build(OpType::maximum, a, b, [](int64_t x, int64_t y) { return std::max(x, y); });
 }
 
 Scalar* extent_min(Scalar* a, Scalar* b) {
-  return fold_or_build(OpType::minimum, a, b, [](int64_t x, int64_t y) {
-    return std::min(x, y);
-  });
+  return fold_or_build(OpType::minimum, a, b, [](int64_t x, int64_t y) { return std::min(x, y); });
 }
 
 Scalar* normalized_index(Scalar* index, Scalar* extent) {
@@ -88,8 +78,7 @@ Scalar* extent_mul(Scalar* a, Scalar* b) {
   if (b->is_constant_int(1)) {
     return a;
   }
-  return fold_or_build(
-      OpType::mul, a, b, [](int64_t x, int64_t y) { return x * y; });
+  return fold_or_build(OpType::mul, a, b, [](int64_t x, int64_t y) { return x * y; });
 }
 
 Scalar* extent_ceil_div(Scalar* a, Scalar* b) {

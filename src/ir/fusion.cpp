@@ -78,8 +78,7 @@ void Fusion::retain_outputs(const std::vector<size_t>& positions) {
     kept.push_back(outputs_[position]);
   }
   for (auto it = output_aliases_.begin(); it != output_aliases_.end();) {
-    const bool still_output =
-        std::find(kept.begin(), kept.end(), it->first) != kept.end();
+    const bool still_output = std::find(kept.begin(), kept.end(), it->first) != kept.end();
     it = still_output ? std::next(it) : output_aliases_.erase(it);
   }
   outputs_ = std::move(kept);
@@ -108,8 +107,7 @@ std::vector<Expr*> Fusion::exprs() const {
   std::vector<Frame> stack;
   auto push = [&](const Val* v) {
     Expr* def = v->definition();
-    if (def == nullptr || def->is<Split>() || def->is<Merge>() ||
-        !visited.insert(def).second) {
+    if (def == nullptr || def->is<Split>() || def->is<Merge>() || !visited.insert(def).second) {
       return;
     }
     stack.push_back({def, 0});
@@ -137,8 +135,7 @@ void Fusion::remove_expr(Expr* expr) {
   for (Val* out : expr->outputs()) {
     out->definition_ = nullptr;
   }
-  auto it = std::find_if(
-      statements_.begin(), statements_.end(),
+  auto it = std::find_if(statements_.begin(), statements_.end(),
       [expr](const auto& node) { return node.get() == expr; });
   NVFUSE_ASSERT(it != statements_.end(), "removing an expr not in the fusion");
   statements_.erase(it);
@@ -148,8 +145,7 @@ void Fusion::remove_expr(Expr* expr) {
 }
 
 Expr* Fusion::replace_inputs(
-    Expr* expr,
-    const std::unordered_map<const Val*, Val*>& substitutions) {
+    Expr* expr, const std::unordered_map<const Val*, Val*>& substitutions) {
   ExprFields fields = expr->fields();
   for (Val*& in : fields.inputs) {
     if (auto it = substitutions.find(in); it != substitutions.end()) {
@@ -178,8 +174,6 @@ void Fusion::replace_all_uses(Val* old_val, Val* replacement) {
   std::replace(outputs_.begin(), outputs_.end(), old_val, replacement);
 }
 
-std::string Fusion::to_string() const {
-  return print_fusion(*this);
-}
+std::string Fusion::to_string() const { return print_fusion(*this); }
 
 }  // namespace nvfuse

@@ -63,24 +63,18 @@ class Fusion {
   TensorView* aliased_input(const Val* output) const;
 
   void add_extent_equality(Scalar* a, Scalar* b, Val* result);
-  const std::vector<ExtentEquality>& extent_equalities() const {
-    return extent_equalities_;
-  }
+  const std::vector<ExtentEquality>& extent_equalities() const { return extent_equalities_; }
 
   // The value-computing exprs the outputs depend on, in topological order
   // (producers first; inputs visited in order, so the order is
   // deterministic). Domain transforms such as Split and Merge are excluded.
   std::vector<Expr*> exprs() const;
-  const std::vector<std::unique_ptr<Statement>>& statements() const {
-    return statements_;
-  }
+  const std::vector<std::unique_ptr<Statement>>& statements() const { return statements_; }
 
   // Rewriting, for passes. Exprs are immutable: `replace_inputs` swaps
   // `expr` for a new Expr of the same kind and attributes whose inputs are
   // substituted; the outputs keep their identity. Returns the new Expr.
-  Expr* replace_inputs(
-      Expr* expr,
-      const std::unordered_map<const Val*, Val*>& substitutions);
+  Expr* replace_inputs(Expr* expr, const std::unordered_map<const Val*, Val*>& substitutions);
   // The same for the input at `position` only (a Scalar operand that
   // other positions share, such as one of a reshape's equal sizes).
   Expr* replace_input_at(Expr* expr, size_t position, Val* replacement);

@@ -4,11 +4,7 @@
 
 namespace nvfuse {
 
-IterDomain::IterDomain(
-    Fusion* fusion,
-    Scalar* extent,
-    IterType iter_type,
-    Scalar* expanded_extent,
+IterDomain::IterDomain(Fusion* fusion, Scalar* extent, IterType iter_type, Scalar* expanded_extent,
     ParallelType parallel_type)
     : Val(fusion, ValKind::kIterDomain, DataType::Index),
       extent_(extent),
@@ -16,8 +12,7 @@ IterDomain::IterDomain(
       iter_type_(iter_type),
       parallel_type_(parallel_type) {
   NVFUSE_ASSERT(extent_ != nullptr, "an IterDomain needs an extent");
-  NVFUSE_ASSERT(
-      expanded_extent_ == nullptr || iter_type_ == IterType::kBroadcast,
+  NVFUSE_ASSERT(expanded_extent_ == nullptr || iter_type_ == IterType::kBroadcast,
       "only broadcast axes can be expanded");
 }
 

@@ -19,11 +19,7 @@ class IterDomain : public Val {
 
   // A broadcast axis has extent 1; an *expanded* broadcast has extent 1 in
   // memory and `expanded_extent` in the logical shape (stride 0).
-  IterDomain(
-      Fusion* fusion,
-      Scalar* extent,
-      IterType iter_type,
-      Scalar* expanded_extent = nullptr,
+  IterDomain(Fusion* fusion, Scalar* extent, IterType iter_type, Scalar* expanded_extent = nullptr,
       ParallelType parallel_type = ParallelType::Serial);
 
   Scalar* extent() const { return extent_; }
@@ -42,9 +38,7 @@ class IterDomain : public Val {
 
   ParallelType parallel_type() const { return parallel_type_; }
   void parallelize(ParallelType type) { parallel_type_ = type; }
-  bool is_device_parallel() const {
-    return nvfuse::is_device_parallel(parallel_type_);
-  }
+  bool is_device_parallel() const { return nvfuse::is_device_parallel(parallel_type_); }
 
   // "iS3{i0}", "bS4{1}", "bS5{1 ex i2}", "iDIDx6{4}".
   std::string to_string() const;

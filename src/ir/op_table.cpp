@@ -15,8 +15,7 @@ constexpr uint8_t C = kAcceptComplex;
 const std::vector<OpInfo>& all_pointwise_ops() {
   static const std::vector<OpInfo> table = {
 #define NVFUSE_OP_INFO(name, arity, promotion, accepts, params, in_python) \
-  OpInfo{OpType::name, #name,  arity,    Promotion::promotion,            \
-         accepts,      params, in_python},
+  OpInfo{OpType::name, #name, arity, Promotion::promotion, accepts, params, in_python},
       NVFUSE_POINTWISE_OPS(NVFUSE_OP_INFO)
 #undef NVFUSE_OP_INFO
   };
@@ -30,9 +29,7 @@ const OpInfo& info_of(OpType op) {
   return table[index];
 }
 
-const char* name_of(OpType op) {
-  return info_of(op).name;
-}
+const char* name_of(OpType op) { return info_of(op).name; }
 
 std::optional<OpType> op_type_named(std::string_view name) {
   for (const OpInfo& info : all_pointwise_ops()) {
@@ -43,9 +40,7 @@ std::optional<OpType> op_type_named(std::string_view name) {
   return std::nullopt;
 }
 
-int first_promoted_operand(OpType op) {
-  return op == OpType::where ? 1 : 0;
-}
+int first_promoted_operand(OpType op) { return op == OpType::where ? 1 : 0; }
 
 bool accepts_dtype(uint8_t accepts, DataType dtype) {
   switch (category_of(dtype)) {

@@ -30,9 +30,7 @@ const char* python_name_of(ParallelType type) {
   }
 }
 
-std::ostream& operator<<(std::ostream& os, ParallelType type) {
-  return os << name_of(type);
-}
+std::ostream& operator<<(std::ostream& os, ParallelType type) { return os << name_of(type); }
 
 int mesh_axis_of(ParallelType t) {
   switch (t) {

@@ -35,8 +35,7 @@ const char* python_name_of(ParallelType type);
 std::ostream& operator<<(std::ostream& os, ParallelType type);
 
 inline bool is_device_parallel(ParallelType t) {
-  return t == ParallelType::DIDx || t == ParallelType::DIDy ||
-      t == ParallelType::DIDz;
+  return t == ParallelType::DIDx || t == ParallelType::DIDy || t == ParallelType::DIDz;
 }
 
 // The mesh axis a DID type distributes over: DIDx -> 0, DIDy -> 1, DIDz -> 2.

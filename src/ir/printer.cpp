@@ -67,8 +67,7 @@ std::string print_fusion(const Fusion& fusion) {
     ss << "  " << print_operand(*out);
     if (const TensorView* alias = fusion.aliased_input(out)) {
       ss << " (written in place into " << alias->name() << ")";
-    } else if (out->is<TensorView>() &&
-               out->as<TensorView>()->domain().has_allocation()) {
+    } else if (out->is<TensorView>() && out->as<TensorView>()->domain().has_allocation()) {
       ss << " allocation=[";
       const auto& alloc = out->as<TensorView>()->domain().allocation();
       for (size_t i = 0; i < alloc.size(); ++i) {

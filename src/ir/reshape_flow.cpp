@@ -16,8 +16,8 @@ struct Group {
 
 // The groups from the front, stopping at the first that constant and
 // shared extents cannot match.
-std::vector<Group> groups_of(const std::vector<IterDomain*>& in,
-                             const std::vector<IterDomain*>& out) {
+std::vector<Group> groups_of(
+    const std::vector<IterDomain*>& in, const std::vector<IterDomain*>& out) {
   std::vector<Group> groups;
   int64_t i = 0;
   int64_t o = 0;

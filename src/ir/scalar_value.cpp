@@ -91,8 +91,7 @@ double round_to_dtype(double value, DataType dtype) {
       return static_cast<float>(round_to_precision(as_float, 8, -133));
     case DataType::Half: {  // 11 significant bits, max 65504
       const double rounded = round_to_precision(as_float, 11, -24);
-      return std::fabs(rounded) > 65504.0 ? std::copysign(INFINITY, rounded)
-                                           : rounded;
+      return std::fabs(rounded) > 65504.0 ? std::copysign(INFINITY, rounded) : rounded;
     }
     default:
       return value;  // Double; float8 constants keep double precision
@@ -158,8 +157,7 @@ size_t ScalarValue::hash() const {
         if constexpr (std::is_same_v<T, std::monostate>) {
           return 0;
         } else if constexpr (std::is_same_v<T, std::complex<double>>) {
-          return std::hash<double>()(v.real()) * 31 +
-              std::hash<double>()(v.imag());
+          return std::hash<double>()(v.real()) * 31 + std::hash<double>()(v.imag());
         } else {
           return std::hash<T>()(v);
         }
@@ -204,8 +202,7 @@ std::string ScalarValue::to_python() const {
   }
   if (is_complex()) {
     const auto c = std::get<std::complex<double>>(storage_);
-    return "complex(" + float_to_python(c.real()) + ", " +
-        float_to_python(c.imag()) + ")";
+    return "complex(" + float_to_python(c.real()) + ", " + float_to_python(c.imag()) + ")";
   }
   return "None";
 }

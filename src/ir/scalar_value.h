@@ -13,8 +13,7 @@ namespace nvfuse {
 
 class ScalarValue {
  public:
-  using Storage = std::
-      variant<std::monostate, bool, int64_t, double, std::complex<double>>;
+  using Storage = std::variant<std::monostate, bool, int64_t, double, std::complex<double>>;
 
   ScalarValue() = default;
   ScalarValue(bool v) : storage_(v) {}
@@ -27,9 +26,7 @@ class ScalarValue {
   bool is_bool() const { return std::holds_alternative<bool>(storage_); }
   bool is_int() const { return std::holds_alternative<int64_t>(storage_); }
   bool is_double() const { return std::holds_alternative<double>(storage_); }
-  bool is_complex() const {
-    return std::holds_alternative<std::complex<double>>(storage_);
-  }
+  bool is_complex() const { return std::holds_alternative<std::complex<double>>(storage_); }
 
   // Conversions follow C++ rules; converting a complex to a real type drops
   // the imaginary part, as torch's casts do.

@@ -18,18 +18,14 @@ class ReshapeOp : public Expr {
 class PermuteOp : public Expr {
  public:
   NVFUSE_EXPR_BOILERPLATE(PermuteOp)
-  const std::vector<int64_t>& dims() const {
-    return attribute<std::vector<int64_t>>(0);
-  }
+  const std::vector<int64_t>& dims() const { return attribute<std::vector<int64_t>>(0); }
 };
 
 // Removes the size-1 axes `dims` (sorted).
 class SqueezeOp : public Expr {
  public:
   NVFUSE_EXPR_BOILERPLATE(SqueezeOp)
-  const std::vector<int64_t>& dims() const {
-    return attribute<std::vector<int64_t>>(0);
-  }
+  const std::vector<int64_t>& dims() const { return attribute<std::vector<int64_t>>(0); }
 };
 
 // inputs: in, then (start, end, step) per axis, as given (Python semantics:

@@ -26,8 +26,7 @@ std::string Sharding::to_string() const {
   bool any = false;
   for (size_t a = 0; a < mesh_axis.size(); ++a) {
     if (mesh_axis[a] >= 0) {
-      ss << (any ? ", " : ": ") << "axis " << a << " on "
-         << did_of_mesh_axis(mesh_axis[a]);
+      ss << (any ? ", " : ": ") << "axis " << a << " on " << did_of_mesh_axis(mesh_axis[a]);
       any = true;
     }
   }
@@ -60,11 +59,9 @@ Sharding sharding_of(const TensorView& tv) {
       continue;
     }
     const int m = mesh_axis_of(id->parallel_type());
-    NVFUSE_CHECK(
-        s.mesh.has_value(), tv.name(), " has an axis on ", id->parallel_type(),
+    NVFUSE_CHECK(s.mesh.has_value(), tv.name(), " has an axis on ", id->parallel_type(),
         " but no device mesh; call set_device_mesh first");
-    NVFUSE_CHECK(
-        m < s.mesh->rank(), tv.name(), " is parallelized on ", id->parallel_type(),
+    NVFUSE_CHECK(m < s.mesh->rank(), tv.name(), " is parallelized on ", id->parallel_type(),
         " but its mesh ", *s.mesh, " has ", s.mesh->rank(), " axes");
     int64_t axis = -1;
     bool whole = false;
@@ -76,25 +73,22 @@ Sharding sharding_of(const TensorView& tv) {
                def->output(0) == id && !def->as<Split>()->inner_split()) {
       auto in = std::find(logical.begin(), logical.end(), def->input(0));
       const auto parts = def->input(1)->as<Scalar>()->constant_int();
-      NVFUSE_CHECK(
-          in != logical.end(), tv.name(), ": only an outer split of a logical axis "
-          "may be parallelized on ", id->parallel_type());
-      NVFUSE_CHECK(
-          parts.has_value() && *parts == s.mesh->size(m), tv.name(), ": axis ",
+      NVFUSE_CHECK(in != logical.end(), tv.name(),
+          ": only an outer split of a logical axis "
+          "may be parallelized on ",
+          id->parallel_type());
+      NVFUSE_CHECK(parts.has_value() && *parts == s.mesh->size(m), tv.name(), ": axis ",
           in - logical.begin(), " is split into ",
           parts.has_value() ? std::to_string(*parts) : std::string("a symbolic count of"),
           " parts but mesh axis ", m, " has ", s.mesh->size(m), " devices");
       axis = in - logical.begin();
     } else {
-      NVFUSE_CHECK(
-          false, tv.name(), ": a loop axis on ", id->parallel_type(),
+      NVFUSE_CHECK(false, tv.name(), ": a loop axis on ", id->parallel_type(),
           " must be a logical axis or the outer part of outer_split(axis, devices)");
     }
+    NVFUSE_CHECK(s.logical_axis_on(m) < 0, tv.name(), " has two axes on ", id->parallel_type());
     NVFUSE_CHECK(
-        s.logical_axis_on(m) < 0, tv.name(), " has two axes on ", id->parallel_type());
-    NVFUSE_CHECK(
-        s.mesh_axis[axis] < 0, tv.name(), ": axis ", axis,
-        " is parallelized on two mesh axes");
+        s.mesh_axis[axis] < 0, tv.name(), ": axis ", axis, " is parallelized on two mesh axes");
     s.mesh_axis[axis] = m;
     s.whole_axis[axis] = whole;
   }
@@ -111,8 +105,7 @@ void clear_sharding(TensorView* tv) {
 }
 
 void apply_sharding(TensorView* tv, const Sharding& sharding) {
-  NVFUSE_ASSERT(
-      tv->loop_rank() == tv->rank() && sharding.mesh.has_value() &&
+  NVFUSE_ASSERT(tv->loop_rank() == tv->rank() && sharding.mesh.has_value() &&
           static_cast<int64_t>(sharding.mesh_axis.size()) == tv->rank(),
       "apply_sharding needs an untransformed tensor and a sharding of its rank");
   tv->set_device_mesh(*sharding.mesh);

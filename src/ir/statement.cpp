@@ -14,8 +14,8 @@ Val::Val(Fusion* fusion, ValKind kind, DataType dtype)
 
 const char* name_of(ExprKind kind) {
   switch (kind) {
-#define NVFUSE_EXPR_KIND_NAME(kind) \
-  case ExprKind::kind:              \
+#define NVFUSE_EXPR_KIND_NAME(kind, kernels) \
+  case ExprKind::kind:                       \
     return #kind;
     NVFUSE_EXPR_KINDS(NVFUSE_EXPR_KIND_NAME)
 #undef NVFUSE_EXPR_KIND_NAME
@@ -63,8 +63,7 @@ Expr::Expr(Fusion* fusion, ExprKind kind, ExprFields fields)
   }
   for (Val* out : fields_.outputs) {
     NVFUSE_ASSERT(out != nullptr, "null output of a ", name_of(kind));
-    NVFUSE_ASSERT(
-        out->definition_ == nullptr, "a Val may be defined only once (SSA)");
+    NVFUSE_ASSERT(out->definition_ == nullptr, "a Val may be defined only once (SSA)");
     out->definition_ = this;
   }
 }

@@ -82,59 +82,82 @@ class Val : public Statement {
   std::vector<Expr*> uses_;
 };
 
-// X(kind): every Expr subclass. Dispatch (dispatch.h), cloning and the
-// kind names are generated from this list; printing and hashing are generic
-// over inputs, outputs and attributes, so a new kind needs only its class.
-#define NVFUSE_EXPR_KINDS(X) \
-  X(PointwiseOp)             \
-  X(CastOp)                  \
-  X(BroadcastOp)             \
-  X(ExpandOp)                \
-  X(ReductionOp)             \
-  X(VarMeanOp)               \
-  X(ReshapeOp)               \
-  X(PermuteOp)               \
-  X(SqueezeOp)               \
-  X(SliceOp)                 \
-  X(PadOp)                   \
-  X(CatOp)                   \
-  X(SelectOp)                \
-  X(IndexSelectOp)           \
-  X(GatherOp)                \
-  X(ScatterOp)               \
-  X(IndexPutAccumulateOp)    \
-  X(EmbeddingFwdOp)          \
-  X(TriuOp)                  \
-  X(CumsumOp)                \
-  X(FullOp)                  \
-  X(IotaOp)                  \
-  X(RngOp)                   \
-  X(MatmulOp)                \
-  X(LinearOp)                \
-  X(GroupedMmOp)             \
-  X(SdpaFwdOp)               \
-  X(SdpaBwdOp)               \
-  X(TopkOp)                  \
-  X(ArgsortOp)               \
-  X(Split)                   \
-  X(Merge)
+// Which generated kernels compute an Expr kind. Every kind also runs on the
+// reference evaluator (ATen, op by op), whose dispatch fails to compile
+// until it handles a new kind.
+enum ExprKernels : unsigned {
+  // Only ATen: the segmenter cuts the expr out into an ATen call of its own.
+  kAtenOnly = 0,
+  // The pointwise and reduction kernels compute it element by element (and
+  // the coordinate kernel with them).
+  kElementwise = 1,
+  // The coordinate kernel computes it: values read or made at other
+  // coordinates (slices, gathers, permutes, factories, random, scans).
+  kCoordinate = 2,
+  // A transform of iteration domains, not a tensor op: nothing computes it.
+  kDomain = 4,
+};
+
+// X(kind, kernels): every Expr subclass and the kernels that compute it.
+// Dispatch (dispatch.h), cloning, the kind names and kernels_of are
+// generated from this list; printing and hashing are generic over inputs,
+// outputs and attributes. A new kind needs its class and its row here.
+#define NVFUSE_EXPR_KINDS(X)         \
+  X(PointwiseOp, kElementwise)       \
+  X(CastOp, kElementwise)            \
+  X(BroadcastOp, kElementwise)       \
+  X(ExpandOp, kElementwise)          \
+  X(ReductionOp, kElementwise)       \
+  X(VarMeanOp, kElementwise)         \
+  X(ReshapeOp, kCoordinate)          \
+  X(PermuteOp, kCoordinate)          \
+  X(SqueezeOp, kCoordinate)          \
+  X(SliceOp, kCoordinate)            \
+  X(PadOp, kCoordinate)              \
+  X(CatOp, kCoordinate)              \
+  X(SelectOp, kCoordinate)           \
+  X(IndexSelectOp, kCoordinate)      \
+  X(GatherOp, kCoordinate)           \
+  X(ScatterOp, kCoordinate)          \
+  X(IndexPutAccumulateOp, kAtenOnly) \
+  X(EmbeddingFwdOp, kCoordinate)     \
+  X(TriuOp, kCoordinate)             \
+  X(CumsumOp, kCoordinate)           \
+  X(FullOp, kCoordinate)             \
+  X(IotaOp, kCoordinate)             \
+  X(RngOp, kCoordinate)              \
+  X(MatmulOp, kAtenOnly)             \
+  X(LinearOp, kAtenOnly)             \
+  X(GroupedMmOp, kAtenOnly)          \
+  X(SdpaFwdOp, kAtenOnly)            \
+  X(SdpaBwdOp, kAtenOnly)            \
+  X(TopkOp, kAtenOnly)               \
+  X(ArgsortOp, kAtenOnly)            \
+  X(Split, kDomain)                  \
+  X(Merge, kDomain)
 
 enum class ExprKind {
-#define NVFUSE_EXPR_KIND_ENUM(kind) kind,
+#define NVFUSE_EXPR_KIND_ENUM(kind, kernels) kind,
   NVFUSE_EXPR_KINDS(NVFUSE_EXPR_KIND_ENUM)
 #undef NVFUSE_EXPR_KIND_ENUM
 };
 
 const char* name_of(ExprKind kind);
 
-using AttributeValue = std::variant<
-    bool,
-    int64_t,
-    double,
-    DataType,
-    OpType,
-    std::vector<int64_t>,
-    std::vector<bool>>;
+// The row of NVFUSE_EXPR_KINDS: which generated kernels compute `kind`.
+constexpr unsigned kernels_of(ExprKind kind) {
+  switch (kind) {
+#define NVFUSE_EXPR_KIND_KERNELS(kind, kernels) \
+  case ExprKind::kind:                          \
+    return kernels;
+    NVFUSE_EXPR_KINDS(NVFUSE_EXPR_KIND_KERNELS)
+#undef NVFUSE_EXPR_KIND_KERNELS
+  }
+  return kAtenOnly;
+}
+
+using AttributeValue =
+    std::variant<bool, int64_t, double, DataType, OpType, std::vector<int64_t>, std::vector<bool>>;
 
 struct Attribute {
   std::string name;
@@ -165,9 +188,7 @@ class Expr : public Statement {
   bool reads(const Val* v) const {
     return std::find(inputs().begin(), inputs().end(), v) != inputs().end();
   }
-  const std::vector<Attribute>& attributes() const {
-    return fields_.attributes;
-  }
+  const std::vector<Attribute>& attributes() const { return fields_.attributes; }
   const ExprFields& fields() const { return fields_; }
 
   template <typename T>

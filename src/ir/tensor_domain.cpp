@@ -8,8 +8,7 @@
 namespace nvfuse {
 
 TensorDomain::TensorDomain(
-    std::vector<IterDomain*> logical,
-    std::vector<std::optional<bool>> contiguity)
+    std::vector<IterDomain*> logical, std::vector<std::optional<bool>> contiguity)
     : logical_(std::move(logical)), allocation_(logical_), loop_(logical_) {
   if (contiguity.empty()) {
     contiguity = contiguous_for(allocation_);
@@ -22,29 +21,24 @@ std::vector<std::optional<bool>> TensorDomain::contiguous_for(
   std::vector<std::optional<bool>> contiguity;
   contiguity.reserve(allocation.size());
   for (IterDomain* id : allocation) {
-    contiguity.push_back(
-        id->is_broadcast() ? std::nullopt : std::optional<bool>(true));
+    contiguity.push_back(id->is_broadcast() ? std::nullopt : std::optional<bool>(true));
   }
   return contiguity;
 }
 
 void TensorDomain::set_allocation(
-    std::vector<IterDomain*> allocation,
-    std::vector<std::optional<bool>> contiguity) {
+    std::vector<IterDomain*> allocation, std::vector<std::optional<bool>> contiguity) {
   NVFUSE_ASSERT_EQ(
-      allocation.size(), contiguity.size(),
-      "contiguity must have one entry per allocation axis");
+      allocation.size(), contiguity.size(), "contiguity must have one entry per allocation axis");
   for (size_t i = 0; i < allocation.size(); ++i) {
-    NVFUSE_ASSERT(
-        allocation[i]->is_broadcast() != contiguity[i].has_value(),
+    NVFUSE_ASSERT(allocation[i]->is_broadcast() != contiguity[i].has_value(),
         "contiguity must be None exactly on broadcast axes");
   }
   allocation_ = std::move(allocation);
   contiguity_ = std::move(contiguity);
 }
 
-std::optional<std::vector<int64_t>> TensorDomain::allocation_permutation()
-    const {
+std::optional<std::vector<int64_t>> TensorDomain::allocation_permutation() const {
   if (allocation_.size() != logical_.size()) {
     return std::nullopt;
   }
@@ -60,11 +54,9 @@ std::optional<std::vector<int64_t>> TensorDomain::allocation_permutation()
   return order;
 }
 
-std::vector<int64_t> allocation_order_from_stride_order(
-    const std::vector<int64_t>& stride_order) {
+std::vector<int64_t> allocation_order_from_stride_order(const std::vector<int64_t>& stride_order) {
   NVFUSE_CHECK(
-      is_permutation(stride_order),
-      "stride_order must hold each of 0..rank-1 exactly once");
+      is_permutation(stride_order), "stride_order must hold each of 0..rank-1 exactly once");
   const int64_t rank = static_cast<int64_t>(stride_order.size());
   std::vector<int64_t> order(rank);
   for (int64_t axis = 0; axis < rank; ++axis) {

@@ -20,21 +20,17 @@ class TensorDomain {
   // Allocation and loop start equal to logical. `contiguity` is aligned with
   // the allocation domain; empty means contiguous (None for broadcasts).
   explicit TensorDomain(
-      std::vector<IterDomain*> logical,
-      std::vector<std::optional<bool>> contiguity = {});
+      std::vector<IterDomain*> logical, std::vector<std::optional<bool>> contiguity = {});
 
   const std::vector<IterDomain*>& logical() const { return logical_; }
   const std::vector<IterDomain*>& allocation() const { return allocation_; }
   const std::vector<IterDomain*>& loop() const { return loop_; }
-  const std::vector<std::optional<bool>>& contiguity() const {
-    return contiguity_;
-  }
+  const std::vector<std::optional<bool>>& contiguity() const { return contiguity_; }
   int64_t rank() const { return static_cast<int64_t>(logical_.size()); }
 
   // Checks that contiguity is None exactly on broadcast axes.
   void set_allocation(
-      std::vector<IterDomain*> allocation,
-      std::vector<std::optional<bool>> contiguity);
+      std::vector<IterDomain*> allocation, std::vector<std::optional<bool>> contiguity);
   void set_loop(std::vector<IterDomain*> loop) { loop_ = std::move(loop); }
 
   // True when the allocation domain differs from the logical one.
@@ -56,8 +52,7 @@ class TensorDomain {
 
 // `stride_order[i]` is the stride rank of logical axis i (0 = fastest).
 // Returns the allocation permutation: logical axes, outermost first.
-std::vector<int64_t> allocation_order_from_stride_order(
-    const std::vector<int64_t>& stride_order);
+std::vector<int64_t> allocation_order_from_stride_order(const std::vector<int64_t>& stride_order);
 // The inverse: stride_order from an allocation permutation.
 std::vector<int64_t> stride_order_from_allocation_order(
     const std::vector<int64_t>& allocation_order);

@@ -9,17 +9,11 @@
 
 namespace nvfuse {
 
-TensorView::TensorView(
-    Fusion* fusion,
-    TensorDomain domain,
-    DataType dtype,
-    bool is_cpu_scalar)
+TensorView::TensorView(Fusion* fusion, TensorDomain domain, DataType dtype, bool is_cpu_scalar)
     : Val(fusion, ValKind::kTensorView, dtype),
       domain_(std::move(domain)),
       is_cpu_scalar_(is_cpu_scalar) {
-  NVFUSE_ASSERT(
-      !is_cpu_scalar_ || domain_.rank() == 0,
-      "a CPU scalar tensor must be 0-d");
+  NVFUSE_ASSERT(!is_cpu_scalar_ || domain_.rank() == 0, "a CPU scalar tensor must be 0-d");
 }
 
 IterDomain* TensorView::logical_axis(int64_t axis) const {
@@ -33,9 +27,7 @@ IterDomain* TensorView::axis(int64_t axis) const {
 void TensorView::split(int64_t axis, Scalar* factor, bool inner_split) {
   axis = normalize_axis(axis, loop_rank(), "split");
   IterDomain* in = domain_.loop()[axis];
-  NVFUSE_CHECK(
-      !in->is_broadcast(), "split: axis ", axis, " of ", name(),
-      " is a broadcast axis");
+  NVFUSE_CHECK(!in->is_broadcast(), "split: axis ", axis, " of ", name(), " is a broadcast axis");
   Fusion* f = fusion();
   Scalar* split_extent = extent_ceil_div(in->extent(), factor);
   Scalar* outer_extent = inner_split ? split_extent : factor;
@@ -57,14 +49,11 @@ void TensorView::split(int64_t axis, int64_t factor, bool inner_split) {
 void TensorView::merge(int64_t outer_axis, int64_t inner_axis) {
   outer_axis = normalize_axis(outer_axis, loop_rank(), "merge");
   inner_axis = normalize_axis(inner_axis, loop_rank(), "merge");
-  NVFUSE_CHECK(
-      outer_axis != inner_axis, "merge: cannot merge axis ", outer_axis,
-      " with itself");
+  NVFUSE_CHECK(outer_axis != inner_axis, "merge: cannot merge axis ", outer_axis, " with itself");
   IterDomain* outer = domain_.loop()[outer_axis];
   IterDomain* inner = domain_.loop()[inner_axis];
   const bool both_broadcast = outer->is_broadcast() && inner->is_broadcast();
-  auto* out = fusion()->create<IterDomain>(
-      extent_mul(outer->extent(), inner->extent()),
+  auto* out = fusion()->create<IterDomain>(extent_mul(outer->extent(), inner->extent()),
       both_broadcast ? IterType::kBroadcast : IterType::kIteration);
   Merge::make(out, outer, inner);
   std::vector<IterDomain*> loop = domain_.loop();
@@ -74,9 +63,7 @@ void TensorView::merge(int64_t outer_axis, int64_t inner_axis) {
 }
 
 void TensorView::reorder(const std::vector<int64_t>& new_order) {
-  NVFUSE_CHECK(
-      static_cast<int64_t>(new_order.size()) == loop_rank() &&
-          is_permutation(new_order),
+  NVFUSE_CHECK(static_cast<int64_t>(new_order.size()) == loop_rank() && is_permutation(new_order),
       "reorder: the order must be a permutation of 0..", loop_rank() - 1);
   std::vector<IterDomain*> loop;
   loop.reserve(new_order.size());
@@ -87,8 +74,7 @@ void TensorView::reorder(const std::vector<int64_t>& new_order) {
 }
 
 void TensorView::set_allocation_domain(
-    std::vector<IterDomain*> allocation,
-    std::vector<std::optional<bool>> contiguity) {
+    std::vector<IterDomain*> allocation, std::vector<std::optional<bool>> contiguity) {
   domain_.set_allocation(std::move(allocation), std::move(contiguity));
 }
 
@@ -102,8 +88,7 @@ std::vector<int64_t> TensorView::stride_order() const {
   }
   auto order = domain_.allocation_permutation();
   NVFUSE_ASSERT(
-      order.has_value(), name(),
-      "'s allocation domain is not a permutation of its logical domain");
+      order.has_value(), name(), "'s allocation domain is not a permutation of its logical domain");
   return stride_order_from_allocation_order(*order);
 }
 

@@ -17,11 +17,7 @@ class TensorView : public Val {
 
   // `is_cpu_scalar`: a 0-d tensor that lives on the CPU and is passed to GPU
   // kernels by value.
-  TensorView(
-      Fusion* fusion,
-      TensorDomain domain,
-      DataType dtype,
-      bool is_cpu_scalar = false);
+  TensorView(Fusion* fusion, TensorDomain domain, DataType dtype, bool is_cpu_scalar = false);
 
   const TensorDomain& domain() const { return domain_; }
   int64_t rank() const { return domain_.rank(); }
@@ -29,9 +25,7 @@ class TensorView : public Val {
   IterDomain* logical_axis(int64_t axis) const;
   // An axis of the loop domain (negative counts from the end).
   IterDomain* axis(int64_t axis) const;
-  int64_t loop_rank() const {
-    return static_cast<int64_t>(domain_.loop().size());
-  }
+  int64_t loop_rank() const { return static_cast<int64_t>(domain_.loop().size()); }
   bool is_cpu_scalar() const { return is_cpu_scalar_; }
   // A segment input made by another segment: it takes the producer's
   // layout as it is (kernels read actual strides), so input binding checks
@@ -49,8 +43,7 @@ class TensorView : public Val {
   void reorder(const std::vector<int64_t>& new_order);
 
   void set_allocation_domain(
-      std::vector<IterDomain*> allocation,
-      std::vector<std::optional<bool>> contiguity);
+      std::vector<IterDomain*> allocation, std::vector<std::optional<bool>> contiguity);
   void set_loop_domain(std::vector<IterDomain*> loop);
   // The stride_order of a permuted allocation domain; empty when allocation
   // equals logical.

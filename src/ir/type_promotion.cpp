@@ -65,20 +65,17 @@ DataType result_type(const std::vector<Val*>& operands, bool tensor_result) {
         zero_dim_result = promote_types(zero_dim_result, v->dtype());
       }
     } else {
-      scalar_result =
-          promote_types(scalar_result, wrapped_scalar_type(v->dtype()));
+      scalar_result = promote_types(scalar_result, wrapped_scalar_type(v->dtype()));
     }
   }
   if (!any_tensor) {
     return tensor_result ? scalar_result : plain;
   }
-  return combine_categories(
-      dim_result, combine_categories(zero_dim_result, scalar_result));
+  return combine_categories(dim_result, combine_categories(zero_dim_result, scalar_result));
 }
 
 DataType compute_type_of(const OpInfo& info, DataType common) {
-  if (info.promotion == Promotion::kIntToFloat &&
-      (is_integral(common) || is_boolean(common))) {
+  if (info.promotion == Promotion::kIntToFloat && (is_integral(common) || is_boolean(common))) {
     return DataType::Float;
   }
   return common;

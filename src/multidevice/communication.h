@@ -53,8 +53,8 @@ struct Communication {
   // (AllToAll: the one sharded before; `to_axis` the one sharded after).
   int64_t axis = -1;
   int64_t to_axis = -1;
-  int64_t root = -1;     // rooted kinds; SendRecv: the sender
-  int64_t peer = -1;     // SendRecv: the receiver
+  int64_t root = -1;  // rooted kinds; SendRecv: the sender
+  int64_t peer = -1;  // SendRecv: the receiver
   std::optional<OpType> reduce_op;
 
   // The team `device` is in, or empty when it takes no part.

@@ -59,14 +59,14 @@ Sharding after(const Communication& comm, Sharding current, const Sharding& out)
 // Axes of input `input` of `expr` (distributed as `in`) that are whole where
 // the output (distributed as `out`) is sharded: they must be sliced so the
 // expr sees local extents only.
-std::optional<Sharding> sliced_for(const Expr& expr, size_t input, const Sharding& in,
-                                   const Sharding& out) {
+std::optional<Sharding> sliced_for(
+    const Expr& expr, size_t input, const Sharding& in, const Sharding& out) {
   const auto flow = axis_flow(expr, input);
   if (!flow.has_value() || in.mesh != out.mesh) {
     return std::nullopt;
   }
-  Sharding sliced = with_local_slices(*flow, *expr.input(input)->as<TensorView>(), in,
-                                      *expr.output(0)->as<TensorView>(), out);
+  Sharding sliced = with_local_slices(
+      *flow, *expr.input(input)->as<TensorView>(), in, *expr.output(0)->as<TensorView>(), out);
   const bool any = sliced.mesh_axis != in.mesh_axis;
   return any ? std::optional<Sharding>(sliced) : std::nullopt;
 }
@@ -122,13 +122,13 @@ class Inserter {
     }
     for (size_t i = 0; i < expr->inputs().size(); ++i) {
       const Val* original = expr->input(i);
-      if (!original->is<TensorView>() ||
-          !original->as<TensorView>()->device_mesh().has_value()) {
+      if (!original->is<TensorView>() || !original->as<TensorView>()->device_mesh().has_value()) {
         continue;
       }
       auto it = substitutions.find(original);
-      auto* current = it != substitutions.end() ? it->second->as<TensorView>()
-                                                : const_cast<TensorView*>(original->as<TensorView>());
+      auto* current = it != substitutions.end()
+          ? it->second->as<TensorView>()
+          : const_cast<TensorView*>(original->as<TensorView>());
       if (auto sliced = sliced_for(*expr, i, sharding_of(*current), out_sharding)) {
         TensorView* slice = distributed_copy(current, *sliced);
         steps_.local_slices.push_back(slice->definition());
@@ -167,8 +167,8 @@ class Inserter {
     }
     if (fusion_.is_output(out)) {
       std::vector<Val*> outputs = fusion_.outputs();
-      std::replace(outputs.begin(), outputs.end(), static_cast<Val*>(out),
-                   static_cast<Val*>(combined));
+      std::replace(
+          outputs.begin(), outputs.end(), static_cast<Val*>(out), static_cast<Val*>(combined));
       fusion_.set_outputs(std::move(outputs));
     }
     Communication step = comm;
@@ -183,8 +183,6 @@ class Inserter {
 
 }  // namespace
 
-HostSteps insert_communications(Fusion& fusion) {
-  return Inserter(fusion).run();
-}
+HostSteps insert_communications(Fusion& fusion) { return Inserter(fusion).run(); }
 
 }  // namespace nvfuse

@@ -65,8 +65,7 @@ class Localizer {
     }
     Scalar* local = nullptr;
     if (auto n = global->constant_int()) {
-      NVFUSE_CHECK(
-          *n % devices == 0, tv.name(), ": axis ", axis, " of extent ", *n,
+      NVFUSE_CHECK(*n % devices == 0, tv.name(), ": axis ", axis, " of extent ", *n,
           " does not split evenly over ", devices, " devices");
       local = fusion_.index_constant(*n / devices);
     } else {
@@ -142,8 +141,6 @@ class Localizer {
 
 }  // namespace
 
-void localize(Fusion& segment) {
-  Localizer(segment).run();
-}
+void localize(Fusion& segment) { Localizer(segment).run(); }
 
 }  // namespace nvfuse

@@ -38,8 +38,7 @@ class Lowerer {
         continue;
       }
       const auto flow = axis_flow(expr_, i);
-      NVFUSE_CHECK_AS(
-          ErrorKind::kUnsupported, flow.has_value() || !in.is_sharded(), "sharded ",
+      NVFUSE_CHECK_AS(ErrorKind::kUnsupported, flow.has_value() || !in.is_sharded(), "sharded ",
           in_tv.name(), " flows through ", print_expr(expr_),
           ", which sharding does not follow yet");
       if (flow.has_value()) {
@@ -51,15 +50,14 @@ class Lowerer {
       check_other_outputs(read_as);
     }
     if (partial_mesh_axis_ >= 0) {
-      NVFUSE_CHECK_AS(
-          ErrorKind::kUnsupported, !(expr_.is<LinearOp>() && expr_.inputs().size() > 2),
-          print_expr(expr_), " contracts a sharded axis and adds a bias, which every "
+      NVFUSE_CHECK_AS(ErrorKind::kUnsupported, !(expr_.is<LinearOp>() && expr_.inputs().size() > 2),
+          print_expr(expr_),
+          " contracts a sharded axis and adds a bias, which every "
           "device would add to its partial result; apply the bias after the linear");
       Communication comm = base(out_, *out.mesh, partial_mesh_axis_);
       comm.reduce_op = partial_combine_;
       const int scattered = out.logical_axis_on(partial_mesh_axis_);
-      comm.type = scattered >= 0 ? CommunicationType::ReduceScatter
-                                 : CommunicationType::Allreduce;
+      comm.type = scattered >= 0 ? CommunicationType::ReduceScatter : CommunicationType::Allreduce;
       comm.axis = scattered;
       result.push_back(comm);
     }
@@ -70,14 +68,14 @@ class Lowerer {
   struct Read {
     size_t input;
     const TensorView* tensor;
-    AxisFlow flow;     // into output 0
+    AxisFlow flow;  // into output 0
     Sharding sharding;
   };
 
   // The communications that let `expr_` read `in_tv` (distributed as `in`)
   // for an output distributed as `out`; returns how the expr reads it.
   Sharding lower_input(const TensorView& in_tv, const Sharding& in, const AxisFlow& flow,
-                       const Sharding& out, std::vector<Communication>& result) {
+      const Sharding& out, std::vector<Communication>& result) {
     Sharding read = in;
     for (size_t a = 0; a < in.mesh_axis.size(); ++a) {
       const int m = in.mesh_axis[a];
@@ -86,8 +84,7 @@ class Lowerer {
       }
       const int64_t devices = in.mesh->size(m);
       if (flow.summed[a]) {
-        NVFUSE_CHECK_AS(
-            ErrorKind::kUnsupported, tensor_outputs() == 1, print_expr(expr_),
+        NVFUSE_CHECK_AS(ErrorKind::kUnsupported, tensor_outputs() == 1, print_expr(expr_),
             " reduces sharded axis ", a, " of ", in_tv.name(),
             " into several outputs; split_sharded_variances rewrites real "
             "variances into sums, a complex one is not built yet");
@@ -128,8 +125,7 @@ class Lowerer {
   // Each sharded output axis must come from an input axis that can be read
   // sharded; one computed from whole axes (a slice's cut, a reshape's inner
   // axis) would need the whole result first.
-  void check_output_sources(const Sharding& out,
-                            const std::vector<Read>& read_as) const {
+  void check_output_sources(const Sharding& out, const std::vector<Read>& read_as) const {
     for (size_t c = 0; c < out.mesh_axis.size(); ++c) {
       const int m = out.mesh_axis[c];
       // The ReduceScatter of a partial result shards its own axis.
@@ -148,9 +144,9 @@ class Lowerer {
             (b >= 0 && (read.sharding.mesh_axis[b] == m || in_tv.logical()[b]->is_broadcast()));
         ranked = ranked || in_tv.rank() > 0;
       }
-      NVFUSE_CHECK_AS(
-          ErrorKind::kUnsupported, fed || !ranked, print_expr(expr_), " gives ", out_.name(),
-          " axis ", c, " sharded on ", did_of_mesh_axis(m), ", but computes that axis "
+      NVFUSE_CHECK_AS(ErrorKind::kUnsupported, fed || !ranked, print_expr(expr_), " gives ",
+          out_.name(), " axis ", c, " sharded on ", did_of_mesh_axis(m),
+          ", but computes that axis "
           "from input axes it needs whole; shard a tensor after it instead");
     }
   }
@@ -179,11 +175,10 @@ class Lowerer {
           }
         }
       }
-      NVFUSE_CHECK_AS(
-          ErrorKind::kUnsupported, actual.mesh == read_as.front().sharding.mesh &&
-              actual.mesh_axis == expected,
-          print_expr(expr_), ": output ", tv.name(), " is distributed as ",
-          actual.to_string(), ", not as its inputs give it; reshard it after the expr");
+      NVFUSE_CHECK_AS(ErrorKind::kUnsupported,
+          actual.mesh == read_as.front().sharding.mesh && actual.mesh_axis == expected,
+          print_expr(expr_), ": output ", tv.name(), " is distributed as ", actual.to_string(),
+          ", not as its inputs give it; reshard it after the expr");
     }
   }
 
@@ -200,8 +195,8 @@ class Lowerer {
   // of that input's mesh: each device reduces its shard to a partial result
   // and a Reduce combines them on the root, which moves the reduced size
   // instead of gathering the input. Returns false when the expr is not one.
-  bool lower_reduce_to_root(size_t input, const Sharding& in,
-                            const Sharding& out, std::vector<Communication>& result) const {
+  bool lower_reduce_to_root(size_t input, const Sharding& in, const Sharding& out,
+      std::vector<Communication>& result) const {
     const int64_t root = out.mesh->devices()[0];
     const int a = in.mesh->rank() == 1 ? in.logical_axis_on(0) : -1;
     if (out.mesh->size() != 1 || a < 0 || !in.mesh->contains(root) || tensor_outputs() != 1 ||
@@ -229,14 +224,13 @@ class Lowerer {
   }
 
   void lower_mesh_change(const TensorView& in_tv, const Sharding& in, const Sharding& out,
-                         std::vector<Communication>& result) const {
+      std::vector<Communication>& result) const {
     const bool from_one = in.mesh->size() == 1;
     const bool to_one = out.mesh->size() == 1;
-    NVFUSE_CHECK_AS(
-        ErrorKind::kUnsupported,
-        (from_one || to_one) && in.mesh->rank() == 1 && out.mesh->rank() == 1,
-        print_expr(expr_), " moves ", in_tv.name(), " from mesh ", *in.mesh,
-        " to mesh ", *out.mesh, "; only moves from or to one device are built");
+    NVFUSE_CHECK_AS(ErrorKind::kUnsupported,
+        (from_one || to_one) && in.mesh->rank() == 1 && out.mesh->rank() == 1, print_expr(expr_),
+        " moves ", in_tv.name(), " from mesh ", *in.mesh, " to mesh ", *out.mesh,
+        "; only moves from or to one device are built");
     Communication comm;
     comm.expr = &expr_;
     comm.tensor = &in_tv;
@@ -264,8 +258,7 @@ class Lowerer {
         comm.root = in.mesh->devices()[0];
         comm.mesh = DeviceMesh(std::vector<int64_t>{comm.root});
       } else {
-        NVFUSE_CHECK_AS(
-            ErrorKind::kUnsupported, in.mesh->contains(comm.root), print_expr(expr_),
+        NVFUSE_CHECK_AS(ErrorKind::kUnsupported, in.mesh->contains(comm.root), print_expr(expr_),
             " gathers ", in_tv.name(), " onto device ", comm.root,
             ", outside its mesh; that is not built yet");
         comm.type = CommunicationType::Gather;
@@ -283,14 +276,13 @@ class Lowerer {
 }  // namespace
 
 Sharding with_local_slices(const AxisFlow& flow, const TensorView& in_tv, Sharding read,
-                           const TensorView& out_tv, const Sharding& out) {
+    const TensorView& out_tv, const Sharding& out) {
   for (size_t c = 0; c < out.mesh_axis.size(); ++c) {
     const int m = out.mesh_axis[c];
     if (m < 0 || read.logical_axis_on(m) >= 0) {
       continue;
     }
-    const int64_t b =
-        source_axis(flow, in_tv, out_tv, static_cast<int64_t>(c), out.mesh->size(m));
+    const int64_t b = source_axis(flow, in_tv, out_tv, static_cast<int64_t>(c), out.mesh->size(m));
     if (b >= 0 && read.mesh_axis[b] < 0 && !in_tv.logical()[b]->is_broadcast()) {
       read.mesh_axis[b] = m;
     }

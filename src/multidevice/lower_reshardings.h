@@ -39,6 +39,6 @@ std::vector<Communication> lower_reshardings(const Fusion& fusion);
 // the input is whole are read as local slices of the input axis feeding
 // them, so the expr sees local extents only.
 Sharding with_local_slices(const AxisFlow& flow, const TensorView& in_tv, Sharding read,
-                           const TensorView& out_tv, const Sharding& out);
+    const TensorView& out_tv, const Sharding& out);
 
 }  // namespace nvfuse

@@ -11,19 +11,12 @@ namespace {
 // Flash attention takes [N, H, L, E] Half or BFloat16 tensors (torch's CUDA
 // kernels have no Float path).
 void check_attention_operand(
-    const TensorView* tv,
-    const char* op,
-    const char* what,
-    DataType dtype) {
-  NVFUSE_TYPE_CHECK(
-      tv->dtype() == DataType::Half || tv->dtype() == DataType::BFloat16, op,
-      ": ", what, " must be Half or BFloat16 (flash attention), got ",
-      tv->dtype());
-  NVFUSE_TYPE_CHECK(
-      tv->dtype() == dtype, op, ": ", what, " has dtype ", tv->dtype(),
+    const TensorView* tv, const char* op, const char* what, DataType dtype) {
+  NVFUSE_TYPE_CHECK(tv->dtype() == DataType::Half || tv->dtype() == DataType::BFloat16, op, ": ",
+      what, " must be Half or BFloat16 (flash attention), got ", tv->dtype());
+  NVFUSE_TYPE_CHECK(tv->dtype() == dtype, op, ": ", what, " has dtype ", tv->dtype(),
       " but the query has ", dtype);
-  NVFUSE_CHECK(
-      tv->rank() == 4, op, ": ", what,
+  NVFUSE_CHECK(tv->rank() == 4, op, ": ", what,
       " must be 4-D [batch, heads, sequence, head_dim], got rank ", tv->rank());
 }
 
@@ -31,38 +24,27 @@ void check_scalar(const Scalar* s, const char* op, const char* what, bool boolea
   if (s == nullptr) {
     return;
   }
-  NVFUSE_TYPE_CHECK(
-      boolean ? is_boolean(s->dtype()) : is_floating(s->dtype()), op, ": ",
-      what, " must be a ", boolean ? "Bool" : "floating-point", " scalar, got ",
-      s->dtype());
+  NVFUSE_TYPE_CHECK(boolean ? is_boolean(s->dtype()) : is_floating(s->dtype()), op, ": ", what,
+      " must be a ", boolean ? "Bool" : "floating-point", " scalar, got ", s->dtype());
 }
 
 // query, key and value agree on batch, heads and head_dim; key and value
 // on the sequence length.
 void require_attention_shapes(
-    const TensorView* q,
-    const TensorView* k,
-    const TensorView* v,
-    Val* result,
-    const char* op) {
+    const TensorView* q, const TensorView* k, const TensorView* v, Val* result, const char* op) {
   const auto extent = [](const TensorView* tv, int i) {
     return tv->logical()[i]->logical_extent();
   };
-  require_same_extent(extent(q, 0), extent(k, 0), result, op,
-                      "query and key batch sizes differ");
-  require_same_extent(extent(q, 0), extent(v, 0), result, op,
-                      "query and value batch sizes differ");
-  require_same_extent(extent(q, 1), extent(k, 1), result, op,
-                      "query and key head counts differ");
-  require_same_extent(extent(q, 1), extent(v, 1), result, op,
-                      "query and value head counts differ");
-  require_same_extent(extent(k, 2), extent(v, 2), result, op,
-                      "key and value sequence lengths differ");
-  require_same_extent(extent(q, 3), extent(k, 3), result, op,
-                      "query and key head dims differ");
+  require_same_extent(extent(q, 0), extent(k, 0), result, op, "query and key batch sizes differ");
+  require_same_extent(extent(q, 0), extent(v, 0), result, op, "query and value batch sizes differ");
+  require_same_extent(extent(q, 1), extent(k, 1), result, op, "query and key head counts differ");
+  require_same_extent(extent(q, 1), extent(v, 1), result, op, "query and value head counts differ");
+  require_same_extent(
+      extent(k, 2), extent(v, 2), result, op, "key and value sequence lengths differ");
+  require_same_extent(extent(q, 3), extent(k, 3), result, op, "query and key head dims differ");
   require_same_extent(extent(q, 3), extent(v, 3), result, op,
-                      "query and value head dims differ (flash attention "
-                      "needs one head dim)");
+      "query and value head dims differ (flash attention "
+      "needs one head dim)");
 }
 
 // The RNG-state tensors of torch's flash attention, as Int tensors.
@@ -74,24 +56,14 @@ TensorView* rng_state_tensor(Fusion* fusion, int64_t length) {
   return tensor_of_axes(fusion, std::move(axes), DataType::Int);
 }
 
-std::vector<Val*> defaulted_flags(
-    Fusion* fusion,
-    Scalar* dropout_p,
-    Scalar* is_causal) {
-  return {
-      dropout_p != nullptr ? dropout_p : fusion->constant(0.0, DataType::Double),
+std::vector<Val*> defaulted_flags(Fusion* fusion, Scalar* dropout_p, Scalar* is_causal) {
+  return {dropout_p != nullptr ? dropout_p : fusion->constant(0.0, DataType::Double),
       is_causal != nullptr ? is_causal : fusion->constant(false, DataType::Bool)};
 }
 
 // The operands both directions take: query, key, value and the flags.
-void check_common_operands(
-    TensorView* query,
-    TensorView* key,
-    TensorView* value,
-    Scalar* dropout_p,
-    Scalar* is_causal,
-    Scalar* scale,
-    const char* op) {
+void check_common_operands(TensorView* query, TensorView* key, TensorView* value, Scalar* dropout_p,
+    Scalar* is_causal, Scalar* scale, const char* op) {
   check_attention_operand(query, op, "query", query->dtype());
   check_attention_operand(key, op, "key", query->dtype());
   check_attention_operand(value, op, "value", query->dtype());
@@ -102,21 +74,14 @@ void check_common_operands(
 
 }  // namespace
 
-SdpfaFwdResult sdpfa_fwd(
-    TensorView* query,
-    TensorView* key,
-    TensorView* value,
-    Scalar* dropout_p,
-    Scalar* is_causal,
-    Scalar* scale) {
+SdpfaFwdResult sdpfa_fwd(TensorView* query, TensorView* key, TensorView* value, Scalar* dropout_p,
+    Scalar* is_causal, Scalar* scale) {
   const char* op = "sdpfa_fwd";
   check_common_operands(query, key, value, dropout_p, is_causal, scale, op);
   Fusion* fusion = query->fusion();
-  TensorView* output =
-      new_tensor_like_axes(fusion, query->logical(), query->dtype());
+  TensorView* output = new_tensor_like_axes(fusion, query->logical(), query->dtype());
   const auto& q = query->logical();
-  TensorView* log_sumexp = new_tensor_like_axes(
-      fusion, {q[0], q[1], q[2]}, DataType::Float);
+  TensorView* log_sumexp = new_tensor_like_axes(fusion, {q[0], q[1], q[2]}, DataType::Float);
   require_attention_shapes(query, key, value, output, op);
   std::vector<Val*> inputs = {query, key, value};
   for (Val* flag : defaulted_flags(fusion, dropout_p, is_causal)) {
@@ -126,55 +91,37 @@ SdpfaFwdResult sdpfa_fwd(
     inputs.push_back(scale);
   }
   SdpfaFwdResult result{
-      output, log_sumexp, rng_state_tensor(fusion, 2),
-      rng_state_tensor(fusion, 0)};
-  fusion->create<SdpaFwdOp>(ExprFields{
-      std::move(inputs),
-      {result.output, result.log_sumexp, result.philox_seed,
-       result.philox_offset},
-      {}});
+      output, log_sumexp, rng_state_tensor(fusion, 2), rng_state_tensor(fusion, 0)};
+  fusion->create<SdpaFwdOp>(ExprFields{std::move(inputs),
+      {result.output, result.log_sumexp, result.philox_seed, result.philox_offset}, {}});
   return result;
 }
 
-SdpfaBwdResult sdpfa_bwd(
-    TensorView* grad_output,
-    TensorView* query,
-    TensorView* key,
-    TensorView* value,
-    TensorView* output,
-    TensorView* log_sumexp,
-    Scalar* dropout_p,
-    Scalar* is_causal,
-    TensorView* philox_seed,
-    TensorView* philox_offset,
-    Scalar* scale) {
+SdpfaBwdResult sdpfa_bwd(TensorView* grad_output, TensorView* query, TensorView* key,
+    TensorView* value, TensorView* output, TensorView* log_sumexp, Scalar* dropout_p,
+    Scalar* is_causal, TensorView* philox_seed, TensorView* philox_offset, Scalar* scale) {
   const char* op = "sdpfa_bwd";
   check_common_operands(query, key, value, dropout_p, is_causal, scale, op);
   check_attention_operand(grad_output, op, "grad_output", query->dtype());
   check_attention_operand(output, op, "output", query->dtype());
-  NVFUSE_TYPE_CHECK(
-      log_sumexp->dtype() == DataType::Float && log_sumexp->rank() == 3, op,
+  NVFUSE_TYPE_CHECK(log_sumexp->dtype() == DataType::Float && log_sumexp->rank() == 3, op,
       ": log_sumexp must be the Float [batch, heads, sequence] tensor that "
-      "sdpfa_fwd returns, got ", log_sumexp->dtype(), " of rank ",
-      log_sumexp->rank());
+      "sdpfa_fwd returns, got ",
+      log_sumexp->dtype(), " of rank ", log_sumexp->rank());
   NVFUSE_TYPE_CHECK(
-      philox_seed->dtype() == DataType::Int &&
-          philox_offset->dtype() == DataType::Int,
-      op, ": philox_seed and philox_offset must be the Int tensors that "
+      philox_seed->dtype() == DataType::Int && philox_offset->dtype() == DataType::Int, op,
+      ": philox_seed and philox_offset must be the Int tensors that "
       "sdpfa_fwd returns");
   Fusion* fusion = query->fusion();
-  SdpfaBwdResult result{
-      new_tensor_like_axes(fusion, query->logical(), query->dtype()),
+  SdpfaBwdResult result{new_tensor_like_axes(fusion, query->logical(), query->dtype()),
       new_tensor_like_axes(fusion, key->logical(), query->dtype()),
       new_tensor_like_axes(fusion, value->logical(), query->dtype())};
   require_attention_shapes(query, key, value, result.grad_query, op);
   for (int i = 0; i < 4; ++i) {
-    require_same_extent(
-        grad_output->logical()[i]->logical_extent(),
+    require_same_extent(grad_output->logical()[i]->logical_extent(),
         query->logical()[i]->logical_extent(), result.grad_query, op,
         "grad_output and query shapes differ");
-    require_same_extent(
-        output->logical()[i]->logical_extent(),
+    require_same_extent(output->logical()[i]->logical_extent(),
         query->logical()[i]->logical_extent(), result.grad_query, op,
         "output and query shapes differ");
   }
@@ -187,10 +134,8 @@ SdpfaBwdResult sdpfa_bwd(
   if (scale != nullptr) {
     inputs.push_back(scale);
   }
-  fusion->create<SdpaBwdOp>(ExprFields{
-      std::move(inputs),
-      {result.grad_query, result.grad_key, result.grad_value},
-      {}});
+  fusion->create<SdpaBwdOp>(
+      ExprFields{std::move(inputs), {result.grad_query, result.grad_key, result.grad_value}, {}});
   return result;
 }
 

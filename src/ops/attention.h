@@ -22,25 +22,11 @@ struct SdpfaBwdResult {
 
 // dropout_p and is_causal may be nullptr (0.0 and false); scale may be
 // nullptr (1 / sqrt(E)).
-SdpfaFwdResult sdpfa_fwd(
-    TensorView* query,
-    TensorView* key,
-    TensorView* value,
-    Scalar* dropout_p,
-    Scalar* is_causal,
-    Scalar* scale);
+SdpfaFwdResult sdpfa_fwd(TensorView* query, TensorView* key, TensorView* value, Scalar* dropout_p,
+    Scalar* is_causal, Scalar* scale);
 
-SdpfaBwdResult sdpfa_bwd(
-    TensorView* grad_output,
-    TensorView* query,
-    TensorView* key,
-    TensorView* value,
-    TensorView* output,
-    TensorView* log_sumexp,
-    Scalar* dropout_p,
-    Scalar* is_causal,
-    TensorView* philox_seed,
-    TensorView* philox_offset,
-    Scalar* scale);
+SdpfaBwdResult sdpfa_bwd(TensorView* grad_output, TensorView* query, TensorView* key,
+    TensorView* value, TensorView* output, TensorView* log_sumexp, Scalar* dropout_p,
+    Scalar* is_causal, TensorView* philox_seed, TensorView* philox_offset, Scalar* scale);
 
 }  // namespace nvfuse

@@ -20,8 +20,6 @@ TensorView* expand(TensorView* in, const std::vector<Scalar*>& shape);
 // Input axis i becomes output axis broadcast_dims[i] (strictly increasing);
 // the other output axes are new broadcasts, expanded to `shape`.
 TensorView* broadcast_in_dim(
-    TensorView* in,
-    const std::vector<Scalar*>& shape,
-    const std::vector<int64_t>& broadcast_dims);
+    TensorView* in, const std::vector<Scalar*>& shape, const std::vector<int64_t>& broadcast_dims);
 
 }  // namespace nvfuse

@@ -13,10 +13,7 @@ namespace nvfuse {
 // shape a factory "like" it takes, and what fd.ops.shape returns.
 std::vector<Scalar*> shape_of(const TensorView* tv);
 
-TensorView* full(
-    const std::vector<Scalar*>& shape,
-    Scalar* fill_value,
-    DataType dtype);
+TensorView* full(const std::vector<Scalar*>& shape, Scalar* fill_value, DataType dtype);
 // start, start + step, ... (length values); start/step default to 0/1.
 TensorView* iota(Scalar* length, Scalar* start, Scalar* step, DataType dtype);
 
@@ -28,17 +25,9 @@ struct RngSeed {
 };
 // Floating-point dtypes only; low <= values < high.
 TensorView* uniform(
-    Scalar* low,
-    Scalar* high,
-    const std::vector<Scalar*>& shape,
-    RngSeed seed,
-    DataType dtype);
+    Scalar* low, Scalar* high, const std::vector<Scalar*>& shape, RngSeed seed, DataType dtype);
 TensorView* normal(
-    Scalar* mean,
-    Scalar* std,
-    const std::vector<Scalar*>& shape,
-    RngSeed seed,
-    DataType dtype);
+    Scalar* mean, Scalar* std, const std::vector<Scalar*>& shape, RngSeed seed, DataType dtype);
 // Shape and dtype of `like`: uniform [0, 1) and standard normal.
 TensorView* rand_like(TensorView* like, RngSeed seed);
 TensorView* randn_like(TensorView* like, RngSeed seed);

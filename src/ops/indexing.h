@@ -16,16 +16,9 @@ TensorView* index_select(TensorView* in, TensorView* index, int64_t dim);
 TensorView* gather(TensorView* in, TensorView* index, int64_t dim);
 // torch.take_along_dim: index and in broadcast against each other off `dim`.
 TensorView* take_along_axis(TensorView* in, TensorView* index, int64_t dim);
-TensorView* scatter(
-    TensorView* in,
-    TensorView* index,
-    TensorView* src,
-    int64_t dim);
+TensorView* scatter(TensorView* in, TensorView* index, TensorView* src, int64_t dim);
 // acc[index[i]] += value[i] along axis 0; index is 1-D.
-TensorView* index_put_accumulate(
-    TensorView* acc,
-    TensorView* index,
-    TensorView* value);
+TensorView* index_put_accumulate(TensorView* acc, TensorView* index, TensorView* value);
 // weight[indices] for a 2-D weight: indices' shape + [embedding_dim].
 TensorView* embedding_fwd(TensorView* indices, TensorView* weight);
 TensorView* triu(TensorView* in, Scalar* diagonal);

@@ -11,16 +11,13 @@
 namespace nvfuse {
 
 inline IterDomain* copy_axis(Fusion* fusion, const IterDomain* id) {
-  return fusion->create<IterDomain>(
-      id->extent(), id->iter_type(), id->expanded_extent());
+  return fusion->create<IterDomain>(id->extent(), id->iter_type(), id->expanded_extent());
 }
 
 // A fresh tensor with copies of `axes` (sharing extents), contiguous
 // allocation, and `dtype`.
 inline TensorView* new_tensor_like_axes(
-    Fusion* fusion,
-    const std::vector<IterDomain*>& axes,
-    DataType dtype) {
+    Fusion* fusion, const std::vector<IterDomain*>& axes, DataType dtype) {
   std::vector<IterDomain*> copies;
   copies.reserve(axes.size());
   for (const IterDomain* id : axes) {
@@ -37,10 +34,7 @@ inline IterDomain* axis_of_extent(Fusion* fusion, Scalar* extent) {
   return fusion->create<IterDomain>(extent, IterType::kIteration);
 }
 
-inline TensorView* tensor_of_axes(
-    Fusion* fusion,
-    std::vector<IterDomain*> axes,
-    DataType dtype) {
+inline TensorView* tensor_of_axes(Fusion* fusion, std::vector<IterDomain*> axes, DataType dtype) {
   return fusion->create<TensorView>(TensorDomain(std::move(axes)), dtype);
 }
 
@@ -48,20 +42,14 @@ inline TensorView* tensor_of_axes(
 // are constants (naming `op` and `what` differ), else a run-time equality
 // recorded against `result`.
 inline void require_same_extent(
-    Scalar* a,
-    Scalar* b,
-    Val* result,
-    const char* op,
-    const std::string& what) {
+    Scalar* a, Scalar* b, Val* result, const char* op, const std::string& what) {
   if (a == b) {
     return;
   }
   const auto x = a->constant_int();
   const auto y = b->constant_int();
   if (x && y) {
-    NVFUSE_CHECK(
-        *x == *y, op, ": ", what, " (", a->to_string(), " vs ",
-        b->to_string(), ")");
+    NVFUSE_CHECK(*x == *y, op, ": ", what, " (", a->to_string(), " vs ", b->to_string(), ")");
     return;
   }
   result->fusion()->add_extent_equality(a, b, result);

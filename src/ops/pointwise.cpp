@@ -21,12 +21,8 @@ struct CombinedAxes {
 // iterates there, else a broadcast (expanded if any operand is). Every size
 // that is not a plain broadcast must agree with the first such size: checked
 // now for constants, recorded as an equality for run time otherwise.
-IterDomain* combine_axis(
-    Fusion* fusion,
-    const std::vector<IterDomain*>& ids,
-    OpType op,
-    int64_t axis,
-    CombinedAxes& result) {
+IterDomain* combine_axis(Fusion* fusion, const std::vector<IterDomain*>& ids, OpType op,
+    int64_t axis, CombinedAxes& result) {
   Scalar* first_size = nullptr;
   Scalar* iteration_extent = nullptr;
   Scalar* expanded_extent = nullptr;
@@ -38,11 +34,10 @@ IterDomain* combine_axis(
     if (first_size == nullptr) {
       first_size = size;
     } else if (size != first_size) {
-      NVFUSE_CHECK(
-          !(first_size->constant_int() && size->constant_int() &&
-            first_size->constant_int() != size->constant_int()),
-          name_of(op), ": operands have sizes ", first_size->to_string(),
-          " and ", size->to_string(), " at axis ", axis,
+      NVFUSE_CHECK(!(first_size->constant_int() && size->constant_int() &&
+                       first_size->constant_int() != size->constant_int()),
+          name_of(op), ": operands have sizes ", first_size->to_string(), " and ",
+          size->to_string(), " at axis ", axis,
           "; they must be equal, or one must be a broadcast (size-1) axis");
       result.equalities.emplace_back(first_size, size);
     }
@@ -54,13 +49,10 @@ IterDomain* combine_axis(
   if (iteration_extent != nullptr) {
     return fusion->create<IterDomain>(iteration_extent, IterType::kIteration);
   }
-  return fusion->create<IterDomain>(
-      fusion->one(), IterType::kBroadcast, expanded_extent);
+  return fusion->create<IterDomain>(fusion->one(), IterType::kBroadcast, expanded_extent);
 }
 
-CombinedAxes combine_tensor_axes(
-    const std::vector<TensorView*>& tensors,
-    OpType op) {
+CombinedAxes combine_tensor_axes(const std::vector<TensorView*>& tensors, OpType op) {
   CombinedAxes result;
   if (tensors.empty()) {
     return result;
@@ -109,9 +101,8 @@ bool rounds_scalars_to_common_type(OpType op) {
 // sqrt and rsqrt (its kernels' fast paths), which differ from pow at -0.0
 // and -inf: sqrt(-0.0) = -0.0, rsqrt(-0.0) = -inf, sqrt(-inf) = NaN.
 Val* as_root(OpType op, const std::vector<Val*>& operands, DataType common) {
-  if (op != OpType::pow || !operands[0]->is<TensorView>() ||
-      !is_floating(common) || !operands[1]->is<Scalar>() ||
-      !operands[1]->as<Scalar>()->is_constant()) {
+  if (op != OpType::pow || !operands[0]->is<TensorView>() || !is_floating(common) ||
+      !operands[1]->is<Scalar>() || !operands[1]->as<Scalar>()->is_constant()) {
     return nullptr;
   }
   const ScalarValue& exponent = operands[1]->as<Scalar>()->value();
@@ -133,25 +124,22 @@ Val* as_root(OpType op, const std::vector<Val*>& operands, DataType common) {
 
 Val* pointwise(OpType op, std::vector<Val*> operands) {
   const OpInfo& info = info_of(op);
-  NVFUSE_TYPE_CHECK(
-      static_cast<int>(operands.size()) == info.arity, info.name, " takes ",
+  NVFUSE_TYPE_CHECK(static_cast<int>(operands.size()) == info.arity, info.name, " takes ",
       info.arity, " operands, got ", operands.size());
   Fusion* fusion = operands.front()->fusion();
   const int first = first_promoted_operand(op);
   if (op == OpType::where) {
-    NVFUSE_TYPE_CHECK(
-        operands[0]->dtype() == DataType::Bool,
+    NVFUSE_TYPE_CHECK(operands[0]->dtype() == DataType::Bool,
         "where: the condition must be Bool, got ", operands[0]->dtype(),
         "; compare it or cast it to Bool first");
   }
 
   const std::vector<Val*> promoted(operands.begin() + first, operands.end());
-  const bool tensor_result = std::any_of(
-      operands.begin(), operands.end(), [](Val* v) { return v->is<TensorView>(); });
+  const bool tensor_result =
+      std::any_of(operands.begin(), operands.end(), [](Val* v) { return v->is<TensorView>(); });
   const DataType common = result_type(promoted, tensor_result);
   NVFUSE_TYPE_CHECK(
-      accepts_dtype(info.accepts, common), info.name,
-      " does not accept operands of type ", common);
+      accepts_dtype(info.accepts, common), info.name, " does not accept operands of type ", common);
   const DataType compute = compute_type_of(info, common);
   const DataType out_dtype = output_type_of(info, compute);
 
@@ -214,11 +202,9 @@ Val* pointwise(OpType op, std::vector<Val*> operands) {
   Val* out = nullptr;
   CombinedAxes combined = combine_tensor_axes(tensors, op);
   if (!tensors.empty()) {
-    out = fusion->create<TensorView>(
-        TensorDomain(std::move(combined.axes)), out_dtype);
-  } else if (std::any_of(operands.begin(), operands.end(), [](Val* v) {
-               return v->is<TensorView>();
-             })) {
+    out = fusion->create<TensorView>(TensorDomain(std::move(combined.axes)), out_dtype);
+  } else if (std::any_of(
+                 operands.begin(), operands.end(), [](Val* v) { return v->is<TensorView>(); })) {
     out = fusion->create<TensorView>(TensorDomain(std::vector<IterDomain*>{}), out_dtype);
   } else {
     out = fusion->create<Scalar>(out_dtype, std::nullopt);
@@ -232,8 +218,7 @@ Val* pointwise(OpType op, std::vector<Val*> operands) {
 
 Val* cast(Val* value, DataType dtype) {
   NVFUSE_TYPE_CHECK(
-      dtype != DataType::Null && dtype != DataType::Index,
-      "cast: cannot cast to ", dtype);
+      dtype != DataType::Null && dtype != DataType::Index, "cast: cannot cast to ", dtype);
   if (value->dtype() == dtype) {
     return pointwise(OpType::set, {value});
   }

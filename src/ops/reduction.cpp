@@ -14,9 +14,7 @@ namespace nvfuse {
 namespace {
 
 std::vector<int64_t> reduction_axes(
-    const TensorView* in,
-    const std::vector<int64_t>& axes,
-    const char* what) {
+    const TensorView* in, const std::vector<int64_t>& axes, const char* what) {
   if (axes.empty()) {
     std::vector<int64_t> all(in->rank());
     for (int64_t i = 0; i < in->rank(); ++i) {
@@ -28,9 +26,7 @@ std::vector<int64_t> reduction_axes(
 }
 
 // The input's axes without the reduced ones.
-std::vector<IterDomain*> kept_axes(
-    const TensorView* in,
-    const std::vector<int64_t>& axes) {
+std::vector<IterDomain*> kept_axes(const TensorView* in, const std::vector<int64_t>& axes) {
   std::vector<IterDomain*> kept;
   for (int64_t i = 0; i < in->rank(); ++i) {
     if (!std::binary_search(axes.begin(), axes.end(), i)) {
@@ -42,9 +38,7 @@ std::vector<IterDomain*> kept_axes(
 
 // keepdim: the reduced axes come back as size-1 broadcasts.
 TensorView* restore_reduced_axes(
-    TensorView* out,
-    int64_t in_rank,
-    const std::vector<int64_t>& axes) {
+    TensorView* out, int64_t in_rank, const std::vector<int64_t>& axes) {
   std::vector<bool> is_broadcast_dim(in_rank, false);
   for (int64_t axis : axes) {
     is_broadcast_dim[axis] = true;
@@ -55,15 +49,10 @@ TensorView* restore_reduced_axes(
 }  // namespace
 
 TensorView* reduce(
-    OpType op,
-    TensorView* in,
-    const std::vector<int64_t>& axes_in,
-    bool keepdim,
-    DataType dtype) {
+    OpType op, TensorView* in, const std::vector<int64_t>& axes_in, bool keepdim, DataType dtype) {
   const char* what = reduction_name(op);
   NVFUSE_ASSERT(
-      op == OpType::add || op == OpType::mul || op == OpType::maximum ||
-          op == OpType::minimum,
+      op == OpType::add || op == OpType::mul || op == OpType::maximum || op == OpType::minimum,
       "not a reduction op");
   const std::vector<int64_t> axes = reduction_axes(in, axes_in, what);
   if (dtype == DataType::Null && (op == OpType::add || op == OpType::mul) &&
@@ -73,40 +62,29 @@ TensorView* reduce(
   if (dtype != DataType::Null && dtype != in->dtype()) {
     in = cast(in, dtype)->as<TensorView>();
   }
-  NVFUSE_TYPE_CHECK(
-      !(is_complex(in->dtype()) &&
-        (op == OpType::maximum || op == OpType::minimum)),
+  NVFUSE_TYPE_CHECK(!(is_complex(in->dtype()) && (op == OpType::maximum || op == OpType::minimum)),
       what, ": complex inputs are not ordered");
   Fusion* fusion = in->fusion();
-  TensorView* out =
-      new_tensor_like_axes(fusion, kept_axes(in, axes), in->dtype());
+  TensorView* out = new_tensor_like_axes(fusion, kept_axes(in, axes), in->dtype());
   ReductionOp::make(out, in, op, axes);
   return keepdim ? restore_reduced_axes(out, in->rank(), axes) : out;
 }
 
 std::pair<TensorView*, TensorView*> var_mean(
-    TensorView* in,
-    const std::vector<int64_t>& axes_in,
-    int64_t correction,
-    bool keepdim) {
-  NVFUSE_TYPE_CHECK(
-      is_floating(in->dtype()) || is_complex(in->dtype()),
-      "var_mean: the input must be a floating-point or complex tensor, got ",
-      in->dtype(), "; cast it first");
-  NVFUSE_CHECK(
-      correction >= 0, "var_mean: correction must be non-negative, got ",
-      correction);
+    TensorView* in, const std::vector<int64_t>& axes_in, int64_t correction, bool keepdim) {
+  NVFUSE_TYPE_CHECK(is_floating(in->dtype()) || is_complex(in->dtype()),
+      "var_mean: the input must be a floating-point or complex tensor, got ", in->dtype(),
+      "; cast it first");
+  NVFUSE_CHECK(correction >= 0, "var_mean: correction must be non-negative, got ", correction);
   const std::vector<int64_t> axes = reduction_axes(in, axes_in, "var_mean");
   Fusion* fusion = in->fusion();
   const std::vector<IterDomain*> kept = kept_axes(in, axes);
-  TensorView* var =
-      new_tensor_like_axes(fusion, kept, real_type_of(in->dtype()));
+  TensorView* var = new_tensor_like_axes(fusion, kept, real_type_of(in->dtype()));
   TensorView* mean = new_tensor_like_axes(fusion, kept, in->dtype());
   VarMeanOp::make(var, mean, in, axes, correction);
   if (keepdim) {
     return {
-        restore_reduced_axes(var, in->rank(), axes),
-        restore_reduced_axes(mean, in->rank(), axes)};
+        restore_reduced_axes(var, in->rank(), axes), restore_reduced_axes(mean, in->rank(), axes)};
   }
   return {var, mean};
 }
@@ -125,22 +103,18 @@ Scalar* reduced_count(TensorView* in, const std::vector<int64_t>& axes) {
 }  // namespace
 
 TensorView* mean(
-    TensorView* in,
-    const std::vector<int64_t>& axes_in,
-    bool keepdim,
-    DataType dtype) {
+    TensorView* in, const std::vector<int64_t>& axes_in, bool keepdim, DataType dtype) {
   const DataType result = dtype == DataType::Null ? in->dtype() : dtype;
-  NVFUSE_TYPE_CHECK(
-      is_floating(result) || is_complex(result),
+  NVFUSE_TYPE_CHECK(is_floating(result) || is_complex(result),
       "mean: the input must be a floating-point or complex tensor (or dtype "
-      "must name one), got ", result);
+      "must name one), got ",
+      result);
   const std::vector<int64_t> axes = reduction_axes(in, axes_in, "mean");
   // Half precision sums and divides in Float and rounds once, as torch's
   // mean kernel does (rounding the sum first is 1 ulp off in many rows).
   const DataType accumulate = is_reduced_float(result) ? DataType::Float : dtype;
   TensorView* sum = reduce(OpType::add, in, axes, keepdim, accumulate);
-  return cast(pointwise(OpType::div, {sum, reduced_count(in, axes)}), result)
-      ->as<TensorView>();
+  return cast(pointwise(OpType::div, {sum, reduced_count(in, axes)}), result)->as<TensorView>();
 }
 
 WelfordResult welford(TensorView* in, const std::vector<int64_t>& axes_in) {
@@ -153,8 +127,8 @@ WelfordResult welford(TensorView* in, const std::vector<int64_t>& axes_in) {
   // kernel (full() would be an ATen segment of its own).
   Val* shape_of_avg = pointwise(OpType::isnan, {avg});
   auto* n = pointwise(OpType::where, {shape_of_avg, count, count})->as<TensorView>();
-  return {avg, cast(var_sum, var->dtype())->as<TensorView>(),
-          cast(n, DataType::Int)->as<TensorView>()};
+  return {
+      avg, cast(var_sum, var->dtype())->as<TensorView>(), cast(n, DataType::Int)->as<TensorView>()};
 }
 
 }  // namespace nvfuse

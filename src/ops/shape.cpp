@@ -22,8 +22,7 @@ Scalar* element_count(const std::vector<IterDomain*>& axes, Fusion* fusion) {
 }
 
 void check_size_operand(const Scalar* size, const char* op, const char* what, size_t i) {
-  NVFUSE_TYPE_CHECK(
-      is_integral(size->dtype()), op, ": ", what, "[", i,
+  NVFUSE_TYPE_CHECK(is_integral(size->dtype()), op, ": ", what, "[", i,
       "] must be an integer, got ", size->dtype());
 }
 
@@ -36,15 +35,13 @@ TensorView* reshape(TensorView* in, const std::vector<Scalar*>& shape) {
   for (size_t i = 0; i < shape.size(); ++i) {
     check_size_operand(shape[i], "reshape", "new_shape", i);
     if (shape[i]->is_constant_int(-1)) {
-      NVFUSE_CHECK(
-          inferred < 0, "reshape: new_shape has -1 at both ", inferred,
-          " and ", i, "; at most one size can be inferred");
+      NVFUSE_CHECK(inferred < 0, "reshape: new_shape has -1 at both ", inferred, " and ", i,
+          "; at most one size can be inferred");
       inferred = static_cast<int64_t>(i);
       continue;
     }
     if (auto size = shape[i]->constant_int()) {
-      NVFUSE_CHECK(
-          *size >= 0, "reshape: new_shape[", i, "] is ", *size,
+      NVFUSE_CHECK(*size >= 0, "reshape: new_shape[", i, "] is ", *size,
           "; sizes are >= 0, or -1 for the one inferred size");
     }
     known = extent_mul(known, shape[i]);
@@ -52,17 +49,14 @@ TensorView* reshape(TensorView* in, const std::vector<Scalar*>& shape) {
   Scalar* count = element_count(in->logical(), fusion);
   std::vector<Scalar*> sizes = shape;
   if (inferred >= 0) {
-    NVFUSE_CHECK(
-        !known->is_constant_int(0),
+    NVFUSE_CHECK(!known->is_constant_int(0),
         "reshape: cannot infer the -1 size when the other sizes multiply to 0");
     sizes[inferred] = extent_div(count, known);
   }
   Scalar* new_count = inferred >= 0 ? extent_mul(known, sizes[inferred]) : known;
   if (count->constant_int() && new_count->constant_int()) {
-    NVFUSE_CHECK(
-        *count->constant_int() == *new_count->constant_int(),
-        "reshape: the input has ", *count->constant_int(),
-        " elements but new_shape holds ", *new_count->constant_int());
+    NVFUSE_CHECK(*count->constant_int() == *new_count->constant_int(), "reshape: the input has ",
+        *count->constant_int(), " elements but new_shape holds ", *new_count->constant_int());
   }
   std::vector<IterDomain*> axes;
   for (Scalar* size : sizes) {
@@ -79,16 +73,13 @@ TensorView* reshape(TensorView* in, const std::vector<Scalar*>& shape) {
 }
 
 TensorView* permute(TensorView* in, const std::vector<int64_t>& dims) {
-  NVFUSE_CHECK(
-      static_cast<int64_t>(dims.size()) == in->rank(), "permute: dims has ",
-      dims.size(), " entries but the input has rank ", in->rank());
+  NVFUSE_CHECK(static_cast<int64_t>(dims.size()) == in->rank(), "permute: dims has ", dims.size(),
+      " entries but the input has rank ", in->rank());
   std::vector<int64_t> normalized;
   for (int64_t d : dims) {
     normalized.push_back(normalize_axis(d, in->rank(), "permute"));
   }
-  NVFUSE_CHECK(
-      is_permutation(normalized),
-      "permute: dims must name each axis exactly once");
+  NVFUSE_CHECK(is_permutation(normalized), "permute: dims must name each axis exactly once");
   Fusion* fusion = in->fusion();
   std::vector<IterDomain*> axes;
   for (int64_t d : normalized) {
@@ -100,8 +91,7 @@ TensorView* permute(TensorView* in, const std::vector<int64_t>& dims) {
 }
 
 TensorView* squeeze(TensorView* in, const std::vector<int64_t>& dims) {
-  std::vector<int64_t> axes_to_drop =
-      normalize_axes(dims, in->rank(), "squeeze");
+  std::vector<int64_t> axes_to_drop = normalize_axes(dims, in->rank(), "squeeze");
   Fusion* fusion = in->fusion();
   std::vector<IterDomain*> axes;
   for (int64_t i = 0; i < in->rank(); ++i) {
@@ -111,10 +101,8 @@ TensorView* squeeze(TensorView* in, const std::vector<int64_t>& dims) {
       continue;
     }
     const auto size = id->logical_extent()->constant_int();
-    NVFUSE_CHECK(
-        !id->is_expanded() && (!size.has_value() || *size == 1),
-        "squeeze: axis ", i, " has size ",
-        id->logical_extent()->to_string(), "; only size-1 axes can be squeezed");
+    NVFUSE_CHECK(!id->is_expanded() && (!size.has_value() || *size == 1), "squeeze: axis ", i,
+        " has size ", id->logical_extent()->to_string(), "; only size-1 axes can be squeezed");
     if (!size.has_value()) {
       fusion->add_extent_equality(id->logical_extent(), fusion->one(), in);
     }
@@ -124,17 +112,13 @@ TensorView* squeeze(TensorView* in, const std::vector<int64_t>& dims) {
   return out;
 }
 
-TensorView* slice(
-    TensorView* in,
-    const std::vector<Scalar*>& starts,
-    const std::vector<Scalar*>& ends,
-    const std::vector<Scalar*>& steps) {
+TensorView* slice(TensorView* in, const std::vector<Scalar*>& starts,
+    const std::vector<Scalar*>& ends, const std::vector<Scalar*>& steps) {
   const size_t rank = static_cast<size_t>(in->rank());
-  NVFUSE_CHECK(
-      starts.size() == rank && ends.size() == rank && steps.size() == rank,
+  NVFUSE_CHECK(starts.size() == rank && ends.size() == rank && steps.size() == rank,
       "slice: start_indices, end_indices and strides need one entry per axis "
-      "(rank ", rank, "), got ", starts.size(), ", ", ends.size(), " and ",
-      steps.size());
+      "(rank ",
+      rank, "), got ", starts.size(), ", ", ends.size(), " and ", steps.size());
   Fusion* fusion = in->fusion();
   std::vector<Val*> inputs = {in};
   std::vector<IterDomain*> axes;
@@ -143,18 +127,15 @@ TensorView* slice(
     check_size_operand(ends[i], "slice", "end_indices", i);
     check_size_operand(steps[i], "slice", "strides", i);
     auto step = steps[i]->constant_int();
-    NVFUSE_CHECK(
-        step.has_value() && *step > 0, "slice: strides[", i,
+    NVFUSE_CHECK(step.has_value() && *step > 0, "slice: strides[", i,
         "] must be a positive constant, got ", steps[i]->to_string());
     IterDomain* id = in->logical()[i];
     Scalar* extent = id->logical_extent();
     Scalar* start = normalized_index(starts[i], extent);
     Scalar* end = extent_max(normalized_index(ends[i], extent), start);
     Scalar* length = extent_ceil_div(extent_sub(end, start), steps[i]);
-    const bool whole_axis = starts[i]->is_constant_int(0) &&
-        *step == 1 && length == extent;
-    axes.push_back(
-        whole_axis ? copy_axis(fusion, id) : axis_of_extent(fusion, length));
+    const bool whole_axis = starts[i]->is_constant_int(0) && *step == 1 && length == extent;
+    axes.push_back(whole_axis ? copy_axis(fusion, id) : axis_of_extent(fusion, length));
     inputs.insert(inputs.end(), {starts[i], ends[i], steps[i]});
   }
   TensorView* out = tensor_of_axes(fusion, std::move(axes), in->dtype());
@@ -162,14 +143,9 @@ TensorView* slice(
   return out;
 }
 
-TensorView* pad(
-    TensorView* in,
-    const std::vector<Scalar*>& widths,
-    Scalar* value) {
+TensorView* pad(TensorView* in, const std::vector<Scalar*>& widths, Scalar* value) {
   const int64_t rank = in->rank();
-  NVFUSE_CHECK(
-      widths.size() % 2 == 0 &&
-          static_cast<int64_t>(widths.size()) <= 2 * rank,
+  NVFUSE_CHECK(widths.size() % 2 == 0 && static_cast<int64_t>(widths.size()) <= 2 * rank,
       "pad: pad_widths must hold (before, after) pairs for at most ", rank,
       " axes (the last axis first), got ", widths.size(), " entries");
   Fusion* fusion = in->fusion();
@@ -190,12 +166,9 @@ TensorView* pad(
     if (before[i]->is_constant_int(0) && after[i]->is_constant_int(0)) {
       axes.push_back(copy_axis(fusion, id));
     } else {
-      Scalar* extent = extent_add(
-          extent_add(id->logical_extent(), before[i]), after[i]);
+      Scalar* extent = extent_add(extent_add(id->logical_extent(), before[i]), after[i]);
       if (auto size = extent->constant_int()) {
-        NVFUSE_CHECK(
-            *size >= 0, "pad: axis ", i, " would have the negative size ",
-            *size);
+        NVFUSE_CHECK(*size >= 0, "pad: axis ", i, " would have the negative size ", *size);
       }
       axes.push_back(axis_of_extent(fusion, extent));
     }
@@ -235,25 +208,24 @@ TensorView* cat(const std::vector<TensorView*>& tensors, int64_t dim) {
   Scalar* total = fusion->index_constant(0);
   for (size_t t = 0; t < inputs.size(); ++t) {
     const TensorView* tv = inputs[t];
-    NVFUSE_CHECK(
-        tv->rank() == rank, "cat: tensor ", t, " has rank ", tv->rank(),
+    NVFUSE_CHECK(tv->rank() == rank, "cat: tensor ", t, " has rank ", tv->rank(),
         " but tensor 0 has rank ", rank);
     total = extent_add(total, tv->logical()[axis]->logical_extent());
     for (int64_t i = 0; i < rank; ++i) {
       if (i != axis) {
-        require_same_extent(
-            tv->logical()[i]->logical_extent(),
+        require_same_extent(tv->logical()[i]->logical_extent(),
             first->logical()[i]->logical_extent(), inputs[t], "cat",
-            "tensor " + std::to_string(t) + " and tensor 0 differ in size at "
-            "axis " + std::to_string(i));
+            "tensor " + std::to_string(t) +
+                " and tensor 0 differ in size at "
+                "axis " +
+                std::to_string(i));
       }
     }
   }
   std::vector<IterDomain*> axes;
   for (int64_t i = 0; i < rank; ++i) {
     axes.push_back(
-        i == axis ? axis_of_extent(fusion, total)
-                  : copy_axis(fusion, first->logical()[i]));
+        i == axis ? axis_of_extent(fusion, total) : copy_axis(fusion, first->logical()[i]));
   }
   TensorView* out = tensor_of_axes(fusion, std::move(axes), first->dtype());
   std::vector<Val*> operands(inputs.begin(), inputs.end());

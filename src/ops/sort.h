@@ -12,11 +12,7 @@ namespace nvfuse {
 // (values, indices) of the k largest (or smallest) elements along dim; k is
 // an integer Scalar, a constant or a fusion input, and sizes that axis.
 std::pair<TensorView*, TensorView*> topk(
-    TensorView* in,
-    Scalar* k,
-    int64_t dim,
-    bool largest,
-    bool sorted);
+    TensorView* in, Scalar* k, int64_t dim, bool largest, bool sorted);
 
 TensorView* argsort(TensorView* in, int64_t dim, bool descending, bool stable);
 

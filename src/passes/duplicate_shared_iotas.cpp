@@ -23,8 +23,7 @@ void duplicate_shared_iotas(Fusion& fusion) {
       }
     }
     for (size_t i = 1; i < readers.size(); ++i) {
-      TensorView* copy = iota(
-          expr->input(0)->as<Scalar>(), expr->input(1)->as<Scalar>(),
+      TensorView* copy = iota(expr->input(0)->as<Scalar>(), expr->input(1)->as<Scalar>(),
           expr->input(2)->as<Scalar>(), shared->dtype());
       fusion.replace_inputs(readers[i], {{shared, copy}});
     }

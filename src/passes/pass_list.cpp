@@ -45,12 +45,8 @@ void run_in_order(const Pass (&passes)[N], Fusion& fusion) {
 
 }  // namespace
 
-void run_presegmentation_passes(Fusion& fusion) {
-  run_in_order(kPresegmentationPasses, fusion);
-}
+void run_presegmentation_passes(Fusion& fusion) { run_in_order(kPresegmentationPasses, fusion); }
 
-void run_sharding_passes(Fusion& fusion) {
-  run_in_order(kShardingPasses, fusion);
-}
+void run_sharding_passes(Fusion& fusion) { run_in_order(kShardingPasses, fusion); }
 
 }  // namespace nvfuse

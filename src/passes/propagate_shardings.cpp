@@ -10,9 +10,7 @@ namespace nvfuse {
 
 namespace {
 
-bool is_contraction(const Expr& expr) {
-  return expr.is<LinearOp>() || expr.is<MatmulOp>();
-}
+bool is_contraction(const Expr& expr) { return expr.is<LinearOp>() || expr.is<MatmulOp>(); }
 
 Sharding unsharded(const DeviceMesh& mesh, int64_t rank) {
   Sharding s;
@@ -63,8 +61,8 @@ std::optional<Sharding> carried_backward(const Expr& expr, size_t input) {
   if (!out->device_mesh().has_value() && partner == nullptr) {
     return std::nullopt;
   }
-  const DeviceMesh& mesh = out->device_mesh().has_value() ? *out->device_mesh()
-                                                           : *partner->device_mesh();
+  const DeviceMesh& mesh =
+      out->device_mesh().has_value() ? *out->device_mesh() : *partner->device_mesh();
   Sharding s = unsharded(mesh, in->rank());
   if (out->device_mesh() == mesh) {
     const Sharding to = sharding_of(*out);

@@ -10,8 +10,7 @@ namespace nvfuse {
 namespace {
 
 bool is_size_one(const IterDomain* id) {
-  return !id->is_expanded() &&
-      (id->is_broadcast() || id->logical_extent()->is_constant_int(1));
+  return !id->is_expanded() && (id->is_broadcast() || id->logical_extent()->is_constant_int(1));
 }
 
 bool same_extent(const Scalar* a, const Scalar* b) {
@@ -40,8 +39,8 @@ bool differ_only_in_size_one_axes(const TensorView* in, const TensorView* out) {
     return false;
   }
   for (size_t k = 0; k < a.size(); ++k) {
-    if (!same_extent(in->logical()[a[k]]->logical_extent(),
-                     out->logical()[b[k]]->logical_extent())) {
+    if (!same_extent(
+            in->logical()[a[k]]->logical_extent(), out->logical()[b[k]]->logical_extent())) {
       return false;
     }
   }

@@ -55,8 +55,8 @@ void split(Fusion& fusion, VarMeanOp& op) {
   auto* deviation = pointwise(OpType::sub, {x, broadcast(avg, reduced)});
   auto* squares = pointwise(OpType::mul, {deviation, deviation})->as<TensorView>();
   TensorView* sum_of_squares = reduce(OpType::add, squares, axes, false, DataType::Null);
-  Scalar* divisor = extent_max(extent_sub(count, fusion.index_constant(op.correction())),
-                               fusion.index_constant(0));
+  Scalar* divisor = extent_max(
+      extent_sub(count, fusion.index_constant(op.correction())), fusion.index_constant(0));
   Val* var = pointwise(OpType::div, {sum_of_squares, divisor});
 
   TensorView* new_var = distributed_as(var, old_var->dtype(), *old_var);

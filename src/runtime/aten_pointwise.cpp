@@ -16,9 +16,7 @@ at::Scalar scalar_of(const AtenOperand& operand) {
   return operand.tensor.item();
 }
 
-bool is_scalar(const AtenOperand& operand) {
-  return operand.scalar.has_value();
-}
+bool is_scalar(const AtenOperand& operand) { return operand.scalar.has_value(); }
 
 // Integer div, fmod and remainder without the CPU's trap: x86 division
 // faults on the most negative value divided by -1 (eager torch dies of
@@ -43,12 +41,8 @@ at::Tensor integer_division(const at::Tensor& a, const at::Tensor& b, OpType op)
 }  // namespace
 
 at::Tensor apply_pointwise(
-    OpType op,
-    const std::vector<AtenOperand>& operands,
-    at::ScalarType compute) {
-  auto arg = [&](size_t i) -> const at::Tensor& {
-    return operands.at(i).tensor;
-  };
+    OpType op, const std::vector<AtenOperand>& operands, at::ScalarType compute) {
+  auto arg = [&](size_t i) -> const at::Tensor& { return operands.at(i).tensor; };
   const bool integral = at::isIntegralType(compute, /*includeBool=*/true);
   switch (op) {
     case OpType::abs:
@@ -159,16 +153,14 @@ at::Tensor apply_pointwise(
     case OpType::mul:
       return at::mul(arg(0), arg(1));
     case OpType::div:  // C semantics for integers: truncation
-      return integral ? integer_division(arg(0), arg(1), op)
-                      : at::div(arg(0), arg(1));
+      return integral ? integer_division(arg(0), arg(1), op) : at::div(arg(0), arg(1));
     case OpType::truediv:
       return at::div(arg(0), arg(1));
     case OpType::fmod:
     case OpType::mod:  // C semantics: the sign of the dividend
       return integral ? integer_division(arg(0), arg(1), op) : at::fmod(arg(0), arg(1));
     case OpType::remainder:  // Python semantics: the sign of the divisor
-      return integral ? integer_division(arg(0), arg(1), op)
-                      : at::remainder(arg(0), arg(1));
+      return integral ? integer_division(arg(0), arg(1), op) : at::remainder(arg(0), arg(1));
     case OpType::pow:
       return at::pow(arg(0), arg(1));
     case OpType::atan2:
@@ -208,31 +200,26 @@ at::Tensor apply_pointwise(
     case OpType::nextafter:
       return at::nextafter(arg(0), arg(1));
     case OpType::add_alpha:  // arg1 + alpha * arg2
-      return is_scalar(operands.at(2))
-          ? at::add(arg(0), arg(1), scalar_of(operands[2]))
-          : at::add(arg(0), at::mul(arg(1), arg(2)));
+      return is_scalar(operands.at(2)) ? at::add(arg(0), arg(1), scalar_of(operands[2]))
+                                       : at::add(arg(0), at::mul(arg(1), arg(2)));
     case OpType::sub_alpha:  // arg1 - alpha * arg2
-      return is_scalar(operands.at(2))
-          ? at::sub(arg(0), arg(1), scalar_of(operands[2]))
-          : at::sub(arg(0), at::mul(arg(1), arg(2)));
+      return is_scalar(operands.at(2)) ? at::sub(arg(0), arg(1), scalar_of(operands[2]))
+                                       : at::sub(arg(0), at::mul(arg(1), arg(2)));
     case OpType::where:
       return at::where(arg(0), arg(1), arg(2));
     case OpType::lerp:
-      return is_scalar(operands.at(2))
-          ? at::lerp(arg(0), arg(1), scalar_of(operands[2]))
-          : at::lerp(arg(0), arg(1), arg(2));
+      return is_scalar(operands.at(2)) ? at::lerp(arg(0), arg(1), scalar_of(operands[2]))
+                                       : at::lerp(arg(0), arg(1), arg(2));
     case OpType::clamp:
       return at::clamp(arg(0), arg(1), arg(2));
     case OpType::threshold:  // torch.threshold: x <= threshold ? value : x
       return at::where(at::le(arg(0), arg(1)), arg(2), arg(0));
     case OpType::addcmul:  // arg + value * tensor1 * tensor2
-      return is_scalar(operands.at(3))
-          ? at::addcmul(arg(0), arg(1), arg(2), scalar_of(operands[3]))
-          : at::add(arg(0), at::mul(at::mul(arg(1), arg(2)), arg(3)));
+      return is_scalar(operands.at(3)) ? at::addcmul(arg(0), arg(1), arg(2), scalar_of(operands[3]))
+                                       : at::add(arg(0), at::mul(at::mul(arg(1), arg(2)), arg(3)));
     case OpType::ceil_div:
-      return integral
-          ? at::div(at::sub(at::add(arg(0), arg(1)), 1), arg(1), "trunc")
-          : at::ceil(at::div(arg(0), arg(1)));
+      return integral ? at::div(at::sub(at::add(arg(0), arg(1)), 1), arg(1), "trunc")
+                      : at::ceil(at::div(arg(0), arg(1)));
   }
   NVFUSE_ASSERT(false, "no reference semantics for op ", name_of(op));
   return {};

@@ -23,8 +23,6 @@ struct AtenOperand {
 // `op` applied to operands already in its compute type `compute`. Returns the
 // result in whatever type ATen produces; the caller casts it.
 at::Tensor apply_pointwise(
-    OpType op,
-    const std::vector<AtenOperand>& operands,
-    at::ScalarType compute);
+    OpType op, const std::vector<AtenOperand>& operands, at::ScalarType compute);
 
 }  // namespace nvfuse

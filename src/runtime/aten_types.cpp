@@ -65,8 +65,7 @@ DataType from_aten(at::ScalarType type) {
     case at::kUInt64:
       return DataType::UInt64;
     default:
-      NVFUSE_CHECK_AS(
-          ErrorKind::kInputType, false, "torch dtype ", c10::toString(type),
+      NVFUSE_CHECK_AS(ErrorKind::kInputType, false, "torch dtype ", c10::toString(type),
           " is not supported by nvfuse");
   }
   return DataType::Null;

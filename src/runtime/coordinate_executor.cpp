@@ -23,14 +23,10 @@ ProcessSetting<CoordinateTuning>& tuning_setting() {
 // The schedule over the iteration space `extents` for tensors (inputs then
 // outputs) described as `tensors`; nullopt when the outputs differ in
 // shape. With a scan axis (>= 0), the scan kernel's launch.
-std::optional<CoordinateSchedule> schedule_for(
-    size_t input_count,
-    const std::vector<TensorArg>& tensors,
-    const std::vector<int64_t>& extents,
-    int64_t lane_alignment,
-    const std::vector<size_t>& vectorized,
-    const std::vector<int64_t>& shifts,
-    int64_t scan_axis) {
+std::optional<CoordinateSchedule> schedule_for(size_t input_count,
+    const std::vector<TensorArg>& tensors, const std::vector<int64_t>& extents,
+    int64_t lane_alignment, const std::vector<size_t>& vectorized,
+    const std::vector<int64_t>& shifts, int64_t scan_axis) {
   for (size_t t = input_count + 1; t < tensors.size(); ++t) {
     if (tensors[t].sizes != tensors[input_count].sizes) {
       return std::nullopt;
@@ -38,8 +34,8 @@ std::optional<CoordinateSchedule> schedule_for(
   }
   CoordinateSchedule schedule =
       schedule_coordinates(extents, tensors, lane_alignment, coordinate_tuning());
-  schedule.params.vectors_aligned = vector_accesses_aligned(
-      schedule.params.vector_width, tensors, vectorized, shifts);
+  schedule.params.vectors_aligned =
+      vector_accesses_aligned(schedule.params.vector_width, tensors, vectorized, shifts);
   if (scan_axis >= 0) {
     schedule_scan(schedule, extents, static_cast<int>(scan_axis));
   } else {
@@ -51,29 +47,23 @@ std::optional<CoordinateSchedule> schedule_for(
 }  // namespace
 
 void set_coordinate_tuning(const CoordinateTuning& tuning) {
-  check_launch_tuning(tuning.block_size, tuning.max_unroll, tuning.bytes_per_thread,
-                      "bytes_per_thread");
+  check_launch_tuning(
+      tuning.block_size, tuning.max_unroll, tuning.bytes_per_thread, "bytes_per_thread");
   tuning_setting().set(tuning);
 }
 
-CoordinateTuning coordinate_tuning() {
-  return tuning_setting().get();
-}
+CoordinateTuning coordinate_tuning() { return tuning_setting().get(); }
 
 std::unique_ptr<CoordinateExecutor> CoordinateExecutor::try_create(
-    const Fusion& fusion,
-    std::string* why_not) {
+    const Fusion& fusion, std::string* why_not) {
   auto analysis = analyze_coordinates(fusion, why_not);
   if (!analysis.has_value()) {
     return nullptr;
   }
-  return std::unique_ptr<CoordinateExecutor>(
-      new CoordinateExecutor(fusion, std::move(*analysis)));
+  return std::unique_ptr<CoordinateExecutor>(new CoordinateExecutor(fusion, std::move(*analysis)));
 }
 
-CoordinateExecutor::CoordinateExecutor(
-    const Fusion& fusion,
-    CoordinateAnalysis analysis)
+CoordinateExecutor::CoordinateExecutor(const Fusion& fusion, CoordinateAnalysis analysis)
     : GeneratedKernelExecutor<CoordinateParams>([this](const CoordinateParams& params) {
         return generate_coordinate_kernel(fusion_, analysis_, params);
       }),
@@ -83,8 +73,7 @@ CoordinateExecutor::CoordinateExecutor(
       lanes_(lane_requirements(fusion, analysis_)) {}
 
 int64_t CoordinateExecutor::lane_alignment(
-    const std::vector<Argument>& args,
-    BoundInputs& bound) const {
+    const std::vector<Argument>& args, BoundInputs& bound) const {
   if (!lanes_.shareable) {
     return 1;
   }
@@ -96,8 +85,7 @@ int64_t CoordinateExecutor::lane_alignment(
 }
 
 std::vector<int64_t> CoordinateExecutor::lane_shifts(
-    const std::vector<Argument>& args,
-    BoundInputs& bound) const {
+    const std::vector<Argument>& args, BoundInputs& bound) const {
   std::vector<int64_t> shifts;
   for (const ScalarValue& v : io_.values_of(lanes_.alignment_terms, args, bound)) {
     shifts.push_back(v.as_int());
@@ -106,8 +94,7 @@ std::vector<int64_t> CoordinateExecutor::lane_shifts(
 }
 
 std::optional<std::vector<int64_t>> CoordinateExecutor::iteration_extents(
-    const std::vector<TensorArg>& tensors,
-    BoundInputs& bound) const {
+    const std::vector<TensorArg>& tensors, BoundInputs& bound) const {
   if (analysis_.scatter == nullptr) {
     return tensors[analysis_.inputs.size()].sizes;
   }
@@ -119,15 +106,13 @@ std::optional<std::vector<int64_t>> CoordinateExecutor::iteration_extents(
 }
 
 std::optional<CoordinateSchedule> CoordinateExecutor::memoized_schedule(
-    const std::vector<TensorArg>& tensors,
-    const std::vector<int64_t>& extents,
-    const std::vector<Argument>& args,
-    BoundInputs& bound) {
+    const std::vector<TensorArg>& tensors, const std::vector<int64_t>& extents,
+    const std::vector<Argument>& args, BoundInputs& bound) {
   const int64_t alignment = lane_alignment(args, bound);
   const std::vector<int64_t> shifts = lane_shifts(args, bound);
   const CoordinateTuning tuning = coordinate_tuning();
-  std::vector<int64_t> numbers = {alignment, tuning.block_size, tuning.bytes_per_thread,
-                                  tuning.max_unroll};
+  std::vector<int64_t> numbers = {
+      alignment, tuning.block_size, tuning.bytes_per_thread, tuning.max_unroll};
   numbers.insert(numbers.end(), shifts.begin(), shifts.end());
   if (analysis_.scatter != nullptr) {
     // A computed index tensor's sizes are not among the tensors.
@@ -135,11 +120,11 @@ std::optional<CoordinateSchedule> CoordinateExecutor::memoized_schedule(
   }
   return last_schedule_.get(tensors, std::move(numbers), [&] {
     auto schedule = schedule_for(analysis_.inputs.size(), tensors, extents, alignment,
-                                 lanes_.vector_tensors, shifts, analysis_.scan_axis);
+        lanes_.vector_tensors, shifts, analysis_.scan_axis);
     if (schedule.has_value() && analysis_.scatter != nullptr) {
       const TensorArg& in = tensors[scatter_input_slot()];
-      schedule_scatter_rows(*schedule, in.sizes, extents, analysis_.scatter->dim(),
-                            size_in_bytes(in.dtype));
+      schedule_scatter_rows(
+          *schedule, in.sizes, extents, analysis_.scatter->dim(), size_in_bytes(in.dtype));
     }
     return schedule;
   });
@@ -147,14 +132,12 @@ std::optional<CoordinateSchedule> CoordinateExecutor::memoized_schedule(
 
 size_t CoordinateExecutor::scatter_input_slot() const {
   const auto& inputs = analysis_.inputs;
-  return std::find(inputs.begin(), inputs.end(),
-                   analysis_.scatter->input(0)->as<TensorView>()) - inputs.begin();
+  return std::find(inputs.begin(), inputs.end(), analysis_.scatter->input(0)->as<TensorView>()) -
+      inputs.begin();
 }
 
-void CoordinateExecutor::prepare_scatter(
-    const std::vector<at::Tensor>& tensors,
-    const CoordinateSchedule& schedule,
-    const std::vector<int64_t>& extents,
+void CoordinateExecutor::prepare_scatter(const std::vector<at::Tensor>& tensors,
+    const CoordinateSchedule& schedule, const std::vector<int64_t>& extents,
     BoundInputs& bound) const {
   const ScatterOp& scatter = *analysis_.scatter;
   const at::Tensor& in = tensors[scatter_input_slot()];
@@ -169,25 +152,22 @@ void CoordinateExecutor::prepare_scatter(
 }
 
 std::string CoordinateExecutor::cuda_code_for(
-    const std::vector<Argument>& args,
-    BoundInputs& bound) {
+    const std::vector<Argument>& args, BoundInputs& bound) {
   std::vector<TensorArg> tensors = io_.input_args(args);
   for (TensorArg& out : io_.planned_output_args(bound)) {
     tensors.push_back(std::move(out));
   }
   const auto extents = iteration_extents(tensors, bound);
   NVFUSE_CHECK_AS(ErrorKind::kUnsupported, extents.has_value(),
-                  "the scatter's index sizes are not known before running it");
+      "the scatter's index sizes are not known before running it");
   auto schedule = memoized_schedule(tensors, *extents, args, bound);
-  NVFUSE_CHECK_AS(
-      ErrorKind::kUnsupported, schedule.has_value(),
+  NVFUSE_CHECK_AS(ErrorKind::kUnsupported, schedule.has_value(),
       "the outputs of this fusion differ in shape for these inputs");
   return variants_.code_for(schedule->params);
 }
 
 std::optional<std::vector<at::Tensor>> CoordinateExecutor::run(
-    const std::vector<Argument>& args,
-    BoundInputs& bound) {
+    const std::vector<Argument>& args, BoundInputs& bound) {
   const c10::Device device = bound.device;
   const c10::DeviceGuard guard(device);
   auto tensors = io_.launch_tensors(args, bound);
@@ -210,8 +190,7 @@ std::optional<std::vector<at::Tensor>> CoordinateExecutor::run(
     prepare_scatter(*tensors, *schedule, *extents, bound);
   }
   const bool launch = schedule->grid_size > 0;
-  auto [source, kernel] =
-      variants_.for_launch(schedule->params, launch ? device.index() : -1);
+  auto [source, kernel] = variants_.for_launch(schedule->params, launch ? device.index() : -1);
   if (launch) {
     LaunchValues values;
     for (const at::Tensor& t : *tensors) {
@@ -226,10 +205,11 @@ std::optional<std::vector<at::Tensor>> CoordinateExecutor::run(
     std::vector<uint64_t> packed = pack_args(source->layout, values);
     launch_on_current_stream(
         *kernel, device, {static_cast<unsigned>(schedule->grid_size)},
-        {static_cast<unsigned>(schedule->params.block_size)}, packed, [&] {
-          return "numel=" + std::to_string(schedule->numel) + " " +
-              schedule->params.to_string();
-        }, static_cast<unsigned>(schedule->shared_bytes));
+        {static_cast<unsigned>(schedule->params.block_size)}, packed,
+        [&] {
+          return "numel=" + std::to_string(schedule->numel) + " " + schedule->params.to_string();
+        },
+        static_cast<unsigned>(schedule->shared_bytes));
   }
   return io_.fusion_outputs(args, *tensors);
 }

@@ -26,16 +26,11 @@ CoordinateTuning coordinate_tuning();
 class CoordinateExecutor : public GeneratedKernelExecutor<CoordinateParams> {
  public:
   // nullptr (with the reason) when the coordinate scheduler rejects `fusion`.
-  static std::unique_ptr<CoordinateExecutor> try_create(
-      const Fusion& fusion,
-      std::string* why_not);
+  static std::unique_ptr<CoordinateExecutor> try_create(const Fusion& fusion, std::string* why_not);
 
   std::optional<std::vector<at::Tensor>> run(
-      const std::vector<Argument>& args,
-      BoundInputs& bound) override;
-  std::string cuda_code_for(
-      const std::vector<Argument>& args,
-      BoundInputs& bound) override;
+      const std::vector<Argument>& args, BoundInputs& bound) override;
+  std::string cuda_code_for(const std::vector<Argument>& args, BoundInputs& bound) override;
 
  private:
   CoordinateExecutor(const Fusion& fusion, CoordinateAnalysis analysis);
@@ -44,28 +39,21 @@ class CoordinateExecutor : public GeneratedKernelExecutor<CoordinateParams> {
   int64_t lane_alignment(const std::vector<Argument>& args, BoundInputs& bound) const;
   // This call's values of the lane-coordinate shifts a vector access's
   // alignment depends on (LaneRequirements::alignment_terms).
-  std::vector<int64_t> lane_shifts(const std::vector<Argument>& args,
-                                   BoundInputs& bound) const;
+  std::vector<int64_t> lane_shifts(const std::vector<Argument>& args, BoundInputs& bound) const;
   // The iteration space: the outputs' shape, or a scatter's index tensor's
   // (nullopt when a computed index's sizes are unknown before running).
   std::optional<std::vector<int64_t>> iteration_extents(
-      const std::vector<TensorArg>& tensors,
-      BoundInputs& bound) const;
+      const std::vector<TensorArg>& tensors, BoundInputs& bound) const;
   // The schedule for `tensors` (inputs then outputs) over `extents`;
   // nullopt when the outputs differ in shape. The last call's when it
   // applies (schedule_memo.h).
-  std::optional<CoordinateSchedule> memoized_schedule(
-      const std::vector<TensorArg>& tensors,
-      const std::vector<int64_t>& extents,
-      const std::vector<Argument>& args,
-      BoundInputs& bound);
+  std::optional<CoordinateSchedule> memoized_schedule(const std::vector<TensorArg>& tensors,
+      const std::vector<int64_t>& extents, const std::vector<Argument>& args, BoundInputs& bound);
   // Before a scatter's launch: its sizes checked as torch does, and its
   // input copied into the output the kernel writes (`tensors`: inputs,
   // then the output), unless the kernel stages rows and copies them.
-  void prepare_scatter(const std::vector<at::Tensor>& tensors,
-                       const CoordinateSchedule& schedule,
-                       const std::vector<int64_t>& extents,
-                       BoundInputs& bound) const;
+  void prepare_scatter(const std::vector<at::Tensor>& tensors, const CoordinateSchedule& schedule,
+      const std::vector<int64_t>& extents, BoundInputs& bound) const;
   // Where the scatter's input is among the kernel's tensors.
   size_t scatter_input_slot() const;
 

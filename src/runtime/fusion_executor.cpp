@@ -29,9 +29,7 @@ bool only_reshapes(const Fusion& fusion) {
 
 // The generated-kernel executor for `fusion`, or nullptr with the reason.
 std::unique_ptr<KernelExecutor> kernel_executor_for(
-    const Fusion& fusion,
-    std::string* kind,
-    std::string* why_not) {
+    const Fusion& fusion, std::string* kind, std::string* why_not) {
   if (has_reduction(fusion)) {
     *kind = "reduction";
     return ReductionExecutor::try_create(fusion, why_not);
@@ -54,8 +52,7 @@ std::unique_ptr<KernelExecutor> kernel_executor_for(
   if (auto kernel = CoordinateExecutor::try_create(fusion, &why_not_coordinate)) {
     return kernel;
   }
-  *why_not = "pointwise: " + why_not_pointwise +
-      "; coordinate: " + why_not_coordinate;
+  *why_not = "pointwise: " + why_not_pointwise + "; coordinate: " + why_not_coordinate;
   return nullptr;
 }
 
@@ -68,12 +65,10 @@ bool is_one_kernel(const Fusion& fusion) {
 }  // namespace
 
 std::vector<FusionExecutor::Segment> FusionExecutor::split_by_reduction_class(
-    const Fusion& fusion,
-    std::string* why_not) {
+    const Fusion& fusion, std::string* why_not) {
   std::vector<Segment> split;
-  auto groups = has_reduction(fusion)
-      ? group_outputs_by_reduction_axes(fusion, why_not)
-      : std::nullopt;
+  auto groups =
+      has_reduction(fusion) ? group_outputs_by_reduction_axes(fusion, why_not) : std::nullopt;
   if (!groups.has_value() || groups->size() < 2) {
     return split;
   }
@@ -82,8 +77,7 @@ std::vector<FusionExecutor::Segment> FusionExecutor::split_by_reduction_class(
     segment.owned = fusion.clone();
     segment.owned->retain_outputs(positions);
     segment.fusion = segment.owned.get();
-    segment.kernel = kernel_executor_for(
-        *segment.fusion, &segment.kind, &segment.why_no_kernel);
+    segment.kernel = kernel_executor_for(*segment.fusion, &segment.kind, &segment.why_no_kernel);
     segment.outputs = positions;
     split.push_back(std::move(segment));
   }
@@ -97,14 +91,10 @@ bool FusionExecutor::runs_as_kernels(const Fusion& fusion) {
   std::string why_not;
   const auto split = split_by_reduction_class(fusion, &why_not);
   return !split.empty() &&
-      std::all_of(split.begin(), split.end(), [](const auto& s) {
-        return s.kernel != nullptr;
-      });
+      std::all_of(split.begin(), split.end(), [](const auto& s) { return s.kernel != nullptr; });
 }
 
-std::string FusionExecutor::segment_header(
-    const Segment& segment,
-    size_t segment_count) const {
+std::string FusionExecutor::segment_header(const Segment& segment, size_t segment_count) const {
   if (segment_count == 1) {
     return "";
   }
@@ -115,8 +105,7 @@ std::string FusionExecutor::segment_header(
   return header + " ====\n";
 }
 
-FusionExecutor::FusionExecutor(const Fusion& definition)
-    : fusion_(definition.clone()) {
+FusionExecutor::FusionExecutor(const Fusion& definition) : fusion_(definition.clone()) {
   if (dump_enabled(DumpOption::fusion_ir)) {
     dump("fusion_ir", definition.to_string());
   }
@@ -204,17 +193,16 @@ std::vector<std::string> tensor_op_names(const Fusion& fusion) {
 
 }  // namespace
 
-std::vector<std::pair<std::string, std::vector<std::string>>>
-FusionExecutor::segment_summary() const {
+std::vector<std::pair<std::string, std::vector<std::string>>> FusionExecutor::segment_summary()
+    const {
   if (parts_.empty()) {
     return {{"fused", tensor_op_names(*fusion_)}};
   }
   std::vector<std::pair<std::string, std::vector<std::string>>> summary;
   for (const Part& part : parts_) {
-    summary.emplace_back(
-        part.plan.is_host_view ? "view"
-            : part.plan.is_aten ? "aten"
-                                : "fused",
+    summary.emplace_back(part.plan.is_host_view ? "view"
+            : part.plan.is_aten                 ? "aten"
+                                                : "fused",
         tensor_op_names(part.executor->prepared_fusion()));
   }
   return summary;
@@ -233,22 +221,17 @@ void FusionExecutor::dump_segments() const {
     }
     for (const Part& part : parts_) {
       const Fusion& piece = part.executor->prepared_fusion();
-      ss << "  "
-         << (part.plan.is_host_view ? "view: "
-                 : part.plan.is_aten ? "ATen: "
-                                     : "fused: ");
+      ss << "  " << (part.plan.is_host_view ? "view: " : part.plan.is_aten ? "ATen: " : "fused: ");
       for (const std::string& name : tensor_op_names(piece)) {
         ss << name << " ";
       }
       const Segment& inner = part.executor->segments_.front();
-      ss << "-> " << (part.executor->segments_.size() > 1
-                          ? std::to_string(part.executor->segments_.size()) +
-                              " kernels"
-                          : inner.kernel != nullptr
-                          ? "a generated " + inner.kind + " kernel"
-                          : part.plan.is_host_view
-                          ? "a zero-copy ATen view on the host"
-                          : "the ATen reference evaluator")
+      ss << "-> "
+         << (part.executor->segments_.size() > 1
+                    ? std::to_string(part.executor->segments_.size()) + " kernels"
+                    : inner.kernel != nullptr ? "a generated " + inner.kind + " kernel"
+                    : part.plan.is_host_view  ? "a zero-copy ATen view on the host"
+                                              : "the ATen reference evaluator")
          << "\n";
     }
     dump("segments", ss.str());
@@ -260,10 +243,10 @@ void FusionExecutor::dump_segments() const {
     for (size_t i : s.outputs) {
       ss << " " << i;
     }
-    ss << ": " << (s.kernel != nullptr
-                       ? "a generated " + s.kind + " kernel (on CUDA inputs)"
-                       : "the ATen reference evaluator (the " + s.kind +
-                           " scheduler rejects it: " + s.why_no_kernel + ")")
+    ss << ": "
+       << (s.kernel != nullptr ? "a generated " + s.kind + " kernel (on CUDA inputs)"
+                               : "the ATen reference evaluator (the " + s.kind +
+                      " scheduler rejects it: " + s.why_no_kernel + ")")
        << "\n";
   }
   if (!fallback_.empty()) {
@@ -293,8 +276,7 @@ std::optional<size_t> empty_tensor_argument(const std::vector<Argument>& args) {
 
 std::string FusionExecutor::cuda_code_for(const std::vector<Argument>& args) {
   if (const auto empty = empty_tensor_argument(args)) {
-    NVFUSE_UNSUPPORTED(
-        "no generated kernel for these inputs: input ", *empty,
+    NVFUSE_UNSUPPORTED("no generated kernel for these inputs: input ", *empty,
         " has no elements, so the fusion runs on the ATen reference evaluator");
   }
   if (!parts_.empty()) {
@@ -309,10 +291,10 @@ std::string FusionExecutor::cuda_code_for(const std::vector<Argument>& args) {
     std::string code;
     for (Segment& s : segments) {
       BoundInputs bound = bind_inputs(*s.fusion, args);
-      NVFUSE_CHECK_AS(
-          ErrorKind::kUnsupported, s.kernel != nullptr,
+      NVFUSE_CHECK_AS(ErrorKind::kUnsupported, s.kernel != nullptr,
           "this fusion runs on the ATen reference evaluator, not a generated "
-          "kernel: the schedulers reject it (", s.why_no_kernel, ")");
+          "kernel: the schedulers reject it (",
+          s.why_no_kernel, ")");
       code += segment_header(s, segments.size()) + s.kernel->cuda_code_for(args, bound);
     }
     return code;
@@ -369,9 +351,7 @@ cuda_driver::FunctionResources FusionExecutor::last_resources() const {
 }
 
 std::vector<at::Tensor> FusionExecutor::compute_segments(
-    const std::vector<Argument>& args,
-    std::vector<bool>& from_kernel,
-    c10::Device& device) {
+    const std::vector<Argument>& args, std::vector<bool>& from_kernel, c10::Device& device) {
   std::vector<at::Tensor> values(fusion_->outputs().size());
   from_kernel.assign(values.size(), false);
   last_ran_fallback_ = false;
@@ -401,15 +381,12 @@ at::Tensor as_expanded(const TensorView& tv, const at::Tensor& value) {
       changed = true;
     }
   }
-  return changed ? value.as_strided(value.sizes(), strides, value.storage_offset())
-                 : value;
+  return changed ? value.as_strided(value.sizes(), strides, value.storage_offset()) : value;
 }
 
 }  // namespace
 
-std::vector<Argument> FusionExecutor::part_args(
-    const Part& part,
-    const std::vector<Argument>& args,
+std::vector<Argument> FusionExecutor::part_args(const Part& part, const std::vector<Argument>& args,
     const std::unordered_map<const Val*, at::Tensor>& values) const {
   std::vector<Argument> result;
   result.reserve(part.plan.inputs.size() + part.plan.boundary.size());
@@ -422,9 +399,7 @@ std::vector<Argument> FusionExecutor::part_args(
   return result;
 }
 
-std::string FusionExecutor::fused_part_code(
-    Part& part,
-    const std::vector<Argument>& args) {
+std::string FusionExecutor::fused_part_code(Part& part, const std::vector<Argument>& args) {
   std::string code = "// ==== nvfuse segment: fused ====\n";
   try {
     return code + part.executor->cuda_code_for(args);
@@ -436,13 +411,10 @@ std::string FusionExecutor::fused_part_code(
   }
 }
 
-std::vector<at::Tensor> FusionExecutor::compute_parts(
-    const std::vector<Argument>& args,
-    std::vector<bool>& from_kernel,
-    c10::Device& device,
-    std::string* code) {
-  check_argument_count(*fusion_, args);  // parts bind only what they use
-  device = device_of_arguments(*fusion_, args);  // parts without tensors too
+std::vector<at::Tensor> FusionExecutor::compute_parts(const std::vector<Argument>& args,
+    std::vector<bool>& from_kernel, c10::Device& device, std::string* code) {
+  check_argument_count(*fusion_, args);               // parts bind only what they use
+  device = device_of_arguments(*fusion_, args);       // parts without tensors too
   std::unordered_map<const Val*, at::Tensor> values;  // boundary tensors
   std::unordered_map<const Val*, bool> value_from_kernel;
   // A fusion input may also be an output (returned as is, next to a view
@@ -469,13 +441,11 @@ std::vector<at::Tensor> FusionExecutor::compute_parts(
       }
     }
     std::vector<bool> part_from_kernel;
-    std::vector<at::Tensor> produced =
-        part.executor->compute(piece_args, part_from_kernel, device);
+    std::vector<at::Tensor> produced = part.executor->compute(piece_args, part_from_kernel, device);
     for (size_t j = 0; j < produced.size(); ++j) {
       values[part.plan.outputs[j]] = std::move(produced[j]);
       // A bookended view is returned as the view it is (an alias).
-      value_from_kernel[part.plan.outputs[j]] =
-          part_from_kernel[j] || part.plan.is_host_view;
+      value_from_kernel[part.plan.outputs[j]] = part_from_kernel[j] || part.plan.is_host_view;
     }
   }
   std::vector<at::Tensor> outputs;
@@ -488,16 +458,13 @@ std::vector<at::Tensor> FusionExecutor::compute_parts(
 }
 
 std::vector<at::Tensor> FusionExecutor::compute(
-    const std::vector<Argument>& args,
-    std::vector<bool>& from_kernel,
-    c10::Device& device) {
+    const std::vector<Argument>& args, std::vector<bool>& from_kernel, c10::Device& device) {
   return parts_.empty() ? compute_segments(args, from_kernel, device)
                         : compute_parts(args, from_kernel, device);
 }
 
 std::vector<at::Tensor> FusionExecutor::execute(
-    const std::vector<Argument>& args,
-    c10::Device device) {
+    const std::vector<Argument>& args, c10::Device device) {
   const auto& fusion_outputs = fusion_->outputs();
   // A kernel wrote fresh tensors laid out by their allocation domains; the
   // reference evaluator's values may be views of inputs or laid out by ATen.
@@ -521,13 +488,11 @@ std::vector<at::Tensor> FusionExecutor::execute(
     const auto& tv = *fusion_outputs[i]->as<TensorView>();
     if (TensorView* target = fusion_->aliased_input(&tv)) {
       const auto& inputs = fusion_->inputs();
-      const size_t index =
-          std::find(inputs.begin(), inputs.end(), target) - inputs.begin();
+      const size_t index = std::find(inputs.begin(), inputs.end(), target) - inputs.begin();
       at::Tensor destination = std::get<at::Tensor>(args[index]);
-      NVFUSE_INPUT_CHECK(
-          destination.sizes() == values[i].sizes(), "input ", index,
-          " is updated in place by an output of shape ", values[i].sizes(),
-          " but has shape ", destination.sizes());
+      NVFUSE_INPUT_CHECK(destination.sizes() == values[i].sizes(), "input ", index,
+          " is updated in place by an output of shape ", values[i].sizes(), " but has shape ",
+          destination.sizes());
       if (!values[i].is_same(destination)) {  // a kernel that wrote it directly
         destination.copy_(values[i]);
       }
@@ -537,8 +502,7 @@ std::vector<at::Tensor> FusionExecutor::execute(
       outputs.push_back(values[i]);  // an input returned as is, or final
       continue;
     }
-    outputs.push_back(
-        materialize_output(tv, values[i], inputs_of_args(), device));
+    outputs.push_back(materialize_output(tv, values[i], inputs_of_args(), device));
   }
   return outputs;
 }
@@ -549,8 +513,8 @@ std::string describe_arguments(const std::vector<Argument>& args) {
   std::ostringstream ss;
   for (size_t i = 0; i < args.size(); ++i) {
     if (const auto* t = std::get_if<at::Tensor>(&args[i])) {
-      ss << "\n  input " << i << ": " << c10::toString(t->scalar_type()) << " sizes "
-         << t->sizes() << " strides " << t->strides();
+      ss << "\n  input " << i << ": " << c10::toString(t->scalar_type()) << " sizes " << t->sizes()
+         << " strides " << t->strides();
     }
   }
   return ss.str();
@@ -572,13 +536,8 @@ void FusionExecutor::dump_declined(const Segment& s, const std::vector<Argument>
   dump("launch", ss.str());
 }
 
-bool FusionExecutor::run_segment(
-    Segment& s,
-    const std::vector<Argument>& args,
-    bool may_decline,
-    std::vector<at::Tensor>& values,
-    std::vector<bool>& from_kernel,
-    c10::Device& device) {
+bool FusionExecutor::run_segment(Segment& s, const std::vector<Argument>& args, bool may_decline,
+    std::vector<at::Tensor>& values, std::vector<bool>& from_kernel, c10::Device& device) {
   const NvtxRange range("nvfuse segment", s.kind);
   // Every segment keeps all the fusion's inputs: binding validates them.
   std::optional<HostStepTimer> step("04 bind inputs");
@@ -586,8 +545,7 @@ bool FusionExecutor::run_segment(
   step.emplace("05 kernel or reference run (all of it)");
   device = bound.device;
   std::optional<std::vector<at::Tensor>> kernel_values;
-  if (bound.device.is_cuda() && s.kernel != nullptr &&
-      !empty_tensor_argument(args).has_value()) {
+  if (bound.device.is_cuda() && s.kernel != nullptr && !empty_tensor_argument(args).has_value()) {
     kernel_values = s.kernel->run(args, bound);
     if (!kernel_values.has_value() && may_decline) {
       return false;
@@ -608,8 +566,7 @@ bool FusionExecutor::run_segment(
 }
 
 std::shared_ptr<FusionExecutor> executor_for(CachedFusion& entry) {
-  NVFUSE_CHECK_AS(
-      ErrorKind::kUnsupported, !entry.sharded,
+  NVFUSE_CHECK_AS(ErrorKind::kUnsupported, !entry.sharded,
       "this fusion is sharded over a device mesh; its per-process segments are "
       "not inspectable this way yet (NVFUSE_DUMP=host_ir prints its host program)");
   return FusionCache::get().runtime_state_of<FusionExecutor>(entry);

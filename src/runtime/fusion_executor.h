@@ -29,22 +29,18 @@ class FusionExecutor : public RuntimeState {
   // reference evaluator.
   // `device`: where a fusion without tensor inputs runs (execute(device=)).
   std::vector<at::Tensor> execute(
-      const std::vector<Argument>& args,
-      c10::Device device = c10::Device(c10::kCPU));
+      const std::vector<Argument>& args, c10::Device device = c10::Device(c10::kCPU));
   // The values of the fusion's outputs as computed, without laying them out
   // or writing in-place outputs (what a part hands to the next one);
   // from_kernel[i]: output i is a fresh kernel output in its final layout.
   // `device`: in, where to run when no tensor input says; out, where it ran.
   std::vector<at::Tensor> compute(
-      const std::vector<Argument>& args,
-      std::vector<bool>& from_kernel,
-      c10::Device& device);
+      const std::vector<Argument>& args, std::vector<bool>& from_kernel, c10::Device& device);
   const Fusion& prepared_fusion() const { return *fusion_; }
 
   // One entry per segment: ("fused" or "aten", the op names of its tensor
   // exprs). A fusion that is not cut at ATen ops is one "fused" entry.
-  std::vector<std::pair<std::string, std::vector<std::string>>>
-  segment_summary() const;
+  std::vector<std::pair<std::string, std::vector<std::string>>> segment_summary() const;
 
   // fd.segment(): each segment (as segment_summary cuts the fusion) as
   // Python definition text, its ops' sizes those of `args`
@@ -59,8 +55,7 @@ class FusionExecutor : public RuntimeState {
     // (none when only later segments read it).
     std::vector<std::vector<int64_t>> destinations;
   };
-  std::vector<SegmentDefinition> segment_definitions(
-      const std::vector<Argument>& args) const;
+  std::vector<SegmentDefinition> segment_definitions(const std::vector<Argument>& args) const;
 
   // The generated kernel for `args` (without running it), and the last one
   // launched.
@@ -73,12 +68,12 @@ class FusionExecutor : public RuntimeState {
   // A part of the fusion run as one kernel (or on the reference evaluator):
   // the whole fusion, or a clone keeping only some outputs.
   struct Segment {
-    const Fusion* fusion = nullptr;  // the prepared fusion, or `owned`
-    std::unique_ptr<Fusion> owned;   // a clone keeping some outputs
+    const Fusion* fusion = nullptr;          // the prepared fusion, or `owned`
+    std::unique_ptr<Fusion> owned;           // a clone keeping some outputs
     std::unique_ptr<KernelExecutor> kernel;  // nullptr: reference evaluator
-    std::string kind;                // "pointwise" or "reduction"
+    std::string kind;                        // "pointwise" or "reduction"
     std::string why_no_kernel;
-    std::vector<size_t> outputs;     // positions among the fusion's outputs
+    std::vector<size_t> outputs;  // positions among the fusion's outputs
   };
 
   // Separates the segments' kernels in cuda_code_for and last_cuda_code
@@ -86,13 +81,8 @@ class FusionExecutor : public RuntimeState {
   std::string segment_header(const Segment& segment, size_t segment_count) const;
   // Runs `segment` (its kernel, else the reference evaluator) into `values`.
   // False when its kernel declined these inputs and `fallback_` should run.
-  bool run_segment(
-      Segment& segment,
-      const std::vector<Argument>& args,
-      bool may_decline,
-      std::vector<at::Tensor>& values,
-      std::vector<bool>& from_kernel,
-      c10::Device& device);
+  bool run_segment(Segment& segment, const std::vector<Argument>& args, bool may_decline,
+      std::vector<at::Tensor>& values, std::vector<bool>& from_kernel, c10::Device& device);
   // NVFUSE_DUMP=launch: `s`'s kernel declined `args`; ATen runs it.
   void dump_declined(const Segment& s, const std::vector<Argument>& args) const;
 
@@ -103,9 +93,7 @@ class FusionExecutor : public RuntimeState {
   };
   // The arguments of `part`: the fusion's arguments it keeps, then its
   // boundary tensors from `values`.
-  std::vector<Argument> part_args(
-      const Part& part,
-      const std::vector<Argument>& args,
+  std::vector<Argument> part_args(const Part& part, const std::vector<Argument>& args,
       const std::unordered_map<const Val*, at::Tensor>& values) const;
   // A part: a piece of a fusion cut at its ATen exprs, already through the
   // passes; it is not cut again. A host view runs on the reference
@@ -118,26 +106,19 @@ class FusionExecutor : public RuntimeState {
   void add_parts(std::vector<FusionSegment> plans);
   // One segment per reduction class of `fusion` (reduction_segmenter.h),
   // each keeping only its outputs; empty when there is no such split.
-  static std::vector<Segment> split_by_reduction_class(
-      const Fusion& fusion,
-      std::string* why_not);
+  static std::vector<Segment> split_by_reduction_class(const Fusion& fusion, std::string* why_not);
   // What plan_segments makes of `fusion`: generated kernels only.
   static bool runs_as_kernels(const Fusion& fusion);
   // Runs the parts in order; the values of the fusion's outputs. With
   // `code`, appends each fused part's generated kernels to it instead (the
   // last part is not run).
-  std::vector<at::Tensor> compute_parts(
-      const std::vector<Argument>& args,
-      std::vector<bool>& from_kernel,
-      c10::Device& device,
-      std::string* code = nullptr);
+  std::vector<at::Tensor> compute_parts(const std::vector<Argument>& args,
+      std::vector<bool>& from_kernel, c10::Device& device, std::string* code = nullptr);
   // A fused part's kernels for `args`, or why it has none.
   std::string fused_part_code(Part& part, const std::vector<Argument>& args);
   // Runs segments_ (and fallback_): the values of the fusion's outputs.
   std::vector<at::Tensor> compute_segments(
-      const std::vector<Argument>& args,
-      std::vector<bool>& from_kernel,
-      c10::Device& device);
+      const std::vector<Argument>& args, std::vector<bool>& from_kernel, c10::Device& device);
   void dump_segments() const;
 
   std::unique_ptr<Fusion> fusion_;

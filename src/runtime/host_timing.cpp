@@ -35,7 +35,8 @@ class HostTimes {
     }
     std::ostringstream ss;
     ss << std::left << std::setw(36) << "step" << std::right << std::setw(10) << "calls"
-       << std::setw(12) << "us/call" << "\n";  // per timed use (a segment's, for steps inside one)
+       << std::setw(12) << "us/call"
+       << "\n";                                 // per timed use (a segment's, for steps inside one)
     std::map<std::string, StepTotals> by_name;  // two sites may share a name
     for (const auto& [step, totals] : steps_) {
       by_name[step].calls += totals.calls;
@@ -62,15 +63,12 @@ HostTimes& host_times() {
 
 }  // namespace
 
-bool host_timing_enabled() {
-  return dump_enabled(DumpOption::host_time);
-}
+bool host_timing_enabled() { return dump_enabled(DumpOption::host_time); }
 
 HostStepTimer::~HostStepTimer() {
   if (step_ != nullptr) {
     const auto elapsed = std::chrono::steady_clock::now() - start_;
-    host_times().add(
-        step_, std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count());
+    host_times().add(step_, std::chrono::duration_cast<std::chrono::nanoseconds>(elapsed).count());
   }
 }
 

@@ -15,8 +15,7 @@ bool host_timing_enabled();
 class HostStepTimer {
  public:
   // `step` must outlive the process (a string literal).
-  explicit HostStepTimer(const char* step)
-      : step_(host_timing_enabled() ? step : nullptr) {
+  explicit HostStepTimer(const char* step) : step_(host_timing_enabled() ? step : nullptr) {
     if (step_ != nullptr) {
       start_ = std::chrono::steady_clock::now();
     }

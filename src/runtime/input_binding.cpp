@@ -40,9 +40,9 @@ std::string with_article(const std::string& name) {
 
 std::string describe_argument(const Argument& arg) {
   if (const auto* t = std::get_if<at::Tensor>(&arg)) {
-    return std::string("a ") + c10::toString(t->scalar_type()) +
-        " tensor of shape " + python_list(t->sizes()) + " and strides " +
-        python_list(t->strides()) + " on " + t->device().str();
+    return std::string("a ") + c10::toString(t->scalar_type()) + " tensor of shape " +
+        python_list(t->sizes()) + " and strides " + python_list(t->strides()) + " on " +
+        t->device().str();
   }
   const ScalarValue& v = std::get<ScalarValue>(arg);
   return "the Python scalar " + v.to_python();
@@ -53,10 +53,7 @@ using ExtentOrigins = std::unordered_map<const Scalar*, std::string>;
 
 class InputBinder {
  public:
-  InputBinder(
-      const Fusion& fusion,
-      const std::vector<Argument>& args,
-      c10::Device device)
+  InputBinder(const Fusion& fusion, const std::vector<Argument>& args, c10::Device device)
       : fusion_(fusion), args_(args) {
     bound_.device = device;
   }
@@ -71,9 +68,7 @@ class InputBinder {
   void bind_extent(const Scalar* extent, int64_t size, std::string origin);
   void check_extent_equalities();
   void check_reshape_sizes(const ExtentEquality& eq, const Expr& reshape);
-  std::string input_name(size_t index) const {
-    return "input " + std::to_string(index);
-  }
+  std::string input_name(size_t index) const { return "input " + std::to_string(index); }
 
   const Fusion& fusion_;
   const std::vector<Argument>& args_;
@@ -89,14 +84,12 @@ BoundInputs InputBinder::bind() {
     const Val* input = inputs[i];
     if (input->is<TensorView>()) {
       const auto* t = std::get_if<at::Tensor>(&args_[i]);
-      NVFUSE_INPUT_TYPE_CHECK(
-          t != nullptr, input_name(i), ": expected ", describe_input(*input),
+      NVFUSE_INPUT_TYPE_CHECK(t != nullptr, input_name(i), ": expected ", describe_input(*input),
           ", got ", describe_argument(args_[i]));
       bind_tensor(i, *input->as<TensorView>(), *t);
     } else {
       const auto* v = std::get_if<ScalarValue>(&args_[i]);
-      NVFUSE_INPUT_TYPE_CHECK(
-          v != nullptr, input_name(i), ": expected ", describe_input(*input),
+      NVFUSE_INPUT_TYPE_CHECK(v != nullptr, input_name(i), ": expected ", describe_input(*input),
           ", got ", describe_argument(args_[i]));
       bind_scalar(i, *input->as<Scalar>(), *v);
     }
@@ -105,39 +98,28 @@ BoundInputs InputBinder::bind() {
   return std::move(bound_);
 }
 
-void InputBinder::bind_tensor(
-    size_t index,
-    const TensorView& tv,
-    const at::Tensor& t) {
-  NVFUSE_INPUT_CHECK(
-      t.defined(), input_name(index), ": got an undefined tensor");
+void InputBinder::bind_tensor(size_t index, const TensorView& tv, const at::Tensor& t) {
+  NVFUSE_INPUT_CHECK(t.defined(), input_name(index), ": got an undefined tensor");
   DataType dtype = DataType::Null;
   try {
     dtype = from_aten(t.scalar_type());
   } catch (const Error& e) {  // a torch dtype nvfuse lacks: say which input
-    NVFUSE_INPUT_TYPE_CHECK(false, input_name(index), ": ", e.what(), "; expected ",
-                            describe_input(tv));
+    NVFUSE_INPUT_TYPE_CHECK(
+        false, input_name(index), ": ", e.what(), "; expected ", describe_input(tv));
   }
-  NVFUSE_INPUT_TYPE_CHECK(
-      dtype == tv.dtype(), input_name(index), ": expected ",
-      describe_input(tv), ", got ", describe_argument(t));
-  NVFUSE_INPUT_CHECK(
-      t.dim() == tv.rank(), input_name(index), ": expected ",
-      describe_input(tv), " (rank ", tv.rank(), "), got ",
-      describe_argument(t), " (rank ", t.dim(), ")");
+  NVFUSE_INPUT_TYPE_CHECK(dtype == tv.dtype(), input_name(index), ": expected ", describe_input(tv),
+      ", got ", describe_argument(t));
+  NVFUSE_INPUT_CHECK(t.dim() == tv.rank(), input_name(index), ": expected ", describe_input(tv),
+      " (rank ", tv.rank(), "), got ", describe_argument(t), " (rank ", t.dim(), ")");
   if (tv.is_cpu_scalar()) {
-    NVFUSE_INPUT_CHECK(
-        t.is_cpu(), input_name(index),
-        " was defined with is_cpu=True and must be a 0-d CPU tensor, got ",
-        describe_argument(t));
+    NVFUSE_INPUT_CHECK(t.is_cpu(), input_name(index),
+        " was defined with is_cpu=True and must be a 0-d CPU tensor, got ", describe_argument(t));
   } else if (!device_source_.has_value()) {
     device_source_ = index;
     bound_.device = t.device();
   } else {
-    NVFUSE_INPUT_CHECK(
-        t.device() == bound_.device, input_name(index), " is on ",
-        t.device().str(), " but input ", *device_source_, " is on ",
-        bound_.device.str(),
+    NVFUSE_INPUT_CHECK(t.device() == bound_.device, input_name(index), " is on ", t.device().str(),
+        " but input ", *device_source_, " is on ", bound_.device.str(),
         "; all tensor inputs must be on one device (a 0-d CPU tensor can be "
         "mixed in when defined with is_cpu=True)");
   }
@@ -147,27 +129,20 @@ void InputBinder::bind_tensor(
   }
 }
 
-void InputBinder::bind_sizes(
-    size_t index,
-    const TensorView& tv,
-    const at::Tensor& t) {
+void InputBinder::bind_sizes(size_t index, const TensorView& tv, const at::Tensor& t) {
   for (int64_t axis = 0; axis < tv.rank(); ++axis) {
     const IterDomain* id = tv.logical()[axis];
     const int64_t size = t.size(axis);
-    const std::string where = input_name(index) + " axis " +
-        std::to_string(axis);
+    const std::string where = input_name(index) + " axis " + std::to_string(axis);
     if (id->is_broadcast() && !id->is_expanded()) {
-      NVFUSE_INPUT_CHECK(
-          size == 1, where, " has size ", size,
+      NVFUSE_INPUT_CHECK(size == 1, where, " has size ", size,
           ", but the definition makes it a broadcast axis (shape entry 1): "
           "expected ",
           describe_input(tv), ", got ", describe_argument(t));
       continue;
     }
     if (id->is_expanded()) {
-      NVFUSE_INPUT_CHECK(
-          size == 1 || t.stride(axis) == 0, where, " has stride ",
-          t.stride(axis),
+      NVFUSE_INPUT_CHECK(size == 1 || t.stride(axis) == 0, where, " has stride ", t.stride(axis),
           ", but the definition makes it an expanded broadcast (contiguity "
           "None): its stride must be 0");
     }
@@ -178,10 +153,7 @@ void InputBinder::bind_sizes(
 // Walks the allocation domain from the innermost axis: a contiguous axis
 // must have exactly the stride that packs the axes inside it; any axis must
 // not have a smaller stride than an axis the definition places inside it.
-void InputBinder::check_strides(
-    size_t index,
-    const TensorView& tv,
-    const at::Tensor& t) {
+void InputBinder::check_strides(size_t index, const TensorView& tv, const at::Tensor& t) {
   if (t.numel() == 0) {
     // No element to lay out: torch gives empty tensors arbitrary strides
     // (randn(5, 0, 1) * 3 has (0, 1, 0)) and still calls them contiguous.
@@ -199,30 +171,24 @@ void InputBinder::check_strides(
     }
     const int64_t stride = t.stride(axis);
     const bool contiguous = domain.contiguity()[position].value_or(false);
-    NVFUSE_INPUT_CHECK(
-        !contiguous || stride == packed_stride, input_name(index), " axis ",
-        axis, " has stride ", stride, ", but the definition says it is ",
-        "contiguous in allocation order, which needs stride ", packed_stride,
-        ". Expected ", describe_input(tv), ", got ", describe_argument(t),
+    NVFUSE_INPUT_CHECK(!contiguous || stride == packed_stride, input_name(index), " axis ", axis,
+        " has stride ", stride, ", but the definition says it is ",
+        "contiguous in allocation order, which needs stride ", packed_stride, ". Expected ",
+        describe_input(tv), ", got ", describe_argument(t),
         ". Pass a tensor with that layout (e.g. .contiguous()) or define the "
         "input with the tensor's layout (fd.from_pytorch / define_tensor("
         "sizes=, strides=))");
-    NVFUSE_INPUT_CHECK(
-        !inner_axis.has_value() || stride >= t.stride(*inner_axis),
-        input_name(index), " axis ", axis, " has stride ", stride,
-        ", smaller than the stride ", t.stride(*inner_axis), " of axis ",
-        *inner_axis,
-        ", which the definition's stride order places inside it. Expected ",
-        describe_input(tv), ", got ", describe_argument(t));
+    NVFUSE_INPUT_CHECK(!inner_axis.has_value() || stride >= t.stride(*inner_axis),
+        input_name(index), " axis ", axis, " has stride ", stride, ", smaller than the stride ",
+        t.stride(*inner_axis), " of axis ", *inner_axis,
+        ", which the definition's stride order places inside it. Expected ", describe_input(tv),
+        ", got ", describe_argument(t));
     packed_stride = stride * t.size(axis);
     inner_axis = axis;
   }
 }
 
-void InputBinder::bind_scalar(
-    size_t index,
-    const Scalar& s,
-    const ScalarValue& v) {
+void InputBinder::bind_scalar(size_t index, const Scalar& s, const ScalarValue& v) {
   const DataType dtype = s.dtype();
   bool ok = false;
   switch (category_of(dtype)) {
@@ -242,18 +208,13 @@ void InputBinder::bind_scalar(
       break;
   }
   NVFUSE_INPUT_TYPE_CHECK(
-      ok, input_name(index), ": expected ", describe_input(s), ", got ",
-      describe_argument(v));
+      ok, input_name(index), ": expected ", describe_input(s), ", got ", describe_argument(v));
   bound_.extents.bind(&s, v);
 }
 
-void InputBinder::bind_extent(
-    const Scalar* extent,
-    int64_t size,
-    std::string origin) {
+void InputBinder::bind_extent(const Scalar* extent, int64_t size, std::string origin) {
   if (auto constant = extent->constant_int()) {
-    NVFUSE_INPUT_CHECK(
-        *constant == size, origin, " has size ", size,
+    NVFUSE_INPUT_CHECK(*constant == size, origin, " has size ", size,
         " but the definition fixes it to ", *constant);
     return;
   }
@@ -276,8 +237,8 @@ void InputBinder::check_reshape_sizes(const ExtentEquality& eq, const Expr& resh
   for (size_t i = 1; i < reshape.inputs().size(); ++i) {
     const Expr* def = reshape.input(i)->definition();
     // ops/shape.cpp writes an inferred size as div(element count, known).
-    if (def != nullptr && def->is<PointwiseOp>() &&
-        def->as<PointwiseOp>()->op() == OpType::div && def->input(0) == eq.a) {
+    if (def != nullptr && def->is<PointwiseOp>() && def->as<PointwiseOp>()->op() == OpType::div &&
+        def->input(0) == eq.a) {
       has_inferred = true;
       shape.push_back("-1");
       continue;
@@ -296,9 +257,8 @@ void InputBinder::check_reshape_sizes(const ExtentEquality& eq, const Expr& resh
   for (size_t i = 0; i < shape.size(); ++i) {
     listed += (i ? ", " : "") + shape[i];
   }
-  NVFUSE_INPUT_CHECK(
-      valid, "reshape: the shape [", listed, "] is invalid for an input of ", elements,
-      " elements (`", print_expr(reshape), "`)");
+  NVFUSE_INPUT_CHECK(valid, "reshape: the shape [", listed, "] is invalid for an input of ",
+      elements, " elements (`", print_expr(reshape), "`)");
 }
 
 void InputBinder::check_extent_equalities() {
@@ -314,13 +274,10 @@ void InputBinder::check_extent_equalities() {
     }
     auto name = [this](const Scalar* extent) {
       auto it = origins_.find(extent);
-      return it != origins_.end() ? it->second
-                                  : "the size " + extent->to_string();
+      return it != origins_.end() ? it->second : "the size " + extent->to_string();
     };
-    NVFUSE_INPUT_CHECK(
-        false, name(eq.a), " (size ", *a, ") and ", name(eq.b), " (size ",
-        *b, ") must be equal, because `",
-        op != nullptr ? print_expr(*op) : std::string("an op"),
+    NVFUSE_INPUT_CHECK(false, name(eq.a), " (size ", *a, ") and ", name(eq.b), " (size ", *b,
+        ") must be equal, because `", op != nullptr ? print_expr(*op) : std::string("an op"),
         "` combines them; make them equal, or define one as a broadcast "
         "(size-1) axis");
   }
@@ -337,8 +294,7 @@ void check_argument_count(const Fusion& fusion, const std::vector<Argument>& arg
   for (size_t i = 0; i < inputs.size(); ++i) {
     expected << "\n  input " << i << ": " << describe_input(*inputs[i]);
   }
-  NVFUSE_INPUT_CHECK(
-      false, "execute: the definition takes ", inputs.size(), " inputs, but ",
+  NVFUSE_INPUT_CHECK(false, "execute: the definition takes ", inputs.size(), " inputs, but ",
       args.size(), " were given. Expected:", expected.str());
 }
 
@@ -348,13 +304,13 @@ std::string describe_input(const Val& input) {
   }
   const auto& tv = *input.as<TensorView>();
   std::ostringstream ss;
-  ss << with_article(name_of(tv.dtype())) << " tensor defined with shape="
-     << shape_of_definition(tv) << ", contiguity=[";
+  ss << with_article(name_of(tv.dtype()))
+     << " tensor defined with shape=" << shape_of_definition(tv) << ", contiguity=[";
   const auto& contiguity = tv.domain().contiguity();
   for (size_t i = 0; i < contiguity.size(); ++i) {
     ss << (i ? ", " : "")
        << (!contiguity[i].has_value() ? "None"
-               : *contiguity[i]       ? "True"
+                  : *contiguity[i]    ? "True"
                                       : "False");
   }
   ss << "]";
@@ -369,15 +325,11 @@ std::string describe_input(const Val& input) {
 }
 
 BoundInputs bind_inputs(
-    const Fusion& fusion,
-    const std::vector<Argument>& args,
-    c10::Device device) {
+    const Fusion& fusion, const std::vector<Argument>& args, c10::Device device) {
   return InputBinder(fusion, args, device).bind();
 }
 
-c10::Device device_of_arguments(
-    const Fusion& fusion,
-    const std::vector<Argument>& args) {
+c10::Device device_of_arguments(const Fusion& fusion, const std::vector<Argument>& args) {
   const auto& inputs = fusion.inputs();
   for (size_t i = 0; i < inputs.size() && i < args.size(); ++i) {
     const auto* t = std::get_if<at::Tensor>(&args[i]);

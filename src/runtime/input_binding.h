@@ -22,16 +22,12 @@ struct BoundInputs {
 
 // `device` is where the fusion runs when no tensor input says (a part of a
 // cut fusion that reads no tensor runs where the whole fusion does).
-BoundInputs bind_inputs(
-    const Fusion& fusion,
-    const std::vector<Argument>& args,
+BoundInputs bind_inputs(const Fusion& fusion, const std::vector<Argument>& args,
     c10::Device device = c10::Device(c10::kCPU));
 
 // The device of the first tensor input that is not a CPU scalar (the CPU
 // when there is none), without validating anything.
-c10::Device device_of_arguments(
-    const Fusion& fusion,
-    const std::vector<Argument>& args);
+c10::Device device_of_arguments(const Fusion& fusion, const std::vector<Argument>& args);
 
 // An InputError listing the expected inputs unless there is one argument
 // per fusion input (bind_inputs checks it too).

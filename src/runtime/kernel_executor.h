@@ -23,13 +23,10 @@ class KernelExecutor {
   // inputs are the input tensors), or nullopt when this call cannot run as
   // a kernel (the caller then uses the reference evaluator).
   virtual std::optional<std::vector<at::Tensor>> run(
-      const std::vector<Argument>& args,
-      BoundInputs& bound) = 0;
+      const std::vector<Argument>& args, BoundInputs& bound) = 0;
 
   // The source of the kernel for these inputs, without running it.
-  virtual std::string cuda_code_for(
-      const std::vector<Argument>& args,
-      BoundInputs& bound) = 0;
+  virtual std::string cuda_code_for(const std::vector<Argument>& args, BoundInputs& bound) = 0;
   // The source of the kernel the last run launched (empty before one), and
   // its registers and local memory (spills) as the driver reports them.
   virtual std::string last_cuda_code() const = 0;

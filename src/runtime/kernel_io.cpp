@@ -12,9 +12,7 @@
 
 namespace nvfuse {
 
-KernelIo::KernelIo(
-    const Fusion& fusion,
-    std::vector<const TensorView*> inputs,
+KernelIo::KernelIo(const Fusion& fusion, std::vector<const TensorView*> inputs,
     std::vector<const TensorView*> outputs)
     : fusion_(fusion), inputs_(std::move(inputs)), outputs_(std::move(outputs)) {
   for (size_t i = 0; i < fusion_.inputs().size(); ++i) {
@@ -22,8 +20,7 @@ KernelIo::KernelIo(
   }
   for (const Val* out : fusion_.outputs()) {
     auto it = std::find(outputs_.begin(), outputs_.end(), out);
-    output_slots_.push_back(
-        it == outputs_.end()
+    output_slots_.push_back(it == outputs_.end()
             ? -1  // a fusion input, returned as is
             : static_cast<int>(inputs_.size() + (it - outputs_.begin())));
   }
@@ -39,21 +36,19 @@ std::vector<TensorArg> KernelIo::input_args(const std::vector<Argument>& args) c
 
 std::vector<TensorArg> KernelIo::planned_output_args(BoundInputs& bound) const {
   auto sizes = output_sizes_of(outputs_, bound);
-  NVFUSE_CHECK_AS(
-      ErrorKind::kUnsupported, sizes.has_value(),
+  NVFUSE_CHECK_AS(ErrorKind::kUnsupported, sizes.has_value(),
       "the output sizes of this fusion are not known before running it");
   std::vector<TensorArg> result;
   for (size_t i = 0; i < outputs_.size(); ++i) {
     // The caching allocator returns blocks aligned far beyond 16 bytes.
-    result.push_back({outputs_[i]->dtype(), (*sizes)[i],
-                      strides_for_allocation(*outputs_[i], (*sizes)[i]), 0});
+    result.push_back(
+        {outputs_[i]->dtype(), (*sizes)[i], strides_for_allocation(*outputs_[i], (*sizes)[i]), 0});
   }
   return result;
 }
 
 std::optional<std::vector<at::Tensor>> KernelIo::launch_tensors(
-    const std::vector<Argument>& args,
-    BoundInputs& bound) const {
+    const std::vector<Argument>& args, BoundInputs& bound) const {
   auto sizes = output_sizes_of(outputs_, bound);
   if (!sizes.has_value()) {
     return std::nullopt;
@@ -69,8 +64,8 @@ std::optional<std::vector<at::Tensor>> KernelIo::launch_tensors(
         continue;
       }
     }
-    at::Tensor out = allocate_output(
-        *outputs_[i], (*sizes)[i], at::TensorOptions().device(bound.device));
+    at::Tensor out =
+        allocate_output(*outputs_[i], (*sizes)[i], at::TensorOptions().device(bound.device));
     if (poison_outputs()) {
       poison(out);
     }
@@ -79,11 +74,8 @@ std::optional<std::vector<at::Tensor>> KernelIo::launch_tensors(
   return tensors;
 }
 
-std::optional<at::Tensor> KernelIo::in_place_target(
-    size_t i,
-    const std::vector<int64_t>& sizes,
-    const std::vector<Argument>& args,
-    c10::Device device) const {
+std::optional<at::Tensor> KernelIo::in_place_target(size_t i, const std::vector<int64_t>& sizes,
+    const std::vector<Argument>& args, c10::Device device) const {
   const TensorView* input = fusion_.aliased_input(outputs_[i]);
   if (input == nullptr || fusion_.is_output(input)) {
     return std::nullopt;
@@ -110,8 +102,7 @@ std::optional<at::Tensor> KernelIo::in_place_target(
   return target;
 }
 
-std::vector<TensorArg> KernelIo::output_args(
-    const std::vector<at::Tensor>& tensors) const {
+std::vector<TensorArg> KernelIo::output_args(const std::vector<at::Tensor>& tensors) const {
   std::vector<TensorArg> result;
   for (size_t t = inputs_.size(); t < tensors.size(); ++t) {
     result.push_back(tensor_arg_of(tensors[t]));
@@ -119,16 +110,13 @@ std::vector<TensorArg> KernelIo::output_args(
   return result;
 }
 
-std::vector<ScalarValue> KernelIo::values_of(
-    const std::vector<const Val*>& value_inputs,
-    const std::vector<Argument>& args,
-    BoundInputs& bound) const {
+std::vector<ScalarValue> KernelIo::values_of(const std::vector<const Val*>& value_inputs,
+    const std::vector<Argument>& args, BoundInputs& bound) const {
   std::optional<ReferenceEvaluator> host;  // for what binding cannot compute
   std::vector<ScalarValue> values;
   for (const Val* v : value_inputs) {
     if (v->is<TensorView>()) {
-      values.push_back(
-          from_aten_scalar(std::get<at::Tensor>(argument_of(args, v)).item()));
+      values.push_back(from_aten_scalar(std::get<at::Tensor>(argument_of(args, v)).item()));
     } else if (fusion_.is_input(v)) {
       values.push_back(std::get<ScalarValue>(argument_of(args, v)));
     } else if (auto value = bound.extents.evaluate(v->as<Scalar>())) {
@@ -145,14 +133,12 @@ std::vector<ScalarValue> KernelIo::values_of(
 }
 
 std::vector<at::Tensor> KernelIo::fusion_outputs(
-    const std::vector<Argument>& args,
-    const std::vector<at::Tensor>& tensors) const {
+    const std::vector<Argument>& args, const std::vector<at::Tensor>& tensors) const {
   std::vector<at::Tensor> values;
   for (size_t i = 0; i < output_slots_.size(); ++i) {
     const int slot = output_slots_[i];
     values.push_back(
-        slot >= 0 ? tensors[slot]
-                  : std::get<at::Tensor>(argument_of(args, fusion_.outputs()[i])));
+        slot >= 0 ? tensors[slot] : std::get<at::Tensor>(argument_of(args, fusion_.outputs()[i])));
   }
   return values;
 }

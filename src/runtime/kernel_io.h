@@ -20,15 +20,11 @@ namespace nvfuse {
 class KernelIo {
  public:
   // `inputs`: the tensors the kernel loads; `outputs`: the ones it writes.
-  KernelIo(
-      const Fusion& fusion,
-      std::vector<const TensorView*> inputs,
+  KernelIo(const Fusion& fusion, std::vector<const TensorView*> inputs,
       std::vector<const TensorView*> outputs);
 
   // The execute() argument bound to the fusion input `input`.
-  const Argument& argument_of(
-      const std::vector<Argument>& args,
-      const Val* input) const {
+  const Argument& argument_of(const std::vector<Argument>& args, const Val* input) const {
     return args.at(input_positions_.at(input));
   }
   // What the heuristics see of the tensors the kernel reads.
@@ -49,23 +45,19 @@ class KernelIo {
   // under NVFUSE_POISON_OUTPUTS=1), or the inputs they update in place;
   // nullopt when an output size is unknown.
   std::optional<std::vector<at::Tensor>> launch_tensors(
-      const std::vector<Argument>& args,
-      BoundInputs& bound) const;
+      const std::vector<Argument>& args, BoundInputs& bound) const;
   // The outputs among `tensors`, described for the heuristics.
   std::vector<TensorArg> output_args(const std::vector<at::Tensor>& tensors) const;
   // The values of a kernel's by-value inputs for this call (CPU scalar
   // tensors, fusion scalars, and scalars computed on the host: from the
   // bound sizes where the expression evaluator can, else by the reference
   // evaluator).
-  std::vector<ScalarValue> values_of(
-      const std::vector<const Val*>& value_inputs,
-      const std::vector<Argument>& args,
-      BoundInputs& bound) const;
+  std::vector<ScalarValue> values_of(const std::vector<const Val*>& value_inputs,
+      const std::vector<Argument>& args, BoundInputs& bound) const;
   // The value of each fusion output (outputs that are inputs are returned
   // as given).
   std::vector<at::Tensor> fusion_outputs(
-      const std::vector<Argument>& args,
-      const std::vector<at::Tensor>& tensors) const;
+      const std::vector<Argument>& args, const std::vector<at::Tensor>& tensors) const;
 
  private:
   const Fusion& fusion_;
@@ -81,11 +73,8 @@ class KernelIo {
   // directly: same device, dtype, sizes and the strides a fresh output
   // would have, no overlap within it or with another kernel input, and no
   // other output reading or updating it; else nullopt.
-  std::optional<at::Tensor> in_place_target(
-      size_t i,
-      const std::vector<int64_t>& sizes,
-      const std::vector<Argument>& args,
-      c10::Device device) const;
+  std::optional<at::Tensor> in_place_target(size_t i, const std::vector<int64_t>& sizes,
+      const std::vector<Argument>& args, c10::Device device) const;
 };
 
 }  // namespace nvfuse

@@ -58,8 +58,7 @@ void write_index(char* dst, int64_t value, size_t size) {
 }  // namespace
 
 std::optional<std::vector<std::vector<int64_t>>> output_sizes_of(
-    const std::vector<const TensorView*>& outputs,
-    BoundInputs& bound) {
+    const std::vector<const TensorView*>& outputs, BoundInputs& bound) {
   std::vector<std::vector<int64_t>> sizes;
   for (const TensorView* tv : outputs) {
     std::vector<int64_t> shape;
@@ -77,7 +76,7 @@ std::optional<std::vector<std::vector<int64_t>>> output_sizes_of(
 
 TensorArg tensor_arg_of(const at::Tensor& t) {
   return {from_aten(t.scalar_type()), t.sizes().vec(), t.strides().vec(),
-          reinterpret_cast<uint64_t>(t.data_ptr())};
+      reinterpret_cast<uint64_t>(t.data_ptr())};
 }
 
 DeviceInfo device_info_of(c10::Device device) {
@@ -88,12 +87,12 @@ DeviceInfo device_info_of(c10::Device device) {
   return DeviceInfo{props.sm_count, props.arch, props.l2_bytes};
 }
 
-void check_launch_tuning(int block_size, int max_unroll, int per_thread,
-                         const char* per_thread_name) {
+void check_launch_tuning(
+    int block_size, int max_unroll, int per_thread, const char* per_thread_name) {
   NVFUSE_CHECK(block_size > 0 && block_size <= 1024 && block_size % 32 == 0,
-               "block_size must be a multiple of 32 up to 1024, got ", block_size);
+      "block_size must be a multiple of 32 up to 1024, got ", block_size);
   NVFUSE_CHECK(max_unroll >= 1 && per_thread >= 1, "max_unroll and ", per_thread_name,
-               " must be at least 1, got ", max_unroll, " and ", per_thread);
+      " must be at least 1, got ", max_unroll, " and ", per_thread);
 }
 
 bool programmatic_launches(c10::Device device) {
@@ -148,8 +147,7 @@ std::vector<uint64_t> pack_args(const KernelArgLayout& layout, const LaunchValue
         break;
       case ArgField::kStrides:
         for (int k = 0; k < arg.count; ++k) {
-          write_index(dst + k * arg.element_size, values.strides[arg.index][k],
-                      arg.element_size);
+          write_index(dst + k * arg.element_size, values.strides[arg.index][k], arg.element_size);
         }
         break;
       case ArgField::kColStride:
@@ -173,32 +171,23 @@ std::vector<uint64_t> pack_args(const KernelArgLayout& layout, const LaunchValue
   return storage;
 }
 
-void launch_on_current_stream(
-    const LoadedKernel& kernel,
-    c10::Device device,
-    cuda_driver::Dim3 grid,
-    cuda_driver::Dim3 block,
-    std::vector<uint64_t>& args,
-    const std::function<std::string()>& describe,
-    unsigned shared_bytes,
-    unsigned cluster_x,
+void launch_on_current_stream(const LoadedKernel& kernel, c10::Device device,
+    cuda_driver::Dim3 grid, cuda_driver::Dim3 block, std::vector<uint64_t>& args,
+    const std::function<std::string()>& describe, unsigned shared_bytes, unsigned cluster_x,
     bool programmatic) {
   const NvtxRange range(kernel.name);
   cuda_driver::make_context_current(device.index());
   const c10::Stream stream =
       c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->getStream(device);
   if (dump_enabled(DumpOption::launch)) {
-    dump_stream() << "nvfuse launch: grid=" << grid.x << "x" << grid.y
-              << " block=" << block.x << " shared=" << shared_bytes
-              << (cluster_x > 1 ? " cluster=" + std::to_string(cluster_x) : std::string())
-              << (programmatic ? " programmatic" : "")
-              << " " << describe()
-              << std::endl;
+    dump_stream() << "nvfuse launch: grid=" << grid.x << "x" << grid.y << " block=" << block.x
+                  << " shared=" << shared_bytes
+                  << (cluster_x > 1 ? " cluster=" + std::to_string(cluster_x) : std::string())
+                  << (programmatic ? " programmatic" : "") << " " << describe() << std::endl;
   }
   void* params[] = {args.data()};
-  cuda_driver::launch(
-      kernel.function, grid, block, shared_bytes, stream.native_handle(), params, cluster_x,
-      programmatic);
+  cuda_driver::launch(kernel.function, grid, block, shared_bytes, stream.native_handle(), params,
+      cluster_x, programmatic);
 }
 
 }  // namespace nvfuse

@@ -33,9 +33,7 @@ class KernelVariants {
 
   // For a launch on `device`: the source and its loaded kernel (nullptr
   // with `device` < 0: nothing to launch), remembered as the last.
-  std::pair<const KernelSource*, const LoadedKernel*> for_launch(
-      const Params& params,
-      int device) {
+  std::pair<const KernelSource*, const LoadedKernel*> for_launch(const Params& params, int device) {
     std::lock_guard<std::mutex> lock(mutex_);
     Variant& variant = variant_for(params);
     last_ = &variant;
@@ -52,8 +50,7 @@ class KernelVariants {
 
   // Another kernel `name` of the source for_launch returned, loaded once
   // per device.
-  const LoadedKernel& companion(const KernelSource* source, const std::string& name,
-                                int device) {
+  const LoadedKernel& companion(const KernelSource* source, const std::string& name, int device) {
     std::lock_guard<std::mutex> lock(mutex_);
     for (auto& variant : variants_) {
       if (&variant->source == source) {
@@ -74,8 +71,7 @@ class KernelVariants {
   }
   cuda_driver::FunctionResources last_resources() const {
     std::lock_guard<std::mutex> lock(mutex_);
-    return last_kernel_ == nullptr ? cuda_driver::FunctionResources{}
-                                   : last_kernel_->resources;
+    return last_kernel_ == nullptr ? cuda_driver::FunctionResources{} : last_kernel_->resources;
   }
 
  private:
@@ -92,8 +88,7 @@ class KernelVariants {
         return *variant;
       }
     }
-    variants_.push_back(
-        std::make_unique<Variant>(Variant{params, generate_(params), {}}));
+    variants_.push_back(std::make_unique<Variant>(Variant{params, generate_(params), {}}));
     if (dump_enabled(DumpOption::params)) {
       dump("params", params.to_string() + "\n");
     }

@@ -11,9 +11,7 @@
 namespace nvfuse {
 
 at::Tensor allocate_output(
-    const TensorView& tv,
-    at::IntArrayRef logical_sizes,
-    const at::TensorOptions& options) {
+    const TensorView& tv, at::IntArrayRef logical_sizes, const at::TensorOptions& options) {
   // Expanded axes are allocated with size 1, then expanded (stride 0).
   std::vector<int64_t> compact_sizes(logical_sizes.begin(), logical_sizes.end());
   bool expanded = false;
@@ -23,18 +21,15 @@ at::Tensor allocate_output(
       expanded = true;
     }
   }
-  at::Tensor compact = at::empty_strided(
-      compact_sizes, strides_for_allocation(tv, logical_sizes.vec()),
-      options.dtype(to_aten(tv.dtype())));
+  at::Tensor compact = at::empty_strided(compact_sizes,
+      strides_for_allocation(tv, logical_sizes.vec()), options.dtype(to_aten(tv.dtype())));
   // An expand of nothing would still make a view (a new tensor per call).
   return expanded ? compact.expand(logical_sizes) : compact;
 }
 
 namespace {
 
-bool same_layout(
-    const at::Tensor& t,
-    const std::vector<int64_t>& strides) {
+bool same_layout(const at::Tensor& t, const std::vector<int64_t>& strides) {
   for (int64_t axis = 0; axis < t.dim(); ++axis) {
     if (t.size(axis) > 1 && t.stride(axis) != strides[axis]) {
       return false;
@@ -54,19 +49,13 @@ bool shares_memory(const at::Tensor& t, const std::vector<at::Tensor>& others) {
 
 }  // namespace
 
-at::Tensor materialize_output(
-    const TensorView& tv,
-    const at::Tensor& value,
-    const std::vector<at::Tensor>& inputs,
-    c10::Device device) {
-  const std::vector<int64_t> strides =
-      strides_for_allocation(tv, value.sizes().vec());
-  if (value.device() == device && same_layout(value, strides) &&
-      !shares_memory(value, inputs)) {
+at::Tensor materialize_output(const TensorView& tv, const at::Tensor& value,
+    const std::vector<at::Tensor>& inputs, c10::Device device) {
+  const std::vector<int64_t> strides = strides_for_allocation(tv, value.sizes().vec());
+  if (value.device() == device && same_layout(value, strides) && !shares_memory(value, inputs)) {
     return value;
   }
-  at::Tensor out = allocate_output(
-      tv, value.sizes(), at::TensorOptions().device(device));
+  at::Tensor out = allocate_output(tv, value.sizes(), at::TensorOptions().device(device));
   // Write one slice of each expanded axis: its elements share memory.
   at::Tensor target = out;
   at::Tensor source = value;

@@ -12,16 +12,11 @@ namespace nvfuse {
 
 // An uninitialized tensor of `tv`'s layout, from torch's allocator.
 at::Tensor allocate_output(
-    const TensorView& tv,
-    at::IntArrayRef logical_sizes,
-    const at::TensorOptions& options);
+    const TensorView& tv, at::IntArrayRef logical_sizes, const at::TensorOptions& options);
 
 // `value` in `tv`'s layout on `device`: `value` itself when it already has
 // that layout and shares no memory with `inputs`, else a copy.
-at::Tensor materialize_output(
-    const TensorView& tv,
-    const at::Tensor& value,
-    const std::vector<at::Tensor>& inputs,
-    c10::Device device);
+at::Tensor materialize_output(const TensorView& tv, const at::Tensor& value,
+    const std::vector<at::Tensor>& inputs, c10::Device device);
 
 }  // namespace nvfuse

@@ -21,37 +21,29 @@ ProcessSetting<PointwiseTuning>& tuning_setting() {
 }  // namespace
 
 void set_pointwise_tuning(const PointwiseTuning& tuning) {
-  check_launch_tuning(tuning.block_size, tuning.max_unroll, tuning.elements_per_thread,
-                      "elements_per_thread");
-  NVFUSE_CHECK(tuning.transpose_tile == 0 || tuning.transpose_tile == 32 ||
-                   tuning.transpose_tile == 64,
-               "transpose_tile must be 0 (the default), 32 or 64, got ",
-               tuning.transpose_tile);
+  check_launch_tuning(
+      tuning.block_size, tuning.max_unroll, tuning.elements_per_thread, "elements_per_thread");
+  NVFUSE_CHECK(
+      tuning.transpose_tile == 0 || tuning.transpose_tile == 32 || tuning.transpose_tile == 64,
+      "transpose_tile must be 0 (the default), 32 or 64, got ", tuning.transpose_tile);
   NVFUSE_CHECK(tuning.transpose_vector == 0 || tuning.transpose_vector == 1 ||
-                   tuning.transpose_vector == 2 || tuning.transpose_vector == 4,
-               "transpose_vector must be 0 (by element size), 1, 2 or 4, got ",
-               tuning.transpose_vector);
+          tuning.transpose_vector == 2 || tuning.transpose_vector == 4,
+      "transpose_vector must be 0 (by element size), 1, 2 or 4, got ", tuning.transpose_vector);
   tuning_setting().set(tuning);
 }
 
-PointwiseTuning pointwise_tuning() {
-  return tuning_setting().get();
-}
+PointwiseTuning pointwise_tuning() { return tuning_setting().get(); }
 
 std::unique_ptr<PointwiseExecutor> PointwiseExecutor::try_create(
-    const Fusion& fusion,
-    std::string* why_not) {
+    const Fusion& fusion, std::string* why_not) {
   auto analysis = analyze_pointwise(fusion, why_not);
   if (!analysis.has_value()) {
     return nullptr;
   }
-  return std::unique_ptr<PointwiseExecutor>(
-      new PointwiseExecutor(fusion, std::move(*analysis)));
+  return std::unique_ptr<PointwiseExecutor>(new PointwiseExecutor(fusion, std::move(*analysis)));
 }
 
-PointwiseExecutor::PointwiseExecutor(
-    const Fusion& fusion,
-    PointwiseAnalysis analysis)
+PointwiseExecutor::PointwiseExecutor(const Fusion& fusion, PointwiseAnalysis analysis)
     : GeneratedKernelExecutor<PointwiseParams>([this](const PointwiseParams& params) {
         return generate_pointwise_kernel(fusion_, analysis_, params);
       }),
@@ -65,32 +57,26 @@ PointwiseExecutor::PointwiseExecutor(
 }
 
 std::string PointwiseExecutor::cuda_code_for(
-    const std::vector<Argument>& args,
-    BoundInputs& bound) {
-  const PointwiseSchedule schedule = schedule_pointwise(
-      analysis_, io_.input_args(args), io_.planned_output_args(bound),
-      device_info_of(bound.device), pointwise_tuning());
+    const std::vector<Argument>& args, BoundInputs& bound) {
+  const PointwiseSchedule schedule = schedule_pointwise(analysis_, io_.input_args(args),
+      io_.planned_output_args(bound), device_info_of(bound.device), pointwise_tuning());
   return variants_.code_for(schedule.params);
 }
 
-PointwiseSchedule PointwiseExecutor::schedule_for(
-    const std::vector<TensorArg>& tensors,
-    const DeviceInfo& device,
-    const PointwiseTuning& tuning) {
+PointwiseSchedule PointwiseExecutor::schedule_for(const std::vector<TensorArg>& tensors,
+    const DeviceInfo& device, const PointwiseTuning& tuning) {
   std::vector<int64_t> numbers = {device.sm_count, device.arch, tuning.block_size,
-                                  tuning.max_unroll, tuning.elements_per_thread,
-                                  tuning.transpose_tile, tuning.transpose_vector};
+      tuning.max_unroll, tuning.elements_per_thread, tuning.transpose_tile,
+      tuning.transpose_vector};
   return last_schedule_.get(tensors, std::move(numbers), [&] {
     const auto split = tensors.begin() + static_cast<std::ptrdiff_t>(analysis_.inputs.size());
-    return schedule_pointwise(
-        analysis_, std::vector<TensorArg>(tensors.begin(), split),
+    return schedule_pointwise(analysis_, std::vector<TensorArg>(tensors.begin(), split),
         std::vector<TensorArg>(split, tensors.end()), device, tuning);
   });
 }
 
 std::optional<std::vector<at::Tensor>> PointwiseExecutor::run(
-    const std::vector<Argument>& args,
-    BoundInputs& bound) {
+    const std::vector<Argument>& args, BoundInputs& bound) {
   const c10::Device device = bound.device;
   std::optional<HostStepTimer> step("06 device guard, allocate outputs");
   const c10::DeviceGuard guard(device);
@@ -106,8 +92,7 @@ std::optional<std::vector<at::Tensor>> PointwiseExecutor::run(
   const PointwiseSchedule schedule =
       schedule_for(described, device_info_of(device), pointwise_tuning());
   const bool launch = schedule.grid_size > 0;
-  auto [source, kernel] =
-      variants_.for_launch(schedule.params, launch ? device.index() : -1);
+  auto [source, kernel] = variants_.for_launch(schedule.params, launch ? device.index() : -1);
   step.emplace("08 pack arguments, launch");
   if (launch) {
     LaunchValues values;
@@ -119,8 +104,7 @@ std::optional<std::vector<at::Tensor>> PointwiseExecutor::run(
     values.extents = schedule.space.extents;
     values.strides = schedule.space.strides;
     std::vector<uint64_t> packed = pack_args(source->layout, values);
-    launch_on_current_stream(
-        *kernel, device, {static_cast<unsigned>(schedule.grid_size)},
+    launch_on_current_stream(*kernel, device, {static_cast<unsigned>(schedule.grid_size)},
         {static_cast<unsigned>(schedule.params.block_size)}, packed, [&] {
           return "numel=" + std::to_string(schedule.space.numel) + " " +
               schedule.params.to_string();

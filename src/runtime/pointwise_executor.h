@@ -24,25 +24,18 @@ PointwiseTuning pointwise_tuning();
 class PointwiseExecutor : public GeneratedKernelExecutor<PointwiseParams> {
  public:
   // nullptr (with the reason) when the pointwise scheduler rejects `fusion`.
-  static std::unique_ptr<PointwiseExecutor> try_create(
-      const Fusion& fusion,
-      std::string* why_not);
+  static std::unique_ptr<PointwiseExecutor> try_create(const Fusion& fusion, std::string* why_not);
 
   std::optional<std::vector<at::Tensor>> run(
-      const std::vector<Argument>& args,
-      BoundInputs& bound) override;
-  std::string cuda_code_for(
-      const std::vector<Argument>& args,
-      BoundInputs& bound) override;
+      const std::vector<Argument>& args, BoundInputs& bound) override;
+  std::string cuda_code_for(const std::vector<Argument>& args, BoundInputs& bound) override;
 
  private:
   PointwiseExecutor(const Fusion& fusion, PointwiseAnalysis analysis);
 
   // The schedule of a call with these tensors (inputs then outputs),
   // the last call's when it applies (schedule_memo.h).
-  PointwiseSchedule schedule_for(
-      const std::vector<TensorArg>& tensors,
-      const DeviceInfo& device,
+  PointwiseSchedule schedule_for(const std::vector<TensorArg>& tensors, const DeviceInfo& device,
       const PointwiseTuning& tuning);
 
   const Fusion& fusion_;

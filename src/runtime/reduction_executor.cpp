@@ -32,9 +32,7 @@ bool is_pow2_threads(int threads) {
 // reductions of the same axes of differently sized tensors (a column sum
 // over 768 columns beside one over 256, or symbolic sizes that differ at
 // run time) must not share it.
-bool matches_reference_shape(
-    const ReductionAnalysis& analysis,
-    const std::vector<TensorArg>& args,
+bool matches_reference_shape(const ReductionAnalysis& analysis, const std::vector<TensorArg>& args,
     const std::vector<int64_t>& reference) {
   std::vector<const TensorView*> tvs = analysis.inputs;
   for (const TensorView* out : analysis.kernel_outputs()) {
@@ -52,8 +50,8 @@ bool matches_reference_shape(
       }
       const int64_t size = args[i].sizes[axis];
       // Size 1 on a broadcast axis, or on a reduced one (a per-row value).
-      const bool collapsed = size == 1 &&
-          (tvs[i]->logical()[axis]->is_broadcast() || analysis.reduced[ref_axis]);
+      const bool collapsed =
+          size == 1 && (tvs[i]->logical()[axis]->is_broadcast() || analysis.reduced[ref_axis]);
       if (size != reference[ref_axis] && !collapsed) {
         return false;
       }
@@ -65,34 +63,27 @@ bool matches_reference_shape(
 }  // namespace
 
 void set_reduction_tuning(const ReductionTuning& tuning) {
+  NVFUSE_CHECK(tuning.elements_per_thread >= 1, "elements_per_thread must be at least 1");
   NVFUSE_CHECK(
-      tuning.elements_per_thread >= 1,
-      "elements_per_thread must be at least 1");
-  NVFUSE_CHECK(
-      is_pow2_threads(tuning.max_persistent_threads) &&
-          is_pow2_threads(tuning.chunked_threads),
+      is_pow2_threads(tuning.max_persistent_threads) && is_pow2_threads(tuning.chunked_threads),
       "max_persistent_threads and chunked_threads must be powers of two from 32 "
       "to 1024");
   const int streamed = tuning.streamed_cluster;
   NVFUSE_CHECK(streamed >= 1 && streamed <= 16 && (streamed & (streamed - 1)) == 0,
-               "streamed_cluster must be 1, 2, 4, 8 or 16, got ", streamed);
+      "streamed_cluster must be 1, 2, 4, 8 or 16, got ", streamed);
   NVFUSE_CHECK(tuning.outer_rows >= 1, "outer_rows must be at least 1, got ", tuning.outer_rows);
   tuning_setting().set(tuning);
 }
 
-ReductionTuning reduction_tuning() {
-  return tuning_setting().get();
-}
+ReductionTuning reduction_tuning() { return tuning_setting().get(); }
 
 std::unique_ptr<ReductionExecutor> ReductionExecutor::try_create(
-    const Fusion& fusion,
-    std::string* why_not) {
+    const Fusion& fusion, std::string* why_not) {
   auto analysis = analyze_reduction(fusion, why_not);
   if (!analysis.has_value()) {
     return nullptr;
   }
-  return std::unique_ptr<ReductionExecutor>(
-      new ReductionExecutor(std::move(*analysis), fusion));
+  return std::unique_ptr<ReductionExecutor>(new ReductionExecutor(std::move(*analysis), fusion));
 }
 
 ReductionExecutor::ReductionExecutor(ReductionAnalysis analysis, const Fusion& fusion)
@@ -102,10 +93,8 @@ ReductionExecutor::ReductionExecutor(ReductionAnalysis analysis, const Fusion& f
       analysis_(std::move(analysis)),
       io_(fusion, analysis_.inputs, analysis_.kernel_outputs()) {}
 
-std::optional<ReductionSchedule> ReductionExecutor::schedule(
-    const std::vector<Argument>& args,
-    BoundInputs& bound,
-    const std::vector<TensorArg>& outputs) const {
+std::optional<ReductionSchedule> ReductionExecutor::schedule(const std::vector<Argument>& args,
+    BoundInputs& bound, const std::vector<TensorArg>& outputs) const {
   auto reference = output_sizes_of({analysis_.reference}, bound);
   auto position_sizes = output_sizes_of(analysis_.position_tensors, bound);
   if (!reference.has_value() || !position_sizes.has_value()) {
@@ -116,12 +105,10 @@ std::optional<ReductionSchedule> ReductionExecutor::schedule(
   std::vector<TensorArg> tensors = io_.input_args(args);
   tensors.insert(tensors.end(), outputs.begin(), outputs.end());
   // The sizes bound from scalars (reference, positions) are keyed too.
-  std::vector<int64_t> numbers = {device.sm_count, device.arch,
-                                  tuning.elements_per_thread, tuning.max_persistent_threads,
-                                  tuning.chunked_threads, tuning.pipelining, tuning.max_cluster,
-                                  tuning.carry_exps, tuning.staging,
-                                  tuning.streamed_cluster, tuning.outer_rows,
-                                  device.l2_bytes};
+  std::vector<int64_t> numbers = {device.sm_count, device.arch, tuning.elements_per_thread,
+      tuning.max_persistent_threads, tuning.chunked_threads, tuning.pipelining, tuning.max_cluster,
+      tuning.carry_exps, tuning.staging, tuning.streamed_cluster, tuning.outer_rows,
+      device.l2_bytes};
   numbers.push_back(-1);
   numbers.insert(numbers.end(), reference->front().begin(), reference->front().end());
   for (const std::vector<int64_t>& sizes : *position_sizes) {
@@ -135,8 +122,7 @@ std::optional<ReductionSchedule> ReductionExecutor::schedule(
     }
     std::vector<TensorArg> positions;
     for (size_t i = 0; i < position_sizes->size(); ++i) {
-      positions.push_back(
-          {analysis_.position_tensors[i]->dtype(), (*position_sizes)[i], {}, 0});
+      positions.push_back({analysis_.position_tensors[i]->dtype(), (*position_sizes)[i], {}, 0});
     }
     const std::vector<TensorArg> inputs(tensors.begin(), tensors.end() - outputs.size());
     return schedule_reduction(
@@ -145,19 +131,16 @@ std::optional<ReductionSchedule> ReductionExecutor::schedule(
 }
 
 std::string ReductionExecutor::cuda_code_for(
-    const std::vector<Argument>& args,
-    BoundInputs& bound) {
+    const std::vector<Argument>& args, BoundInputs& bound) {
   auto planned = schedule(args, bound, io_.planned_output_args(bound));
-  NVFUSE_CHECK_AS(
-      ErrorKind::kUnsupported, planned.has_value(),
+  NVFUSE_CHECK_AS(ErrorKind::kUnsupported, planned.has_value(),
       "these inputs run on the reference evaluator: their reduced axes are not "
       "one strided axis in every tensor");
   return variants_.code_for(planned->params);
 }
 
 std::optional<std::vector<at::Tensor>> ReductionExecutor::run(
-    const std::vector<Argument>& args,
-    BoundInputs& bound) {
+    const std::vector<Argument>& args, BoundInputs& bound) {
   const c10::Device device = bound.device;
   const c10::DeviceGuard guard(device);
   auto tensors = io_.launch_tensors(args, bound);
@@ -190,15 +173,15 @@ std::optional<std::vector<at::Tensor>> ReductionExecutor::run(
       // rows of 8192).
       const int resident = std::max(1, blocks_per_sm(*kernel, params.block_size, 0));
       const int64_t wave = int64_t{resident} * device_info_of(device).sm_count;
-      grid_y = std::clamp<int64_t>(wave / planned->grid_x, 2,
-                                   std::max<int64_t>(2, planned->max_grid_y));
+      grid_y =
+          std::clamp<int64_t>(wave / planned->grid_x, 2, std::max<int64_t>(2, planned->max_grid_y));
     }
     at::Tensor workspace;
     at::Tensor semaphores;
     if (planned->params.split) {
       const auto options = at::TensorOptions().device(device);
-      workspace = at::empty({planned->workspace_bytes / planned->grid_y * grid_y},
-                            options.dtype(at::kByte));
+      workspace = at::empty(
+          {planned->workspace_bytes / planned->grid_y * grid_y}, options.dtype(at::kByte));
       semaphores = semaphores_.for_launch(device, planned->grid_x);
       values.workspace = workspace.data_ptr();
       values.semaphores = semaphores.data_ptr();
@@ -221,19 +204,16 @@ std::optional<std::vector<at::Tensor>> ReductionExecutor::run(
     }
     std::vector<uint64_t> packed = pack_args(source->layout, values);
     launch_on_current_stream(
-        *kernel, device,
-        {static_cast<unsigned>(grid_x), static_cast<unsigned>(grid_y)},
+        *kernel, device, {static_cast<unsigned>(grid_x), static_cast<unsigned>(grid_y)},
         {static_cast<unsigned>(params.block_size)}, packed,
-        [&] { return description_of(*planned); },
-        static_cast<unsigned>(planned->shared_bytes), static_cast<unsigned>(params.cluster));
+        [&] { return description_of(*planned); }, static_cast<unsigned>(planned->shared_bytes),
+        static_cast<unsigned>(params.cluster));
   }
   return io_.fusion_outputs(args, *tensors);
 }
 
-LaunchValues ReductionExecutor::launch_values(
-    const ReductionSchedule& planned,
-    const std::vector<Argument>& args,
-    const std::vector<at::Tensor>& tensors,
+LaunchValues ReductionExecutor::launch_values(const ReductionSchedule& planned,
+    const std::vector<Argument>& args, const std::vector<at::Tensor>& tensors,
     BoundInputs& bound) const {
   LaunchValues values;
   for (const at::Tensor& t : tensors) {
@@ -257,47 +237,44 @@ LaunchValues ReductionExecutor::launch_values(
 
 std::string ReductionExecutor::description_of(const ReductionSchedule& planned) {
   return "rows=" + std::to_string(planned.space.rows) +
-      " width=" + std::to_string(planned.space.width) + " " +
-      planned.params.to_string();
+      " width=" + std::to_string(planned.space.width) + " " + planned.params.to_string();
 }
 
-int ReductionExecutor::blocks_per_sm(const LoadedKernel& kernel, int block_size,
-                                     int64_t shared_bytes) {
+int ReductionExecutor::blocks_per_sm(
+    const LoadedKernel& kernel, int block_size, int64_t shared_bytes) {
   std::lock_guard<std::mutex> lock(occupancy_mutex_);
   const auto key = std::make_pair(kernel.function, shared_bytes);
   auto it = occupancy_.find(key);
   if (it == occupancy_.end()) {
     if (shared_bytes > 48 * 1024) {
-      cuda_driver::allow_dynamic_shared_bytes(
-          kernel.function, static_cast<int>(shared_bytes));
+      cuda_driver::allow_dynamic_shared_bytes(kernel.function, static_cast<int>(shared_bytes));
     }
     it = occupancy_
-             .emplace(key, cuda_driver::max_active_blocks_per_sm(
-                               kernel.function, block_size,
-                               static_cast<size_t>(shared_bytes)))
+             .emplace(key,
+                 cuda_driver::max_active_blocks_per_sm(
+                     kernel.function, block_size, static_cast<size_t>(shared_bytes)))
              .first;
   }
   return it->second;
 }
 
-int ReductionExecutor::clusters_resident(const LoadedKernel& kernel, int cluster,
-                                         int block_size, int64_t shared_bytes) {
+int ReductionExecutor::clusters_resident(
+    const LoadedKernel& kernel, int cluster, int block_size, int64_t shared_bytes) {
   std::lock_guard<std::mutex> lock(occupancy_mutex_);
   const auto key = std::make_pair(kernel.function, shared_bytes);
   auto it = cluster_occupancy_.find(key);
   if (it == cluster_occupancy_.end()) {
     it = cluster_occupancy_
-             .emplace(key, cuda_driver::max_active_clusters(
-                               kernel.function, static_cast<unsigned>(cluster), block_size,
-                               static_cast<unsigned>(shared_bytes)))
+             .emplace(key,
+                 cuda_driver::max_active_clusters(kernel.function, static_cast<unsigned>(cluster),
+                     block_size, static_cast<unsigned>(shared_bytes)))
              .first;
   }
   return it->second;
 }
 
-int64_t ReductionExecutor::resident_walkers(const LoadedKernel& kernel,
-                                            const ReductionSchedule& planned,
-                                            c10::Device device) {
+int64_t ReductionExecutor::resident_walkers(
+    const LoadedKernel& kernel, const ReductionSchedule& planned, c10::Device device) {
   const ReductionParams& params = planned.params;
   // blocks_per_sm also admits the dynamic shared memory, which the cluster
   // query needs first.
@@ -306,25 +283,21 @@ int64_t ReductionExecutor::resident_walkers(const LoadedKernel& kernel,
     // A row cluster walks as one; a partial cluster's blocks each walk.
     return blocks == 0 ? 0
                        : clusters_resident(kernel, params.launch_cluster(), params.block_size,
-                                           planned.shared_bytes) *
+                             planned.shared_bytes) *
             params.partial_cluster;
   }
   return blocks * device_info_of(device).sm_count;
 }
 
-int64_t ReductionExecutor::streamed_walkers(const LoadedKernel& kernel,
-                                            const ReductionSchedule& planned,
-                                            c10::Device device) {
+int64_t ReductionExecutor::streamed_walkers(
+    const LoadedKernel& kernel, const ReductionSchedule& planned, c10::Device device) {
   const int64_t cluster = planned.params.cluster;
   return std::min(resident_walkers(kernel, planned, device),
-                  (device_info_of(device).sm_count + cluster - 1) / cluster);
+      (device_info_of(device).sm_count + cluster - 1) / cluster);
 }
 
-bool ReductionExecutor::run_inner_outer(
-    const ReductionSchedule& planned,
-    const std::vector<Argument>& args,
-    const std::vector<at::Tensor>& tensors,
-    BoundInputs& bound) {
+bool ReductionExecutor::run_inner_outer(const ReductionSchedule& planned,
+    const std::vector<Argument>& args, const std::vector<at::Tensor>& tensors, BoundInputs& bound) {
   const c10::Device device = bound.device;
   auto [source, kernel] = variants_.for_launch(planned.params, device.index());
   const LoadedKernel& finish =
@@ -337,38 +310,36 @@ bool ReductionExecutor::run_inner_outer(
   const int64_t sm_count = device_info_of(device).sm_count;
   const int64_t cluster = planned.params.cluster;
   const int64_t partial_cluster = planned.params.partial_cluster;
-  const int64_t walkers = planned.params.streamed()
-      ? streamed_walkers(*kernel, planned, device)
-      : resident_walkers(*kernel, planned, device);
+  const int64_t walkers = planned.params.streamed() ? streamed_walkers(*kernel, planned, device)
+                                                    : resident_walkers(*kernel, planned, device);
   if (walkers == 0) {
     return false;  // the block (or cluster) does not fit: the segments take it
   }
   const int64_t row_walkers = planned.grid_x / cluster;
-  int64_t grid_x = cluster * std::min<int64_t>(
-      {row_walkers, walkers,
-       std::max<int64_t>(sm_count / cluster, (row_walkers + kInnerOuterRowsPerBlock - 1) /
-                                                 kInnerOuterRowsPerBlock)});
+  int64_t grid_x = cluster *
+      std::min<int64_t>({row_walkers, walkers,
+          std::max<int64_t>(sm_count / cluster,
+              (row_walkers + kInnerOuterRowsPerBlock - 1) / kInnerOuterRowsPerBlock)});
   // Whole partial clusters (the schedule takes them where rows outnumber
   // their blocks).
   grid_x = std::max(partial_cluster, grid_x / partial_cluster * partial_cluster);
   LaunchValues values = launch_values(planned, args, tensors, bound);
   values.partial_rows = grid_x / cluster / partial_cluster * planned.rows_per_block;
-  const at::Tensor workspace = at::empty(
-      {column_partial_offsets(analysis_, values.partial_rows, values.width).back()},
-      at::TensorOptions().device(device).dtype(at::kByte));
+  const at::Tensor workspace =
+      at::empty({column_partial_offsets(analysis_, values.partial_rows, values.width).back()},
+          at::TensorOptions().device(device).dtype(at::kByte));
   values.workspace = workspace.data_ptr();
   std::vector<uint64_t> packed = pack_args(source->layout, values);
   launch_on_current_stream(
       *kernel, device, {static_cast<unsigned>(grid_x)},
       {static_cast<unsigned>(planned.params.block_size)}, packed,
-      [&] { return description_of(planned); },
-      static_cast<unsigned>(planned.shared_bytes),
+      [&] { return description_of(planned); }, static_cast<unsigned>(planned.shared_bytes),
       static_cast<unsigned>(planned.params.launch_cluster()));
   const int64_t finish_block_columns = finish_columns(values.partial_rows);
   launch_on_current_stream(
       finish, device,
-      {static_cast<unsigned>((planned.space.width + finish_block_columns - 1) /
-                             finish_block_columns)},
+      {static_cast<unsigned>(
+          (planned.space.width + finish_block_columns - 1) / finish_block_columns)},
       {static_cast<unsigned>(kFinishThreads)}, packed,
       [&] { return "finishing the column partials, " + description_of(planned); }, 0, 1,
       programmatic_launches(device));

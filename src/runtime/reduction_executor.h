@@ -28,16 +28,11 @@ ReductionTuning reduction_tuning();
 class ReductionExecutor : public GeneratedKernelExecutor<ReductionParams> {
  public:
   // nullptr (with the reason) when the reduction scheduler rejects `fusion`.
-  static std::unique_ptr<ReductionExecutor> try_create(
-      const Fusion& fusion,
-      std::string* why_not);
+  static std::unique_ptr<ReductionExecutor> try_create(const Fusion& fusion, std::string* why_not);
 
   std::optional<std::vector<at::Tensor>> run(
-      const std::vector<Argument>& args,
-      BoundInputs& bound) override;
-  std::string cuda_code_for(
-      const std::vector<Argument>& args,
-      BoundInputs& bound) override;
+      const std::vector<Argument>& args, BoundInputs& bound) override;
+  std::string cuda_code_for(const std::vector<Argument>& args, BoundInputs& bound) override;
 
  private:
   explicit ReductionExecutor(ReductionAnalysis analysis, const Fusion& fusion);
@@ -45,42 +40,34 @@ class ReductionExecutor : public GeneratedKernelExecutor<ReductionParams> {
   // The schedule for these inputs and (laid out) outputs; nullopt when the
   // scheduler declines them. The last call's when it applies
   // (schedule_memo.h).
-  std::optional<ReductionSchedule> schedule(
-      const std::vector<Argument>& args,
-      BoundInputs& bound,
+  std::optional<ReductionSchedule> schedule(const std::vector<Argument>& args, BoundInputs& bound,
       const std::vector<TensorArg>& outputs) const;
 
   // Inner-outer: the row kernel on one wave of blocks, then the kernel that
   // combines their partial rows. False when the block does not fit.
-  bool run_inner_outer(
-      const ReductionSchedule& planned,
-      const std::vector<Argument>& args,
-      const std::vector<at::Tensor>& tensors,
-      BoundInputs& bound);
+  bool run_inner_outer(const ReductionSchedule& planned, const std::vector<Argument>& args,
+      const std::vector<at::Tensor>& tensors, BoundInputs& bound);
   // The launch values every reduction kernel takes (no workspace yet).
-  LaunchValues launch_values(
-      const ReductionSchedule& planned,
-      const std::vector<Argument>& args,
-      const std::vector<at::Tensor>& tensors,
-      BoundInputs& bound) const;
+  LaunchValues launch_values(const ReductionSchedule& planned, const std::vector<Argument>& args,
+      const std::vector<at::Tensor>& tensors, BoundInputs& bound) const;
   // For NVFUSE_DUMP=launch.
   static std::string description_of(const ReductionSchedule& planned);
   // Blocks of `kernel` resident per SM (cached; allows the shared memory).
   int blocks_per_sm(const LoadedKernel& kernel, int block_size, int64_t shared_bytes);
   // Clusters of `cluster` such blocks resident on the device (cached; call
   // blocks_per_sm first, which allows the shared memory).
-  int clusters_resident(const LoadedKernel& kernel, int cluster, int block_size,
-                        int64_t shared_bytes);
+  int clusters_resident(
+      const LoadedKernel& kernel, int cluster, int block_size, int64_t shared_bytes);
   // One wave of `planned`'s row walkers (blocks, clusters of blocks that
   // hold a row, or the blocks of partial clusters) with its shared memory:
   // 0 when none fits.
-  int64_t resident_walkers(const LoadedKernel& kernel, const ReductionSchedule& planned,
-                           c10::Device device);
+  int64_t resident_walkers(
+      const LoadedKernel& kernel, const ReductionSchedule& planned, c10::Device device);
   // Streamed cluster rows (ReductionParams::cluster, chunked): at most one
   // cluster per `cluster` SMs walks the rows, so that the rows in flight
   // stay in L2 between their phases (a second block per SM doubles them).
-  int64_t streamed_walkers(const LoadedKernel& kernel, const ReductionSchedule& planned,
-                           c10::Device device);
+  int64_t streamed_walkers(
+      const LoadedKernel& kernel, const ReductionSchedule& planned, c10::Device device);
 
   ReductionAnalysis analysis_;
   KernelIo io_;

@@ -15,8 +15,7 @@ void require_no_cpu_dropout(const at::Tensor& query, double dropout_p, const cha
   if (query.is_cuda() || dropout_p == 0.0) {
     return;
   }
-  NVFUSE_UNSUPPORTED(
-      op, ": dropout_p = ", dropout_p,
+  NVFUSE_UNSUPPORTED(op, ": dropout_p = ", dropout_p,
       " needs CUDA tensors; torch's CPU flash attention has no dropout");
 }
 
@@ -24,14 +23,9 @@ void require_no_cpu_dropout(const at::Tensor& query, double dropout_p, const cha
 // its flash kernels align the mask to the bottom right when the query and
 // key lengths differ (and torch's dispatcher never sends them that case).
 void require_square_causal(
-    const at::Tensor& query,
-    const at::Tensor& key,
-    bool is_causal,
-    const char* op) {
-  NVFUSE_INPUT_CHECK(
-      !is_causal || query.size(2) == key.size(2), op,
-      ": is_causal needs equal query and key lengths, got ", query.size(2),
-      " and ", key.size(2),
+    const at::Tensor& query, const at::Tensor& key, bool is_causal, const char* op) {
+  NVFUSE_INPUT_CHECK(!is_causal || query.size(2) == key.size(2), op,
+      ": is_causal needs equal query and key lengths, got ", query.size(2), " and ", key.size(2),
       " (flash attention would align the causal mask differently from "
       "torch's scaled_dot_product_attention)");
 }
@@ -41,17 +35,13 @@ void require_square_causal(
 // 1.7x faster there than the flash kernel. Its logsumexp (natural log, as
 // flash's) feeds the flash backward unchanged. nullopt where cuDNN
 // declines (architecture, head size, build), and the flash kernel runs.
-std::optional<std::tuple<at::Tensor, at::Tensor>> cudnn_attention(
-    const at::Tensor& query,
-    const at::Tensor& key,
-    const at::Tensor& value,
-    bool is_causal,
-    std::optional<double> scale) {
+std::optional<std::tuple<at::Tensor, at::Tensor>> cudnn_attention(const at::Tensor& query,
+    const at::Tensor& key, const at::Tensor& value, bool is_causal, std::optional<double> scale) {
   try {
-    auto results = at::_scaled_dot_product_cudnn_attention(
-        query, key, value, /*attn_bias=*/std::nullopt,
-        /*compute_log_sumexp=*/true, /*dropout_p=*/0.0, is_causal,
-        /*return_debug_mask=*/false, scale);
+    auto results =
+        at::_scaled_dot_product_cudnn_attention(query, key, value, /*attn_bias=*/std::nullopt,
+            /*compute_log_sumexp=*/true, /*dropout_p=*/0.0, is_causal,
+            /*return_debug_mask=*/false, scale);
     return std::make_tuple(std::get<0>(results), std::get<1>(results));
   } catch (const c10::Error&) {
     return std::nullopt;
@@ -65,20 +55,14 @@ std::optional<std::tuple<at::Tensor, at::Tensor>> cudnn_attention(
 // and its logsumexp (natural log, [B, H, S, 1] for cuDNN), so a flash
 // forward's feed it as well. nullopt where cuDNN declines.
 std::optional<std::tuple<at::Tensor, at::Tensor, at::Tensor>> cudnn_attention_backward(
-    const at::Tensor& grad_output,
-    const at::Tensor& query,
-    const at::Tensor& key,
-    const at::Tensor& value,
-    const at::Tensor& output,
-    const at::Tensor& log_sumexp,
-    const at::Tensor& philox_seed,
-    const at::Tensor& philox_offset,
-    bool is_causal,
+    const at::Tensor& grad_output, const at::Tensor& query, const at::Tensor& key,
+    const at::Tensor& value, const at::Tensor& output, const at::Tensor& log_sumexp,
+    const at::Tensor& philox_seed, const at::Tensor& philox_offset, bool is_causal,
     std::optional<double> scale) {
   try {
-    return at::_scaled_dot_product_cudnn_attention_backward(
-        grad_output, query, key, value, output, log_sumexp.unsqueeze(-1), philox_seed,
-        philox_offset, /*attn_bias=*/at::Tensor(), /*cum_seq_q=*/at::Tensor(),
+    return at::_scaled_dot_product_cudnn_attention_backward(grad_output, query, key, value, output,
+        log_sumexp.unsqueeze(-1), philox_seed, philox_offset, /*attn_bias=*/at::Tensor(),
+        /*cum_seq_q=*/at::Tensor(),
         /*cum_seq_k=*/at::Tensor(), /*max_q=*/query.size(2), /*max_k=*/key.size(2),
         /*dropout_p=*/0.0, is_causal, scale);
   } catch (const c10::Error&) {
@@ -110,8 +94,7 @@ void ReferenceEvaluator::handle(const SdpaFwdOp& e) {
     }
   }
   if (query.is_cuda()) {
-    auto results = at::_scaled_dot_product_flash_attention(
-        query, key, value, dropout_p, is_causal,
+    auto results = at::_scaled_dot_product_flash_attention(query, key, value, dropout_p, is_causal,
         /*return_debug_mask=*/false, scale);
     tensors_[e.output(0)] = std::get<0>(results);
     tensors_[e.output(1)] = std::get<1>(results);
@@ -146,23 +129,20 @@ void ReferenceEvaluator::handle(const SdpaBwdOp& e) {
   std::tuple<at::Tensor, at::Tensor, at::Tensor> grads;
   std::optional<std::tuple<at::Tensor, at::Tensor, at::Tensor>> from_cudnn;
   if (query.is_cuda() && dropout_p == 0.0) {
-    from_cudnn = cudnn_attention_backward(
-        grad_output, query, key, value, output, log_sumexp, tensor_of(e.input(8)),
-        tensor_of(e.input(9)), is_causal, scale);
+    from_cudnn = cudnn_attention_backward(grad_output, query, key, value, output, log_sumexp,
+        tensor_of(e.input(8)), tensor_of(e.input(9)), is_causal, scale);
   }
   if (from_cudnn.has_value()) {
     grads = *from_cudnn;
   } else if (query.is_cuda()) {
-    grads = at::_scaled_dot_product_flash_attention_backward(
-        grad_output, query, key, value, output, log_sumexp,
+    grads = at::_scaled_dot_product_flash_attention_backward(grad_output, query, key, value, output,
+        log_sumexp,
         /*cum_seq_q=*/at::Tensor(), /*cum_seq_k=*/at::Tensor(),
         /*max_q=*/query.size(2), /*max_k=*/key.size(2), dropout_p, is_causal,
-        tensor_of(e.input(8)).view(at::kUInt64),
-        tensor_of(e.input(9)).view(at::kUInt64), scale);
+        tensor_of(e.input(8)).view(at::kUInt64), tensor_of(e.input(9)).view(at::kUInt64), scale);
   } else {
-    grads = at::_scaled_dot_product_flash_attention_for_cpu_backward(
-        grad_output, query, key, value, output, log_sumexp, dropout_p,
-        is_causal, /*attn_mask=*/std::nullopt, scale);
+    grads = at::_scaled_dot_product_flash_attention_for_cpu_backward(grad_output, query, key, value,
+        output, log_sumexp, dropout_p, is_causal, /*attn_mask=*/std::nullopt, scale);
   }
   tensors_[e.output(0)] = std::get<0>(grads);
   tensors_[e.output(1)] = std::get<1>(grads);

@@ -39,8 +39,7 @@ at::ScalarType wrapped_type_of(at::ScalarType type) {
 // only those.
 at::Tensor wrapped_number(const ScalarValue& value, at::ScalarType type) {
   at::Tensor t = at::scalar_tensor(
-                     to_aten_scalar(value),
-                     at::TensorOptions().dtype(to_aten(value.natural_dtype())))
+      to_aten_scalar(value), at::TensorOptions().dtype(to_aten(value.natural_dtype())))
                      .to(type)
                      .to(wrapped_type_of(type));
   t.unsafeGetTensorImpl()->set_wrapped_number(true);
@@ -90,8 +89,7 @@ void ReferenceEvaluator::bind(const std::vector<Argument>& args) {
         }
       }
     } else {
-      scalars_[inputs[i]] =
-          std::get<ScalarValue>(args[i]).cast_to(inputs[i]->dtype());
+      scalars_[inputs[i]] = std::get<ScalarValue>(args[i]).cast_to(inputs[i]->dtype());
     }
   }
 }
@@ -105,8 +103,7 @@ void ReferenceEvaluator::run_scalars(const std::vector<Argument>& args) {
   }
 }
 
-std::vector<at::Tensor> ReferenceEvaluator::run(
-    const std::vector<Argument>& args) {
+std::vector<at::Tensor> ReferenceEvaluator::run(const std::vector<Argument>& args) {
   bind(args);
   for (const Expr* expr : fusion_.exprs()) {
     evaluate(*expr);
@@ -129,8 +126,7 @@ void ReferenceEvaluator::evaluate(const Expr& expr) {
   try {
     dispatch(&expr, [this](const auto* e) { handle(*e); });
   } catch (const c10::Error& e) {
-    NVFUSE_INPUT_CHECK(
-        false, "evaluating `", print_expr(expr),
+    NVFUSE_INPUT_CHECK(false, "evaluating `", print_expr(expr),
         "` failed on these inputs: ", e.what_without_backtrace());
   }
 }
@@ -155,8 +151,7 @@ void ReferenceEvaluator::handle(const PointwiseOp& e) {
       operands.push_back({wrapped_number(v, promoted ? math : at::kBool), v});
     }
   }
-  tensors_[e.output(0)] =
-      to_type(apply_pointwise(e.op(), operands, math), e.output(0)->dtype());
+  tensors_[e.output(0)] = to_type(apply_pointwise(e.op(), operands, math), e.output(0)->dtype());
 }
 
 void ReferenceEvaluator::handle_scalar_pointwise(const PointwiseOp& e) {
@@ -173,11 +168,9 @@ void ReferenceEvaluator::handle_scalar_pointwise(const PointwiseOp& e) {
   const DataType compute = compute_type_of(e);
   std::vector<AtenOperand> operands;
   for (const ScalarValue& v : values) {
-    operands.push_back(
-        {at::scalar_tensor(
-             to_aten_scalar(v.cast_to(compute)),
-             at::TensorOptions().dtype(to_aten(compute))),
-         v});
+    operands.push_back({at::scalar_tensor(to_aten_scalar(v.cast_to(compute)),
+                            at::TensorOptions().dtype(to_aten(compute))),
+        v});
   }
   at::Tensor r = apply_pointwise(e.op(), operands, to_aten(compute));
   scalars_[out] = from_aten_scalar(r.item()).cast_to(out->dtype());
@@ -240,8 +233,7 @@ void ReferenceEvaluator::handle(const ReductionOp& e) {
 void ReferenceEvaluator::handle(const VarMeanOp& e) {
   at::Tensor t = tensor_of(e.input(0));
   t = t.to(math_type_of(from_aten(t.scalar_type())));
-  auto [var, mean] = at::var_mean(
-      t, e.axes(), at::Scalar(e.correction()), /*keepdim=*/false);
+  auto [var, mean] = at::var_mean(t, e.axes(), at::Scalar(e.correction()), /*keepdim=*/false);
   tensors_[e.output(0)] = to_type(var, e.output(0)->dtype());
   tensors_[e.output(1)] = to_type(mean, e.output(1)->dtype());
 }

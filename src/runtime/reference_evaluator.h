@@ -18,9 +18,7 @@ class ReferenceEvaluator {
  public:
   // `device`: where tensors created from scalars (full, iota, random) go:
   // the device the fusion runs on.
-  explicit ReferenceEvaluator(
-      const Fusion& fusion,
-      c10::Device device = c10::Device(c10::kCPU))
+  explicit ReferenceEvaluator(const Fusion& fusion, c10::Device device = c10::Device(c10::kCPU))
       : fusion_(fusion), device_(device) {}
 
   // The value of every fusion output, in logical shape, computed from `args`

@@ -13,9 +13,7 @@
 namespace nvfuse {
 
 std::vector<int64_t> ReferenceEvaluator::int_values(
-    const Expr& e,
-    size_t first,
-    size_t count) const {
+    const Expr& e, size_t first, size_t count) const {
   std::vector<int64_t> values;
   for (size_t i = first; i < first + count; ++i) {
     values.push_back(scalar_of(e.input(i)).as_int());
@@ -28,8 +26,7 @@ at::TensorOptions ReferenceEvaluator::options_for(const Val* out) const {
 }
 
 void ReferenceEvaluator::handle(const ReshapeOp& e) {
-  tensors_[e.output(0)] = tensor_of(e.input(0)).reshape(
-      int_values(e, 1, e.inputs().size() - 1));
+  tensors_[e.output(0)] = tensor_of(e.input(0)).reshape(int_values(e, 1, e.inputs().size() - 1));
 }
 
 void ReferenceEvaluator::handle(const PermuteOp& e) {
@@ -39,8 +36,7 @@ void ReferenceEvaluator::handle(const PermuteOp& e) {
 void ReferenceEvaluator::handle(const SqueezeOp& e) {
   at::Tensor t = tensor_of(e.input(0));
   for (int64_t d : e.dims()) {
-    NVFUSE_INPUT_CHECK(
-        t.size(d) == 1, "squeeze: axis ", d, " has size ", t.size(d),
+    NVFUSE_INPUT_CHECK(t.size(d) == 1, "squeeze: axis ", d, " has size ", t.size(d),
         " in this run; only size-1 axes can be squeezed");
   }
   tensors_[e.output(0)] = t.squeeze(e.dims());
@@ -64,8 +60,8 @@ void ReferenceEvaluator::handle(const PadOp& e) {
     torch_order.push_back(widths[2 * axis]);
     torch_order.push_back(widths[2 * axis + 1]);
   }
-  tensors_[e.output(0)] = at::constant_pad_nd(
-      t, torch_order, to_aten_scalar(scalar_of(e.input(1))));
+  tensors_[e.output(0)] =
+      at::constant_pad_nd(t, torch_order, to_aten_scalar(scalar_of(e.input(1))));
 }
 
 void ReferenceEvaluator::handle(const CatOp& e) {
@@ -77,21 +73,18 @@ void ReferenceEvaluator::handle(const CatOp& e) {
 }
 
 void ReferenceEvaluator::handle(const SelectOp& e) {
-  tensors_[e.output(0)] =
-      tensor_of(e.input(0)).select(e.dim(), scalar_of(e.input(1)).as_int());
+  tensors_[e.output(0)] = tensor_of(e.input(0)).select(e.dim(), scalar_of(e.input(1)).as_int());
 }
 
 void ReferenceEvaluator::handle(const IndexSelectOp& e) {
-  tensors_[e.output(0)] = at::index_select(
-      tensor_of(e.input(0)), e.dim(), tensor_of(e.input(1)));
+  tensors_[e.output(0)] = at::index_select(tensor_of(e.input(0)), e.dim(), tensor_of(e.input(1)));
 }
 
 void ReferenceEvaluator::handle(const GatherOp& e) {
   const at::Tensor in = tensor_of(e.input(0));
   const at::Tensor index = tensor_of(e.input(1)).to(at::kLong);
-  tensors_[e.output(0)] = e.take_along_axis()
-      ? at::take_along_dim(in, index, e.dim())
-      : at::gather(in, e.dim(), index);
+  tensors_[e.output(0)] =
+      e.take_along_axis() ? at::take_along_dim(in, index, e.dim()) : at::gather(in, e.dim(), index);
 }
 
 void ReferenceEvaluator::handle(const ScatterOp& e) {
@@ -105,47 +98,39 @@ void ReferenceEvaluator::handle(const ScatterOp& e) {
 void ReferenceEvaluator::handle(const IndexPutAccumulateOp& e) {
   c10::List<std::optional<at::Tensor>> indices;
   indices.push_back(tensor_of(e.input(1)).to(at::kLong));
-  tensors_[e.output(0)] = at::index_put(
-      tensor_of(e.input(0)), indices, tensor_of(e.input(2)),
+  tensors_[e.output(0)] = at::index_put(tensor_of(e.input(0)), indices, tensor_of(e.input(2)),
       /*accumulate=*/true);
 }
 
 void ReferenceEvaluator::handle(const EmbeddingFwdOp& e) {
-  tensors_[e.output(0)] =
-      at::embedding(tensor_of(e.input(1)), tensor_of(e.input(0)));
+  tensors_[e.output(0)] = at::embedding(tensor_of(e.input(1)), tensor_of(e.input(0)));
 }
 
 void ReferenceEvaluator::handle(const TriuOp& e) {
-  tensors_[e.output(0)] =
-      at::triu(tensor_of(e.input(0)), scalar_of(e.input(1)).as_int());
+  tensors_[e.output(0)] = at::triu(tensor_of(e.input(0)), scalar_of(e.input(1)).as_int());
 }
 
 void ReferenceEvaluator::handle(const CumsumOp& e) {
   at::Tensor t = tensor_of(e.input(0));
   const DataType out = e.output(0)->dtype();
   // Half and BFloat16 accumulate in Float, as torch's CUDA scan does.
-  const at::ScalarType accumulate =
-      is_reduced_float(out) ? at::kFloat : to_aten(out);
-  tensors_[e.output(0)] =
-      at::cumsum(t.to(accumulate), e.dim()).to(to_aten(out));
+  const at::ScalarType accumulate = is_reduced_float(out) ? at::kFloat : to_aten(out);
+  tensors_[e.output(0)] = at::cumsum(t.to(accumulate), e.dim()).to(to_aten(out));
 }
 
 void ReferenceEvaluator::handle(const TopkOp& e) {
   auto [values, indices] = at::topk(
-      tensor_of(e.input(0)), scalar_of(e.input(1)).as_int(), e.dim(), e.largest(),
-      e.sorted());
+      tensor_of(e.input(0)), scalar_of(e.input(1)).as_int(), e.dim(), e.largest(), e.sorted());
   tensors_[e.output(0)] = values;
   tensors_[e.output(1)] = indices;
 }
 
 void ReferenceEvaluator::handle(const ArgsortOp& e) {
-  tensors_[e.output(0)] =
-      at::argsort(tensor_of(e.input(0)), e.stable(), e.dim(), e.descending());
+  tensors_[e.output(0)] = at::argsort(tensor_of(e.input(0)), e.stable(), e.dim(), e.descending());
 }
 
 void ReferenceEvaluator::handle(const FullOp& e) {
-  tensors_[e.output(0)] = at::full(
-      int_values(e, 1, e.inputs().size() - 1),
+  tensors_[e.output(0)] = at::full(int_values(e, 1, e.inputs().size() - 1),
       to_aten_scalar(scalar_of(e.input(0))), options_for(e.output(0)));
 }
 
@@ -156,13 +141,11 @@ void ReferenceEvaluator::handle(const IotaOp& e) {
   const bool integral = is_integral(dtype);
   // start + i * step, computed in Int64 or Double, then converted.
   const at::ScalarType math = integral ? at::kLong : at::kDouble;
-  at::Tensor positions =
-      at::arange(length, at::TensorOptions().dtype(math).device(device_));
+  at::Tensor positions = at::arange(length, at::TensorOptions().dtype(math).device(device_));
   const ScalarValue start = scalar_of(e.input(1));
   const ScalarValue step = scalar_of(e.input(2));
-  at::Tensor values = integral
-      ? positions * step.as_int() + start.as_int()
-      : positions * step.as_double() + start.as_double();
+  at::Tensor values = integral ? positions * step.as_int() + start.as_int()
+                               : positions * step.as_double() + start.as_double();
   tensors_[e.output(0)] = values.to(to_aten(dtype));
 }
 
@@ -177,11 +160,10 @@ void ReferenceEvaluator::handle(const RngOp& e) {
     state = next_philox_state(device_);
   }
   const size_t first = e.first_size_input();
-  const std::vector<int64_t> sizes =
-      int_values(e, first, e.inputs().size() - first);
+  const std::vector<int64_t> sizes = int_values(e, first, e.inputs().size() - first);
   const bool is_double = e.output(0)->dtype() == DataType::Double;
-  at::Tensor values = at::empty(
-      sizes, at::TensorOptions().dtype(is_double ? at::kDouble : at::kFloat));
+  at::Tensor values =
+      at::empty(sizes, at::TensorOptions().dtype(is_double ? at::kDouble : at::kFloat));
   const int64_t count = values.numel();
   if (is_double) {
     double* out = values.data_ptr<double>();
@@ -196,8 +178,8 @@ void ReferenceEvaluator::handle(const RngOp& e) {
     const float span = static_cast<float>(b - a);
     for (int64_t i = 0; i < count; ++i) {
       out[i] = e.is_normal()
-          ? nvfuse_philox::normal_float(state.seed, state.offset, i,
-                                        static_cast<float>(a), static_cast<float>(b))
+          ? nvfuse_philox::normal_float(
+                state.seed, state.offset, i, static_cast<float>(a), static_cast<float>(b))
           : low + span * nvfuse_philox::uniform_float(state.seed, state.offset, i);
     }
   }
@@ -206,8 +188,7 @@ void ReferenceEvaluator::handle(const RngOp& e) {
 }
 
 void ReferenceEvaluator::handle(const MatmulOp& e) {
-  tensors_[e.output(0)] =
-      at::matmul(tensor_of(e.input(0)), tensor_of(e.input(1)));
+  tensors_[e.output(0)] = at::matmul(tensor_of(e.input(0)), tensor_of(e.input(1)));
 }
 
 void ReferenceEvaluator::handle(const LinearOp& e) {
@@ -215,8 +196,7 @@ void ReferenceEvaluator::handle(const LinearOp& e) {
   if (e.has_bias()) {
     bias = tensor_of(e.input(2));
   }
-  tensors_[e.output(0)] =
-      at::linear(tensor_of(e.input(0)), tensor_of(e.input(1)), bias);
+  tensors_[e.output(0)] = at::linear(tensor_of(e.input(0)), tensor_of(e.input(1)), bias);
 }
 
 void ReferenceEvaluator::handle(const GroupedMmOp& e) {

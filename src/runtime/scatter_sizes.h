@@ -11,10 +11,7 @@ namespace nvfuse {
 
 // Throws InputError unless `index` is no larger than `src` along any axis
 // and no larger than `in` along any axis but `dim`.
-void check_scatter_sizes(
-    const std::vector<int64_t>& in,
-    const std::vector<int64_t>& index,
-    const std::vector<int64_t>& src,
-    int64_t dim);
+void check_scatter_sizes(const std::vector<int64_t>& in, const std::vector<int64_t>& index,
+    const std::vector<int64_t>& src, int64_t dim);
 
 }  // namespace nvfuse

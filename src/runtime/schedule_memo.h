@@ -21,8 +21,8 @@ class ScheduleMemo {
  public:
   // compute(): the schedule when the last one does not apply.
   template <typename Compute>
-  Schedule get(const std::vector<TensorArg>& tensors, std::vector<int64_t> numbers,
-               Compute&& compute) {
+  Schedule get(
+      const std::vector<TensorArg>& tensors, std::vector<int64_t> numbers, Compute&& compute) {
     {
       std::lock_guard<std::mutex> lock(mutex_);  // calls may come from threads
       if (last_.has_value() && last_->numbers == numbers && same(last_->tensors, tensors)) {
@@ -47,8 +47,8 @@ class ScheduleMemo {
       return false;
     }
     for (size_t i = 0; i < a.size(); ++i) {
-      if (a[i].dtype != b[i].dtype || a[i].sizes != b[i].sizes ||
-          a[i].strides != b[i].strides || a[i].address % 128 != b[i].address % 128) {
+      if (a[i].dtype != b[i].dtype || a[i].sizes != b[i].sizes || a[i].strides != b[i].strides ||
+          a[i].address % 128 != b[i].address % 128) {
         return false;
       }
     }

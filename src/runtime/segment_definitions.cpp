@@ -14,9 +14,7 @@ namespace {
 // `args.size()` inputs from the call's arguments: enough to evaluate every
 // size of a segment, whose other inputs' sizes derive from these.
 void bind_leading_inputs(
-    const Fusion& fusion,
-    const std::vector<const Argument*>& args,
-    ExpressionEvaluator& sizes) {
+    const Fusion& fusion, const std::vector<const Argument*>& args, ExpressionEvaluator& sizes) {
   for (size_t i = 0; i < args.size(); ++i) {
     const Val* input = fusion.inputs()[i];
     if (const auto* value = std::get_if<ScalarValue>(args[i])) {
@@ -29,8 +27,7 @@ void bind_leading_inputs(
     const auto& axes = input->as<TensorView>()->logical();
     for (size_t a = 0; a < axes.size(); ++a) {
       const Scalar* extent = axes[a]->logical_extent();
-      if (!extent->is_constant() && extent->definition() == nullptr &&
-          !sizes.is_bound(extent)) {
+      if (!extent->is_constant() && extent->definition() == nullptr && !sizes.is_bound(extent)) {
         sizes.bind(extent, ScalarValue(static_cast<int64_t>(tensor.size(a))));
       }
     }
@@ -97,7 +94,7 @@ std::vector<FusionExecutor::SegmentDefinition> FusionExecutor::segment_definitio
       }
     }
     NVFUSE_ASSERT(definition.sources.size() == piece.inputs().size(),
-                  "fd.segment: a segment input has no producer");
+        "fd.segment: a segment input has no producer");
     ExpressionEvaluator sizes;
     bind_leading_inputs(piece, kept, sizes);
     definition.python = python_of(piece, sizes);

@@ -34,12 +34,8 @@ constexpr int64_t kLeastClusterRowRegisters = 64;
 // rows never: see reductions/cluster_rows.cpp).
 // 16 is a non-portable cluster size, which Hopper (the only architecture
 // the cluster rows are generated for) schedules.
-std::optional<ClusterShape> cluster_for_row(
-    int64_t groups,
-    int64_t max_groups,
-    int64_t held_bytes_per_group,
-    int max_blocks,
-    DoubleGroups doubling,
+std::optional<ClusterShape> cluster_for_row(int64_t groups, int64_t max_groups,
+    int64_t held_bytes_per_group, int max_blocks, DoubleGroups doubling,
     const ReductionTuning& tuning) {
   const int64_t max_lanes = std::min<int64_t>(kMaxClusterThreads, tuning.max_persistent_threads);
   for (int blocks = 2; blocks <= max_blocks; blocks *= 2) {
@@ -71,9 +67,8 @@ std::optional<ClusterShape> cluster_for_row(
 // bias + residual + layer norm fell 58 -> 43-49 (its Welford states merge
 // per chunk, in block and cluster). The blocks halve while they outnumber
 // the row's chunks (a block past the row's end streams nothing).
-int streamed_cluster_blocks(const ReductionAnalysis& analysis, int64_t groups,
-                            int64_t chunk_groups, int64_t held_bytes_per_group,
-                            const DeviceInfo& device, const ReductionTuning& tuning) {
+int streamed_cluster_blocks(const ReductionAnalysis& analysis, int64_t groups, int64_t chunk_groups,
+    int64_t held_bytes_per_group, const DeviceInfo& device, const ReductionTuning& tuning) {
   if (analysis.last_element_phase == 0 || analysis.has_variance() || device.arch < 90 ||
       held_bytes_per_group == 0 || tuning.streamed_cluster < 2) {
     return 1;
@@ -94,8 +89,7 @@ int streamed_cluster_blocks(const ReductionAnalysis& analysis, int64_t groups,
 // fewer than kLeastClusterRowRegisters registers.
 int cluster_blocks_per_sm(int block_size, int64_t shared_bytes) {
   const int64_t by_shared = kSharedBytesPerSm / (shared_bytes + 2 * 1024);
-  const int64_t by_registers =
-      kRegistersPerSm / (int64_t{block_size} * kLeastClusterRowRegisters);
+  const int64_t by_registers = kRegistersPerSm / (int64_t{block_size} * kLeastClusterRowRegisters);
   return static_cast<int>(std::max<int64_t>(1, std::min(by_shared, by_registers)));
 }
 
@@ -146,8 +140,7 @@ constexpr int64_t kLeastSinglePartialClusterRows = 32;
 }  // namespace
 
 OuterClusterShape outer_split_cluster_shape(const ReductionAnalysis& analysis,
-                                            int64_t vector_groups, int64_t walk_rows,
-                                            const DeviceInfo& device) {
+    int64_t vector_groups, int64_t walk_rows, const DeviceInfo& device) {
   const int block_x =
       static_cast<int>(std::min<int64_t>(kOuterClusterBlockX, next_pow2(vector_groups)));
   const int64_t grid_x = ceil_div(vector_groups, block_x) * kOuterCluster;
@@ -161,12 +154,10 @@ OuterClusterShape outer_split_cluster_shape(const ReductionAnalysis& analysis,
 }
 
 int partial_cluster_blocks(const ReductionAnalysis& analysis, const ReductionParams& p,
-                           int64_t rows, int64_t shared_bytes, bool holds_only_half_types,
-                           const DeviceInfo& device) {
+    int64_t rows, int64_t shared_bytes, bool holds_only_half_types, const DeviceInfo& device) {
   const bool single_column = analysis.outer_reductions.size() == 1;
-  const bool welford_columns =
-      std::any_of(analysis.outer_reductions.begin(), analysis.outer_reductions.end(),
-                  [](const Expr* r) { return r->is<VarMeanOp>(); });
+  const bool welford_columns = std::any_of(analysis.outer_reductions.begin(),
+      analysis.outer_reductions.end(), [](const Expr* r) { return r->is<VarMeanOp>(); });
   const int64_t least_rows =
       single_column ? kLeastSinglePartialClusterRows : kLeastPartialClusterRows;
   const bool pairs = device.arch >= 90 && (!single_column || holds_only_half_types) &&

@@ -39,19 +39,14 @@ enum class DoubleGroups { kFromEightBlocks, kAlways, kNever };
 
 // The fewest blocks that hold a row of `groups` vector groups, and their
 // threads; nullopt where no cluster of at most `max_blocks` does.
-std::optional<ClusterShape> cluster_for_row(
-    int64_t groups,
-    int64_t max_groups,
-    int64_t held_bytes_per_group,
-    int max_blocks,
-    DoubleGroups doubling,
+std::optional<ClusterShape> cluster_for_row(int64_t groups, int64_t max_groups,
+    int64_t held_bytes_per_group, int max_blocks, DoubleGroups doubling,
     const ReductionTuning& tuning);
 
 // The blocks of a cluster that streams a chunked row (re-read per phase from
 // L2), or 1: one block per row chunks it.
-int streamed_cluster_blocks(const ReductionAnalysis& analysis, int64_t groups,
-                            int64_t chunk_groups, int64_t held_bytes_per_group,
-                            const DeviceInfo& device, const ReductionTuning& tuning);
+int streamed_cluster_blocks(const ReductionAnalysis& analysis, int64_t groups, int64_t chunk_groups,
+    int64_t held_bytes_per_group, const DeviceInfo& device, const ReductionTuning& tuning);
 
 // The blocks of an inner-outer cluster row an SM holds.
 int cluster_blocks_per_sm(int block_size, int64_t shared_bytes);
@@ -67,14 +62,12 @@ struct OuterClusterShape {
   int64_t grid_x = 0;  // blocks of the launch: `blocks` a column group
 };
 OuterClusterShape outer_split_cluster_shape(const ReductionAnalysis& analysis,
-                                            int64_t vector_groups, int64_t walk_rows,
-                                            const DeviceInfo& device);
+    int64_t vector_groups, int64_t walk_rows, const DeviceInfo& device);
 
 // ReductionParams::partial_cluster of inner-outer rows that one block holds
 // (`p`, without a row cluster), or 1; `shared_bytes`: the block's shared
 // memory with the partials combined through it.
 int partial_cluster_blocks(const ReductionAnalysis& analysis, const ReductionParams& p,
-                           int64_t rows, int64_t shared_bytes, bool holds_only_half_types,
-                           const DeviceInfo& device);
+    int64_t rows, int64_t shared_bytes, bool holds_only_half_types, const DeviceInfo& device);
 
 }  // namespace nvfuse

@@ -108,33 +108,9 @@ bool find_scatter(const Fusion& fusion, CoordinateAnalysis& analysis, std::strin
 
 }  // namespace
 
-bool is_coordinate_expr(const Expr& expr) {
-  switch (expr.kind()) {
-    case ExprKind::SliceOp:
-    case ExprKind::PadOp:
-    case ExprKind::CatOp:
-    case ExprKind::SelectOp:
-    case ExprKind::IndexSelectOp:
-    case ExprKind::GatherOp:
-    case ExprKind::EmbeddingFwdOp:
-    case ExprKind::PermuteOp:
-    case ExprKind::SqueezeOp:
-    case ExprKind::ReshapeOp:
-    case ExprKind::TriuOp:
-    case ExprKind::FullOp:
-    case ExprKind::IotaOp:
-    case ExprKind::RngOp:
-    case ExprKind::CumsumOp:
-    case ExprKind::ScatterOp:
-      return true;
-    default:
-      return false;
-  }
-}
+bool is_coordinate_expr(const Expr& expr) { return (kernels_of(expr.kind()) & kCoordinate) != 0; }
 
-bool is_position_expr(const Expr& expr) {
-  return expr.is<IotaOp>() || expr.is<RngOp>();
-}
+bool is_position_expr(const Expr& expr) { return expr.is<IotaOp>() || expr.is<RngOp>(); }
 
 std::vector<const Scalar*> scalars_read_by(const Expr& expr) {
   std::vector<const Scalar*> scalars;
@@ -214,9 +190,7 @@ std::vector<const Scalar*> scalars_read_by(const Expr& expr) {
   return scalars;
 }
 
-std::optional<CoordinateAnalysis> analyze_coordinates(
-    const Fusion& fusion,
-    std::string* why_not) {
+std::optional<CoordinateAnalysis> analyze_coordinates(const Fusion& fusion, std::string* why_not) {
   CoordinateAnalysis analysis;
   std::unordered_set<const Val*> used;  // tensors the outputs depend on
   for (const Expr* expr : fusion.exprs()) {
@@ -246,8 +220,7 @@ std::optional<CoordinateAnalysis> analyze_coordinates(
   while (!pending.empty()) {
     const Val* v = pending.back();
     pending.pop_back();
-    if (!used.insert(v).second || v->definition() == nullptr ||
-        !v->is<TensorView>()) {
+    if (!used.insert(v).second || v->definition() == nullptr || !v->is<TensorView>()) {
       continue;
     }
     for (const Val* in : v->definition()->inputs()) {
@@ -255,8 +228,8 @@ std::optional<CoordinateAnalysis> analyze_coordinates(
     }
   }
   auto add_value_input = [&](const Val* v) {
-    if (std::find(analysis.value_inputs.begin(), analysis.value_inputs.end(),
-                  v) == analysis.value_inputs.end()) {
+    if (std::find(analysis.value_inputs.begin(), analysis.value_inputs.end(), v) ==
+        analysis.value_inputs.end()) {
       analysis.value_inputs.push_back(v);
     }
   };

@@ -58,8 +58,6 @@ bool is_position_expr(const Expr& expr);
 std::vector<const Scalar*> scalars_read_by(const Expr& expr);
 
 // The analysis, or nullopt with the reason in `why_not`.
-std::optional<CoordinateAnalysis> analyze_coordinates(
-    const Fusion& fusion,
-    std::string* why_not);
+std::optional<CoordinateAnalysis> analyze_coordinates(const Fusion& fusion, std::string* why_not);
 
 }  // namespace nvfuse

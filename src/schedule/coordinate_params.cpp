@@ -27,9 +27,9 @@ std::string dense_text(uint64_t bits) {
 std::string CoordinateParams::to_string() const {
   std::ostringstream ss;
   ss << "CoordinateParams(rank=" << rank << ", vector_width=" << vector_width
-     << ", block=" << block_size
-     << ", unroll=" << unroll << ", index=" << (index_32bit ? "int32" : "int64")
-     << (vectors_aligned ? ", aligned" : "") << dense_text(dense_tensors)
+     << ", block=" << block_size << ", unroll=" << unroll
+     << ", index=" << (index_32bit ? "int32" : "int64") << (vectors_aligned ? ", aligned" : "")
+     << dense_text(dense_tensors)
      << (scan_axis >= 0 ? ", scan_axis=" + std::to_string(scan_axis) : "")
      << (scatter_rows ? ", scatter_rows" : "") << ")";
   return ss.str();
@@ -37,16 +37,14 @@ std::string CoordinateParams::to_string() const {
 
 bool CoordinateParams::operator==(const CoordinateParams& other) const {
   return rank == other.rank && vector_width == other.vector_width &&
-      block_size == other.block_size &&
-      unroll == other.unroll && index_32bit == other.index_32bit &&
-      vectors_aligned == other.vectors_aligned && dense_tensors == other.dense_tensors &&
-      scan_axis == other.scan_axis && scatter_rows == other.scatter_rows;
+      block_size == other.block_size && unroll == other.unroll &&
+      index_32bit == other.index_32bit && vectors_aligned == other.vectors_aligned &&
+      dense_tensors == other.dense_tensors && scan_axis == other.scan_axis &&
+      scatter_rows == other.scatter_rows;
 }
 
 void schedule_scan(
-    CoordinateSchedule& schedule,
-    const std::vector<int64_t>& extents,
-    int scan_axis) {
+    CoordinateSchedule& schedule, const std::vector<int64_t>& extents, int scan_axis) {
   CoordinateParams& p = schedule.params;
   p.scan_axis = scan_axis;
   p.unroll = 1;
@@ -58,17 +56,13 @@ void schedule_scan(
   const int64_t walked = extents[scan_axis];
   const bool warp_per_row = scan_axis + 1 == static_cast<int>(extents.size());
   const int64_t per_block = warp_per_row ? p.block_size / 32 : p.block_size;
-  const int64_t units = warp_per_row ? schedule.numel / walked
-                                     : schedule.numel / walked / p.vector_width;
+  const int64_t units =
+      warp_per_row ? schedule.numel / walked : schedule.numel / walked / p.vector_width;
   schedule.grid_size = (units + per_block - 1) / per_block;
 }
 
-void schedule_scatter_rows(
-    CoordinateSchedule& schedule,
-    const std::vector<int64_t>& in_sizes,
-    const std::vector<int64_t>& index_sizes,
-    int64_t dim,
-    int64_t element_bytes) {
+void schedule_scatter_rows(CoordinateSchedule& schedule, const std::vector<int64_t>& in_sizes,
+    const std::vector<int64_t>& index_sizes, int64_t dim, int64_t element_bytes) {
   const size_t last = in_sizes.size() - 1;
   const int64_t row = in_sizes[last];
   if (dim != static_cast<int64_t>(last) || row == 0 || row * element_bytes > kScatterRowBytes ||
@@ -109,11 +103,8 @@ int64_t span_of(const TensorArg& t) {
 
 }  // namespace
 
-CoordinateSchedule schedule_coordinates(
-    const std::vector<int64_t>& extents,
-    const std::vector<TensorArg>& tensors,
-    int64_t lane_alignment,
-    const CoordinateTuning& tuning) {
+CoordinateSchedule schedule_coordinates(const std::vector<int64_t>& extents,
+    const std::vector<TensorArg>& tensors, int64_t lane_alignment, const CoordinateTuning& tuning) {
   CoordinateSchedule schedule;
   schedule.params.block_size = tuning.block_size;
   schedule.params.rank = static_cast<int>(extents.size());
@@ -131,8 +122,8 @@ CoordinateSchedule schedule_coordinates(
   }
   width = std::min(width, 8);
   const int64_t inner = extents.empty() ? 1 : extents.back();
-  while (width > 1 &&
-         (inner % width != 0 || (lane_alignment != 0 && lane_alignment % width != 0))) {
+  while (
+      width > 1 && (inner % width != 0 || (lane_alignment != 0 && lane_alignment % width != 0))) {
     width /= 2;
   }
   schedule.params.vector_width = width;
@@ -140,8 +131,7 @@ CoordinateSchedule schedule_coordinates(
       static_cast<int>(tuning.bytes_per_thread / (width * widest)), 1, tuning.max_unroll);
   // The last thread's index, u * block past its first, must fit too.
   constexpr int64_t kInt32 = std::numeric_limits<int32_t>::max();
-  const int64_t per_block =
-      int64_t{schedule.params.block_size} * schedule.params.unroll;
+  const int64_t per_block = int64_t{schedule.params.block_size} * schedule.params.unroll;
   bool fits = schedule.numel + per_block < kInt32;
   for (const TensorArg& t : tensors) {
     fits = fits && span_of(t) < kInt32;
@@ -161,11 +151,8 @@ std::vector<int64_t> coordinate_divisors(const std::vector<int64_t>& extents, in
   return divisors;
 }
 
-bool vector_accesses_aligned(
-    int width,
-    const std::vector<TensorArg>& tensors,
-    const std::vector<size_t>& vectorized,
-    const std::vector<int64_t>& shifts) {
+bool vector_accesses_aligned(int width, const std::vector<TensorArg>& tensors,
+    const std::vector<size_t>& vectorized, const std::vector<int64_t>& shifts) {
   if (width <= 1) {
     return false;  // nothing is a vector: keep the kernel as it was
   }
@@ -189,8 +176,7 @@ bool vector_accesses_aligned(
   return true;
 }
 
-uint64_t dense_tensors(const std::vector<int64_t>& extents,
-                       const std::vector<TensorArg>& tensors) {
+uint64_t dense_tensors(const std::vector<int64_t>& extents, const std::vector<TensorArg>& tensors) {
   uint64_t bits = 0;
   for (size_t t = 0; t < tensors.size() && t < 64; ++t) {
     const TensorArg& arg = tensors[t];

@@ -60,7 +60,7 @@ struct CoordinateTuning {
 struct CoordinateSchedule {
   CoordinateParams params;
   int64_t numel = 0;
-  int64_t grid_size = 0;  // blocks; 0 when there is nothing to do
+  int64_t grid_size = 0;     // blocks; 0 when there is nothing to do
   int64_t shared_bytes = 0;  // dynamic shared memory per block
 };
 
@@ -70,10 +70,8 @@ struct CoordinateSchedule {
 // predicates. The vector width is the widest (16 bytes of the narrowest
 // tensor, at most 8 lanes) that divides the innermost extent and
 // lane_alignment. 32-bit indexing when every offset fits.
-CoordinateSchedule schedule_coordinates(
-    const std::vector<int64_t>& extents,
-    const std::vector<TensorArg>& tensors,
-    int64_t lane_alignment,
+CoordinateSchedule schedule_coordinates(const std::vector<int64_t>& extents,
+    const std::vector<TensorArg>& tensors, int64_t lane_alignment,
     const CoordinateTuning& tuning = {});
 
 // The longest output row (bytes) a scatter stages in shared memory: the
@@ -86,17 +84,13 @@ constexpr int64_t kScatterRowBytes = 48 << 10;
 // tensor (`index_sizes`, the iteration space) as large as the input but
 // along that axis, a row within kScatterRowBytes. A block per row, of a
 // thread per vector of the row up to 512.
-void schedule_scatter_rows(
-    CoordinateSchedule& schedule,
-    const std::vector<int64_t>& in_sizes,
-    const std::vector<int64_t>& index_sizes,
-    int64_t dim,
-    int64_t element_bytes);
+void schedule_scatter_rows(CoordinateSchedule& schedule, const std::vector<int64_t>& in_sizes,
+    const std::vector<int64_t>& index_sizes, int64_t dim, int64_t element_bytes);
 
 // A scan kernel's launch (CoordinateParams::scan_axis): one thread per
 // group, or one warp per row when the scan axis is the innermost one.
-void schedule_scan(CoordinateSchedule& schedule, const std::vector<int64_t>& extents,
-                   int scan_axis);
+void schedule_scan(
+    CoordinateSchedule& schedule, const std::vector<int64_t>& extents, int scan_axis);
 
 // Per axis, what the kernel divides a group index by to find that axis's
 // coordinate (its FastDividers): the innermost extent in groups of `width`
@@ -107,16 +101,12 @@ std::vector<int64_t> coordinate_divisors(const std::vector<int64_t>& extents, in
 // `vectorized` (indices into `tensors`) has unit inner stride, an address
 // aligned to the vector and outer strides of whole vectors, and every
 // shift of the lane coordinate (`shifts`) is a multiple of `width`.
-bool vector_accesses_aligned(
-    int width,
-    const std::vector<TensorArg>& tensors,
-    const std::vector<size_t>& vectorized,
-    const std::vector<int64_t>& shifts);
+bool vector_accesses_aligned(int width, const std::vector<TensorArg>& tensors,
+    const std::vector<size_t>& vectorized, const std::vector<int64_t>& shifts);
 
 // The tensors (bit t for tensors[t]) laid out row-major over `extents`:
 // the same sizes, unit stride innermost, each outer stride the product of
 // the extents inside it (axes of extent 1 excepted).
-uint64_t dense_tensors(const std::vector<int64_t>& extents,
-                       const std::vector<TensorArg>& tensors);
+uint64_t dense_tensors(const std::vector<int64_t>& extents, const std::vector<TensorArg>& tensors);
 
 }  // namespace nvfuse

@@ -36,8 +36,8 @@ bool reject(std::string* why_not, const std::string& reason) {
 }  // namespace
 
 bool is_elementwise_expr(const Expr& expr) {
-  return expr.is<PointwiseOp>() || expr.is<CastOp>() ||
-      expr.is<BroadcastOp>() || expr.is<ExpandOp>();
+  return expr.is<PointwiseOp>() || expr.is<CastOp>() || expr.is<BroadcastOp>() ||
+      expr.is<ExpandOp>();
 }
 
 bool makes_codegen_values(const Expr& expr, std::string* why_not) {
@@ -50,9 +50,7 @@ bool makes_codegen_values(const Expr& expr, std::string* why_not) {
 }
 
 std::optional<std::vector<int>> operand_axis_map(
-    const Expr& expr,
-    const TensorView& operand,
-    const std::vector<int>& result_map) {
+    const Expr& expr, const TensorView& operand, const std::vector<int>& result_map) {
   std::vector<int> map;
   if (expr.is<SqueezeOp>()) {
     // The squeezed (size-1) axes map to no reference axis.
@@ -75,10 +73,7 @@ std::optional<std::vector<int>> operand_axis_map(
   return map;
 }
 
-bool propagate_axis_maps(
-    const std::vector<Expr*>& exprs,
-    AxisMaps& maps,
-    std::string* why_not) {
+bool propagate_axis_maps(const std::vector<Expr*>& exprs, AxisMaps& maps, std::string* why_not) {
   for (auto it = exprs.rbegin(); it != exprs.rend(); ++it) {
     const Expr* expr = *it;
     const Val* out = expr->output(0);
@@ -100,8 +95,7 @@ bool propagate_axis_maps(
         return reject(why_not, "an operand's rank differs from its result's");
       }
       if (!assign_axis_map(maps, tv, *in_map)) {
-        return reject(
-            why_not, tv->name() + " is reached with two different axis maps");
+        return reject(why_not, tv->name() + " is reached with two different axis maps");
       }
     }
   }
@@ -109,8 +103,7 @@ bool propagate_axis_maps(
 }
 
 std::optional<std::vector<const TensorView*>> iteration_outputs(
-    const Fusion& fusion,
-    std::string* why_not) {
+    const Fusion& fusion, std::string* why_not) {
   // The first output (not a fusion input) defines the iteration space;
   // every other must iterate over the same axes.
   std::vector<const TensorView*> outputs;
@@ -137,8 +130,7 @@ std::optional<std::vector<const TensorView*>> iteration_outputs(
         return std::nullopt;
       }
       for (int64_t axis = 0; axis < tv->rank(); ++axis) {
-        if (tv->logical()[axis]->is_broadcast() !=
-            first->logical()[axis]->is_broadcast()) {
+        if (tv->logical()[axis]->is_broadcast() != first->logical()[axis]->is_broadcast()) {
           reject(why_not, "an output is broadcast where another is not");
           return std::nullopt;
         }
@@ -184,9 +176,7 @@ bool assign_axis_map(AxisMaps& maps, const TensorView* tv, const std::vector<int
   return true;
 }
 
-std::optional<PointwiseAnalysis> analyze_pointwise(
-    const Fusion& fusion,
-    std::string* why_not) {
+std::optional<PointwiseAnalysis> analyze_pointwise(const Fusion& fusion, std::string* why_not) {
   PointwiseAnalysis analysis;
   for (const Expr* expr : fusion.exprs()) {
     if (!is_elementwise_expr(*expr)) {
@@ -238,8 +228,8 @@ std::optional<PointwiseAnalysis> analyze_pointwise(
     }
     for (const Val* in : expr->inputs()) {
       if (in->is<Scalar>() && !in->as<Scalar>()->is_constant() &&
-          std::find(analysis.value_inputs.begin(), analysis.value_inputs.end(),
-                    in) == analysis.value_inputs.end()) {
+          std::find(analysis.value_inputs.begin(), analysis.value_inputs.end(), in) ==
+              analysis.value_inputs.end()) {
         if (!is_codegen_dtype(in->dtype())) {
           reject(why_not, std::string("a scalar is ") + name_of(in->dtype()));
           return std::nullopt;

@@ -36,17 +36,14 @@ struct PointwiseAnalysis {
 // The analysis, or nullopt with the reason in `why_not` when the fusion has
 // exprs the pointwise kernel cannot run (reductions, complex or float8
 // values, outputs broadcast against the others...).
-std::optional<PointwiseAnalysis> analyze_pointwise(
-    const Fusion& fusion,
-    std::string* why_not);
+std::optional<PointwiseAnalysis> analyze_pointwise(const Fusion& fusion, std::string* why_not);
 
 // The tensors a one-pass kernel writes: the fusion's outputs that are not
 // inputs, each once, all of one rank and broadcast pattern and without
 // constant sizes that differ (the first defines the iteration space), none
 // expanded; nullopt with the reason.
 std::optional<std::vector<const TensorView*>> iteration_outputs(
-    const Fusion& fusion,
-    std::string* why_not);
+    const Fusion& fusion, std::string* why_not);
 
 // Records `map` for `tv`; false when `tv` has another one already. Maps
 // that differ only on size-1 broadcast axes agree: such an axis holds one
@@ -60,10 +57,7 @@ bool assign_axis_map(AxisMaps& maps, const TensorView* tv, const std::vector<int
 // reductions and a gather's source are skipped (the reduction analysis
 // anchors them). False, with
 // the reason, when ranks do not line up or a tensor gets two maps.
-bool propagate_axis_maps(
-    const std::vector<Expr*>& exprs,
-    AxisMaps& maps,
-    std::string* why_not);
+bool propagate_axis_maps(const std::vector<Expr*>& exprs, AxisMaps& maps, std::string* why_not);
 
 // Walking from a result to its operands: the axes `operand` of `expr`
 // (pointwise, cast, broadcast, expand, squeeze, a gather's index) maps to,
@@ -71,9 +65,7 @@ bool propagate_axis_maps(
 // inserts, plus -1 at the axes a squeeze removes; none for a 0-d
 // operand. nullopt when the ranks do not line up.
 std::optional<std::vector<int>> operand_axis_map(
-    const Expr& expr,
-    const TensorView& operand,
-    const std::vector<int>& result_map);
+    const Expr& expr, const TensorView& operand, const std::vector<int>& result_map);
 
 // The element types the generated code handles.
 bool is_codegen_dtype(DataType dtype);

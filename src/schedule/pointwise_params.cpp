@@ -18,18 +18,15 @@ std::vector<int> iteration_order(const TensorArg& reference) {
   std::vector<int> order(reference.sizes.size());
   std::iota(order.begin(), order.end(), 0);
   // Larger stride first; equal strides (size-1 axes) keep logical order.
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return reference.strides[a] > reference.strides[b];
-  });
+  std::stable_sort(order.begin(), order.end(),
+      [&](int a, int b) { return reference.strides[a] > reference.strides[b]; });
   return order;
 }
 
 // Per iteration axis, the tensor's stride there: from the logical axis
 // mapped to it, 0 where the tensor broadcasts or has no such axis.
 std::vector<int64_t> iteration_strides(
-    const TensorArg& arg,
-    const std::vector<int>& axis_map,
-    int rank) {
+    const TensorArg& arg, const std::vector<int>& axis_map, int rank) {
   std::vector<int64_t> strides(rank, 0);
   for (size_t axis = 0; axis < axis_map.size(); ++axis) {
     const int target = axis_map[axis];
@@ -40,16 +37,14 @@ std::vector<int64_t> iteration_strides(
   return strides;
 }
 
-IterationSpace build_space(
-    const PointwiseAnalysis& analysis,
-    const std::vector<TensorArg>& tensors,
+IterationSpace build_space(const PointwiseAnalysis& analysis, const std::vector<TensorArg>& tensors,
     const std::vector<const TensorView*>& tensor_views) {
   const TensorArg& reference = tensors[analysis.inputs.size()];
   const int rank = analysis.rank;
   std::vector<std::vector<int64_t>> logical_strides;
   for (size_t t = 0; t < tensors.size(); ++t) {
-    logical_strides.push_back(iteration_strides(
-        tensors[t], analysis.axis_map.at(tensor_views[t]), rank));
+    logical_strides.push_back(
+        iteration_strides(tensors[t], analysis.axis_map.at(tensor_views[t]), rank));
   }
   IterationSpace space;
   space.strides.resize(tensors.size());
@@ -86,14 +81,11 @@ IterationSpace build_space(
   return space;
 }
 
-
 // The widest vector (in elements) every tensor can take: contiguous tensors
 // need aligned addresses and rows that start aligned; a row of the inner
 // axis must hold whole vectors unless the space is flat (the kernel then
 // handles the tail separately).
-int vector_width_for(
-    const IterationSpace& space,
-    const std::vector<TensorArg>& tensors,
+int vector_width_for(const IterationSpace& space, const std::vector<TensorArg>& tensors,
     const std::vector<InnerAccess>& access) {
   int64_t widest_element = 1;
   for (size_t t = 0; t < tensors.size(); ++t) {
@@ -101,8 +93,7 @@ int vector_width_for(
       return 1;
     }
     if (access[t] == InnerAccess::kContiguous) {
-      widest_element =
-          std::max(widest_element, size_in_bytes(tensors[t].dtype));
+      widest_element = std::max(widest_element, size_in_bytes(tensors[t].dtype));
     }
   }
   int width = static_cast<int>(kVectorBytes / widest_element);
@@ -127,13 +118,10 @@ int vector_width_for(
 }
 
 // 32-bit indexing when no offset the kernel computes can reach 2^31.
-bool fits_32bit_indexing(
-    const IterationSpace& space,
-    const PointwiseParams& params) {
+bool fits_32bit_indexing(const IterationSpace& space, const PointwiseParams& params) {
   const int64_t limit = std::numeric_limits<int32_t>::max();
   const int64_t slack =
-      static_cast<int64_t>(params.vector_width) * params.unroll *
-      params.block_size;
+      static_cast<int64_t>(params.vector_width) * params.unroll * params.block_size;
   if (space.numel + slack >= limit) {
     return false;
   }
@@ -158,18 +146,14 @@ InnerAccess inner_access_of(int64_t inner_stride) {
   return inner_stride == 0 ? InnerAccess::kBroadcast : InnerAccess::kStrided;
 }
 
-PointwiseSchedule schedule_pointwise(
-    const PointwiseAnalysis& analysis,
-    const std::vector<TensorArg>& inputs,
-    const std::vector<TensorArg>& outputs,
-    const DeviceInfo& device,
-    const PointwiseTuning& tuning) {
+PointwiseSchedule schedule_pointwise(const PointwiseAnalysis& analysis,
+    const std::vector<TensorArg>& inputs, const std::vector<TensorArg>& outputs,
+    const DeviceInfo& device, const PointwiseTuning& tuning) {
   NVFUSE_ASSERT_EQ(inputs.size(), analysis.inputs.size(), "kernel inputs");
   NVFUSE_ASSERT_EQ(outputs.size(), analysis.outputs.size(), "kernel outputs");
   std::vector<TensorArg> tensors = inputs;
   tensors.insert(tensors.end(), outputs.begin(), outputs.end());
-  std::vector<const TensorView*> views(
-      analysis.inputs.begin(), analysis.inputs.end());
+  std::vector<const TensorView*> views(analysis.inputs.begin(), analysis.inputs.end());
   views.insert(views.end(), analysis.outputs.begin(), analysis.outputs.end());
 
   PointwiseSchedule schedule;
@@ -180,20 +164,17 @@ PointwiseSchedule schedule_pointwise(
   for (const auto& strides : schedule.space.strides) {
     params.inner_access.push_back(inner_access_of(strides.back()));
   }
-  if (auto tiling = choose_transpose_tiling(
-          schedule.space, tensors, tuning.transpose_tile)) {
+  if (auto tiling = choose_transpose_tiling(schedule.space, tensors, tuning.transpose_tile)) {
     params.transpose = std::move(*tiling);
     params.block_size = kTransposeThreads;
-    params.vector_width = transpose_vector_width(
-        schedule.space, tensors, params.transpose, tuning.transpose_vector);
+    params.vector_width =
+        transpose_vector_width(schedule.space, tensors, params.transpose, tuning.transpose_vector);
     params.index_32bit = fits_32bit_indexing(schedule.space, params);
-    schedule.grid_size = schedule.space.numel == 0
-        ? 0
-        : transpose_grid_size(schedule.space, params.transpose);
+    schedule.grid_size =
+        schedule.space.numel == 0 ? 0 : transpose_grid_size(schedule.space, params.transpose);
     return schedule;
   }
-  params.vector_width =
-      vector_width_for(schedule.space, tensors, params.inner_access);
+  params.vector_width = vector_width_for(schedule.space, tensors, params.inner_access);
   if (params.vector_width == 1) {
     for (InnerAccess& access : params.inner_access) {
       access = InnerAccess::kStrided;  // element by element, by offsets
@@ -203,32 +184,29 @@ PointwiseSchedule schedule_pointwise(
   // Unroll (several independent vector loads in flight per thread) unless
   // that would leave the GPU with too few blocks.
   const int64_t groups = schedule.space.numel / params.vector_width;
-  params.unroll = std::clamp(
-      tuning.elements_per_thread / params.vector_width, 1, tuning.max_unroll);
+  params.unroll =
+      std::clamp(tuning.elements_per_thread / params.vector_width, 1, tuning.max_unroll);
   while (params.unroll > 1 &&
-         groups / (int64_t{params.block_size} * params.unroll) <
-             4 * int64_t{device.sm_count}) {
+      groups / (int64_t{params.block_size} * params.unroll) < 4 * int64_t{device.sm_count}) {
     params.unroll /= 2;
   }
   params.index_32bit = fits_32bit_indexing(schedule.space, params);
   const int64_t per_block = int64_t{params.block_size} * params.unroll;
-  schedule.grid_size = schedule.space.numel == 0
-      ? 0
-      : std::max<int64_t>(1, (groups + per_block - 1) / per_block);
+  schedule.grid_size =
+      schedule.space.numel == 0 ? 0 : std::max<int64_t>(1, (groups + per_block - 1) / per_block);
   return schedule;
 }
 
 std::string PointwiseParams::to_string() const {
   std::ostringstream ss;
-  ss << "PointwiseParams(collapsed_rank=" << collapsed_rank
-     << ", vector_width=" << vector_width << ", unroll=" << unroll
-     << ", block_size=" << block_size
+  ss << "PointwiseParams(collapsed_rank=" << collapsed_rank << ", vector_width=" << vector_width
+     << ", unroll=" << unroll << ", block_size=" << block_size
      << ", index=" << (index_32bit ? "int32" : "int64") << ", inner_access=[";
   for (size_t i = 0; i < inner_access.size(); ++i) {
     ss << (i ? ", " : "")
-       << (inner_access[i] == InnerAccess::kContiguous ? "contiguous"
-               : inner_access[i] == InnerAccess::kBroadcast ? "broadcast"
-                                                            : "strided");
+       << (inner_access[i] == InnerAccess::kContiguous         ? "contiguous"
+                  : inner_access[i] == InnerAccess::kBroadcast ? "broadcast"
+                                                               : "strided");
   }
   ss << "]";
   if (transpose.enabled()) {
@@ -239,10 +217,10 @@ std::string PointwiseParams::to_string() const {
 }
 
 bool PointwiseParams::operator==(const PointwiseParams& other) const {
-  return collapsed_rank == other.collapsed_rank &&
-      vector_width == other.vector_width && unroll == other.unroll &&
-      block_size == other.block_size && index_32bit == other.index_32bit &&
-      inner_access == other.inner_access && transpose == other.transpose;
+  return collapsed_rank == other.collapsed_rank && vector_width == other.vector_width &&
+      unroll == other.unroll && block_size == other.block_size &&
+      index_32bit == other.index_32bit && inner_access == other.inner_access &&
+      transpose == other.transpose;
 }
 
 }  // namespace nvfuse

@@ -26,9 +26,9 @@ InnerAccess inner_access_of(int64_t stride);
 // What changes the generated code. Sizes and strides are not here: they are
 // kernel arguments, so one kernel serves every size with the same pattern.
 struct PointwiseParams {
-  int collapsed_rank = 1;    // iteration axes after merging
-  int vector_width = 1;      // elements per vector access
-  int unroll = 1;            // vector groups per thread, loaded together
+  int collapsed_rank = 1;  // iteration axes after merging
+  int vector_width = 1;    // elements per vector access
+  int unroll = 1;          // vector groups per thread, loaded together
   int block_size = 128;
   bool index_32bit = true;
   // One per kernel tensor: the analysis's inputs, then its outputs.
@@ -70,11 +70,8 @@ struct PointwiseSchedule {
 
 // `inputs` and `outputs` follow the analysis's order. Outputs are laid out
 // already (allocated by their allocation domains).
-PointwiseSchedule schedule_pointwise(
-    const PointwiseAnalysis& analysis,
-    const std::vector<TensorArg>& inputs,
-    const std::vector<TensorArg>& outputs,
-    const DeviceInfo& device,
-    const PointwiseTuning& tuning = {});
+PointwiseSchedule schedule_pointwise(const PointwiseAnalysis& analysis,
+    const std::vector<TensorArg>& inputs, const std::vector<TensorArg>& outputs,
+    const DeviceInfo& device, const PointwiseTuning& tuning = {});
 
 }  // namespace nvfuse

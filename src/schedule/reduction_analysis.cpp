@@ -14,12 +14,11 @@ namespace {
 
 class Analyzer {
  public:
-  Analyzer(const Fusion& fusion, std::string* why_not)
-      : fusion_(fusion), why_not_(why_not) {}
+  Analyzer(const Fusion& fusion, std::string* why_not) : fusion_(fusion), why_not_(why_not) {}
 
   std::optional<ReductionAnalysis> run() {
-    if (!check_exprs() || !split_outer_reductions() || !find_reference() ||
-        !anchor() || !propagate()) {
+    if (!check_exprs() || !split_outer_reductions() || !find_reference() || !anchor() ||
+        !propagate()) {
       return std::nullopt;
     }
     classify();
@@ -46,8 +45,8 @@ class Analyzer {
       }
       if (expr->is<GatherOp>()) {
         gathers_.push_back(expr);  // checked once the reduced axes are known
-      } else if (!is_elementwise_expr(*expr) && !is_reduction(expr) &&
-                 !is_position_expr(*expr) && !expr->is<SqueezeOp>()) {
+      } else if (!is_elementwise_expr(*expr) && !is_reduction(expr) && !is_position_expr(*expr) &&
+          !expr->is<SqueezeOp>()) {
         return reject(std::string("it has a ") + name_of(expr->kind()));
       }
       std::string why_not;
@@ -160,10 +159,8 @@ class Analyzer {
   // True when the results of `reductions` (ReductionOps) reach only casts
   // and single-tensor pointwise math with constant operands, and from them
   // fusion outputs. Collects those exprs and outputs when asked.
-  bool feeds_only_columns(
-      const std::vector<const Expr*>& reductions,
-      std::vector<const Expr*>* exprs,
-      std::vector<const TensorView*>* outputs) const {
+  bool feeds_only_columns(const std::vector<const Expr*>& reductions,
+      std::vector<const Expr*>* exprs, std::vector<const TensorView*>* outputs) const {
     std::unordered_set<const Val*> column;
     for (const Expr* r : reductions) {
       if (!r->is<ReductionOp>()) {
@@ -191,8 +188,7 @@ class Analyzer {
       if (!reads_column) {
         continue;
       }
-      if (other_tensor || non_constant ||
-          !(expr->is<CastOp>() || expr->is<PointwiseOp>())) {
+      if (other_tensor || non_constant || !(expr->is<CastOp>() || expr->is<PointwiseOp>())) {
         return false;
       }
       column.insert(expr->output(0));
@@ -233,13 +229,11 @@ class Analyzer {
       a_.reduced[axis] = true;
     }
     for (const Expr* expr : reductions_) {
-      NVFUSE_ASSERT(
-          expr->input(0)->as<TensorView>()->rank() == a_.rank &&
+      NVFUSE_ASSERT(expr->input(0)->as<TensorView>()->rank() == a_.rank &&
               reduced_axes_of(*expr) == reduced_axes_of(*first),
           "split_outer_reductions left reductions of different classes");
       if (!same_constant_sizes(expr->input(0)->as<TensorView>(), a_.reference)) {
-        return reject(
-            "it reduces tensors of different sizes (one kernel walks one shape)");
+        return reject("it reduces tensors of different sizes (one kernel walks one shape)");
       }
     }
     for (int axis = 0; axis < a_.rank; ++axis) {
@@ -343,8 +337,7 @@ class Analyzer {
     if (!propagate_axis_maps(exprs, a_.axis_map, why_not_)) {
       return false;
     }
-    std::unordered_set<const Expr*> columns(
-        a_.column_exprs.begin(), a_.column_exprs.end());
+    std::unordered_set<const Expr*> columns(a_.column_exprs.begin(), a_.column_exprs.end());
     columns.insert(a_.outer_reductions.begin(), a_.outer_reductions.end());
     for (const Expr* expr : exprs) {
       const Val* out = expr->output(0);
@@ -363,8 +356,7 @@ class Analyzer {
     for (const auto& [tv, map] : a_.axis_map) {
       bool per_row = true;
       for (size_t i = 0; i < map.size(); ++i) {
-        if (map[i] >= 0 && a_.reduced[map[i]] &&
-            !tv->logical()[i]->is_broadcast()) {
+        if (map[i] >= 0 && a_.reduced[map[i]] && !tv->logical()[i]->is_broadcast()) {
           per_row = false;
         }
       }
@@ -415,8 +407,8 @@ class Analyzer {
           auto it = a_.phase.find(in->as<TensorView>());
           phase = std::max(phase, it == a_.phase.end() ? 0 : it->second);
         } else if (!in->as<Scalar>()->is_constant() && !expr->is<ExpandOp>() &&
-                   std::find(a_.value_inputs.begin(), a_.value_inputs.end(),
-                             in) == a_.value_inputs.end()) {
+            std::find(a_.value_inputs.begin(), a_.value_inputs.end(), in) ==
+                a_.value_inputs.end()) {
           a_.value_inputs.push_back(in);
         }
       }
@@ -468,8 +460,8 @@ bool is_row_gather(const Expr& expr, int64_t rank, const std::vector<int64_t>& r
     return id->is_broadcast() || id->logical_extent()->is_constant_int(1);
   };
   return reduced_axes == std::vector<int64_t>{dim} && source->rank() == rank &&
-      index->rank() == rank && source->definition() == nullptr &&
-      !extent_one(source) && extent_one(index);
+      index->rank() == rank && source->definition() == nullptr && !extent_one(source) &&
+      extent_one(index);
 }
 
 bool has_reduction(const Fusion& fusion) {
@@ -481,9 +473,7 @@ bool has_reduction(const Fusion& fusion) {
   return false;
 }
 
-std::optional<ReductionAnalysis> analyze_reduction(
-    const Fusion& fusion,
-    std::string* why_not) {
+std::optional<ReductionAnalysis> analyze_reduction(const Fusion& fusion, std::string* why_not) {
   return Analyzer(fusion, why_not).run();
 }
 
@@ -505,9 +495,8 @@ int ReductionAnalysis::first_random_read_phase() const {
         continue;
       }
       const bool sink = std::find(outputs.begin(), outputs.end(), tv) != outputs.end() ||
-          std::any_of(tv->uses().begin(), tv->uses().end(), [&](const Expr* use) {
-            return is_reduction(use) && in_kernel(use);
-          });
+          std::any_of(tv->uses().begin(), tv->uses().end(),
+              [&](const Expr* use) { return is_reduction(use) && in_kernel(use); });
       if (sink) {
         first = first < 0 ? phase_of(tv) : std::min(first, phase_of(tv));
       }
@@ -584,8 +573,8 @@ bool is_masked_fill(const Expr& expr) {
   }
   for (size_t i = 1; i < 3; ++i) {
     const Val* v = expr.input(i);
-    if (v->is<Scalar>() && v->as<Scalar>()->is_constant() &&
-        v->as<Scalar>()->value().is_double() && std::isinf(v->as<Scalar>()->value().as_double())) {
+    if (v->is<Scalar>() && v->as<Scalar>()->is_constant() && v->as<Scalar>()->value().is_double() &&
+        std::isinf(v->as<Scalar>()->value().as_double())) {
       return true;
     }
   }

@@ -147,9 +147,7 @@ struct ReductionAnalysis {
 };
 
 // The analysis, or nullopt with the reason in `why_not`.
-std::optional<ReductionAnalysis> analyze_reduction(
-    const Fusion& fusion,
-    std::string* why_not);
+std::optional<ReductionAnalysis> analyze_reduction(const Fusion& fusion, std::string* why_not);
 
 // True when `expr` is a gather (take_along_axis or gather) that the
 // reduction kernel computes per row: along `reduced_axes`, which is one axis

@@ -12,9 +12,7 @@ int64_t partial_slot_bytes(const Expr& reduction) {
 }
 
 std::vector<int64_t> column_partial_offsets(
-    const ReductionAnalysis& analysis,
-    int64_t partial_rows,
-    int64_t width) {
+    const ReductionAnalysis& analysis, int64_t partial_rows, int64_t width) {
   std::vector<int64_t> offsets{0};
   for (const Expr* r : analysis.outer_reductions) {
     // The accumulator: float for the half types, else the result's type.
@@ -27,29 +25,24 @@ std::vector<int64_t> column_partial_offsets(
 
 std::string ReductionParams::to_string() const {
   std::ostringstream ss;
-  ss << "ReductionParams(" << (outer ? "outer" : "inner")
-     << ", row_rank=" << row_rank << ", vector_width=" << vector_width
-     << ", block=" << block_size;
+  ss << "ReductionParams(" << (outer ? "outer" : "inner") << ", row_rank=" << row_rank
+     << ", vector_width=" << vector_width << ", block=" << block_size;
   if (outer) {
     ss << " (" << block_x << "x" << block_y << ")";
   } else {
-    ss << ", threads_per_row=" << threads_per_row
-       << ", groups_per_thread=" << groups_per_thread
+    ss << ", threads_per_row=" << threads_per_row << ", groups_per_thread=" << groups_per_thread
        << (persistent ? ", persistent" : ", chunked");
   }
   ss << (split ? ", split" : "") << (inner_outer ? ", inner_outer" : "")
-     << (pipelined ? ", pipelined" : "")
-     << (carry_exps ? ", carry_exps" : "")
-     << (late_draws ? ", late_draws" : "")
-     << (staged ? ", staged" : "")
+     << (pipelined ? ", pipelined" : "") << (carry_exps ? ", carry_exps" : "")
+     << (late_draws ? ", late_draws" : "") << (staged ? ", staged" : "")
      << (hold_columns ? ", hold_columns" : "")
      << (cluster > 1 ? ", cluster=" + std::to_string(cluster) : std::string())
      << (partial_cluster > 1 ? ", partial_cluster=" + std::to_string(partial_cluster)
                              : std::string())
      << (min_blocks_per_sm > 0 ? ", min_blocks=" + std::to_string(min_blocks_per_sm)
                                : std::string())
-     << ", index=" << (index_32bit ? "int32" : "int64")
-     << ", access=";
+     << ", index=" << (index_32bit ? "int32" : "int64") << ", access=";
   for (InnerAccess a : access) {
     ss << (a == InnerAccess::kContiguous ? "c" : a == InnerAccess::kBroadcast ? "b" : "s");
   }
@@ -58,18 +51,15 @@ std::string ReductionParams::to_string() const {
 }
 
 bool ReductionParams::operator==(const ReductionParams& o) const {
-  return outer == o.outer && row_rank == o.row_rank &&
-      vector_width == o.vector_width && block_size == o.block_size &&
-      threads_per_row == o.threads_per_row &&
+  return outer == o.outer && row_rank == o.row_rank && vector_width == o.vector_width &&
+      block_size == o.block_size && threads_per_row == o.threads_per_row &&
       groups_per_thread == o.groups_per_thread && persistent == o.persistent &&
       block_x == o.block_x && block_y == o.block_y && split == o.split &&
-      inner_outer == o.inner_outer && pipelined == o.pipelined &&
-      cluster == o.cluster && partial_cluster == o.partial_cluster &&
-      carry_exps == o.carry_exps && late_draws == o.late_draws &&
-      staged == o.staged &&
-      hold_columns == o.hold_columns &&
-      min_blocks_per_sm == o.min_blocks_per_sm &&
-      index_32bit == o.index_32bit && access == o.access;
+      inner_outer == o.inner_outer && pipelined == o.pipelined && cluster == o.cluster &&
+      partial_cluster == o.partial_cluster && carry_exps == o.carry_exps &&
+      late_draws == o.late_draws && staged == o.staged && hold_columns == o.hold_columns &&
+      min_blocks_per_sm == o.min_blocks_per_sm && index_32bit == o.index_32bit &&
+      access == o.access;
 }
 
 }  // namespace nvfuse

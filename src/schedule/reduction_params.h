@@ -27,8 +27,8 @@ namespace nvfuse {
 
 struct ReductionParams {
   bool outer = false;
-  int row_rank = 1;          // kept axes after merging
-  int vector_width = 1;      // along the reduced axis (inner) / the innermost kept axis (outer)
+  int row_rank = 1;      // kept axes after merging
+  int vector_width = 1;  // along the reduced axis (inner) / the innermost kept axis (outer)
   int block_size = 128;
   // Inner: lanes per row (at most 32: several rows per block; else the
   // block), vector groups per thread per chunk, and whether the row stays
@@ -208,9 +208,7 @@ struct ReductionSchedule {
 // `partial_rows` rows of `width` columns (regions of the workspace and of
 // shared memory, each 64-byte aligned); the last entry is the total.
 std::vector<int64_t> column_partial_offsets(
-    const ReductionAnalysis& analysis,
-    int64_t partial_rows,
-    int64_t width);
+    const ReductionAnalysis& analysis, int64_t partial_rows, int64_t width);
 
 // The largest dynamic shared memory an inner-outer block asks for; wider
 // rows fall back to one kernel per reduction class.
@@ -226,13 +224,9 @@ int64_t partial_slot_bytes(const Expr& reduction);
 // evaluator). The space's strides hold the kernel tensors' and then the
 // position tensors'. The tactics and their rule list are in
 // schedule/reductions/ (schedule_reduction.cpp).
-std::optional<ReductionSchedule> schedule_reduction(
-    const ReductionAnalysis& analysis,
-    const std::vector<int64_t>& reference_sizes,
-    const std::vector<TensorArg>& inputs,
-    const std::vector<TensorArg>& outputs,
-    const std::vector<TensorArg>& positions,
-    const DeviceInfo& device,
-    const ReductionTuning& tuning = {});
+std::optional<ReductionSchedule> schedule_reduction(const ReductionAnalysis& analysis,
+    const std::vector<int64_t>& reference_sizes, const std::vector<TensorArg>& inputs,
+    const std::vector<TensorArg>& outputs, const std::vector<TensorArg>& positions,
+    const DeviceInfo& device, const ReductionTuning& tuning = {});
 
 }  // namespace nvfuse

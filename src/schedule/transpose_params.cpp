@@ -36,16 +36,13 @@ int transposed_axis(const IterationSpace& space) {
 }
 
 int64_t shared_bytes(
-    const std::vector<TensorArg>& tensors,
-    const std::vector<bool>& transposed,
-    int tile) {
+    const std::vector<TensorArg>& tensors, const std::vector<bool>& transposed, int tile) {
   int64_t bytes = 0;
   for (size_t t = 0; t < tensors.size(); ++t) {
     if (transposed[t]) {
       const DataType dtype = tensors[t].dtype;
       // The padding of scalar accesses: the most any vector width needs.
-      bytes += int64_t{tile} * (tile + tile_row_padding(dtype, tile, 1)) *
-          size_in_bytes(dtype);
+      bytes += int64_t{tile} * (tile + tile_row_padding(dtype, tile, 1)) * size_in_bytes(dtype);
     }
   }
   return bytes;
@@ -65,9 +62,7 @@ int tile_row_padding(DataType dtype, int tile, int vector_width) {
 }
 
 std::optional<TransposeTiling> choose_transpose_tiling(
-    const IterationSpace& space,
-    const std::vector<TensorArg>& tensors,
-    int tile) {
+    const IterationSpace& space, const std::vector<TensorArg>& tensors, int tile) {
   if (space.extents.size() < 2) {
     return std::nullopt;
   }
@@ -93,19 +88,14 @@ std::optional<TransposeTiling> choose_transpose_tiling(
   return tiling;
 }
 
-int transpose_vector_width(
-    const IterationSpace& space,
-    const std::vector<TensorArg>& tensors,
-    const TransposeTiling& tiling,
-    int requested) {
+int transpose_vector_width(const IterationSpace& space, const std::vector<TensorArg>& tensors,
+    const TransposeTiling& tiling, int requested) {
   const int inner = static_cast<int>(space.extents.size()) - 1;
   int64_t widest = 1;
   for (const TensorArg& t : tensors) {
     widest = std::max(widest, size_in_bytes(t.dtype));
   }
-  int width = requested > 0
-      ? requested
-      : static_cast<int>(std::clamp<int64_t>(16 / widest, 1, 4));
+  int width = requested > 0 ? requested : static_cast<int>(std::clamp<int64_t>(16 / widest, 1, 4));
   const auto fits = [&](int w) {
     for (size_t t = 0; t < tensors.size(); ++t) {
       const std::vector<int64_t>& strides = space.strides[t];
@@ -132,12 +122,8 @@ int transpose_vector_width(
   return width;
 }
 
-int64_t transpose_grid_size(
-    const IterationSpace& space,
-    const TransposeTiling& tiling) {
-  const auto tiles = [&](int64_t extent) {
-    return (extent + tiling.tile - 1) / tiling.tile;
-  };
+int64_t transpose_grid_size(const IterationSpace& space, const TransposeTiling& tiling) {
+  const auto tiles = [&](int64_t extent) { return (extent + tiling.tile - 1) / tiling.tile; };
   const int inner = static_cast<int>(space.extents.size()) - 1;
   int64_t blocks = tiles(space.extents[inner]) * tiles(space.extents[tiling.axis]);
   for (int a = 0; a < inner; ++a) {
@@ -159,8 +145,7 @@ std::string TransposeTiling::to_string() const {
 }
 
 bool TransposeTiling::operator==(const TransposeTiling& other) const {
-  return axis == other.axis && tile == other.tile &&
-      transposed == other.transposed;
+  return axis == other.axis && tile == other.tile && transposed == other.transposed;
 }
 
 }  // namespace nvfuse

@@ -54,9 +54,7 @@ int tile_row_padding(DataType dtype, int tile, int vector_width);
 // bandwidth for fp32 and bf16), shrunk to 32 where the tiles would not
 // fit; tuning runs pass one.
 std::optional<TransposeTiling> choose_transpose_tiling(
-    const IterationSpace& space,
-    const std::vector<TensorArg>& tensors,
-    int tile = 0);
+    const IterationSpace& space, const std::vector<TensorArg>& tensors, int tile = 0);
 
 // Elements per vector access along the contiguous axis of each phase:
 // `requested` (0: 4, or 16 bytes of the widest tensor if fewer), halved
@@ -65,18 +63,13 @@ std::optional<TransposeTiling> choose_transpose_tiling(
 // beat 1 and 2 by up to 16 points of copy bandwidth for bf16 (8-byte
 // accesses) and by 0-2 for fp32, even with the 2- and 4-way bank conflicts
 // its column walks then have.
-int transpose_vector_width(
-    const IterationSpace& space,
-    const std::vector<TensorArg>& tensors,
-    const TransposeTiling& tiling,
-    int requested = 0);
+int transpose_vector_width(const IterationSpace& space, const std::vector<TensorArg>& tensors,
+    const TransposeTiling& tiling, int requested = 0);
 
 constexpr int64_t kMinTransposeExtent = 16;
 
 // Blocks: one per tile of (axis, innermost axis) per coordinate of the
 // other axes.
-int64_t transpose_grid_size(
-    const IterationSpace& space,
-    const TransposeTiling& tiling);
+int64_t transpose_grid_size(const IterationSpace& space, const TransposeTiling& tiling);
 
 }  // namespace nvfuse

@@ -8,9 +8,8 @@ namespace {
 
 const Expr* pointwise_def(const Val* v, OpType op) {
   const Expr* def = v->definition();
-  return def != nullptr && def->is<PointwiseOp>() && def->as<PointwiseOp>()->op() == op
-      ? def
-      : nullptr;
+  return def != nullptr && def->is<PointwiseOp>() && def->as<PointwiseOp>()->op() == op ? def
+                                                                                        : nullptr;
 }
 
 // The max of v == broadcast(max(y)) re-expanded over exactly the axes the

@@ -21,9 +21,7 @@ namespace {
 // Union-find over expr positions.
 class Groups {
  public:
-  explicit Groups(size_t n) : parent_(n) {
-    std::iota(parent_.begin(), parent_.end(), 0);
-  }
+  explicit Groups(size_t n) : parent_(n) { std::iota(parent_.begin(), parent_.end(), 0); }
   size_t find(size_t i) {
     while (parent_[i] != i) {
       parent_[i] = parent_[parent_[i]];
@@ -37,9 +35,7 @@ class Groups {
   std::vector<size_t> parent_;
 };
 
-bool is_tensor_expr(const Expr* expr) {
-  return expr->output(0)->is<TensorView>();
-}
+bool is_tensor_expr(const Expr* expr) { return expr->output(0)->is<TensorView>(); }
 
 // A copy of `tv`'s logical axes (same extents) as a new input tensor of
 // `fusion` that accepts whatever layout its producer segment returns.
@@ -47,13 +43,11 @@ TensorView* boundary_input(Fusion& fusion, const TensorView* tv) {
   std::vector<IterDomain*> axes;
   std::vector<std::optional<bool>> contiguity;
   for (const IterDomain* id : tv->logical()) {
-    axes.push_back(fusion.create<IterDomain>(
-        id->extent(), id->iter_type(), id->expanded_extent()));
-    contiguity.push_back(
-        id->is_broadcast() ? std::nullopt : std::optional<bool>(false));
+    axes.push_back(fusion.create<IterDomain>(id->extent(), id->iter_type(), id->expanded_extent()));
+    contiguity.push_back(id->is_broadcast() ? std::nullopt : std::optional<bool>(false));
   }
-  auto* input = fusion.create<TensorView>(
-      TensorDomain(axes, contiguity), tv->dtype(), tv->is_cpu_scalar());
+  auto* input =
+      fusion.create<TensorView>(TensorDomain(axes, contiguity), tv->dtype(), tv->is_cpu_scalar());
   input->set_any_strides(true);
   if (tv->device_mesh().has_value()) {
     // A multi-device segment's input stays distributed as its producer's
@@ -67,9 +61,7 @@ TensorView* boundary_input(Fusion& fusion, const TensorView* tv) {
 // The symbolic scalars without a definition that `scalar` is computed
 // from and that `provided` does not bind. (Derived scalars are always
 // recomputed from their roots: the reference evaluator binds roots only.)
-void collect_missing(
-    const Scalar* scalar,
-    const std::unordered_set<const Val*>& provided,
+void collect_missing(const Scalar* scalar, const std::unordered_set<const Val*>& provided,
     std::vector<const Scalar*>& missing) {
   if (scalar->is_constant()) {
     return;
@@ -132,10 +124,9 @@ std::vector<size_t> needed_inputs(const Fusion& piece, size_t original_count) {
       const Val* in = inputs[i];
       const bool binds = in == root ||
           (in->is<TensorView>() &&
-           std::any_of(
-               in->as<TensorView>()->logical().begin(),
-               in->as<TensorView>()->logical().end(),
-               [root](const IterDomain* id) { return id->logical_extent() == root; }));
+              std::any_of(in->as<TensorView>()->logical().begin(),
+                  in->as<TensorView>()->logical().end(),
+                  [root](const IterDomain* id) { return id->logical_extent() == root; }));
       if (binds) {
         provide(i);
       }
@@ -151,9 +142,7 @@ std::vector<size_t> needed_inputs(const Fusion& piece, size_t original_count) {
 }
 
 FusionSegment build_segment(
-    const Fusion& fusion,
-    const std::vector<const Expr*>& members,
-    bool is_aten) {
+    const Fusion& fusion, const std::vector<const Expr*>& members, bool is_aten) {
   std::unordered_set<const Expr*> in_segment(members.begin(), members.end());
   FusionSegment segment;
   segment.is_aten = is_aten;
@@ -202,19 +191,7 @@ FusionSegment build_segment(
 }  // namespace
 
 bool runs_through_aten(const Expr& expr) {
-  switch (expr.kind()) {
-    case ExprKind::PointwiseOp:
-    case ExprKind::CastOp:
-    case ExprKind::BroadcastOp:
-    case ExprKind::ExpandOp:
-    case ExprKind::ReductionOp:
-    case ExprKind::VarMeanOp:
-    case ExprKind::Split:
-    case ExprKind::Merge:
-      return false;
-    default:
-      return true;
-  }
+  return (kernels_of(expr.kind()) & (kElementwise | kDomain)) == 0;
 }
 
 FusionReductions reductions_of(const Fusion& fusion) {
@@ -242,14 +219,13 @@ bool is_cut_out(const Expr& expr, const FusionReductions& reductions) {
     return !is_coordinate_expr(expr);
   }
   if (is_position_expr(expr)) {
-    return reductions.sets == FusionReductions::kSeveralAxisSets &&
-        expr.is<RngOp>() && !expr.as<RngOp>()->has_explicit_seed();
+    return reductions.sets == FusionReductions::kSeveralAxisSets && expr.is<RngOp>() &&
+        !expr.as<RngOp>()->has_explicit_seed();
   }
   if (expr.is<SqueezeOp>()) {
     return false;
   }
-  return std::none_of(
-      reductions.axis_sets.begin(), reductions.axis_sets.end(),
+  return std::none_of(reductions.axis_sets.begin(), reductions.axis_sets.end(),
       [&](const auto& set) { return is_row_gather(expr, set.first, set.second); });
 }
 
@@ -263,9 +239,7 @@ bool is_segment_set(const Expr& expr) {
 // earlier depths first, then kernels, then ATen exprs and views of kernel
 // results (they read values of depth <= d only).
 enum Phase { kViewOfEarlier, kKernel, kAfterKernels, kDeferredKernel };
-bool is_kernel(Phase phase) {
-  return phase == kKernel || phase == kDeferredKernel;
-}
+bool is_kernel(Phase phase) { return phase == kKernel || phase == kDeferredKernel; }
 struct Planned {
   int depth;
   Phase phase;
@@ -276,9 +250,7 @@ struct Planned {
 // each split into groups that one kernel takes (segment/merge_groups.h);
 // the pieces keep the group's place in the run order.
 std::vector<Planned> split_unschedulable_kernels(
-    const Fusion& fusion,
-    std::vector<Planned> planned,
-    const SchedulerChecks& checks) {
+    const Fusion& fusion, std::vector<Planned> planned, const SchedulerChecks& checks) {
   const GroupCheck is_one_kernel = [&](const std::vector<const Expr*>& exprs) {
     return checks.is_one_kernel(*build_segment(fusion, exprs, false).fusion);
   };
@@ -304,13 +276,10 @@ std::vector<Planned> split_unschedulable_kernels(
 // what it reads is written by an earlier one. With `checks`, kernel groups
 // the schedulers do not take whole are split further; a fusion nothing
 // cuts is left whole unless `split_uncut`.
-std::vector<FusionSegment> segment_at_cuts(
-    const Fusion& fusion,
+std::vector<FusionSegment> segment_at_cuts(const Fusion& fusion,
     const std::function<bool(const Expr&)>& is_cut,
-    const std::unordered_set<const Expr*>& host_views,
-    const SchedulerChecks* checks,
-    bool split_uncut,
-    bool defer_independent = false) {
+    const std::unordered_set<const Expr*>& host_views, const SchedulerChecks* checks,
+    bool split_uncut, bool defer_independent = false) {
   std::vector<const Expr*> exprs;
   for (const Expr* expr : fusion.exprs()) {
     if (is_tensor_expr(expr)) {
@@ -322,9 +291,8 @@ std::vector<FusionSegment> segment_at_cuts(
   // what reads its result waits for every write: a later one. The work
   // computing its index and src joins its kernel.
   const auto scatter_kernel = [&](const Expr& e) { return e.is<ScatterOp>() && !is_cut(e); };
-  const bool any_cut = std::any_of(exprs.begin(), exprs.end(), [&](const Expr* e) {
-    return is_cut(*e) || is_segment_set(*e) || scatter_kernel(*e);
-  });
+  const bool any_cut = std::any_of(exprs.begin(), exprs.end(),
+      [&](const Expr* e) { return is_cut(*e) || is_segment_set(*e) || scatter_kernel(*e); });
   if (!any_cut && !split_uncut) {
     return {};
   }
@@ -347,9 +315,8 @@ std::vector<FusionSegment> segment_at_cuts(
     depth = expr_depth[i];
     for (const Val* out : expr->outputs()) {
       // A host view costs nothing: kernels reading it stay at its depth.
-      depth_of[out] = (is_cut(*expr) && !host_views.count(expr)) || scatter_kernel(*expr)
-          ? depth + 1
-          : depth;
+      depth_of[out] =
+          (is_cut(*expr) && !host_views.count(expr)) || scatter_kernel(*expr) ? depth + 1 : depth;
     }
   }
   // A kernel expr runs as late as its consumers allow, so that work on
@@ -437,8 +404,7 @@ std::vector<FusionSegment> segment_at_cuts(
       return kAfterKernels;
     }
     const Expr* def = expr->input(0)->definition();
-    const bool made_by_kernel =
-        def != nullptr && position.count(def) && !is_cut(*def);
+    const bool made_by_kernel = def != nullptr && position.count(def) && !is_cut(*def);
     return made_by_kernel ? kAfterKernels : kViewOfEarlier;
   };
   std::vector<Planned> ordered;
@@ -473,14 +439,12 @@ std::vector<FusionSegment> segment_at_cuts(
   if (ordered.size() < 2 && (ordered.empty() || is_kernel(ordered[0].phase))) {
     return {};
   }
-  std::stable_sort(
-      ordered.begin(), ordered.end(), [](const Planned& a, const Planned& b) {
-        return std::make_pair(a.depth, a.phase) < std::make_pair(b.depth, b.phase);
-      });
+  std::stable_sort(ordered.begin(), ordered.end(), [](const Planned& a, const Planned& b) {
+    return std::make_pair(a.depth, a.phase) < std::make_pair(b.depth, b.phase);
+  });
   std::vector<FusionSegment> segments;
   for (const Planned& planned : ordered) {
-    segments.push_back(build_segment(
-        fusion, planned.members, !is_kernel(planned.phase)));
+    segments.push_back(build_segment(fusion, planned.members, !is_kernel(planned.phase)));
     segments.back().is_host_view =
         !is_kernel(planned.phase) && host_views.count(planned.members[0]);
   }
@@ -490,26 +454,19 @@ std::vector<FusionSegment> segment_at_cuts(
 }  // namespace
 
 std::vector<FusionSegment> segment_at_aten_ops(
-    const Fusion& fusion,
-    const SchedulerChecks& checks,
-    bool split_uncut) {
+    const Fusion& fusion, const SchedulerChecks& checks, bool split_uncut) {
   // Without reductions, the coordinate kernel computes slices, gathers,
   // random values... with the pointwise work around them; with them, most
   // of those exprs are cut out (each then runs as its own coordinate kernel).
   const FusionReductions reductions = reductions_of(fusion);
-  const std::unordered_set<const Expr*> host_views =
-      find_host_views(fusion, reductions);
+  const std::unordered_set<const Expr*> host_views = find_host_views(fusion, reductions);
   return segment_at_cuts(
-      fusion,
-      [&](const Expr& e) {
-        return host_views.count(&e) || is_cut_out(e, reductions);
-      },
+      fusion, [&](const Expr& e) { return host_views.count(&e) || is_cut_out(e, reductions); },
       host_views, &checks, split_uncut);
 }
 
 std::vector<FusionSegment> segment_at_host_steps(
-    const Fusion& fusion,
-    const std::unordered_set<const Expr*>& steps) {
+    const Fusion& fusion, const std::unordered_set<const Expr*>& steps) {
   return segment_at_cuts(
       fusion, [&](const Expr& e) { return steps.count(&e) > 0; }, {}, nullptr,
       /*split_uncut=*/false, /*defer_independent=*/true);

@@ -78,9 +78,7 @@ struct SchedulerChecks {
 // when nothing cuts it, unless `split_uncut` (its caller found that no plan
 // runs it as kernels), which splits it like any other kernel group.
 std::vector<FusionSegment> segment_at_aten_ops(
-    const Fusion& fusion,
-    const SchedulerChecks& checks,
-    bool split_uncut = false);
+    const Fusion& fusion, const SchedulerChecks& checks, bool split_uncut = false);
 
 // A sharded fusion cut at its host steps (communications and local slices,
 // multidevice/insert_communications.h), each a segment of its own, the
@@ -88,7 +86,6 @@ std::vector<FusionSegment> segment_at_aten_ops(
 // does not wait for comes after it (a weight gradient after the Allreduce
 // of the input gradient, overlapping it); empty when there are none.
 std::vector<FusionSegment> segment_at_host_steps(
-    const Fusion& fusion,
-    const std::unordered_set<const Expr*>& steps);
+    const Fusion& fusion, const std::unordered_set<const Expr*>& steps);
 
 }  // namespace nvfuse

@@ -32,18 +32,17 @@ class HostViewFinder {
     for (const Expr* expr : exprs) {
       if (!has_own_layout(expr) && is_source(expr->input(0)) &&
           ((is_view_expr(*expr) &&
-            (expr->kind() == ExprKind::ReshapeOp || has_reduction_ ||
-             (expr->kind() == ExprKind::PermuteOp && pointwise_but_permutes_))) ||
-           ((is_view_expr(*expr) || is_broadcast_view(*expr)) &&
-            reaches_only_sinks(expr->output(0))))) {
+               (expr->kind() == ExprKind::ReshapeOp || has_reduction_ ||
+                   (expr->kind() == ExprKind::PermuteOp && pointwise_but_permutes_))) ||
+              ((is_view_expr(*expr) || is_broadcast_view(*expr)) &&
+                  reaches_only_sinks(expr->output(0))))) {
         host_.insert(expr);
       }
     }
     for (auto it = exprs.rbegin(); it != exprs.rend(); ++it) {
       const Expr* expr = *it;
-      if (is_view_expr(*expr) && !host_.count(expr) &&
-          !has_own_layout(expr) && expr->kind() != ExprKind::SliceOp &&
-          used_only_on_host(expr->output(0))) {
+      if (is_view_expr(*expr) && !host_.count(expr) && !has_own_layout(expr) &&
+          expr->kind() != ExprKind::SliceOp && used_only_on_host(expr->output(0))) {
         host_.insert(expr);
       }
     }
@@ -58,8 +57,7 @@ class HostViewFinder {
   static bool is_pointwise_but_permutes(const Fusion& fusion) {
     for (const Expr* expr : fusion.exprs()) {
       if (expr->output(0)->is<TensorView>() && !is_elementwise_expr(*expr) &&
-          expr->kind() != ExprKind::PermuteOp &&
-          expr->kind() != ExprKind::SqueezeOp) {
+          expr->kind() != ExprKind::PermuteOp && expr->kind() != ExprKind::SqueezeOp) {
         return false;
       }
     }
@@ -83,8 +81,7 @@ class HostViewFinder {
 
   bool is_source(const Val* tv) const {
     const Expr* def = tv->definition();
-    return def == nullptr || fusion_.is_input(tv) || host_.count(def) ||
-        is_aten_call(*def);
+    return def == nullptr || fusion_.is_input(tv) || host_.count(def) || is_aten_call(*def);
   }
 
   // Every use is an ATen call or a view whose result again reaches only
@@ -98,8 +95,8 @@ class HostViewFinder {
     for (const Expr* use : tv->uses()) {
       only_sinks = only_sinks &&
           (is_aten_call(*use) ||
-           ((is_view_expr(*use) || is_broadcast_view(*use)) &&
-            reaches_only_sinks(use->output(0))));
+              ((is_view_expr(*use) || is_broadcast_view(*use)) &&
+                  reaches_only_sinks(use->output(0))));
     }
     reaches_only_sinks_[tv] = only_sinks;
     return only_sinks;
@@ -139,9 +136,7 @@ bool is_view_expr(const Expr& expr) {
   }
 }
 
-std::unordered_set<const Expr*> find_host_views(
-    const Fusion& fusion,
-    FusionReductions reductions) {
+std::unordered_set<const Expr*> find_host_views(const Fusion& fusion, FusionReductions reductions) {
   return HostViewFinder(fusion, reductions).run();
 }
 

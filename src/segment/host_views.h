@@ -34,9 +34,7 @@
 
 namespace nvfuse {
 
-std::unordered_set<const Expr*> find_host_views(
-    const Fusion& fusion,
-    FusionReductions reductions);
+std::unordered_set<const Expr*> find_host_views(const Fusion& fusion, FusionReductions reductions);
 
 // True for the expr kinds that bookending may move to the host ahead of a
 // kernel (slice, permute, squeeze, reshape).

@@ -70,8 +70,7 @@ class Merger {
           break;
         }
         auto it = index_.find(use);
-        joins = it != index_.end() &&
-            (!consumer_unit || *consumer_unit == unit_of[it->second]);
+        joins = it != index_.end() && (!consumer_unit || *consumer_unit == unit_of[it->second]);
         if (joins) {
           consumer_unit = unit_of[it->second];
         }
@@ -85,9 +84,7 @@ class Merger {
       }
     }
     // units[k][0] is the unit's last expr; producers' units end earlier.
-    std::sort(units.begin(), units.end(), [](const auto& a, const auto& b) {
-      return a[0] < b[0];
-    });
+    std::sort(units.begin(), units.end(), [](const auto& a, const auto& b) { return a[0] < b[0]; });
     for (std::vector<size_t>& members : units) {
       std::sort(members.begin(), members.end());
       for (size_t i : members) {
@@ -314,9 +311,7 @@ class Merger {
 }  // namespace
 
 std::vector<MergedGroup> merge_into_kernel_groups(
-    const Fusion& fusion,
-    const std::vector<const Expr*>& exprs,
-    const GroupCheck& accepts) {
+    const Fusion& fusion, const std::vector<const Expr*>& exprs, const GroupCheck& accepts) {
   return Merger(fusion, exprs, accepts).run();
 }
 

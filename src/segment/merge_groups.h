@@ -32,8 +32,6 @@ using GroupCheck = std::function<bool(const std::vector<const Expr*>&)>;
 // them alike. `accepts` is called about once per (expr, candidate group)
 // in the first pass, then once per producer edge per pass of the second.
 std::vector<MergedGroup> merge_into_kernel_groups(
-    const Fusion& fusion,
-    const std::vector<const Expr*>& exprs,
-    const GroupCheck& accepts);
+    const Fusion& fusion, const std::vector<const Expr*>& exprs, const GroupCheck& accepts);
 
 }  // namespace nvfuse

@@ -61,16 +61,14 @@ std::set<ReductionClass> classes_upstream_of(const Val* out) {
 }  // namespace
 
 std::optional<std::vector<std::vector<size_t>>> group_outputs_by_reduction_axes(
-    const Fusion& fusion,
-    std::string* why_not) {
+    const Fusion& fusion, std::string* why_not) {
   std::map<std::set<ReductionClass>, std::vector<size_t>> groups;
   const auto& outputs = fusion.outputs();
   for (size_t i = 0; i < outputs.size(); ++i) {
     std::set<ReductionClass> classes = classes_upstream_of(outputs[i]);
     if (classes.size() > 1) {
       if (why_not != nullptr) {
-        *why_not = "output " + std::to_string(i) +
-            " depends on reductions over different axes";
+        *why_not = "output " + std::to_string(i) + " depends on reductions over different axes";
       }
       return std::nullopt;
     }

@@ -24,7 +24,6 @@ namespace nvfuse {
 // the reason) when the fusion cannot be split this way; a single group when
 // it needs no split.
 std::optional<std::vector<std::vector<size_t>>> group_outputs_by_reduction_axes(
-    const Fusion& fusion,
-    std::string* why_not);
+    const Fusion& fusion, std::string* why_not);
 
 }  // namespace nvfuse

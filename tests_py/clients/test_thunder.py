@@ -14,8 +14,9 @@ from .thunder_models import CASES, make_case, relative_error, tolerance
 # nvfuser once, at import.
 pytestmark = [
     pytest.mark.gpu,
-    pytest.mark.skipif(importlib.util.find_spec("thunder") is None,
-                       reason="needs lightning-thunder"),
+    pytest.mark.skipif(
+        importlib.util.find_spec("thunder") is None, reason="needs lightning-thunder"
+    ),
 ]
 
 
@@ -54,7 +55,8 @@ def test_thunder_model_matches_eager(thunder_and_nvfuserex, case, dtype, sdpa):
 
     model, inputs = make_case(case, dtype)
     got, want, jitted = thunder_and_eager(
-        model, inputs, thunder_executors(thunder, nvfuserex, sdpa))
+        model, inputs, thunder_executors(thunder, nvfuserex, sdpa)
+    )
     assert nvfuse_fusions(thunder, jitted), "Thunder handed nvfuse no fusion"
     for step, ((out, grads), (ref, ref_grads)) in enumerate(zip(got, want)):
         _check_close(f"step {step} output", out, ref, dtype)
@@ -76,8 +78,7 @@ def test_thunder_dropout_keeps_torch_statistics(thunder_and_nvfuserex):
         kept = (out - x) != 0
         drop_fraction = 1 - kept.float().mean().item()
         assert abs(drop_fraction - 0.1) < 0.02, drop_fraction
-        torch.testing.assert_close((out - x)[kept], dense[kept] / 0.9,
-                                   rtol=1e-4, atol=1e-5)
+        torch.testing.assert_close((out - x)[kept], dense[kept] / 0.9, rtol=1e-4, atol=1e-5)
     got = {n: p.grad.clone() for n, p in model.named_parameters()}
     model.zero_grad()
     (x + model.fc(x) * kept / 0.9).square().mean().backward()
@@ -103,6 +104,11 @@ def test_thunder_hands_nvfuse_topk_and_argsort(thunder_and_nvfuserex):
     want = route(x)
     torch.testing.assert_close(got[0], want[0])
     assert torch.equal(got[1], want[1]) and torch.equal(got[2], want[2])
-    ops = [name for _, _, fd in nvfuse_fusions(thunder, jitted) if fd is not None
-           for _, names in fd.segment_summary() for name in names]
+    ops = [
+        name
+        for _, _, fd in nvfuse_fusions(thunder, jitted)
+        if fd is not None
+        for _, names in fd.segment_summary()
+        for name in names
+    ]
     assert "topk" in ops and "argsort" in ops, ops

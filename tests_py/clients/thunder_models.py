@@ -2,8 +2,6 @@
 each with example inputs; used by the Thunder client tests and by
 tools/thunder_report.py. Plain torch: nothing here imports nvfuse."""
 
-import math
-
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -34,8 +32,7 @@ class CausalSelfAttention(nn.Module):
     def forward(self, x):
         b, t, c = x.shape
         q, k, v = self.qkv(x).split(c, dim=2)
-        q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2)
-                   for z in (q, k, v))
+        q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2) for z in (q, k, v))
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         return self.proj(y.transpose(1, 2).reshape(b, t, c))
 
@@ -119,8 +116,7 @@ class LlamaBlock(nn.Module):
         b, t, c = x.shape
         h = self.norm1(x)
         q, k, v = self.qkv(h).split(c, dim=2)
-        q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2)
-                   for z in (q, k, v))
+        q, k, v = (z.view(b, t, self.heads, c // self.heads).transpose(1, 2) for z in (q, k, v))
         q, k = apply_rope(q, cos, sin), apply_rope(k, cos, sin)
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
         x = x + self.o(y.transpose(1, 2).reshape(b, t, c))
@@ -152,8 +148,7 @@ def make_case(name, dtype, device="cuda"):
         raise ValueError(f"unknown case {name}")
     model = model.to(device=device, dtype=dtype)
     inputs = tuple(
-        t.to(device=device, dtype=dtype) if t.is_floating_point() else t.to(device)
-        for t in inputs
+        t.to(device=device, dtype=dtype) if t.is_floating_point() else t.to(device) for t in inputs
     )
     return model, inputs
 

@@ -62,16 +62,17 @@ def thunder_and_eager(model, inputs, executors, steps=2):
 
     eager_model = copy.deepcopy(model)
     jitted = thunder.jit(model, executors=executors)
-    return (train_steps(jitted, inputs, steps), train_steps(eager_model, inputs, steps),
-            jitted)
+    return (train_steps(jitted, inputs, steps), train_steps(eager_model, inputs, steps), jitted)
 
 
 def nvfuse_fusions(thunder, jitted):
     """The FusionDefinitions Thunder ran on nvfuse in the last forward and
     backward traces: [(trace name, fusion name, fd)]."""
     found = []
-    traces = [("forward", thunder.last_traces(jitted)),
-              ("backward", thunder.last_backward_traces(jitted))]
+    traces = [
+        ("forward", thunder.last_traces(jitted)),
+        ("backward", thunder.last_backward_traces(jitted)),
+    ]
     for kind, history in traces:
         if not history:
             continue

@@ -28,14 +28,9 @@ def host_program(fd):
 def tp_definitions():
     """The tensor-parallel benchmark's definitions (benchmarks/multidevice),
     so that what the benchmark times is checked here."""
-    import importlib
-    import pathlib
-    import sys
+    from workloads import tp_definitions
 
-    where = pathlib.Path(__file__).resolve().parents[2] / "benchmarks" / "multidevice"
-    if str(where) not in sys.path:
-        sys.path.insert(0, str(where))
-    return importlib.import_module("tp_definitions")
+    return tp_definitions
 
 
 # q, k, v as [B, H, S, Dh] from qkv [B, S, H, 3 * Dh], as the benchmark
@@ -65,7 +60,8 @@ def test_seed_mha_forward_keeps_heads_sharded(world):
     assert out_local.shape == (b, s, h // d, dh) and lse_local.shape == (b, h // d, s)
     expected = F.scaled_dot_product_attention(*torch_heads_of(full, dh), is_causal=True)
     torch.testing.assert_close(
-        out_local, shard_tensor(expected.permute(0, 2, 1, 3), out, mesh), atol=2e-2, rtol=2e-2)
+        out_local, shard_tensor(expected.permute(0, 2, 1, 3), out, mesh), atol=2e-2, rtol=2e-2
+    )
     out_sharding, lse_sharding = fd.output_shardings()
     assert out_sharding.mesh_axes == [-1, -1, 0, -1] and lse_sharding.mesh_axes == [-1, 0, -1]
     assert "communicate" not in host_program(fd)
@@ -90,8 +86,10 @@ def test_tensor_parallel_attention_block(world):
         x.set_device_mesh(mesh)
         shard_axis(w_qkv, 0, mesh)
         shard_axis(w_out, 1, mesh)
-    xs, wq, wo = (world.randn(*shape, seed=50 + i).to(torch.bfloat16) / 4
-                  for i, shape in enumerate([(b, s, e), (3 * e, e), (e, e)]))
+    xs, wq, wo = (
+        world.randn(*shape, seed=50 + i).to(torch.bfloat16) / 4
+        for i, shape in enumerate([(b, s, e), (3 * e, e), (e, e)])
+    )
     (out_local,) = fd.execute([xs, shard_tensor(wq, w_qkv, mesh), shard_tensor(wo, w_out, mesh)])
     qkv_full = F.linear(xs, wq).reshape(b, s, h, 3 * dh)
     y = F.scaled_dot_product_attention(*torch_heads_of(qkv_full, dh), is_causal=True)
@@ -134,7 +132,7 @@ def test_views_that_cut_a_sharded_axis_gather_it(world):
         shard_axis(y, 1, mesh)
     xs, ys = world.randn(2 * d, 3, seed=70), world.randn(2, 6 * d, seed=71)
     cut, reshaped = fd.execute([shard_tensor(xs, x, mesh), shard_tensor(ys, y, mesh)])
-    torch.testing.assert_close(cut, xs[1:2 * d - 1])
+    torch.testing.assert_close(cut, xs[1 : 2 * d - 1])
     torch.testing.assert_close(reshaped, ys.reshape(2, 3, 2 * d))
     assert host_program(fd).count("Allgather") == 2
 
@@ -201,9 +199,9 @@ def mlp_backward_definition(fd, t, e, mesh, dtype=DataType.Float):
     g = fd.ops.tanh(h)
     grad_g = fd.ops.matmul(grad_out, w1)
     grad_h = fd.ops.mul(grad_g, fd.ops.sub(1.0, fd.ops.mul(g, g)))
-    fd.add_output(fd.ops.matmul(grad_h, w0))                        # grad_x
+    fd.add_output(fd.ops.matmul(grad_h, w0))  # grad_x
     fd.add_output(fd.ops.matmul(fd.ops.permute(grad_h, [1, 0]), x))  # grad_w0
-    fd.add_output(fd.ops.sum(grad_h, [0]))                          # grad_b0
+    fd.add_output(fd.ops.sum(grad_h, [0]))  # grad_b0
     fd.add_output(fd.ops.matmul(fd.ops.permute(grad_out, [1, 0]), g))  # grad_w1
     x.set_device_mesh(mesh)
     grad_out.set_device_mesh(mesh)
@@ -219,14 +217,22 @@ def test_tensor_parallel_mlp_backward(world):
     mesh = DeviceMesh(torch.arange(d))
     with FusionDefinition() as fd:
         x, w0, w1, h, grad_out = mlp_backward_definition(fd, t, e, mesh)
-    xs, w0s, b0s, w1s, gos = (world.randn(*shape, seed=90 + i) for i, shape in enumerate(
-        [(t, e), (4 * e, e), (4 * e,), (e, 4 * e), (t, e)]))
+    xs, w0s, b0s, w1s, gos = (
+        world.randn(*shape, seed=90 + i)
+        for i, shape in enumerate([(t, e), (4 * e, e), (4 * e,), (e, 4 * e), (t, e)])
+    )
     leaves = [v.clone().requires_grad_() for v in (xs, w0s, b0s, w1s)]
     hs = F.linear(leaves[0], leaves[1], leaves[2])
     F.linear(torch.tanh(hs), leaves[3]).backward(gos)
-    outs = fd.execute([
-        xs, shard_tensor(w0s, w0, mesh), shard_tensor(w1s, w1, mesh),
-        shard_tensor(hs.detach(), h, mesh), gos])
+    outs = fd.execute(
+        [
+            xs,
+            shard_tensor(w0s, w0, mesh),
+            shard_tensor(w1s, w1, mesh),
+            shard_tensor(hs.detach(), h, mesh),
+            gos,
+        ]
+    )
     shardings = fd.output_shardings()
     assert [s.mesh_axes for s in shardings] == [[-1, -1], [0, -1], [0], [-1, 0]]
     expected = [leaves[0].grad, leaves[1].grad, leaves[2].grad, leaves[3].grad]
@@ -238,8 +244,10 @@ def test_tensor_parallel_mlp_backward(world):
     # The weight gradients do not wait for grad_x's Allreduce: they come
     # after it in the program and run while it is in flight.
     steps = [line.split(":")[0].strip() for line in program.splitlines() if line.startswith("  ")]
-    assert steps[-2:] == ["communicate", "compute on DeviceMesh(shape=[%d], devices=%s)" % (
-        d, list(range(d)))], program
+    assert steps[-2:] == [
+        "communicate",
+        "compute on DeviceMesh(shape=[%d], devices=%s)" % (d, list(range(d))),
+    ], program
 
 
 def test_attention_backward_with_heads_sharded(world):
@@ -249,8 +257,10 @@ def test_attention_backward_with_heads_sharded(world):
     b, h, s, dh = 2, 2 * d, 8, 8
     mesh = DeviceMesh(torch.arange(d))
     with FusionDefinition() as fd:
-        q, k, v, grad = (fd.define_tensor((b, h, s, dh), contiguity=True, dtype=DataType.BFloat16)
-                         for _ in range(4))
+        q, k, v, grad = (
+            fd.define_tensor((b, h, s, dh), contiguity=True, dtype=DataType.BFloat16)
+            for _ in range(4)
+        )
         out, lse, seed, offset = fd.ops.sdpfa_fwd(q, k, v, dropout_p=0.0, is_causal=True)
         grads = fd.ops.sdpfa_bwd(grad, q, k, v, out, lse, 0.0, True, seed, offset)
         for g in grads:
@@ -264,8 +274,12 @@ def test_attention_backward_with_heads_sharded(world):
     F.scaled_dot_product_attention(*leaves, is_causal=True).backward(full[3])
     for g, leaf in zip(got, leaves):
         assert g.shape == (b, h // d, s, dh)
-        torch.testing.assert_close(g, leaf.grad[:, world.rank * (h // d):(world.rank + 1) * (h // d)],
-                                   atol=3e-2, rtol=3e-2)
+        torch.testing.assert_close(
+            g,
+            leaf.grad[:, world.rank * (h // d) : (world.rank + 1) * (h // d)],
+            atol=3e-2,
+            rtol=3e-2,
+        )
     assert [sh.mesh_axes for sh in fd.output_shardings()] == [[-1, 0, -1, -1]] * 3
     assert "communicate" not in host_program(fd)
 
@@ -289,12 +303,15 @@ def test_cat_and_pad_keep_the_axes_they_do_not_grow(world):
     full = world.randn(b, h, dh, seed=110)
     rotated_local, padded_local, doubled = fd.execute([shard_tensor(full, x, mesh)])
     mine = slice(world.rank * (h // d), (world.rank + 1) * (h // d))
-    expected = torch.cat([-full[..., dh // 2:], full[..., :dh // 2]], -1)
+    expected = torch.cat([-full[..., dh // 2 :], full[..., : dh // 2]], -1)
     torch.testing.assert_close(rotated_local, expected[:, mine])
     torch.testing.assert_close(padded_local, F.pad(full, [1, 2])[:, mine])
     torch.testing.assert_close(doubled, torch.cat([full, full], 1))
     assert [sh.mesh_axes for sh in fd.output_shardings()] == [
-        [-1, 0, -1], [-1, 0, -1], [-1, -1, -1]]
+        [-1, 0, -1],
+        [-1, 0, -1],
+        [-1, -1, -1],
+    ]
     assert host_program(fd).count("communicate") == 1
 
 
@@ -309,12 +326,15 @@ def test_tensor_parallel_attention_training_step(world):
     mesh = DeviceMesh(torch.arange(d))
     fwd, (x, w_qkv, w_out) = defs.attention_forward(b, s, h, dh, torch.bfloat16, d, save=True)
     bwd, handles = defs.attention_backward(b, s, h, dh, torch.bfloat16, d)
-    xs, wq, wo, grad = (world.randn(*shape, seed=130 + i).to(torch.bfloat16) / 4
-                        for i, shape in enumerate([(b, s, e), (3 * e, e), (e, e), (b, s, e)]))
+    xs, wq, wo, grad = (
+        world.randn(*shape, seed=130 + i).to(torch.bfloat16) / 4
+        for i, shape in enumerate([(b, s, e), (3 * e, e), (e, e), (b, s, e)])
+    )
     wq_local, wo_local = shard_tensor(wq, w_qkv, mesh), shard_tensor(wo, w_out, mesh)
     out, projected, attn, lse, seed, offset = fwd.execute([xs, wq_local, wo_local])
     grad_x, grad_wq, grad_wo = bwd.execute(
-        [xs, wq_local, wo_local, projected, attn, lse, seed, offset, grad])
+        [xs, wq_local, wo_local, projected, attn, lse, seed, offset, grad]
+    )
 
     leaves = [t.clone().requires_grad_() for t in (xs, wq, wo)]
     qkv = F.linear(leaves[0], leaves[1]).reshape(b, s, h, 3 * dh)
@@ -324,9 +344,11 @@ def test_tensor_parallel_attention_training_step(world):
     torch.testing.assert_close(out, expected, atol=3e-2, rtol=3e-2)
     torch.testing.assert_close(grad_x, leaves[0].grad, atol=3e-2, rtol=3e-2)
     bwd_handles = dict(zip(["w_qkv", "w_out"], handles[1:3]))
-    torch.testing.assert_close(grad_wq, shard_tensor(leaves[1].grad, bwd_handles["w_qkv"], mesh),
-                               atol=3e-2, rtol=3e-2)
-    torch.testing.assert_close(grad_wo, shard_tensor(leaves[2].grad, bwd_handles["w_out"], mesh),
-                               atol=3e-2, rtol=3e-2)
+    torch.testing.assert_close(
+        grad_wq, shard_tensor(leaves[1].grad, bwd_handles["w_qkv"], mesh), atol=3e-2, rtol=3e-2
+    )
+    torch.testing.assert_close(
+        grad_wo, shard_tensor(leaves[2].grad, bwd_handles["w_out"], mesh), atol=3e-2, rtol=3e-2
+    )
     program = host_program(bwd)
     assert program.count("communicate") == 1 and "Allreduce" in program, program

@@ -53,7 +53,7 @@ def test_reduction_over_sharded_axis_is_an_allreduce(world, op):
     (y_local,) = fd.execute([shard_tensor(full, x, mesh)])
     expected = full.sum(0) if op == "sum" else full.amax(0)
     torch.testing.assert_close(y_local, expected)
-    assert f"Allreduce T" in host_program(fd) and f"({op})" in host_program(fd)
+    assert "Allreduce T" in host_program(fd) and f"({op})" in host_program(fd)
 
 
 def test_mean_over_a_sharded_symbolic_axis_divides_by_the_global_count(world):
@@ -229,7 +229,7 @@ def test_reduction_onto_one_device_is_a_reduce(world, op):
     else:
         assert y_local is None
     program = host_program(fd)
-    assert f"Reduce T" in program and f"root {root}" in program and "Gather" not in program
+    assert "Reduce T" in program and f"root {root}" in program and "Gather" not in program
 
 
 def test_send_between_two_devices(world):
@@ -292,12 +292,16 @@ def test_tensor_parallel_mlp(world):
         x.set_device_mesh(mesh)
         shard_axis(w0, 0, mesh)
         shard_axis(w1, 1, mesh)
-    xs, w0s, b0s, w1s = (world.randn(*shape, seed=10 + i) for i, shape in enumerate(
-        [(b, s, e), (4 * e, e), (4 * e,), (e, 4 * e)]))
-    (out_local,) = fd.execute([
-        xs, shard_tensor(w0s, w0, mesh), shard_tensor(b0s, b0, mesh), shard_tensor(w1s, w1, mesh)])
+    xs, w0s, b0s, w1s = (
+        world.randn(*shape, seed=10 + i)
+        for i, shape in enumerate([(b, s, e), (4 * e, e), (4 * e,), (e, 4 * e)])
+    )
+    (out_local,) = fd.execute(
+        [xs, shard_tensor(w0s, w0, mesh), shard_tensor(b0s, b0, mesh), shard_tensor(w1s, w1, mesh)]
+    )
     expected = torch.nn.functional.linear(
-        torch.nn.functional.gelu(torch.nn.functional.linear(xs, w0s, b0s)), w1s)
+        torch.nn.functional.gelu(torch.nn.functional.linear(xs, w0s, b0s)), w1s
+    )
     torch.testing.assert_close(out_local, expected, rtol=1e-4, atol=1e-4)
     assert host_program(fd).count("communicate") == 1
     assert "Allreduce" in host_program(fd)
@@ -391,7 +395,9 @@ def test_wrong_local_shape_names_the_input(world):
         x = fd.define_tensor((4 * d, 3), contiguity=True, dtype=DataType.Float)
         fd.add_output(fd.ops.neg(x))
         shard_axis(x, 0, mesh)
-    with pytest.raises(nvfuse.InputError, match=r"input 0 \(T0\): axis 0 has extent .* local shard of extent 4"):
+    with pytest.raises(
+        nvfuse.InputError, match=r"input 0 \(T0\): axis 0 has extent .* local shard of extent 4"
+    ):
         fd.execute([world.randn(4 * d, 3)])
 
 

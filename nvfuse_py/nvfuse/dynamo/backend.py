@@ -29,7 +29,7 @@ from .translate import VIEWS
 OPTIONS = {
     "dump": "print each compiled graph's report (also NVFUSE_DUMP=dynamo)",
     "cuda_graphs": "record each compiled graph's launches as CUDA graphs and replay "
-                   "them (also mode=\"reduce-overhead\")",
+    'them (also mode="reduce-overhead")',
 }
 
 # torch.compile's modes, as the options they stand for here.
@@ -45,13 +45,15 @@ MODES = {
 class GraphReport:
     """What one compiled graph became: its fusions (name and the ATen ops
     in each) and the nodes left to ATen with the reason."""
+
     kind: str
     fusions: list = field(default_factory=list)
     unfused: list = field(default_factory=list)
 
     def __str__(self):
-        lines = [f"nvfuse {self.kind} graph: {len(self.fusions)} fusions, "
-                 f"{len(self.unfused)} ATen calls"]
+        lines = [
+            f"nvfuse {self.kind} graph: {len(self.fusions)} fusions, {len(self.unfused)} ATen calls"
+        ]
         for name, ops in self.fusions:
             lines.append(f"  {name}: {', '.join(ops)}")
         for node, target, reason in self.unfused:
@@ -74,8 +76,11 @@ def clear_reports():
 
 def _fusible_regions(gm, support):
     partitioner = CapabilityBasedPartitioner(
-        gm, support, allows_single_node_partition=False,
-        non_compute_ops=[_get_qualified_name(v) for v in VIEWS])
+        gm,
+        support,
+        allows_single_node_partition=False,
+        non_compute_ops=[_get_qualified_name(v) for v in VIEWS],
+    )
     partitions = partitioner.propose_partitions()
     partitioner.remove_bookend_non_compute_ops(partitions)
     partitions = [p for p in partitions if p.size() > 0]
@@ -122,12 +127,32 @@ def _boxed(graph_module):
 # Ops torch keeps whole in its core ATen set that are pointwise ops and
 # reductions underneath: decomposed, they fuse with their neighbours.
 FUSIBLE_COMPOSITES = [
-    "native_layer_norm", "native_layer_norm_backward", "_fused_rms_norm",
-    "_fused_rms_norm_backward", "gelu", "gelu_backward", "silu", "silu_backward",
-    "_softmax", "_softmax_backward_data", "_log_softmax", "_log_softmax_backward_data",
-    "nll_loss_forward", "nll_loss_backward", "sigmoid_backward", "tanh_backward",
-    "threshold_backward", "hardtanh", "leaky_relu", "mse_loss", "addcmul", "lerp",
-    "native_group_norm", "native_group_norm_backward", "mish", "hardswish",
+    "native_layer_norm",
+    "native_layer_norm_backward",
+    "_fused_rms_norm",
+    "_fused_rms_norm_backward",
+    "gelu",
+    "gelu_backward",
+    "silu",
+    "silu_backward",
+    "_softmax",
+    "_softmax_backward_data",
+    "_log_softmax",
+    "_log_softmax_backward_data",
+    "nll_loss_forward",
+    "nll_loss_backward",
+    "sigmoid_backward",
+    "tanh_backward",
+    "threshold_backward",
+    "hardtanh",
+    "leaky_relu",
+    "mse_loss",
+    "addcmul",
+    "lerp",
+    "native_group_norm",
+    "native_group_norm_backward",
+    "mish",
+    "hardswish",
 ]
 
 
@@ -138,10 +163,12 @@ def decompositions():
     nvfuse fuses); matmuls, convolutions and attention stay whole (torch's
     decomposition of CPU flash attention also gets the causal backward
     wrong)."""
-    table = {op: fn for op, fn in torch._decomp.core_aten_decompositions().items()
-             if "scaled_dot_product" not in str(op)}
-    packets = [getattr(torch.ops.aten, n) for n in FUSIBLE_COMPOSITES
-               if hasattr(torch.ops.aten, n)]
+    table = {
+        op: fn
+        for op, fn in torch._decomp.core_aten_decompositions().items()
+        if "scaled_dot_product" not in str(op)
+    }
+    packets = [getattr(torch.ops.aten, n) for n in FUSIBLE_COMPOSITES if hasattr(torch.ops.aten, n)]
     table.update(torch._decomp.get_decompositions(packets))
     return table
 
@@ -151,8 +178,10 @@ def _partition_fn():
         import networkx  # noqa: F401 (the min-cut partitioner needs it)
     except ImportError:
         from torch._functorch.partitioners import default_partition
+
         return default_partition
     from torch._functorch.partitioners import min_cut_rematerialization_partition
+
     return min_cut_rematerialization_partition
 
 
@@ -160,9 +189,11 @@ def _check_options(options):
     unknown = sorted(set(options) - set(OPTIONS))
     if unknown:
         from ..errors import DefinitionError
+
         known = ", ".join(f"{k} ({v})" for k, v in OPTIONS.items())
         raise DefinitionError(
-            f"nvfuse backend: unknown option(s) {', '.join(unknown)}; known: {known}")
+            f"nvfuse backend: unknown option(s) {', '.join(unknown)}; known: {known}"
+        )
 
 
 def _options_of(options, kwargs):
@@ -170,8 +201,8 @@ def _options_of(options, kwargs):
     mode = options.pop("mode", None) or "default"
     if mode not in MODES:
         from ..errors import DefinitionError
-        raise DefinitionError(
-            f"nvfuse backend: unknown mode {mode!r}; known: {', '.join(MODES)}")
+
+        raise DefinitionError(f"nvfuse backend: unknown mode {mode!r}; known: {', '.join(MODES)}")
     _check_options(options)
     return {**MODES[mode], **options}
 
@@ -192,7 +223,8 @@ def backend(gm, example_inputs, options=None, **kwargs):
     else:
         forward, backward, inference = (
             functools.partial(compile_kind, kind=kind)
-            for kind in ("forward", "backward", "inference"))
+            for kind in ("forward", "backward", "inference")
+        )
 
     return aot_autograd(
         fw_compiler=forward,

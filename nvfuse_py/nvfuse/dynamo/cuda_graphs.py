@@ -12,23 +12,33 @@ inputs are copied into the graph's buffers. A graph torch cannot record
 parameters) runs without a CUDA graph, as its backward does then, and the
 skip is logged by torch."""
 
-from torch._dynamo.backends.cudagraphs import (check_for_skip, find_input_mutations,
-                                               get_device_index, get_stack_traces)
+from torch._dynamo.backends.cudagraphs import (
+    check_for_skip,
+    find_input_mutations,
+    get_device_index,
+    get_stack_traces,
+)
 from torch._inductor import cudagraph_trees
-from torch._inductor.cudagraph_utils import (BoxedDeviceIndex, get_placeholder_info,
-                                             log_cudagraph_skip_and_bump_counter)
+from torch._inductor.cudagraph_utils import (
+    BoxedDeviceIndex,
+    get_placeholder_info,
+    log_cudagraph_skip_and_bump_counter,
+)
 from torch._inductor.utils import BoxedBool, count_tangents, num_fw_fixed_arguments
 
 
 def _recorded(run, graph, inputs, fixed, device_index, is_backward, is_inference):
     recorded = cudagraph_trees.cudagraphify_impl(
-        run, inputs, range(fixed),
+        run,
+        inputs,
+        range(fixed),
         device_index=device_index,
         is_backward=is_backward,
         is_inference=is_inference,
         stack_traces=get_stack_traces(graph),
         placeholders=get_placeholder_info(graph.graph),
-        mutated_input_idxs=find_input_mutations(graph.graph))
+        mutated_input_idxs=find_input_mutations(graph.graph),
+    )
     recorded._boxed_call = True
     return recorded
 
@@ -54,8 +64,15 @@ class CudaGraphCompilers:
             log_cudagraph_skip_and_bump_counter(f"skipping cudagraphs due to {skip}")
             return run
         self._device_index.set(get_device_index(graph))
-        return _recorded(run, graph, inputs, fixed, self._device_index.value,
-                         is_backward=False, is_inference=kind == "inference")
+        return _recorded(
+            run,
+            graph,
+            inputs,
+            fixed,
+            self._device_index.value,
+            is_backward=False,
+            is_inference=kind == "inference",
+        )
 
     def inference(self, graph, inputs):
         return self.forward(graph, inputs, kind="inference")
@@ -69,14 +86,16 @@ class CudaGraphCompilers:
         if skip:
             log_cudagraph_skip_and_bump_counter(f"skipping cudagraphs due to {skip}")
             return self._unrecorded_backward(run)
-        return _recorded(run, graph, inputs, fixed, get_device_index(graph),
-                         is_backward=True, is_inference=False)
+        return _recorded(
+            run, graph, inputs, fixed, get_device_index(graph), is_backward=True, is_inference=False
+        )
 
     def _unrecorded_backward(self, run):
         # The forward's graph tree expects its backward: tell the tree that
         # it runs (outside a graph) so the forward's outputs stay valid.
-        manager = cudagraph_trees.get_manager(self._device_index.value or 0,
-                                              create_if_none_exists=False)
+        manager = cudagraph_trees.get_manager(
+            self._device_index.value or 0, create_if_none_exists=False
+        )
 
         def backward(inputs):
             if manager is not None:

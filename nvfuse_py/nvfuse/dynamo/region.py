@@ -32,8 +32,10 @@ def _layout(value, static):
     expanded axes as the tensor has them."""
     shape, contiguity, order = _C.describe_tensor(list(value.shape), list(value.stride()))
     if static is not None:
-        shape = [fixed if fixed is not None and described == -1 and stride != 0 else described
-                 for fixed, described, stride in zip(static, shape, value.stride())]
+        shape = [
+            fixed if fixed is not None and described == -1 and stride != 0 else described
+            for fixed, described, stride in zip(static, shape, value.stride())
+        ]
     return list(shape), list(contiguity), list(order)
 
 
@@ -41,8 +43,14 @@ def _layout_key(value, layout):
     if layout is None:
         return type(value)
     shape, contiguity, order = layout
-    return (value.dtype, value.device.type, value.dim() == 0 and value.is_cpu,
-            tuple(shape), tuple(contiguity), tuple(order))
+    return (
+        value.dtype,
+        value.device.type,
+        value.dim() == 0 and value.is_cpu,
+        tuple(shape),
+        tuple(contiguity),
+        tuple(order),
+    )
 
 
 def _outputs_of(graph):
@@ -66,9 +74,13 @@ def _define_input(fd, value, layout):
     if layout is None:
         return fd.define_scalar(dtype=python_scalar_dtype(value))
     shape, contiguity, order = layout
-    return fd.define_tensor(shape=shape, contiguity=contiguity,
-                            dtype=torch_dtype_to_nvfuse_dtype(value.dtype),
-                            is_cpu=value.is_cpu and value.dim() == 0, stride_order=order)
+    return fd.define_tensor(
+        shape=shape,
+        contiguity=contiguity,
+        dtype=torch_dtype_to_nvfuse_dtype(value.dtype),
+        is_cpu=value.is_cpu and value.dim() == 0,
+        stride_order=order,
+    )
 
 
 def define_fusion(graph, args, layouts):
@@ -101,6 +113,7 @@ def _stride_order_of(meta):
     if not isinstance(meta, torch.Tensor):
         return None
     from torch.fx.experimental.symbolic_shapes import size_hint
+
     sizes = [size_hint(s) for s in meta.shape]
     strides = [size_hint(s) for s in meta.stride()]
     _, contiguity, order = _C.describe_tensor(sizes, strides)
@@ -120,12 +133,17 @@ class FusedRegion(torch.nn.Module):
         _, self._single = _outputs_of(graph_module.graph)
         self._definitions = {}
         self._fusion_ids = {}
-        self._static_sizes = [_static_sizes_of(n.meta.get("val"))
-                              for n in graph_module.graph.nodes if n.op == "placeholder"]
+        self._static_sizes = [
+            _static_sizes_of(n.meta.get("val"))
+            for n in graph_module.graph.nodes
+            if n.op == "placeholder"
+        ]
 
     def definition_for(self, args):
-        layouts = [_layout(a, s) if isinstance(a, torch.Tensor) else None
-                   for a, s in zip(args, self._static_sizes)]
+        layouts = [
+            _layout(a, s) if isinstance(a, torch.Tensor) else None
+            for a, s in zip(args, self._static_sizes)
+        ]
         key = tuple(_layout_key(a, layout) for a, layout in zip(args, layouts))
         fd = self._definitions.get(key)
         if fd is None:
@@ -135,8 +153,10 @@ class FusedRegion(torch.nn.Module):
     def forward(self, *args):
         # Per call, the cheapest key that implies the layout (exact sizes
         # and strides); a new one costs the layout key once.
-        exact = tuple((a.dtype, a.device, a.shape, a.stride()) if isinstance(a, torch.Tensor)
-                      else type(a) for a in args)
+        exact = tuple(
+            (a.dtype, a.device, a.shape, a.stride()) if isinstance(a, torch.Tensor) else type(a)
+            for a in args
+        )
         fusion_id = self._fusion_ids.get(exact)
         if fusion_id is None:
             if len(self._fusion_ids) >= 256:  # many dynamic sizes: start over

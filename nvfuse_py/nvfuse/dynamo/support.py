@@ -12,8 +12,13 @@ from .translate import NEEDS_SIZES, TRANSLATIONS
 aten = torch.ops.aten
 
 FUSIBLE_DTYPES = {
-    torch.float32, torch.float16, torch.bfloat16, torch.float64,
-    torch.int32, torch.int64, torch.bool,
+    torch.float32,
+    torch.float16,
+    torch.bfloat16,
+    torch.float64,
+    torch.int32,
+    torch.int64,
+    torch.bool,
 }
 
 
@@ -37,9 +42,14 @@ def _refuses_its_arguments(node):
         # Inside a fusion layout is free; a region's outputs take the
         # strides torch's meta value gives them (region.py).
         kept = {"dtype", "memory_format"}
-        extra = [k for k, v in node.kwargs.items() if k not in kept and v is not None
-                 and not (k == "device" and v == node.args[0].meta["val"].device)
-                 and not (k == "layout" and v == torch.strided)]
+        extra = [
+            k
+            for k, v in node.kwargs.items()
+            if k not in kept
+            and v is not None
+            and not (k == "device" and v == node.args[0].meta["val"].device)
+            and not (k == "layout" and v == torch.strided)
+        ]
         if extra:
             return f"_to_copy changes {', '.join(extra)}, not only the dtype"
     if node.target is aten.div.Tensor_mode and node.kwargs.get("rounding_mode") == "floor":
@@ -50,7 +60,10 @@ def _refuses_its_arguments(node):
         if not all(isinstance(s, int) for s in sizes):
             return "needs its input's sizes, which are symbolic here"
     if node.target in (aten.full.default, aten.scalar_tensor.default):
-        if node.kwargs.get("device") is not None and node.kwargs["device"].type not in ("cuda", "cpu"):
+        if node.kwargs.get("device") is not None and node.kwargs["device"].type not in (
+            "cuda",
+            "cpu",
+        ):
             return "a device nvfuse does not run on"
     return None
 

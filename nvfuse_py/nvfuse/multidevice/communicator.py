@@ -67,8 +67,10 @@ def init():
     """Sets up this process's communicator (idempotent; cheap once done, as
     every execute() of a sharded fusion calls it)."""
     global _configured_for, _owns_default_group, _shutdown_registered
-    if _configured_for is not None and dist.is_initialized() and _configured_for[2] == id(
-        dist.group.WORLD
+    if (
+        _configured_for is not None
+        and dist.is_initialized()
+        and _configured_for[2] == id(dist.group.WORLD)
     ):
         return
     if not dist.is_initialized():

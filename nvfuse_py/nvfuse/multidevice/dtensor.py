@@ -39,7 +39,10 @@ def _local_of_dtensor(i, value, sharding):
 
     mesh = value.device_mesh
     ids = mesh.mesh
-    if list(ids.shape) != sharding.mesh.shape or [int(d) for d in ids.flatten()] != sharding.mesh.devices:
+    if (
+        list(ids.shape) != sharding.mesh.shape
+        or [int(d) for d in ids.flatten()] != sharding.mesh.devices
+    ):
         raise InputError(
             f"input {i}: the DTensor's mesh {ids.tolist()} is not the definition's "
             f"{sharding.mesh!r}"

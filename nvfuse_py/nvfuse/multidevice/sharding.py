@@ -114,7 +114,9 @@ def shard_tensor(full, tensor, mesh=None, device=None):
     takes it. `mesh` (optional) must be the tensor's mesh; `device` defaults
     to this process's rank."""
     if not isinstance(full, torch.Tensor):
-        raise DefinitionTypeError(f"shard_tensor: expected a torch.Tensor, got {type(full).__name__}")
+        raise DefinitionTypeError(
+            f"shard_tensor: expected a torch.Tensor, got {type(full).__name__}"
+        )
     sharding = sharding_of(tensor._fd, tensor)
     if mesh is not None and DeviceMesh(mesh) != sharding.mesh:
         raise InputError(

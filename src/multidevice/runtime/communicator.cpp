@@ -14,14 +14,10 @@ Communicator& Communicator::get() {
 }
 
 void Communicator::configure(
-    int64_t rank,
-    int64_t world_size,
-    int64_t local_rank,
-    GroupFactory factory) {
+    int64_t rank, int64_t world_size, int64_t local_rank, GroupFactory factory) {
   std::lock_guard<std::mutex> lock(mutex_);
-  NVFUSE_CHECK(
-      world_size > 0 && rank >= 0 && rank < world_size,
-      "communicator: rank ", rank, " is not in a world of ", world_size, " processes");
+  NVFUSE_CHECK(world_size > 0 && rank >= 0 && rank < world_size, "communicator: rank ", rank,
+      " is not in a world of ", world_size, " processes");
   rank_ = rank;
   world_size_ = world_size;
   local_rank_ = local_rank;
@@ -76,17 +72,15 @@ c10::intrusive_ptr<c10d::ProcessGroup> Communicator::group(std::vector<int64_t> 
     return it->second;
   }
   for (int64_t r : team) {
-    NVFUSE_CHECK_AS(
-        ErrorKind::kInput, r >= 0 && r < world_size_, "device ", r,
-        " of a mesh is not a rank of this world of ", world_size_,
-        " processes; launch at least ", r + 1, " (e.g. torchrun --nproc-per-node=",
-        r + 1, ")");
+    NVFUSE_CHECK_AS(ErrorKind::kInput, r >= 0 && r < world_size_, "device ", r,
+        " of a mesh is not a rank of this world of ", world_size_, " processes; launch at least ",
+        r + 1, " (e.g. torchrun --nproc-per-node=", r + 1, ")");
   }
   const std::string name = factory_(team);
   // Outside the team the group is created (every process must take part)
   // but not held: it is never posted to.
-  auto group = name.empty() ? c10::intrusive_ptr<c10d::ProcessGroup>()
-                            : c10d::resolve_process_group(name);
+  auto group =
+      name.empty() ? c10::intrusive_ptr<c10d::ProcessGroup>() : c10d::resolve_process_group(name);
   groups_.emplace(team, group);
   return group;
 }

@@ -41,25 +41,23 @@ std::vector<std::optional<size_t>> in_place_targets(const Fusion& fusion) {
   for (const Val* out : fusion.outputs()) {
     const TensorView* target = fusion.aliased_input(out);
     targets.push_back(target == nullptr
-                          ? std::nullopt
-                          : std::optional<size_t>(std::find(inputs.begin(), inputs.end(), target) -
-                                                  inputs.begin()));
+            ? std::nullopt
+            : std::optional<size_t>(
+                  std::find(inputs.begin(), inputs.end(), target) - inputs.begin()));
   }
   return targets;
 }
 
 }  // namespace
 
-MultiDeviceExecutor::MultiDeviceExecutor(const Fusion& definition)
-    : fusion_(definition.clone()) {
+MultiDeviceExecutor::MultiDeviceExecutor(const Fusion& definition) : fusion_(definition.clone()) {
   // Before insert_communications, which may replace outputs (and drops
   // their aliases; positions stay).
   in_place_ = in_place_targets(*fusion_);
   run_sharding_passes(*fusion_);
   check_in_place_shardings();
   for (TensorView* tv : tensors_of(*fusion_)) {
-    NVFUSE_CHECK(
-        tv->device_mesh().has_value(), tv->name(),
+    NVFUSE_CHECK(tv->device_mesh().has_value(), tv->name(),
         " has no device mesh and none reaches it from its neighbours; give it one "
         "with set_device_mesh");
     sharding_of(*tv);  // rejects malformed DID axes, naming the tensor
@@ -129,8 +127,8 @@ std::string MultiDeviceExecutor::host_program() const {
       ss << "  communicate: " << step.communication->to_string() << " -> "
          << step.communication->expr->output(0)->as<TensorView>()->name() << "\n";
     } else if (step.local_slice != nullptr) {
-      ss << "  local slice: " << step.local_slice->input(0)->as<TensorView>()->name()
-         << " -> " << step.local_slice->output(0)->as<TensorView>()->name() << " ("
+      ss << "  local slice: " << step.local_slice->input(0)->as<TensorView>()->name() << " -> "
+         << step.local_slice->output(0)->as<TensorView>()->name() << " ("
          << sharding_of(*step.local_slice->output(0)->as<TensorView>()).to_string() << ")\n";
     } else {
       ss << "  compute on " << *step.mesh << ":";
@@ -159,11 +157,9 @@ std::vector<Sharding> MultiDeviceExecutor::output_shardings() const {
 }
 
 void MultiDeviceExecutor::check_inputs(
-    const std::vector<Argument>& args,
-    int64_t world_size) const {
+    const std::vector<Argument>& args, int64_t world_size) const {
   check_argument_count(*fusion_, args);
-  NVFUSE_CHECK_AS(
-      ErrorKind::kInput, max_device_ < world_size, "the mesh of ", max_device_tensor_,
+  NVFUSE_CHECK_AS(ErrorKind::kInput, max_device_ < world_size, "the mesh of ", max_device_tensor_,
       " needs device ", max_device_, ", but this world has ", world_size, " processes");
   const int64_t me = Communicator::get().rank();
   for (size_t i = 0; i < args.size(); ++i) {
@@ -174,8 +170,7 @@ void MultiDeviceExecutor::check_inputs(
       continue;
     }
     const auto& tv = *input->as<TensorView>();
-    NVFUSE_CHECK_AS(
-        ErrorKind::kInput, tensor->dim() == tv.rank(), "input ", i, " (", tv.name(),
+    NVFUSE_CHECK_AS(ErrorKind::kInput, tensor->dim() == tv.rank(), "input ", i, " (", tv.name(),
         ") has ", tensor->dim(), " dimensions, but its local shard has ", tv.rank());
     for (int64_t a = 0; a < tv.rank(); ++a) {
       const int m = sharding.mesh_axis[a];
@@ -184,15 +179,13 @@ void MultiDeviceExecutor::check_inputs(
         continue;
       }
       const int64_t devices = sharding.mesh->size(m);
-      NVFUSE_CHECK_AS(
-          ErrorKind::kInput, *global % devices == 0, "input ", i, " (", tv.name(),
-          "): axis ", a, " of extent ", *global, " does not split evenly over ",
-          devices, " devices");
+      NVFUSE_CHECK_AS(ErrorKind::kInput, *global % devices == 0, "input ", i, " (", tv.name(),
+          "): axis ", a, " of extent ", *global, " does not split evenly over ", devices,
+          " devices");
       const int64_t local = sharding.whole_axis[a] ? 1 : *global / devices;
-      NVFUSE_CHECK_AS(
-          ErrorKind::kInput, tensor->size(a) == local, "input ", i, " (", tv.name(),
-          "): axis ", a, " has extent ", tensor->size(a), ", but it is ", *global,
-          " sharded over ", devices, " devices on ", did_of_mesh_axis(m),
+      NVFUSE_CHECK_AS(ErrorKind::kInput, tensor->size(a) == local, "input ", i, " (", tv.name(),
+          "): axis ", a, " has extent ", tensor->size(a), ", but it is ", *global, " sharded over ",
+          devices, " devices on ", did_of_mesh_axis(m),
           ", so each process passes its local shard of extent ", local);
     }
   }
@@ -207,10 +200,9 @@ void MultiDeviceExecutor::check_in_place_shardings() const {
     const auto& in = *fusion_->inputs()[*in_place_[o]]->as<TensorView>();
     const Sharding out_sharding = sharding_of(out);
     const Sharding in_sharding = sharding_of(in);
-    NVFUSE_CHECK_AS(
-        ErrorKind::kUnsupported, out_sharding == in_sharding, "add_output(", out.name(),
-        ", alias_input=", in.name(), "): the output is distributed as ",
-        out_sharding.to_string(), " but the input it updates as ", in_sharding.to_string(),
+    NVFUSE_CHECK_AS(ErrorKind::kUnsupported, out_sharding == in_sharding, "add_output(", out.name(),
+        ", alias_input=", in.name(), "): the output is distributed as ", out_sharding.to_string(),
+        " but the input it updates as ", in_sharding.to_string(),
         "; an in-place update must keep the input's sharding, so each process "
         "writes its own shard");
   }
@@ -238,9 +230,7 @@ void MultiDeviceExecutor::prepare_teams(Communicator& communicator) {
 }
 
 at::Tensor MultiDeviceExecutor::run_local_slice(
-    const Step& step,
-    const at::Tensor& whole,
-    int64_t device) const {
+    const Step& step, const at::Tensor& whole, int64_t device) const {
   if (!step.slice.mesh->contains(device) || !whole.defined()) {
     return at::Tensor();
   }
@@ -254,8 +244,7 @@ at::Tensor MultiDeviceExecutor::run_local_slice(
 
 std::vector<at::Tensor> MultiDeviceExecutor::execute(const std::vector<Argument>& args) {
   Communicator& communicator = Communicator::get();
-  NVFUSE_CHECK_AS(
-      ErrorKind::kInput, communicator.is_configured(),
+  NVFUSE_CHECK_AS(ErrorKind::kInput, communicator.is_configured(),
       "this fusion is sharded over a device mesh: run it in a multi-process world "
       "(torchrun) and call nvfuse.multidevice.init() (FusionDefinition.execute does)");
   const int64_t me = communicator.rank();

@@ -70,8 +70,8 @@ class MultiDeviceExecutor : public RuntimeState {
   std::vector<Step> steps_;
   std::vector<Sharding> input_shardings_;
   std::vector<std::optional<size_t>> in_place_;  // per output: the input it updates
-  int64_t max_device_ = 0;  // the highest device id of any mesh
-  std::string max_device_tensor_;  // a tensor on a mesh holding it
+  int64_t max_device_ = 0;                       // the highest device id of any mesh
+  std::string max_device_tensor_;                // a tensor on a mesh holding it
   int64_t teams_generation_ = -1;
 };
 

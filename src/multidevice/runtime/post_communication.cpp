@@ -60,9 +60,7 @@ at::Tensor Team::reorder(const at::Tensor& chunks, bool to_group_order) const {
 
 namespace {
 
-void wait(const c10::intrusive_ptr<c10d::Work>& work) {
-  work->wait();
-}
+void wait(const c10::intrusive_ptr<c10d::Work>& work) { work->wait(); }
 
 // Waits now, or hands the work to the caller.
 void finish(const CommunicationWork& work, CommunicationWork* deferred) {
@@ -77,8 +75,7 @@ void finish(const CommunicationWork& work, CommunicationWork* deferred) {
 // contiguous (what the base collectives send).
 at::Tensor chunks_along(const at::Tensor& t, int64_t axis, int64_t parts) {
   const int64_t extent = t.size(axis);
-  NVFUSE_CHECK_AS(
-      ErrorKind::kInput, extent % parts == 0, "an axis of extent ", extent,
+  NVFUSE_CHECK_AS(ErrorKind::kInput, extent % parts == 0, "an axis of extent ", extent,
       " does not split evenly over ", parts, " devices");
   return t.unflatten(axis, {parts, extent / parts}).movedim(axis, 0).contiguous();
 }
@@ -97,12 +94,8 @@ at::Tensor join_along(const at::Tensor& chunks, int64_t axis) {
 
 // The sizes of root's tensor, sent to a team that does not know them (the
 // receivers of a Broadcast, Scatter or SendRecv).
-std::vector<int64_t> share_sizes(
-    const Team& team,
-    int64_t root,
-    const at::Tensor& input,
-    const CommunicationSite& site,
-    int64_t receiver = -1) {
+std::vector<int64_t> share_sizes(const Team& team, int64_t root, const at::Tensor& input,
+    const CommunicationSite& site, int64_t receiver = -1) {
   const auto options = at::TensorOptions().dtype(at::kLong).device(site.tensor_device);
   at::Tensor sizes = site.device == root
       ? at::tensor(input.sizes().vec(), at::TensorOptions().dtype(at::kLong)).to(site.tensor_device)
@@ -130,12 +123,8 @@ at::Tensor empty(const std::vector<int64_t>& sizes, const CommunicationSite& sit
 
 }  // namespace
 
-at::Tensor post_communication(
-    const Communication& comm,
-    const Team& team,
-    const at::Tensor& input,
-    const CommunicationSite& site,
-    CommunicationWork* deferred) {
+at::Tensor post_communication(const Communication& comm, const Team& team, const at::Tensor& input,
+    const CommunicationSite& site, CommunicationWork* deferred) {
   if (deferred != nullptr) {
     *deferred = CommunicationWork();
   }

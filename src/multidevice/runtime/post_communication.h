@@ -37,10 +37,10 @@ class Team {
 };
 
 struct CommunicationSite {
-  int64_t device;               // this process's rank
-  c10::Device tensor_device;    // where a received buffer is allocated
-  at::ScalarType dtype;         // the communicated tensor's element type
-  int64_t rank;                 // the communicated tensor's rank
+  int64_t device;             // this process's rank
+  c10::Device tensor_device;  // where a received buffer is allocated
+  at::ScalarType dtype;       // the communicated tensor's element type
+  int64_t rank;               // the communicated tensor's rank
 };
 
 using CommunicationWork = c10::intrusive_ptr<c10d::Work>;
@@ -53,11 +53,7 @@ using CommunicationWork = c10::intrusive_ptr<c10d::Work>;
 // ReduceScatter) is left in flight and its work stored there (else null):
 // the caller waits on it before anything reads the result, so that work in
 // between overlaps it. Otherwise the current stream waits for it here.
-at::Tensor post_communication(
-    const Communication& comm,
-    const Team& team,
-    const at::Tensor& input,
-    const CommunicationSite& site,
-    CommunicationWork* deferred = nullptr);
+at::Tensor post_communication(const Communication& comm, const Team& team, const at::Tensor& input,
+    const CommunicationSite& site, CommunicationWork* deferred = nullptr);
 
 }  // namespace nvfuse

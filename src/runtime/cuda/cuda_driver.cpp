@@ -56,8 +56,7 @@ struct LaunchConfig {
 };
 
 struct DriverApi {
-  DynamicLibrary library{
-      "the CUDA driver (libcuda.so.1)", {"libcuda.so.1", "libcuda.so"}};
+  DynamicLibrary library{"the CUDA driver (libcuda.so.1)", {"libcuda.so.1", "libcuda.so"}};
 
   template <typename F>
   F load(const char* name) const {
@@ -65,46 +64,38 @@ struct DriverApi {
   }
 
   CUresult (*Init)(unsigned) = load<CUresult (*)(unsigned)>("cuInit");
-  CUresult (*GetErrorName)(CUresult, const char**) =
-      load<CUresult (*)(CUresult, const char**)>("cuGetErrorName");
-  CUresult (*GetErrorString)(CUresult, const char**) =
-      load<CUresult (*)(CUresult, const char**)>("cuGetErrorString");
-  CUresult (*DeviceGet)(CUdevice*, int) =
-      load<CUresult (*)(CUdevice*, int)>("cuDeviceGet");
-  CUresult (*DeviceGetAttribute)(int*, int, CUdevice) =
-      load<CUresult (*)(int*, int, CUdevice)>("cuDeviceGetAttribute");
-  CUresult (*PrimaryCtxRetain)(CUcontext*, CUdevice) =
-      load<CUresult (*)(CUcontext*, CUdevice)>("cuDevicePrimaryCtxRetain");
-  CUresult (*CtxGetCurrent)(CUcontext*) =
-      load<CUresult (*)(CUcontext*)>("cuCtxGetCurrent");
-  CUresult (*CtxSetCurrent)(CUcontext) =
-      load<CUresult (*)(CUcontext)>("cuCtxSetCurrent");
-  CUresult (*ModuleLoadData)(CUmodule*, const void*) =
-      load<CUresult (*)(CUmodule*, const void*)>("cuModuleLoadData");
-  CUresult (*ModuleGetFunction)(CUfunction*, CUmodule, const char*) =
-      load<CUresult (*)(CUfunction*, CUmodule, const char*)>(
-          "cuModuleGetFunction");
-  CUresult (*FuncSetAttribute)(CUfunction, int, int) =
-      load<CUresult (*)(CUfunction, int, int)>("cuFuncSetAttribute");
+  CUresult (*GetErrorName)(CUresult, const char**) = load<CUresult (*)(CUresult, const char**)>(
+      "cuGetErrorName");
+  CUresult (*GetErrorString)(CUresult, const char**) = load<CUresult (*)(CUresult, const char**)>(
+      "cuGetErrorString");
+  CUresult (*DeviceGet)(CUdevice*, int) = load<CUresult (*)(CUdevice*, int)>("cuDeviceGet");
+  CUresult (*DeviceGetAttribute)(int*, int, CUdevice) = load<CUresult (*)(int*, int, CUdevice)>(
+      "cuDeviceGetAttribute");
+  CUresult (*PrimaryCtxRetain)(CUcontext*, CUdevice) = load<CUresult (*)(CUcontext*, CUdevice)>(
+      "cuDevicePrimaryCtxRetain");
+  CUresult (*CtxGetCurrent)(CUcontext*) = load<CUresult (*)(CUcontext*)>("cuCtxGetCurrent");
+  CUresult (*CtxSetCurrent)(CUcontext) = load<CUresult (*)(CUcontext)>("cuCtxSetCurrent");
+  CUresult (*ModuleLoadData)(CUmodule*, const void*) = load<CUresult (*)(CUmodule*, const void*)>(
+      "cuModuleLoadData");
+  CUresult (*ModuleGetFunction)(CUfunction*, CUmodule,
+      const char*) = load<CUresult (*)(CUfunction*, CUmodule, const char*)>("cuModuleGetFunction");
+  CUresult (*FuncSetAttribute)(CUfunction, int, int) = load<CUresult (*)(CUfunction, int, int)>(
+      "cuFuncSetAttribute");
   CUresult (*OccupancyMaxActiveBlocksPerMultiprocessor)(int*, CUfunction, int, size_t) =
       load<CUresult (*)(int*, CUfunction, int, size_t)>(
           "cuOccupancyMaxActiveBlocksPerMultiprocessor");
   CUresult (*OccupancyMaxActiveClusters)(int*, CUfunction, const LaunchConfig*) =
-      load<CUresult (*)(int*, CUfunction, const LaunchConfig*)>(
-          "cuOccupancyMaxActiveClusters");
-  CUresult (*StreamIsCapturing)(CUstream, int*) =
-      load<CUresult (*)(CUstream, int*)>("cuStreamIsCapturing");
-  CUresult (*FuncGetAttribute)(int*, int, CUfunction) =
-      load<CUresult (*)(int*, int, CUfunction)>("cuFuncGetAttribute");
-  CUresult (*LaunchKernel)(
-      CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
-      unsigned, CUstream, void**, void**) =
-      load<CUresult (*)(
-          CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
-          unsigned, unsigned, CUstream, void**, void**)>("cuLaunchKernel");
+      load<CUresult (*)(int*, CUfunction, const LaunchConfig*)>("cuOccupancyMaxActiveClusters");
+  CUresult (*StreamIsCapturing)(CUstream, int*) = load<CUresult (*)(CUstream, int*)>(
+      "cuStreamIsCapturing");
+  CUresult (*FuncGetAttribute)(int*, int, CUfunction) = load<CUresult (*)(int*, int, CUfunction)>(
+      "cuFuncGetAttribute");
+  CUresult (*LaunchKernel)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+      unsigned, CUstream, void**,
+      void**) = load<CUresult (*)(CUfunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+      unsigned, unsigned, CUstream, void**, void**)>("cuLaunchKernel");
   CUresult (*LaunchKernelEx)(const LaunchConfig*, CUfunction, void**, void**) =
-      load<CUresult (*)(const LaunchConfig*, CUfunction, void**, void**)>(
-          "cuLaunchKernelEx");
+      load<CUresult (*)(const LaunchConfig*, CUfunction, void**, void**)>("cuLaunchKernelEx");
 
   DriverApi() { check(Init(0), "cuInit"); }
 
@@ -146,8 +137,7 @@ const DeviceProperties& properties(int device) {
   api.check(api.DeviceGet(&handle, device), "cuDeviceGet");
   auto attribute = [&](int which) {
     int value = 0;
-    api.check(
-        api.DeviceGetAttribute(&value, which, handle), "cuDeviceGetAttribute");
+    api.check(api.DeviceGetAttribute(&value, which, handle), "cuDeviceGetAttribute");
     return value;
   };
   DeviceProperties props;
@@ -167,8 +157,7 @@ void make_context_current(int device) {
     if (it == contexts.end()) {
       CUdevice handle = 0;
       api.check(api.DeviceGet(&handle, device), "cuDeviceGet");
-      api.check(
-          api.PrimaryCtxRetain(&context, handle), "cuDevicePrimaryCtxRetain");
+      api.check(api.PrimaryCtxRetain(&context, handle), "cuDevicePrimaryCtxRetain");
       contexts.emplace(device, context);  // retained for the process's life
     } else {
       context = it->second;
@@ -191,9 +180,7 @@ void* load_module(const std::string& image) {
 void* get_function(void* module, const std::string& name) {
   const DriverApi& api = driver();
   CUfunction function = nullptr;
-  api.check(
-      api.ModuleGetFunction(
-          &function, static_cast<CUmodule>(module), name.c_str()),
+  api.check(api.ModuleGetFunction(&function, static_cast<CUmodule>(module), name.c_str()),
       "cuModuleGetFunction");
   return function;
 }
@@ -203,71 +190,57 @@ FunctionResources resources_of(void* function) {
   FunctionResources resources;
   auto* f = static_cast<CUfunction>(function);
   api.check(
-      api.FuncGetAttribute(&resources.registers, kFuncAttrRegisters, f),
-      "cuFuncGetAttribute");
+      api.FuncGetAttribute(&resources.registers, kFuncAttrRegisters, f), "cuFuncGetAttribute");
   api.check(
-      api.FuncGetAttribute(&resources.local_bytes, kFuncAttrLocalBytes, f),
-      "cuFuncGetAttribute");
+      api.FuncGetAttribute(&resources.local_bytes, kFuncAttrLocalBytes, f), "cuFuncGetAttribute");
   return resources;
 }
 
 void allow_dynamic_shared_bytes(void* function, int bytes) {
   const DriverApi& api = driver();
-  api.check(
-      api.FuncSetAttribute(
-          static_cast<CUfunction>(function), kFuncAttrMaxDynamicSharedBytes, bytes),
+  api.check(api.FuncSetAttribute(
+                static_cast<CUfunction>(function), kFuncAttrMaxDynamicSharedBytes, bytes),
       "cuFuncSetAttribute(MAX_DYNAMIC_SHARED_SIZE_BYTES)");
 }
 
 void allow_non_portable_clusters(void* function) {
   const DriverApi& api = driver();
-  api.check(api.FuncSetAttribute(static_cast<CUfunction>(function),
-                                 kFuncAttrNonPortableClusterSizeAllowed, 1),
-            "cuFuncSetAttribute(NON_PORTABLE_CLUSTER_SIZE_ALLOWED)");
+  api.check(api.FuncSetAttribute(
+                static_cast<CUfunction>(function), kFuncAttrNonPortableClusterSizeAllowed, 1),
+      "cuFuncSetAttribute(NON_PORTABLE_CLUSTER_SIZE_ALLOWED)");
 }
 
 int max_active_blocks_per_sm(void* function, int block_size, size_t shared_bytes) {
   const DriverApi& api = driver();
   int blocks = 0;
-  api.check(
-      api.OccupancyMaxActiveBlocksPerMultiprocessor(
-          &blocks, static_cast<CUfunction>(function), block_size, shared_bytes),
+  api.check(api.OccupancyMaxActiveBlocksPerMultiprocessor(
+                &blocks, static_cast<CUfunction>(function), block_size, shared_bytes),
       "cuOccupancyMaxActiveBlocksPerMultiprocessor");
   return blocks;
 }
 
-int max_active_clusters(void* function, unsigned cluster_x, int block_size,
-                        unsigned shared_bytes) {
+int max_active_clusters(void* function, unsigned cluster_x, int block_size, unsigned shared_bytes) {
   const DriverApi& api = driver();
   LaunchAttribute cluster{};
   cluster.id = kLaunchAttrClusterDimension;
   cluster.value.cluster = {cluster_x, 1, 1};
-  const LaunchConfig config{cluster_x, 1, 1, static_cast<unsigned>(block_size), 1, 1,
-                            shared_bytes, nullptr, &cluster, 1};
+  const LaunchConfig config{
+      cluster_x, 1, 1, static_cast<unsigned>(block_size), 1, 1, shared_bytes, nullptr, &cluster, 1};
   int clusters = 0;
-  api.check(api.OccupancyMaxActiveClusters(&clusters, static_cast<CUfunction>(function),
-                                           &config),
-            "cuOccupancyMaxActiveClusters");
+  api.check(api.OccupancyMaxActiveClusters(&clusters, static_cast<CUfunction>(function), &config),
+      "cuOccupancyMaxActiveClusters");
   return clusters;
 }
 
 bool is_capturing(void* stream) {
   const DriverApi& api = driver();
   int status = 0;  // CU_STREAM_CAPTURE_STATUS_NONE
-  api.check(api.StreamIsCapturing(static_cast<CUstream>(stream), &status),
-            "cuStreamIsCapturing");
+  api.check(api.StreamIsCapturing(static_cast<CUstream>(stream), &status), "cuStreamIsCapturing");
   return status != 0;
 }
 
-void launch(
-    void* function,
-    Dim3 grid,
-    Dim3 block,
-    unsigned shared_bytes,
-    void* stream,
-    void** params,
-    unsigned cluster_x,
-    bool programmatic) {
+void launch(void* function, Dim3 grid, Dim3 block, unsigned shared_bytes, void* stream,
+    void** params, unsigned cluster_x, bool programmatic) {
   const DriverApi& api = driver();
   // A driver (or a capture) that refuses programmatic launches does so
   // before anything runs: from then on this process launches such kernels
@@ -286,8 +259,8 @@ void launch(
       attributes[count].id = kLaunchAttrProgrammaticStreamSerialization;
       attributes[count++].value.programmatic = 1;
     }
-    const LaunchConfig config{grid.x, grid.y, grid.z, block.x, block.y, block.z,
-                              shared_bytes, static_cast<CUstream>(stream), attributes, count};
+    const LaunchConfig config{grid.x, grid.y, grid.z, block.x, block.y, block.z, shared_bytes,
+        static_cast<CUstream>(stream), attributes, count};
     const CUresult result =
         api.LaunchKernelEx(&config, static_cast<CUfunction>(function), params, nullptr);
     if (result != kSuccess && programmatic) {
@@ -299,11 +272,8 @@ void launch(
     api.check(result, "cuLaunchKernelEx");
     return;
   }
-  api.check(
-      api.LaunchKernel(
-          static_cast<CUfunction>(function), grid.x, grid.y, grid.z, block.x,
-          block.y, block.z, shared_bytes, static_cast<CUstream>(stream),
-          params, nullptr),
+  api.check(api.LaunchKernel(static_cast<CUfunction>(function), grid.x, grid.y, grid.z, block.x,
+                block.y, block.z, shared_bytes, static_cast<CUstream>(stream), params, nullptr),
       "cuLaunchKernel");
 }
 

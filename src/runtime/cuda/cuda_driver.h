@@ -42,8 +42,7 @@ void allow_non_portable_clusters(void* function);
 int max_active_blocks_per_sm(void* function, int block_size, size_t shared_bytes);
 // Clusters of `cluster_x` such blocks that the device runs at once (fewer
 // than the SMs' blocks over cluster_x where a cluster must fit in one GPC).
-int max_active_clusters(void* function, unsigned cluster_x, int block_size,
-                        unsigned shared_bytes);
+int max_active_clusters(void* function, unsigned cluster_x, int block_size, unsigned shared_bytes);
 
 // True while `stream` is being captured into a CUDA graph.
 bool is_capturing(void* stream);
@@ -59,14 +58,7 @@ struct Dim3 {
 // a programmatic dependent of the stream's previous kernel when
 // `programmatic` (sm_90 and later: cuLaunchKernelEx's programmatic stream
 // serialization).
-void launch(
-    void* function,
-    Dim3 grid,
-    Dim3 block,
-    unsigned shared_bytes,
-    void* stream,
-    void** params,
-    unsigned cluster_x = 1,
-    bool programmatic = false);
+void launch(void* function, Dim3 grid, Dim3 block, unsigned shared_bytes, void* stream,
+    void** params, unsigned cluster_x = 1, bool programmatic = false);
 
 }  // namespace nvfuse::cuda_driver

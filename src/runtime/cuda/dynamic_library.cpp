@@ -9,9 +9,7 @@
 
 namespace nvfuse {
 
-DynamicLibrary::DynamicLibrary(
-    const std::string& what,
-    const std::vector<std::string>& candidates)
+DynamicLibrary::DynamicLibrary(const std::string& what, const std::vector<std::string>& candidates)
     : what_(what) {
   std::ostringstream tried;
   for (const std::string& candidate : candidates) {
@@ -23,9 +21,10 @@ DynamicLibrary::DynamicLibrary(
     const char* error = dlerror();
     tried << "\n  " << candidate << ": " << (error ? error : "not found");
   }
-  NVFUSE_UNSUPPORTED(
-      "running on a CUDA device needs ", what, ", which could not be loaded. "
-      "Tried:", tried.str());
+  NVFUSE_UNSUPPORTED("running on a CUDA device needs ", what,
+      ", which could not be loaded. "
+      "Tried:",
+      tried.str());
 }
 
 DynamicLibrary::~DynamicLibrary() {
@@ -35,8 +34,7 @@ DynamicLibrary::~DynamicLibrary() {
 
 void* DynamicLibrary::symbol(const char* name) const {
   void* address = dlsym(handle_, name);
-  NVFUSE_CHECK_AS(
-      ErrorKind::kUnsupported, address != nullptr, what_, " (", path_,
+  NVFUSE_CHECK_AS(ErrorKind::kUnsupported, address != nullptr, what_, " (", path_,
       ") lacks the function ", name, "; it may be too old");
   return address;
 }

@@ -40,8 +40,7 @@ std::string cache_key(const std::string& source, int arch) {
   material << "nvrtc" << version.major << "." << version.minor;
   const std::string text = material.str();
   char hex[33];
-  std::snprintf(
-      hex, sizeof(hex), "%016llx%016llx",
+  std::snprintf(hex, sizeof(hex), "%016llx%016llx",
       static_cast<unsigned long long>(fnv1a(text, 0xcbf29ce484222325ULL)),
       static_cast<unsigned long long>(fnv1a(text, 0x84222325cbf29ce4ULL)));
   return hex;
@@ -59,11 +58,8 @@ std::optional<std::string> read_file(const std::filesystem::path& path) {
 
 // Written to a temporary name and renamed, so that a concurrent reader never
 // sees half a file.
-void write_file_atomically(
-    const std::filesystem::path& path,
-    const std::string& content) {
-  const std::filesystem::path tmp =
-      path.string() + ".tmp" + std::to_string(::getpid());
+void write_file_atomically(const std::filesystem::path& path, const std::string& content) {
+  const std::filesystem::path tmp = path.string() + ".tmp" + std::to_string(::getpid());
   {
     std::ofstream out(tmp, std::ios::binary);
     if (!out) {
@@ -92,19 +88,16 @@ std::map<std::pair<std::string, int>, LoadedKernel>& loaded_kernels() {
 }
 
 const Binary& binary_for(
-    const std::string& key,
-    const std::string& source,
-    const std::string& name,
-    int arch) {
+    const std::string& key, const std::string& source, const std::string& name, int arch) {
   auto& cache = binaries();
   if (auto it = cache.find(key); it != cache.end()) {
     return it->second;
   }
   Binary binary;
   const std::string directory = kernel_cache_directory();
-  const std::filesystem::path file =
-      directory.empty() ? std::filesystem::path()
-                        : std::filesystem::path(directory + "/" + key + ".bin");
+  const std::filesystem::path file = directory.empty()
+      ? std::filesystem::path()
+      : std::filesystem::path(directory + "/" + key + ".bin");
   if (!directory.empty()) {
     if (auto image = read_file(file)) {
       binary.image = std::move(*image);
@@ -122,10 +115,10 @@ const Binary& binary_for(
   }
   if (dump_enabled(DumpOption::compile_time)) {
     dump_stream() << "nvfuse: " << name << ": "
-              << (binary.from_disk ? "loaded from the disk cache"
-                                   : "compiled by NVRTC in " +
-                          std::to_string(binary.compile_ms) + " ms")
-              << std::endl;
+                  << (binary.from_disk
+                             ? "loaded from the disk cache"
+                             : "compiled by NVRTC in " + std::to_string(binary.compile_ms) + " ms")
+                  << std::endl;
   }
   return cache.emplace(key, std::move(binary)).first->second;
 }
@@ -153,10 +146,7 @@ std::string kernel_cache_directory() {
   return error ? "" : directory;
 }
 
-const LoadedKernel& load_kernel(
-    const std::string& source,
-    const std::string& name,
-    int device) {
+const LoadedKernel& load_kernel(const std::string& source, const std::string& name, int device) {
   cuda_driver::make_context_current(device);
   const int arch = cuda_driver::properties(device).arch;
   const std::string key = cache_key(source, arch);
@@ -170,8 +160,7 @@ const LoadedKernel& load_kernel(
   const Binary& binary = binary_for(key, source, name, arch);
   LoadedKernel kernel;
   kernel.name = name;
-  kernel.function =
-      cuda_driver::get_function(cuda_driver::load_module(binary.image), name);
+  kernel.function = cuda_driver::get_function(cuda_driver::load_module(binary.image), name);
   kernel.resources = cuda_driver::resources_of(kernel.function);
   if (arch >= 90) {
     cuda_driver::allow_non_portable_clusters(kernel.function);

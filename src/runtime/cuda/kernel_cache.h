@@ -19,10 +19,7 @@ struct LoadedKernel {
 
 // The kernel `name` of `source`, compiled for and loaded on `device` (whose
 // context is made current).
-const LoadedKernel& load_kernel(
-    const std::string& source,
-    const std::string& name,
-    int device);
+const LoadedKernel& load_kernel(const std::string& source, const std::string& name, int device);
 
 // The folder the disk cache uses (created on demand), or empty when off.
 std::string kernel_cache_directory();

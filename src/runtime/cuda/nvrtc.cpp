@@ -25,11 +25,9 @@ std::vector<std::string> nvrtc_candidates() {
     candidates.push_back(dir + "/libnvrtc.so.13");
     candidates.push_back(dir + "/libnvrtc.so.12");
   }
-  candidates.insert(
-      candidates.end(),
-      {"libnvrtc.so.13", "/usr/local/cuda/lib64/libnvrtc.so.13",
-       "libnvrtc.so.12", "/usr/local/cuda/lib64/libnvrtc.so.12",
-       "libnvrtc.so"});
+  candidates.insert(candidates.end(),
+      {"libnvrtc.so.13", "/usr/local/cuda/lib64/libnvrtc.so.13", "libnvrtc.so.12",
+          "/usr/local/cuda/lib64/libnvrtc.so.12", "libnvrtc.so"});
   return candidates;
 }
 
@@ -41,41 +39,34 @@ struct NvrtcApi {
     return reinterpret_cast<F>(library.symbol(name));
   }
 
-  const char* (*GetErrorString)(nvrtcResult) =
-      load<const char* (*)(nvrtcResult)>("nvrtcGetErrorString");
-  nvrtcResult (*Version)(int*, int*) =
-      load<nvrtcResult (*)(int*, int*)>("nvrtcVersion");
-  nvrtcResult (*GetNumSupportedArchs)(int*) =
-      load<nvrtcResult (*)(int*)>("nvrtcGetNumSupportedArchs");
-  nvrtcResult (*GetSupportedArchs)(int*) =
-      load<nvrtcResult (*)(int*)>("nvrtcGetSupportedArchs");
-  nvrtcResult (*CreateProgram)(
-      nvrtcProgram*, const char*, const char*, int, const char* const*,
-      const char* const*) =
-      load<nvrtcResult (*)(
-          nvrtcProgram*, const char*, const char*, int, const char* const*,
-          const char* const*)>("nvrtcCreateProgram");
-  nvrtcResult (*DestroyProgram)(nvrtcProgram*) =
-      load<nvrtcResult (*)(nvrtcProgram*)>("nvrtcDestroyProgram");
+  const char* (*GetErrorString)(nvrtcResult) = load<const char* (*)(nvrtcResult)>(
+      "nvrtcGetErrorString");
+  nvrtcResult (*Version)(int*, int*) = load<nvrtcResult (*)(int*, int*)>("nvrtcVersion");
+  nvrtcResult (*GetNumSupportedArchs)(int*) = load<nvrtcResult (*)(int*)>(
+      "nvrtcGetNumSupportedArchs");
+  nvrtcResult (*GetSupportedArchs)(int*) = load<nvrtcResult (*)(int*)>("nvrtcGetSupportedArchs");
+  nvrtcResult (*CreateProgram)(nvrtcProgram*, const char*, const char*, int, const char* const*,
+      const char* const*) = load<nvrtcResult (*)(nvrtcProgram*, const char*, const char*, int,
+      const char* const*, const char* const*)>("nvrtcCreateProgram");
+  nvrtcResult (*DestroyProgram)(nvrtcProgram*) = load<nvrtcResult (*)(nvrtcProgram*)>(
+      "nvrtcDestroyProgram");
   nvrtcResult (*CompileProgram)(nvrtcProgram, int, const char* const*) =
-      load<nvrtcResult (*)(nvrtcProgram, int, const char* const*)>(
-          "nvrtcCompileProgram");
-  nvrtcResult (*GetProgramLogSize)(nvrtcProgram, size_t*) =
-      load<nvrtcResult (*)(nvrtcProgram, size_t*)>("nvrtcGetProgramLogSize");
-  nvrtcResult (*GetProgramLog)(nvrtcProgram, char*) =
-      load<nvrtcResult (*)(nvrtcProgram, char*)>("nvrtcGetProgramLog");
-  nvrtcResult (*GetCUBINSize)(nvrtcProgram, size_t*) =
-      load<nvrtcResult (*)(nvrtcProgram, size_t*)>("nvrtcGetCUBINSize");
-  nvrtcResult (*GetCUBIN)(nvrtcProgram, char*) =
-      load<nvrtcResult (*)(nvrtcProgram, char*)>("nvrtcGetCUBIN");
-  nvrtcResult (*GetPTXSize)(nvrtcProgram, size_t*) =
-      load<nvrtcResult (*)(nvrtcProgram, size_t*)>("nvrtcGetPTXSize");
-  nvrtcResult (*GetPTX)(nvrtcProgram, char*) =
-      load<nvrtcResult (*)(nvrtcProgram, char*)>("nvrtcGetPTX");
+      load<nvrtcResult (*)(nvrtcProgram, int, const char* const*)>("nvrtcCompileProgram");
+  nvrtcResult (*GetProgramLogSize)(nvrtcProgram,
+      size_t*) = load<nvrtcResult (*)(nvrtcProgram, size_t*)>("nvrtcGetProgramLogSize");
+  nvrtcResult (*GetProgramLog)(nvrtcProgram, char*) = load<nvrtcResult (*)(nvrtcProgram, char*)>(
+      "nvrtcGetProgramLog");
+  nvrtcResult (*GetCUBINSize)(nvrtcProgram, size_t*) = load<nvrtcResult (*)(nvrtcProgram, size_t*)>(
+      "nvrtcGetCUBINSize");
+  nvrtcResult (*GetCUBIN)(nvrtcProgram, char*) = load<nvrtcResult (*)(nvrtcProgram, char*)>(
+      "nvrtcGetCUBIN");
+  nvrtcResult (*GetPTXSize)(nvrtcProgram, size_t*) = load<nvrtcResult (*)(nvrtcProgram, size_t*)>(
+      "nvrtcGetPTXSize");
+  nvrtcResult (*GetPTX)(nvrtcProgram, char*) = load<nvrtcResult (*)(nvrtcProgram, char*)>(
+      "nvrtcGetPTX");
 
   void check(nvrtcResult result, const char* call) const {
-    NVFUSE_ASSERT(
-        result == kNvrtcSuccess, call, " failed: ", GetErrorString(result));
+    NVFUSE_ASSERT(result == kNvrtcSuccess, call, " failed: ", GetErrorString(result));
   }
 };
 
@@ -98,9 +89,10 @@ int supported_arch_for(int arch) {
       best = std::max(best, a);
     }
   }
-  NVFUSE_CHECK_AS(
-      ErrorKind::kUnsupported, best > 0, "NVRTC supports no architecture at "
-      "or below sm_", arch);
+  NVFUSE_CHECK_AS(ErrorKind::kUnsupported, best > 0,
+      "NVRTC supports no architecture at "
+      "or below sm_",
+      arch);
   return best;
 }
 
@@ -112,9 +104,7 @@ NvrtcVersion nvrtc_version() {
   return version;
 }
 
-std::vector<std::string> nvrtc_options(
-    int arch,
-    const std::vector<std::string>& extra_options) {
+std::vector<std::string> nvrtc_options(int arch, const std::vector<std::string>& extra_options) {
   const int target = supported_arch_for(arch);
   // A real architecture gives a cubin; a virtual one (when NVRTC is older
   // than the GPU) gives PTX for the driver to compile.
@@ -129,10 +119,7 @@ std::vector<std::string> nvrtc_options(
   return options;
 }
 
-CompiledBinary compile_cuda(
-    const std::string& source,
-    const std::string& name,
-    int arch,
+CompiledBinary compile_cuda(const std::string& source, const std::string& name, int arch,
     const std::vector<std::string>& extra_options) {
   const NvrtcApi& api = nvrtc();
   const std::vector<std::string> options = nvrtc_options(arch, extra_options);
@@ -143,11 +130,10 @@ CompiledBinary compile_cuda(
   const auto start = std::chrono::steady_clock::now();
   nvrtcProgram program = nullptr;
   api.check(
-      api.CreateProgram(
-          &program, source.c_str(), (name + ".cu").c_str(), 0, nullptr, nullptr),
+      api.CreateProgram(&program, source.c_str(), (name + ".cu").c_str(), 0, nullptr, nullptr),
       "nvrtcCreateProgram");
-  const nvrtcResult compiled = api.CompileProgram(
-      program, static_cast<int>(option_ptrs.size()), option_ptrs.data());
+  const nvrtcResult compiled =
+      api.CompileProgram(program, static_cast<int>(option_ptrs.size()), option_ptrs.data());
 
   CompiledBinary binary;
   size_t log_size = 0;
@@ -159,8 +145,7 @@ CompiledBinary compile_cuda(
   }
   if (compiled != kNvrtcSuccess) {
     api.DestroyProgram(&program);
-    NVFUSE_ASSERT(
-        false, "NVRTC failed to compile the generated kernel ", name, ": ",
+    NVFUSE_ASSERT(false, "NVRTC failed to compile the generated kernel ", name, ": ",
         api.GetErrorString(compiled), "\n", binary.log, "\nSource:\n", source);
   }
   binary.is_ptx = options.front().find("compute_") != std::string::npos;
@@ -175,9 +160,8 @@ CompiledBinary compile_cuda(
     api.check(api.GetCUBIN(program, binary.image.data()), "nvrtcGetCUBIN");
   }
   api.DestroyProgram(&program);
-  binary.compile_ms = std::chrono::duration<double, std::milli>(
-                          std::chrono::steady_clock::now() - start)
-                          .count();
+  binary.compile_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return binary;
 }
 

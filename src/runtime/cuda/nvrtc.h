@@ -11,7 +11,7 @@ namespace nvfuse {
 struct CompiledBinary {
   std::string image;  // cubin bytes, or PTX text when is_ptx
   bool is_ptx = false;
-  std::string log;    // NVRTC's compile log (warnings)
+  std::string log;  // NVRTC's compile log (warnings)
   double compile_ms = 0.0;
 };
 
@@ -26,15 +26,10 @@ NvrtcVersion nvrtc_version();
 // Compiles `source` for sm_<arch> (e.g. 90). Options always include
 // --std=c++17 and -default-device; `extra_options` are appended. A compile
 // error throws an InternalError carrying NVRTC's log and the source.
-CompiledBinary compile_cuda(
-    const std::string& source,
-    const std::string& name,
-    int arch,
+CompiledBinary compile_cuda(const std::string& source, const std::string& name, int arch,
     const std::vector<std::string>& extra_options = {});
 
 // The options compile_cuda passes for `arch` (part of the kernel cache key).
-std::vector<std::string> nvrtc_options(
-    int arch,
-    const std::vector<std::string>& extra_options);
+std::vector<std::string> nvrtc_options(int arch, const std::vector<std::string>& extra_options);
 
 }  // namespace nvfuse

@@ -44,9 +44,7 @@ const char* joined(char (&message)[N], const char* what, std::string_view detail
 
 }  // namespace
 
-NvtxRange::NvtxRange(const char* message) {
-  push(message);
-}
+NvtxRange::NvtxRange(const char* message) { push(message); }
 
 NvtxRange::NvtxRange(const char* what, int64_t number) {
   char digits[24];
@@ -60,9 +58,7 @@ NvtxRange::NvtxRange(const char* what, const std::string& detail) {
   push(joined(message, what, detail));
 }
 
-NvtxRange::~NvtxRange() {
-  nvtxDomainRangePop(domain());
-}
+NvtxRange::~NvtxRange() { nvtxDomainRangePop(domain()); }
 
 #else
 

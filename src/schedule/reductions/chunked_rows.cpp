@@ -32,8 +32,8 @@ bool chunk_long_rows(InnerRows& rows) {
   const InnerRowFacts& facts = rows.facts;
   rows.lanes = rows.tuning.chunked_threads;
   if (rows.analysis.last_element_phase > 0 && facts.held_bytes_per_group > 0) {
-    rows.chunk_max_groups = std::clamp<int64_t>(
-        kMaxChunkedRowBytes / facts.held_bytes_per_group, 1, rows.max_groups);
+    rows.chunk_max_groups =
+        std::clamp<int64_t>(kMaxChunkedRowBytes / facts.held_bytes_per_group, 1, rows.max_groups);
   }
   // A row of at most two 1024-thread chunks spends a large share of its
   // time in its final block reduction, and a 1024-thread block (one an SM
@@ -42,17 +42,16 @@ bool chunk_long_rows(InnerRows& rows) {
   // var_mean bf16 4096x65536 89 -> 100 (fp32 and sums there 102-104 either
   // way); longer rows amortize the reduction and lose (layer norm bf16
   // 512x262144 63 -> 57).
-  if (rows.lanes > kShortChunkThreads &&
-      facts.groups <= 2 * rows.lanes * rows.chunk_max_groups) {
+  if (rows.lanes > kShortChunkThreads && facts.groups <= 2 * rows.lanes * rows.chunk_max_groups) {
     rows.lanes = kShortChunkThreads;
   }
   const int64_t streamed_groups = rows.analysis.has_outer_reductions()
       ? std::min<int64_t>(rows.chunk_max_groups,
-                          std::max<int64_t>(1, kMaxStreamedColumnElements / p.vector_width))
+            std::max<int64_t>(1, kMaxStreamedColumnElements / p.vector_width))
       : rows.chunk_max_groups;
   p.cluster = streamed_cluster_blocks(rows.analysis, facts.groups,
-                                      rows.tuning.chunked_threads * streamed_groups,
-                                      facts.held_bytes_per_group, rows.device, rows.tuning);
+      rows.tuning.chunked_threads * streamed_groups, facts.held_bytes_per_group, rows.device,
+      rows.tuning);
   if (p.cluster > 1) {
     rows.chunk_max_groups = streamed_groups;
     rows.lanes = rows.tuning.chunked_threads;

@@ -32,19 +32,16 @@ namespace {
 // 92-93 (8 blocks, 63 registers), at 65536 95 either way; softmax backward
 // 101 -> 102, 99 -> 99. Layer norm (a variance) at 262144 spilled and fell
 // 83 -> 60.
-std::optional<ClusterShape> cluster_shape(const InnerRows& rows, int max_blocks,
-                                          DoubleGroups doubling) {
+std::optional<ClusterShape> cluster_shape(
+    const InnerRows& rows, int max_blocks, DoubleGroups doubling) {
   const InnerRowFacts& facts = rows.facts;
   const bool wider_clusters = facts.half_vectors && facts.writes_elements &&
-      !rows.analysis.has_variance() && !rows.analysis.has_outer_reductions() &&
-      !facts.draws_random;
+      !rows.analysis.has_variance() && !rows.analysis.has_outer_reductions() && !facts.draws_random;
   std::optional<ClusterShape> shape = cluster_for_row(
-      facts.groups, rows.max_groups, facts.held_bytes_per_group, max_blocks, doubling,
-      rows.tuning);
+      facts.groups, rows.max_groups, facts.held_bytes_per_group, max_blocks, doubling, rows.tuning);
   if (shape.has_value() && wider_clusters) {
-    if (auto wider = cluster_for_row(facts.groups, 2 * rows.max_groups,
-                                     facts.held_bytes_per_group, max_blocks, doubling,
-                                     rows.tuning)) {
+    if (auto wider = cluster_for_row(facts.groups, 2 * rows.max_groups, facts.held_bytes_per_group,
+            max_blocks, doubling, rows.tuning)) {
       shape = wider;
     }
   }
@@ -61,10 +58,9 @@ std::optional<ClusterShape> cluster_shape(const InnerRows& rows, int max_blocks,
 // staged).
 std::optional<ClusterShape> staged_cluster_shape(const InnerRows& rows) {
   if (rows.analysis.has_outer_reductions()) {
-    if (auto shape = cluster_for_row(rows.facts.groups, rows.max_groups,
-                                     rows.facts.held_bytes_per_group,
-                                     rows.tuning.max_cluster, DoubleGroups::kNever,
-                                     rows.tuning)) {
+    if (auto shape =
+            cluster_for_row(rows.facts.groups, rows.max_groups, rows.facts.held_bytes_per_group,
+                rows.tuning.max_cluster, DoubleGroups::kNever, rows.tuning)) {
       return shape;
     }
   }
@@ -83,8 +79,7 @@ std::optional<ClusterShape> staged_cluster_shape(const InnerRows& rows) {
 // 86, at 65536 101 -> 88) and fp32 rows of 8 blocks (layer norm 92 -> 87,
 // softmax 96 -> 91): its buffers take the shared memory that the
 // per-column values' L1 and the occupancy had.
-bool staging_pays(const InnerRows& rows, const ClusterShape& staged,
-                  bool holds_unstaged) {
+bool staging_pays(const InnerRows& rows, const ClusterShape& staged, bool holds_unstaged) {
   const ReductionAnalysis& analysis = rows.analysis;
   if (analysis.has_outer_reductions()) {
     return rows.facts.stages_inner_outer;
@@ -92,7 +87,7 @@ bool staging_pays(const InnerRows& rows, const ClusterShape& staged,
   const int reduction_rounds = analysis.last_element_phase + (analysis.has_variance() ? 1 : 0);
   return reduction_rounds >= 2 &&
       (rows.facts.holds_only_half_types || rows.facts.held_tensors >= 2 || !holds_unstaged ||
-       staged.blocks == 16);
+          staged.blocks == 16);
 }
 
 }  // namespace
@@ -103,10 +98,8 @@ bool hold_rows_in_clusters(InnerRows& rows) {
     return true;
   }
   const std::optional<ClusterShape> staged = staged_cluster_shape(rows);
-  const std::optional<ClusterShape> unstaged = cluster_shape(
-      rows,
-      rows.analysis.has_variance() ? std::min(8, rows.tuning.max_cluster)
-                                   : rows.tuning.max_cluster,
+  const std::optional<ClusterShape> unstaged = cluster_shape(rows,
+      rows.analysis.has_variance() ? std::min(8, rows.tuning.max_cluster) : rows.tuning.max_cluster,
       DoubleGroups::kFromEightBlocks);
   rows.staged_cluster = rows.facts.stageable && staged.has_value() &&
       (rows.tuning.staging == 2 || staging_pays(rows, *staged, unstaged.has_value()));

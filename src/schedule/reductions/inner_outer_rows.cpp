@@ -26,7 +26,7 @@ bool place_column_partials(InnerRows& rows) {
   const int64_t width = schedule.space.width;
   const int64_t chunk_columns = p.groups_per_thread * rows.lanes * p.vector_width;
   const int64_t block_columns = p.cluster == 1 ? width
-      : p.persistent ? chunk_columns
+      : p.persistent                           ? chunk_columns
                      : ceil_div(ceil_div(width, chunk_columns), p.cluster) * chunk_columns;
   // Staged rows keep them in registers (their buffers are placed already).
   const int64_t partial_bytes = p.staged
@@ -54,13 +54,11 @@ bool cluster_column_partials(InnerRows& rows) {
   const int64_t partial_shared_bytes = !p.staged
       ? schedule.shared_bytes
       : std::max(schedule.shared_bytes,
-                 column_partial_offsets(rows.analysis, 1,
-                                        int64_t{p.groups_per_thread} * p.block_size *
-                                            p.vector_width)
-                     .back());
+            column_partial_offsets(
+                rows.analysis, 1, int64_t{p.groups_per_thread} * p.block_size * p.vector_width)
+                .back());
   p.partial_cluster = partial_cluster_blocks(rows.analysis, p, schedule.space.rows,
-                                             partial_shared_bytes,
-                                             rows.facts.holds_only_half_types, rows.device);
+      partial_shared_bytes, rows.facts.holds_only_half_types, rows.device);
   if (p.partial_cluster > 1) {
     schedule.shared_bytes = partial_shared_bytes;
   }

@@ -11,12 +11,12 @@ namespace {
 
 bool any_random_positions(const ReductionAnalysis& analysis) {
   return std::any_of(analysis.position_tensors.begin(), analysis.position_tensors.end(),
-                     [](const TensorView* tv) { return tv->definition()->is<RngOp>(); });
+      [](const TensorView* tv) { return tv->definition()->is<RngOp>(); });
 }
 
 bool any_welford_column(const ReductionAnalysis& analysis) {
   return std::any_of(analysis.outer_reductions.begin(), analysis.outer_reductions.end(),
-                     [](const Expr* r) { return r->is<VarMeanOp>(); });
+      [](const Expr* r) { return r->is<VarMeanOp>(); });
 }
 
 }  // namespace
@@ -25,18 +25,16 @@ int64_t InnerRowFacts::row_threads(int64_t row_elements, int vector_width) const
   return next_pow2(ceil_div(groups, std::max<int64_t>(1, row_elements / vector_width)));
 }
 
-InnerRowFacts inner_row_facts(const ReductionAnalysis& analysis,
-                              ReductionWalk& walk,
-                              const DeviceInfo& device,
-                              const ReductionTuning& tuning) {
+InnerRowFacts inner_row_facts(const ReductionAnalysis& analysis, ReductionWalk& walk,
+    const DeviceInfo& device, const ReductionTuning& tuning) {
   ReductionParams& p = walk.schedule.params;
   const ReductionSpace& space = walk.schedule.space;
   for (size_t t = 0; t < walk.tensors.size(); ++t) {
-    p.access.push_back(walk.per_element[t] ? inner_access_of(space.col_strides[t])
-                                           : InnerAccess::kBroadcast);
+    p.access.push_back(
+        walk.per_element[t] ? inner_access_of(space.col_strides[t]) : InnerAccess::kBroadcast);
   }
-  p.vector_width = vector_width_for(walk.tensors, walk.per_element, walk.per_element,
-                                    p.access, space.width, space.row_strides);
+  p.vector_width = vector_width_for(
+      walk.tensors, walk.per_element, walk.per_element, p.access, space.width, space.row_strides);
   InnerRowFacts facts;
   facts.wanted_blocks = 2 * static_cast<int64_t>(device.sm_count);
   facts.groups = std::max<int64_t>(1, ceil_div(space.width, p.vector_width));
@@ -73,8 +71,8 @@ InnerRowFacts inner_row_facts(const ReductionAnalysis& analysis,
   // 4096x65536 64 -> 77 (clusters of 8 blocks of 512 threads, two blocks
   // an SM), 32768x8192 79 -> 85; but fp32 88 -> 87 and 96 -> 96, and
   // RMS-norm backward (one column reduction) bf16 84 -> 76, fp32 90 -> 82.
-  facts.stages_inner_outer = facts.stageable && analysis.outer_reductions.size() >= 2 &&
-      facts.holds_only_half_types;
+  facts.stages_inner_outer =
+      facts.stageable && analysis.outer_reductions.size() >= 2 && facts.holds_only_half_types;
   // Random values in rows of half types: see ReductionParams::late_draws.
   facts.draws_random = any_random_positions(analysis);
   facts.half_random_rows = facts.draws_random && facts.holds_only_half_types;

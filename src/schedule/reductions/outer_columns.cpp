@@ -36,7 +36,7 @@ void choose_column_vectors(ReductionWalk& walk) {
     drives[t] = false;
   }
   p.vector_width = vector_width_for(walk.tensors, std::vector<bool>(walk.tensors.size(), true),
-                                    drives, p.access, space.row_extents.back(), other);
+      drives, p.access, space.row_extents.back(), other);
 }
 
 // Outer walks keep one 16-byte load per thread in flight per row step:
@@ -49,22 +49,19 @@ void choose_column_vectors(ReductionWalk& walk) {
 // 97, of 32768 (128) 98 -> 97; fp32 over 4096 of 32768 97 -> 100. A
 // variance's blocks are half the threads and were not measured so.
 int64_t row_splits(const ReductionAnalysis& analysis, const ReductionSchedule& schedule,
-                   const DeviceInfo& device) {
+    const DeviceInfo& device) {
   const bool fills_every_sm = !analysis.has_variance() && schedule.grid_x >= device.sm_count;
   if (fills_every_sm) {
     return 1;
   }
   const int64_t wanted_blocks = 2 * static_cast<int64_t>(device.sm_count);
-  return std::clamp<int64_t>(ceil_div(2 * wanted_blocks, schedule.grid_x), 1,
-                             schedule.max_grid_y);
+  return std::clamp<int64_t>(ceil_div(2 * wanted_blocks, schedule.grid_x), 1, schedule.max_grid_y);
 }
 
 }  // namespace
 
-void schedule_outer_columns(const ReductionAnalysis& analysis,
-                            ReductionWalk& walk,
-                            const DeviceInfo& device,
-                            const ReductionTuning& tuning) {
+void schedule_outer_columns(const ReductionAnalysis& analysis, ReductionWalk& walk,
+    const DeviceInfo& device, const ReductionTuning& tuning) {
   ReductionSchedule& schedule = walk.schedule;
   ReductionParams& p = schedule.params;
   const ReductionSpace& space = schedule.space;

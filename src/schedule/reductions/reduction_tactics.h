@@ -18,10 +18,8 @@ constexpr int kShortRowBlock = 128;  // inner rows: a block of several short row
 
 // Outer reductions (the kept axis is contiguous): threads own vectors of
 // adjacent columns and walk down the rows (outer_columns.cpp).
-void schedule_outer_columns(const ReductionAnalysis& analysis,
-                            ReductionWalk& walk,
-                            const DeviceInfo& device,
-                            const ReductionTuning& tuning);
+void schedule_outer_columns(const ReductionAnalysis& analysis, ReductionWalk& walk,
+    const DeviceInfo& device, const ReductionTuning& tuning);
 
 // What the inner-row choices read: facts of this call's rows, fixed before
 // the first choice (inner_row_facts.cpp).
@@ -70,10 +68,8 @@ struct InnerRows {
   ReductionParams& params() { return walk.schedule.params; }
 };
 
-InnerRowFacts inner_row_facts(const ReductionAnalysis& analysis,
-                              ReductionWalk& walk,
-                              const DeviceInfo& device,
-                              const ReductionTuning& tuning);
+InnerRowFacts inner_row_facts(const ReductionAnalysis& analysis, ReductionWalk& walk,
+    const DeviceInfo& device, const ReductionTuning& tuning);
 
 // The inner-row choices, one file each; false declines the reduction (the
 // executor then segments the fusion or falls back).
@@ -90,9 +86,7 @@ bool cluster_column_partials(InnerRows& rows);  // inner_outer_rows.cpp
 // Both tactics, last: values held in registers across phases (carried exps,
 // late draws' register budget), and the split workspace
 // (register_budget.cpp).
-void finish_reduction_schedule(const ReductionAnalysis& analysis,
-                               const ReductionTuning& tuning,
-                               ReductionSchedule& schedule,
-                               bool masked_late_draws);
+void finish_reduction_schedule(const ReductionAnalysis& analysis, const ReductionTuning& tuning,
+    ReductionSchedule& schedule, bool masked_late_draws);
 
 }  // namespace nvfuse

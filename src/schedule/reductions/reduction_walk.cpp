@@ -18,9 +18,7 @@ struct MergedAxes {
 
 // Merges `axes` (outermost first) where every tensor is packed across two
 // neighbours: stride_outer == stride_inner * extent_inner.
-MergedAxes merge(
-    const std::vector<int>& axes,
-    const std::vector<int64_t>& extents,
+MergedAxes merge(const std::vector<int>& axes, const std::vector<int64_t>& extents,
     const std::vector<std::vector<int64_t>>& strides) {
   MergedAxes merged;
   merged.strides.resize(strides.size());
@@ -67,10 +65,8 @@ bool fits_32bit(const ReductionSpace& space) {
 
 // Per kernel tensor (inputs, then outputs), then per position tensor: its
 // stride along each reference axis (0 where it has none).
-std::vector<std::vector<int64_t>> reference_strides(
-    const ReductionAnalysis& analysis,
-    const ReductionWalk& walk,
-    const std::vector<TensorArg>& positions) {
+std::vector<std::vector<int64_t>> reference_strides(const ReductionAnalysis& analysis,
+    const ReductionWalk& walk, const std::vector<TensorArg>& positions) {
   const int rank = analysis.rank;
   std::vector<const TensorView*> views(analysis.inputs.begin(), analysis.inputs.end());
   const std::vector<const TensorView*> kernel_outputs = analysis.kernel_outputs();
@@ -102,8 +98,8 @@ std::vector<std::vector<int64_t>> reference_strides(
   return strides;
 }
 
-std::vector<bool> per_element_tensors(const ReductionAnalysis& analysis,
-                                      const ReductionWalk& walk) {
+std::vector<bool> per_element_tensors(
+    const ReductionAnalysis& analysis, const ReductionWalk& walk) {
   std::vector<const TensorView*> views(analysis.inputs.begin(), analysis.inputs.end());
   const std::vector<const TensorView*> kernel_outputs = analysis.kernel_outputs();
   views.insert(views.end(), kernel_outputs.begin(), kernel_outputs.end());
@@ -141,9 +137,8 @@ int main_tensor_of(const ReductionWalk& walk) {
 }
 
 // The reference axes from the main tensor's outermost to its innermost.
-std::vector<int> walking_order(const std::vector<std::vector<int64_t>>& strides,
-                               int main_tensor,
-                               const std::vector<int64_t>& reference_sizes) {
+std::vector<int> walking_order(const std::vector<std::vector<int64_t>>& strides, int main_tensor,
+    const std::vector<int64_t>& reference_sizes) {
   const int rank = static_cast<int>(reference_sizes.size());
   std::vector<int64_t> main_strides(rank);
   if (main_tensor >= 0) {
@@ -157,20 +152,15 @@ std::vector<int> walking_order(const std::vector<std::vector<int64_t>>& strides,
   }
   std::vector<int> order(rank);
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
-    return main_strides[a] > main_strides[b];
-  });
+  std::stable_sort(
+      order.begin(), order.end(), [&](int a, int b) { return main_strides[a] > main_strides[b]; });
   return order;
 }
 
 }  // namespace
 
-int vector_width_for(
-    const std::vector<TensorArg>& tensors,
-    const std::vector<bool>& vectorized,
-    const std::vector<bool>& drives,
-    const std::vector<InnerAccess>& access,
-    int64_t extent,
+int vector_width_for(const std::vector<TensorArg>& tensors, const std::vector<bool>& vectorized,
+    const std::vector<bool>& drives, const std::vector<InnerAccess>& access, int64_t extent,
     const std::vector<std::vector<int64_t>>& other_strides) {
   int64_t widest = 1;
   for (size_t t = 0; t < tensors.size(); ++t) {
@@ -180,8 +170,7 @@ int vector_width_for(
   }
   for (bool only_drivers : {true, false}) {
     for (size_t t = 0; t < tensors.size(); ++t) {
-      if (vectorized[t] && access[t] == InnerAccess::kContiguous &&
-          (drives[t] || !only_drivers)) {
+      if (vectorized[t] && access[t] == InnerAccess::kContiguous && (drives[t] || !only_drivers)) {
         widest = std::max(widest, size_in_bytes(tensors[t].dtype));
       }
     }
@@ -207,20 +196,16 @@ int vector_width_for(
   return 1;
 }
 
-std::optional<ReductionWalk> walk_reduction(
-    const ReductionAnalysis& analysis,
-    const std::vector<int64_t>& reference_sizes,
-    const std::vector<TensorArg>& inputs,
-    const std::vector<TensorArg>& outputs,
-    const std::vector<TensorArg>& positions) {
+std::optional<ReductionWalk> walk_reduction(const ReductionAnalysis& analysis,
+    const std::vector<int64_t>& reference_sizes, const std::vector<TensorArg>& inputs,
+    const std::vector<TensorArg>& outputs, const std::vector<TensorArg>& positions) {
   ReductionWalk walk;
   walk.tensors = inputs;
   walk.tensors.insert(walk.tensors.end(), outputs.begin(), outputs.end());
   walk.input_count = inputs.size();
   walk.per_element = per_element_tensors(analysis, walk);
   walk.main_tensor = main_tensor_of(walk);
-  const std::vector<std::vector<int64_t>> strides =
-      reference_strides(analysis, walk, positions);
+  const std::vector<std::vector<int64_t>> strides = reference_strides(analysis, walk, positions);
 
   std::vector<int> kept;
   std::vector<int> reduced;

@@ -31,24 +31,17 @@ struct ReductionWalk {
 
 // nullopt when the reduced axes cannot be walked as one strided axis in
 // every tensor. See schedule_reduction for the arguments.
-std::optional<ReductionWalk> walk_reduction(
-    const ReductionAnalysis& analysis,
-    const std::vector<int64_t>& reference_sizes,
-    const std::vector<TensorArg>& inputs,
-    const std::vector<TensorArg>& outputs,
-    const std::vector<TensorArg>& positions);
+std::optional<ReductionWalk> walk_reduction(const ReductionAnalysis& analysis,
+    const std::vector<int64_t>& reference_sizes, const std::vector<TensorArg>& inputs,
+    const std::vector<TensorArg>& outputs, const std::vector<TensorArg>& positions);
 
 // The widest vector every tensor in `vectorized` takes: 16 bytes of the
 // widest contiguous tensor in `drives` (the traffic that matters: a bf16
 // input read per element outweighs a float result written per row, which
 // then takes two 16-byte stores), stepped down until extents, addresses and
 // the other strides are multiples of it.
-int vector_width_for(
-    const std::vector<TensorArg>& tensors,
-    const std::vector<bool>& vectorized,
-    const std::vector<bool>& drives,
-    const std::vector<InnerAccess>& access,
-    int64_t extent,
+int vector_width_for(const std::vector<TensorArg>& tensors, const std::vector<bool>& vectorized,
+    const std::vector<bool>& drives, const std::vector<InnerAccess>& access, int64_t extent,
     const std::vector<std::vector<int64_t>>& other_strides);
 
 }  // namespace nvfuse

@@ -27,10 +27,8 @@ int64_t split_slot_bytes(const ReductionAnalysis& analysis) {
 
 }  // namespace
 
-void finish_reduction_schedule(const ReductionAnalysis& analysis,
-                               const ReductionTuning& tuning,
-                               ReductionSchedule& schedule,
-                               bool masked_late_draws) {
+void finish_reduction_schedule(const ReductionAnalysis& analysis, const ReductionTuning& tuning,
+    ReductionSchedule& schedule, bool masked_late_draws) {
   ReductionParams& p = schedule.params;
   // Split rows are chunked, so `persistent` excludes them too.
   p.carry_exps = tuning.carry_exps > 0 && !p.outer && p.persistent && !p.inner_outer &&

@@ -40,8 +40,7 @@ int64_t row_elements(const InnerRows& rows) {
   // 96 -> 93. bf16 RMS-norm backward measured mixed (1600: 33 -> 37, 4096:
   // 54 -> 51, 32768x8192: 93 -> 84) and keeps 16.
   const int64_t quarter_elements = std::max<int64_t>(1, rows.tuning.elements_per_thread / 4);
-  const bool quarter_rows = rows.analysis.has_outer_reductions() &&
-      !facts.holds_only_half_types &&
+  const bool quarter_rows = rows.analysis.has_outer_reductions() && !facts.holds_only_half_types &&
       facts.row_threads(quarter_elements, vector_width) <= rows.tuning.max_persistent_threads;
   // Inner-outer rows of half types with one column reduction (RMS-norm
   // backward bf16; never staged) take half the elements a thread where the
@@ -53,9 +52,9 @@ int64_t row_elements(const InnerRows& rows) {
   const bool half_element_rows = rows.analysis.outer_reductions.size() == 1 &&
       facts.holds_only_half_types &&
       facts.row_threads(half_elements, vector_width) <= kMaxHalfElementRowThreads;
-  return quarter_rows ? quarter_elements
+  return quarter_rows     ? quarter_elements
       : half_element_rows ? half_elements
-      : rows.tuning.elements_per_thread;
+                          : rows.tuning.elements_per_thread;
 }
 
 }  // namespace
@@ -81,8 +80,8 @@ bool choose_row_elements(InnerRows& rows) {
   // bandwidth, attention prologue bf16 16 -> 32 elements: 64 MB 78 -> 88,
   // 256 MB 86 -> 98 (fp32 rows draw early: 102 either way).
   rows.masked_late_draws = rows.draws_late && !rows.analysis.masked_choices().empty();
-  rows.max_groups = std::max<int64_t>(
-      1, elements * (rows.masked_late_draws ? 2 : 1) /
+  rows.max_groups = std::max<int64_t>(1,
+      elements * (rows.masked_late_draws ? 2 : 1) /
           (facts.half_random_rows && !rows.draws_late ? 2 : 1) / p.vector_width);
   rows.chunk_max_groups = rows.max_groups;
   // Staged inner-outer rows that one block holds at one vector group a

@@ -42,22 +42,17 @@ bool reduces_inner_axis(const ReductionWalk& walk) {
 // need the inner rows' walk).
 bool walks_columns(const ReductionAnalysis& analysis, const ReductionWalk& walk) {
   const int main = walk.main_tensor;
-  const bool main_outer_contiguous =
-      main >= 0 && walk.schedule.space.row_strides[main].back() == 1;
-  return !reduces_inner_axis(walk) && main_outer_contiguous &&
-      analysis.last_element_phase == 0 && !analysis.has_row_gather();
+  const bool main_outer_contiguous = main >= 0 && walk.schedule.space.row_strides[main].back() == 1;
+  return !reduces_inner_axis(walk) && main_outer_contiguous && analysis.last_element_phase == 0 &&
+      !analysis.has_row_gather();
 }
 
 }  // namespace
 
-std::optional<ReductionSchedule> schedule_reduction(
-    const ReductionAnalysis& analysis,
-    const std::vector<int64_t>& reference_sizes,
-    const std::vector<TensorArg>& inputs,
-    const std::vector<TensorArg>& outputs,
-    const std::vector<TensorArg>& positions,
-    const DeviceInfo& device,
-    const ReductionTuning& tuning) {
+std::optional<ReductionSchedule> schedule_reduction(const ReductionAnalysis& analysis,
+    const std::vector<int64_t>& reference_sizes, const std::vector<TensorArg>& inputs,
+    const std::vector<TensorArg>& outputs, const std::vector<TensorArg>& positions,
+    const DeviceInfo& device, const ReductionTuning& tuning) {
   std::optional<ReductionWalk> walk =
       walk_reduction(analysis, reference_sizes, inputs, outputs, positions);
   if (!walk.has_value()) {
@@ -75,8 +70,8 @@ std::optional<ReductionSchedule> schedule_reduction(
   if (schedule.params.outer) {
     schedule_outer_columns(analysis, *walk, device, tuning);
   } else {
-    InnerRows rows{analysis, device, tuning, *walk,
-                   inner_row_facts(analysis, *walk, device, tuning)};
+    InnerRows rows{
+        analysis, device, tuning, *walk, inner_row_facts(analysis, *walk, device, tuning)};
     for (const InnerRowChoice& choice : kInnerRowChoices) {
       if (!choice.choose(rows)) {
         return std::nullopt;

@@ -23,8 +23,8 @@ bool split_few_rows(InnerRows& rows) {
     p.persistent = false;
     rows.lanes = std::min<int64_t>(rows.tuning.chunked_threads, rows.lanes);
     const int64_t chunks = ceil_div(rows.facts.groups, rows.lanes * rows.max_groups);
-    schedule.grid_y = std::min<int64_t>(
-        {chunks, ceil_div(rows.facts.wanted_blocks, schedule.grid_x), 65535});
+    schedule.grid_y =
+        std::min<int64_t>({chunks, ceil_div(rows.facts.wanted_blocks, schedule.grid_x), 65535});
   }
   return true;
 }
@@ -33,8 +33,7 @@ bool shape_row_launch(InnerRows& rows) {
   ReductionParams& p = rows.params();
   p.threads_per_row = static_cast<int>(rows.lanes);
   p.groups_per_thread = static_cast<int>(
-      p.persistent ? ceil_div(rows.facts.groups, rows.lanes * p.cluster)
-                   : rows.chunk_max_groups);
+      p.persistent ? ceil_div(rows.facts.groups, rows.lanes * p.cluster) : rows.chunk_max_groups);
   p.block_size = static_cast<int>(rows.lanes >= 32 ? rows.lanes : kShortRowBlock);
   p.late_draws = rows.draws_late && p.persistent && p.cluster == 1;
   return true;

@@ -49,7 +49,7 @@ bool holds_columns(const InnerRows& rows) {
   return column_bytes > 0 && columns_contiguous && column_bytes <= kMaxHeldColumnBytes &&
       p.block_size <= kMaxColumnHolderBlock &&
       (2 * walk.schedule.shared_bytes > kSharedBytesPerSm ||
-       (rows.tuning.staging == 2 && !inner_outer) || (inner_outer && p.cluster == 1));
+          (rows.tuning.staging == 2 && !inner_outer) || (inner_outer && p.cluster == 1));
 }
 
 }  // namespace
@@ -59,7 +59,7 @@ bool stage_rows(InnerRows& rows) {
   ReductionParams& p = rows.params();
   p.staged = rows.facts.stageable && p.persistent && schedule.grid_y == 1 &&
       (rows.tuning.staging == 2 || rows.staged_cluster ||
-       (p.cluster == 1 && rows.facts.stages_inner_outer)) &&
+          (p.cluster == 1 && rows.facts.stages_inner_outer)) &&
       column_partial_bytes(rows) <= kMaxColumnPartialBytes;
   if (p.staged) {
     schedule.shared_bytes =

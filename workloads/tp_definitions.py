@@ -37,7 +37,8 @@ def _shard(t, axis, d):
 
 def _gelu(fd, h):
     return fd.ops.mul(
-        fd.ops.mul(h, 0.5), fd.ops.add(fd.ops.erf(fd.ops.mul(h, 1 / math.sqrt(2))), 1.0))
+        fd.ops.mul(h, 0.5), fd.ops.add(fd.ops.erf(fd.ops.mul(h, 1 / math.sqrt(2))), 1.0)
+    )
 
 
 def _gelu_grad(fd, h):
@@ -82,8 +83,7 @@ def mlp_backward(tokens, hidden, dtype, d):
         g = fd.define_tensor((tokens, 4 * hidden), contiguity=True, dtype=nv)
         grad_out = fd.define_tensor((tokens, hidden), contiguity=True, dtype=nv)
         grad_g = fd.ops.cast(fd.ops.matmul(grad_out, w1), DataType.Float)
-        grad_h = fd.ops.cast(
-            fd.ops.mul(grad_g, _gelu_grad(fd, fd.ops.cast(h, DataType.Float))), nv)
+        grad_h = fd.ops.cast(fd.ops.mul(grad_g, _gelu_grad(fd, fd.ops.cast(h, DataType.Float))), nv)
         fd.add_output(fd.ops.matmul(grad_h, w0))
         fd.add_output(fd.ops.matmul(fd.ops.permute(grad_h, [1, 0]), x))
         fd.add_output(fd.ops.cast(fd.ops.sum(fd.ops.cast(grad_h, DataType.Float), [0]), nv))
@@ -135,7 +135,8 @@ def attention_forward(batch, seq, heads, head_dim, dtype, d, save=False):
         projected = fd.ops.linear(x, w_qkv)
         qkv = fd.ops.reshape(projected, [batch, seq, heads, 3 * head_dim])
         attn, lse, seed, offset = fd.ops.sdpfa_fwd(
-            *heads_of(fd, qkv, head_dim), dropout_p=0.0, is_causal=True)
+            *heads_of(fd, qkv, head_dim), dropout_p=0.0, is_causal=True
+        )
         merged = fd.ops.reshape(fd.ops.permute(attn, [0, 2, 1, 3]), [batch, seq, e])
         fd.add_output(fd.ops.linear(merged, w_out))
         if save:
@@ -171,12 +172,15 @@ def attention_backward(batch, seq, heads, head_dim, dtype, d):
         merged = fd.ops.reshape(fd.ops.permute(attn, [0, 2, 1, 3]), [tokens, e])
         grad_merged = fd.ops.matmul(grad_out2, w_out)
         grad_attn = fd.ops.permute(
-            fd.ops.reshape(grad_merged, [batch, seq, heads, head_dim]), [0, 2, 1, 3])
+            fd.ops.reshape(grad_merged, [batch, seq, heads, head_dim]), [0, 2, 1, 3]
+        )
         qkv = fd.ops.reshape(projected, [batch, seq, heads, 3 * head_dim])
         grads = fd.ops.sdpfa_bwd(
-            grad_attn, *heads_of(fd, qkv, head_dim), attn, lse, 0.0, True, seed, offset)
+            grad_attn, *heads_of(fd, qkv, head_dim), attn, lse, 0.0, True, seed, offset
+        )
         grad_qkv = fd.ops.reshape(
-            fd.ops.cat([fd.ops.permute(g, [0, 2, 1, 3]) for g in grads], -1), [tokens, 3 * e])
+            fd.ops.cat([fd.ops.permute(g, [0, 2, 1, 3]) for g in grads], -1), [tokens, 3 * e]
+        )
         grad_x = fd.ops.matmul(grad_qkv, w_qkv)
         fd.add_output(fd.ops.reshape(grad_x, [batch, seq, e]))
         x2 = fd.ops.reshape(x, [tokens, e])

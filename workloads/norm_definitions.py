@@ -72,9 +72,7 @@ def _randn(shape, dtype, device):
 
 def _layer_norm_stats(x):
     """(mean, rstd) of each row, [N, 1] Float, as torch's layer norm saves them."""
-    _, mean, rstd = torch.ops.aten.native_layer_norm(
-        x.float(), [x.shape[-1]], None, None, EPS
-    )
+    _, mean, rstd = torch.ops.aten.native_layer_norm(x.float(), [x.shape[-1]], None, None, EPS)
     return mean.reshape(x.shape[0], 1), rstd.reshape(x.shape[0], 1)
 
 
@@ -272,18 +270,22 @@ def _layer_norm_bwd_thunder_fd(fd, grad, x, mean, rstd, weight, dtype):
     s1 = fd.ops.sum(centered * gw, dims=[1])
     rstd_full = fd.ops.broadcast_in_dim(rstd, shape=full, broadcast_dims=[0, 1])
     rstd_gw = rstd_full * gw
-    d_var = (fd.ops.broadcast_in_dim(s1, shape=row, broadcast_dims=[0]) * -0.5) \
-        * fd.ops.pow(rstd, 3.0)
+    d_var = (fd.ops.broadcast_in_dim(s1, shape=row, broadcast_dims=[0]) * -0.5) * fd.ops.pow(
+        rstd, 3.0
+    )
     s2 = fd.ops.sum(fd.ops.neg(rstd_gw), dims=[1])
     d_var_row = fd.ops.sum(d_var, dims=[1])  # a sum over a size-1 axis
-    d_mean_row = fd.ops.sum(
-        fd.ops.broadcast_in_dim(s2, shape=row, broadcast_dims=[0]), dims=[1])
+    d_mean_row = fd.ops.sum(fd.ops.broadcast_in_dim(s2, shape=row, broadcast_dims=[0]), dims=[1])
     d_var_full = fd.ops.broadcast_in_dim(
         fd.ops.broadcast_in_dim(d_var_row, shape=row, broadcast_dims=[0]),
-        shape=full, broadcast_dims=[0, 1])
+        shape=full,
+        broadcast_dims=[0, 1],
+    )
     d_mean_full = fd.ops.broadcast_in_dim(
         fd.ops.broadcast_in_dim(d_mean_row, shape=row, broadcast_dims=[0]),
-        shape=full, broadcast_dims=[0, 1])
+        shape=full,
+        broadcast_dims=[0, 1],
+    )
     dx = rstd_gw + (d_mean_full * inv_width + (d_var_full * 2.0) * centered * inv_width)
     dweight = fd.ops.sum(centered * rstd_full * g, dims=[0])
     dbias = fd.ops.sum(g, dims=[0])
@@ -368,38 +370,49 @@ def _bias_residual_ln_torch(x, bias, residual, weight, bias2):
 CASES = {
     "sum_inner": Case(_x_inputs, _sum_inner_fd, _sum_inner_torch, ("NW",), ("width",)),
     "sum_outer": Case(_x_inputs, _sum_outer_fd, _sum_outer_torch, ("NW",), ("rows",)),
-    "var_mean_inner": Case(
-        _x_inputs, _var_mean_fd, _var_mean_torch, ("NW",), (None, None)
-    ),
+    "var_mean_inner": Case(_x_inputs, _var_mean_fd, _var_mean_torch, ("NW",), (None, None)),
     "softmax_fwd": Case(_x_inputs, _softmax_fd, _softmax_torch, ("NW",), (None,)),
     "softmax_bwd": Case(
         _softmax_bwd_inputs, _softmax_bwd_fd, _softmax_bwd_torch, ("NW", "NW"), (None,)
     ),
-    "log_softmax_fwd": Case(
-        _x_inputs, _log_softmax_fd, _log_softmax_torch, ("NW",), (None,)
-    ),
+    "log_softmax_fwd": Case(_x_inputs, _log_softmax_fd, _log_softmax_torch, ("NW",), (None,)),
     "layer_norm_fwd": Case(
-        _layer_norm_inputs, _layer_norm_fd, _layer_norm_torch,
-        ("NW", "W", "W"), (None, None, None),
+        _layer_norm_inputs,
+        _layer_norm_fd,
+        _layer_norm_torch,
+        ("NW", "W", "W"),
+        (None, None, None),
     ),
     "layer_norm_bwd": Case(
-        _layer_norm_bwd_inputs, _layer_norm_bwd_fd, _layer_norm_bwd_torch,
-        ("NW", "NW", "N1", "N1", "W"), (None, "rows", "rows"),
+        _layer_norm_bwd_inputs,
+        _layer_norm_bwd_fd,
+        _layer_norm_bwd_torch,
+        ("NW", "NW", "N1", "N1", "W"),
+        (None, "rows", "rows"),
     ),
     "layer_norm_bwd_thunder": Case(
-        _layer_norm_bwd_thunder_inputs, _layer_norm_bwd_thunder_fd, _layer_norm_bwd_torch,
-        ("NW", "NW", "N", "N1", "W"), (None, "rows", "rows"),
+        _layer_norm_bwd_thunder_inputs,
+        _layer_norm_bwd_thunder_fd,
+        _layer_norm_bwd_torch,
+        ("NW", "NW", "N", "N1", "W"),
+        (None, "rows", "rows"),
     ),
     "rms_norm_fwd": Case(
         _rms_norm_inputs, _rms_norm_fd, _rms_norm_torch, ("NW", "W"), (None, None)
     ),
     "rms_norm_bwd": Case(
-        _rms_norm_bwd_inputs, _rms_norm_bwd_fd, _rms_norm_bwd_torch,
-        ("NW", "NW", "N1", "W"), (None, "rows"),
+        _rms_norm_bwd_inputs,
+        _rms_norm_bwd_fd,
+        _rms_norm_bwd_torch,
+        ("NW", "NW", "N1", "W"),
+        (None, "rows"),
     ),
     "bias_residual_layer_norm_fwd": Case(
-        _bias_residual_ln_inputs, _bias_residual_ln_fd, _bias_residual_ln_torch,
-        ("NW", "W", "NW", "W", "W"), (None,),
+        _bias_residual_ln_inputs,
+        _bias_residual_ln_fd,
+        _bias_residual_ln_torch,
+        ("NW", "W", "NW", "W", "W"),
+        (None,),
     ),
 }
 
@@ -430,11 +443,13 @@ def define_case(name, dtype):
         handles = []
         for spec in case.inputs:
             shape, contiguity = _INPUT_SHAPES[spec]
-            handles.append(fd.define_tensor(
-                shape=shape,
-                contiguity=contiguity,
-                dtype=FLOAT if spec in ("N1", "N") else nv_dtype,
-            ))
+            handles.append(
+                fd.define_tensor(
+                    shape=shape,
+                    contiguity=contiguity,
+                    dtype=FLOAT if spec in ("N1", "N") else nv_dtype,
+                )
+            )
         for out in case.fd_body(fd, *handles, nv_dtype):
             fd.add_output(out)
     return fd
@@ -462,9 +477,17 @@ def check_case(name, dtype, rows, width, device):
 def reduction_tuning(**changes):
     """The inner reduction scheduler's tuning (nvfuse._C.set_reduction_tuning)
     with `changes`, restored after."""
-    names = ("elements_per_thread", "max_persistent_threads", "chunked_threads",
-             "pipelining", "max_cluster", "carry_exps", "staging", "streamed_cluster",
-             "outer_rows")
+    names = (
+        "elements_per_thread",
+        "max_persistent_threads",
+        "chunked_threads",
+        "pipelining",
+        "max_cluster",
+        "carry_exps",
+        "staging",
+        "streamed_cluster",
+        "outer_rows",
+    )
     default = dict(zip(names, _C.reduction_tuning()))
     _C.set_reduction_tuning(**{**default, **changes})
     try:
@@ -512,12 +535,22 @@ def assert_case_close(name, actual, expected, rows, width, equal_nan=False):
         assert a.shape == e.shape, (name, i, a.shape, e.shape)
         rtol, atol = output_tolerances(name, i, rows, width, e.dtype)
         torch.testing.assert_close(
-            a.float(), e.float(), rtol=rtol, atol=atol, equal_nan=equal_nan,
+            a.float(),
+            e.float(),
+            rtol=rtol,
+            atol=atol,
+            equal_nan=equal_nan,
             msg=lambda m, i=i: f"{name} output {i}: {m}",
         )
 
 
 __all__ = [
-    "CASES", "Case", "EPS", "VARIANTS", "assert_case_close", "define_case",
-    "output_tolerances", "run_case",
+    "CASES",
+    "Case",
+    "EPS",
+    "VARIANTS",
+    "assert_case_close",
+    "define_case",
+    "output_tolerances",
+    "run_case",
 ]

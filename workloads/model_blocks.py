@@ -83,8 +83,10 @@ class LlamaBlock(nn.Module):
     def forward(self, x):
         b, t, c = x.shape
         h = self.attn_norm(x)
-        q, k, v = (proj(h).view(b, t, self.heads, self.head_dim).transpose(1, 2)
-                   for proj in (self.q, self.k, self.v))
+        q, k, v = (
+            proj(h).view(b, t, self.heads, self.head_dim).transpose(1, 2)
+            for proj in (self.q, self.k, self.v)
+        )
         cos, sin = self.cos[:t].to(x.dtype), self.sin[:t].to(x.dtype)
         q, k = rope(q, cos, sin), rope(k, cos, sin)
         y = F.scaled_dot_product_attention(q, k, v, is_causal=True)

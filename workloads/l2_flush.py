@@ -46,8 +46,9 @@ def _evict_last_read_kernel():
     def evict_last_read(src, partial_sums, numel, BLOCK: tl.constexpr):
         program = tl.program_id(0)
         offsets = program * BLOCK + tl.arange(0, BLOCK)
-        values = tl.load(src + offsets, mask=offsets < numel, other=0.0,
-                         eviction_policy="evict_last")
+        values = tl.load(
+            src + offsets, mask=offsets < numel, other=0.0, eviction_policy="evict_last"
+        )
         # stored, so that the load is not dead code
         tl.store(partial_sums + program, tl.sum(values, 0))
 
@@ -68,8 +69,7 @@ def make_l2_flush(method=None):
     compared with pays it 2.5%."""
     method = method or os.environ.get("NVFUSE_L2_FLUSH", "read")
     if method not in ("read", "plain-read", "write"):
-        raise ValueError(
-            f"NVFUSE_L2_FLUSH must be 'read', 'plain-read' or 'write', got {method!r}")
+        raise ValueError(f"NVFUSE_L2_FLUSH must be 'read', 'plain-read' or 'write', got {method!r}")
     buffer = torch.zeros(L2_FLUSH_BYTES // 4, dtype=torch.float32, device="cuda")
     total = torch.empty((), dtype=torch.float32, device="cuda")
     programs = (buffer.numel() + _BLOCK - 1) // _BLOCK

@@ -12,7 +12,7 @@ BIG = 1 << 40  # a slice end past any extent
 
 
 def mlp_inputs(tokens, dim, dtype, device):
-    scale = dim ** -0.5
+    scale = dim**-0.5
     return [
         torch.randn(tokens, dim, dtype=dtype, device=device),
         torch.randn(4 * dim, dim, dtype=dtype, device=device) * scale,
@@ -24,7 +24,8 @@ def mlp_inputs(tokens, dim, dtype, device):
 
 def mlp_torch(x, w1, b1, w2, b2):
     hidden = torch.nn.functional.gelu(
-        torch.nn.functional.linear(x, w1, b1).float(), approximate="tanh")
+        torch.nn.functional.linear(x, w1, b1).float(), approximate="tanh"
+    )
     return torch.nn.functional.linear(hidden.to(x.dtype), w2, b2)
 
 
@@ -45,7 +46,7 @@ def mlp_fd(dtype):
 
 def attention_inputs(batch, seq, heads, head_dim, dtype, device):
     dim = heads * head_dim
-    scale = dim ** -0.5
+    scale = dim**-0.5
     return [
         torch.randn(batch, seq, dim, dtype=dtype, device=device),
         torch.randn(3 * dim, dim, dtype=dtype, device=device) * scale,
@@ -64,11 +65,12 @@ def attention_torch(x, w_qkv, b_qkv, w_out, b_out, heads):
 
     if x.is_cuda:
         y = torch.nn.functional.scaled_dot_product_attention(
-            to_heads(q), to_heads(k), to_heads(v), is_causal=True)
+            to_heads(q), to_heads(k), to_heads(v), is_causal=True
+        )
     else:  # the math in float on the CPU
         y = torch.nn.functional.scaled_dot_product_attention(
-            to_heads(q).float(), to_heads(k).float(), to_heads(v).float(),
-            is_causal=True).to(x.dtype)
+            to_heads(q).float(), to_heads(k).float(), to_heads(v).float(), is_causal=True
+        ).to(x.dtype)
     y = y.permute(0, 2, 1, 3).reshape(batch, seq, dim)
     return torch.nn.functional.linear(y, w_out, b_out)
 

@@ -21,8 +21,10 @@ def _log_softmax_parts(fd, x):
 
 # --- cross-entropy -----------------------------------------------------------
 def cross_entropy_fwd_inputs(rows, dtype):
-    return [torch.randn(rows, WIDTH, dtype=dtype, device="cuda") * 4,
-            torch.randint(0, WIDTH, (rows,), device="cuda")]
+    return [
+        torch.randn(rows, WIDTH, dtype=dtype, device="cuda") * 4,
+        torch.randint(0, WIDTH, (rows,), device="cuda"),
+    ]
 
 
 def cross_entropy_fwd_torch(logits, labels):
@@ -75,8 +77,12 @@ def cross_entropy_bwd_fd(dtype):
 # --- dropout + residual + layer norm -------------------------------------------
 def dropout_ln_inputs(rows, dtype):
     x = torch.randn(rows, WIDTH, dtype=dtype, device="cuda")
-    return [x, torch.randn_like(x), torch.rand(WIDTH, dtype=dtype, device="cuda"),
-            torch.randn(WIDTH, dtype=dtype, device="cuda")]
+    return [
+        x,
+        torch.randn_like(x),
+        torch.rand(WIDTH, dtype=dtype, device="cuda"),
+        torch.randn(WIDTH, dtype=dtype, device="cuda"),
+    ]
 
 
 def dropout_ln_torch(x, residual, weight, bias):
@@ -95,9 +101,11 @@ def dropout_ln_fd(dtype):
         y = fd.ops.where(keep, xf * (1.0 / (1.0 - P_DROP)), 0.0) + rf
         var, mean = fd.ops.var_mean(y, [1], correction=0)
         normed = (y - fd.ops.broadcast(mean, [False, True])) * fd.ops.broadcast(
-            fd.ops.rsqrt(var + EPS), [False, True])
-        w, b = (fd.ops.broadcast(fd.ops.cast(t, DataType.Float), [True, False])
-                for t in (weight, bias))
+            fd.ops.rsqrt(var + EPS), [False, True]
+        )
+        w, b = (
+            fd.ops.broadcast(fd.ops.cast(t, DataType.Float), [True, False]) for t in (weight, bias)
+        )
         fd.add_output(fd.ops.cast(normed * w + b, NV[dtype]))
         fd.add_output(fd.ops.cast(y, NV[dtype]))
     return fd
@@ -130,5 +138,7 @@ def attention_prologue_fd(dtype):
         e = fd.ops.exp(shifted)
         probs = e / fd.ops.broadcast(fd.ops.sum(e, [3]), [False, False, False, True])
         keep = fd.ops.lt(fd.ops.rand_like(probs), 1.0 - P_DROP)
-        fd.add_output(fd.ops.cast(fd.ops.where(keep, probs * (1.0 / (1.0 - P_DROP)), 0.0), NV[dtype]))
+        fd.add_output(
+            fd.ops.cast(fd.ops.where(keep, probs * (1.0 / (1.0 - P_DROP)), 0.0), NV[dtype])
+        )
     return fd
