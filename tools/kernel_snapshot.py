@@ -100,7 +100,9 @@ def fingerprint(fd, inputs):
 def benchmark_module(name):
     """A benchmark file's module, loaded from its path (benchmarks/ is not a
     package): its CASES are the fusions the benchmark times."""
-    spec = importlib.util.spec_from_file_location(name, os.path.join(ROOT, "benchmarks", name + ".py"))
+    spec = importlib.util.spec_from_file_location(
+        name, os.path.join(ROOT, "benchmarks", name + ".py")
+    )
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
@@ -132,7 +134,9 @@ def other_kernels():
             for size in ("16MB", "256MB"):
                 with _OnCpu():
                     inputs = make_inputs(ops.SIZES[size], dtype)
-                lines.append(f"ops {dtype_name} {name} {size} {fingerprint(make_fd(dtype), inputs)}")
+                lines.append(
+                    f"ops {dtype_name} {name} {size} {fingerprint(make_fd(dtype), inputs)}"
+                )
     return lines
 
 
