@@ -17,7 +17,9 @@ sys.path.insert(
     0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 )  # the workloads package
 import workloads.loss_and_norm_definitions as defs  # noqa: E402
-import test_transformer_ops as ops  # noqa: E402
+from workloads import benchmark_module  # noqa: E402
+
+ops = benchmark_module("test_transformer_ops")
 
 from nvfuse import FusionDefinition  # noqa: E402
 

@@ -20,7 +20,6 @@ the schedulers), so the large shapes cost no memory traffic.
 
 import argparse
 import hashlib
-import importlib.util
 import os
 import sys
 
@@ -31,6 +30,7 @@ sys.path.insert(
     0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 )  # the workloads package
 
+from workloads import benchmark_module  # noqa: E402
 import workloads.loss_and_norm_definitions as blocks  # noqa: E402
 from workloads.norm_definitions import CASES, VARIANTS, define_case, reduction_tuning  # noqa: E402
 
@@ -95,17 +95,6 @@ def fingerprint(fd, inputs):
     except Exception as error:  # a case a shape cannot take is part of the snapshot
         return "error-" + type(error).__name__
     return hashlib.sha1(code.encode()).hexdigest()[:16]
-
-
-def benchmark_module(name):
-    """A benchmark file's module, loaded from its path (benchmarks/ is not a
-    package): its CASES are the fusions the benchmark times."""
-    spec = importlib.util.spec_from_file_location(
-        name, os.path.join(ROOT, "benchmarks", name + ".py")
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def fusion_of(body, inputs, dtype):

@@ -12,7 +12,9 @@ import sys
 sys.path.insert(
     0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 )  # the workloads package
-import test_pointwise as cases  # noqa: E402
+from workloads import benchmark_module  # noqa: E402
+
+cases = benchmark_module("test_pointwise")
 from workloads.gpu_timing import copy_gbps, median_event_time_ms  # noqa: E402
 from workloads.l2_flush import make_l2_flush  # noqa: E402
 

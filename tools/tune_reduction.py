@@ -35,7 +35,9 @@ from workloads.gpu_timing import copy_gbps, median_event_time_ms  # noqa: E402
 from workloads.l2_flush import make_l2_flush  # noqa: E402
 from workloads.norm_definitions import CASES, define_case  # noqa: E402
 import workloads.loss_and_norm_definitions as loss_defs  # noqa: E402
-import test_normalization as bench  # noqa: E402
+from workloads import benchmark_module  # noqa: E402
+
+bench = benchmark_module("test_normalization")
 
 import nvfuse  # noqa: E402
 
