@@ -17,7 +17,13 @@ import torch
 
 from . import _C
 from ._C import DataType, StateKind
-from .errors import DefinitionError, DefinitionTypeError, InputError, InputTypeError
+from .errors import (
+    DefinitionError,
+    DefinitionTypeError,
+    InputError,
+    InputTypeError,
+    UnsupportedError,
+)
 from .handles import Scalar, Tensor, Vector, _Handle, make_handle
 from .ops import Operators
 from .pytorch_utils import python_scalar_dtype
@@ -44,6 +50,9 @@ class FusionDefinition:
         self._sharded = None  # whether execute takes the multi-device path
         self._debug_output = None
         self._profile = None
+        self._graphs = None  # the CUDA graphs of execute(cuda_graph=True)
+        # execute()'s cuda_graph when a call does not say (nvfuse/cuda_graph.py).
+        self.cuda_graph = False
         self.ops = Operators(self)
         self.sched = Schedule(self)
         if id is not None:
@@ -309,6 +318,7 @@ class FusionDefinition:
         print_repro=False,
         profile=False,
         save_repro_inputs=False,
+        cuda_graph=None,
         _enable_options=(),
         _disable_options=(),
     ):
@@ -320,10 +330,32 @@ class FusionDefinition:
         prints during the call is kept for debug_output() instead.
         `profile`: per-kernel device times, read by profile().
         `save_repro_inputs`: keeps the inputs for last_repro_script().
+        `cuda_graph` (default: the definition's `cuda_graph` attribute,
+        False): record the call's launches as a CUDA graph once per set of
+        input tensors and replay it; the outputs are the graph's own
+        tensors, overwritten by the next call with the same inputs
+        (nvfuse/cuda_graph.py, docs/api.md).
         `override_user_schedule`, `_enable_options` and `_disable_options`
         are the predecessor's; nvfuse has no user schedules and no option
         names of its own there, so they are accepted and each unknown
         option is reported once (docs/compatibility.md)."""
+        if (
+            self._sharded is False
+            and type(inputs) is list
+            and device is None
+            and cuda_graph is None
+            and not self.cuda_graph
+            and not (capture_debug_output or print_repro or profile or save_repro_inputs)
+            and not (_enable_options or _disable_options)
+        ):
+            # The common call, after the first: straight to the C++ executor
+            # (every Python step below is then a no-op).
+            self._debug_output = None
+            try:
+                return _C.execute(self._id, inputs, -1)
+            except (RuntimeError, TypeError, ValueError):
+                _refuse_unbindable(inputs)
+                raise
         self._ensure_defined()
         report_unused_options(_enable_options, _disable_options)
         inputs = _input_list(inputs)
@@ -355,6 +387,8 @@ class FusionDefinition:
                 raise
 
         self._debug_output = None
+        if self.cuda_graph if cuda_graph is None else cuda_graph:
+            return self._execute_graphed(inputs, cuda_device, profile, capture_debug_output)
         if capture_debug_output:
             _C.start_dump_capture()
             try:
@@ -362,6 +396,22 @@ class FusionDefinition:
             finally:
                 self._debug_output = _C.finish_dump_capture()
         return self._run_maybe_profiled(run, inputs, profile, cuda_device)
+
+    def _execute_graphed(self, inputs, cuda_device, profile, capture_debug_output):
+        from .cuda_graph import FusionGraphs
+
+        if self._sharded:
+            raise UnsupportedError(
+                "execute(cuda_graph=True): a sharded fusion's communications are not captured"
+            )
+        if profile or capture_debug_output:
+            raise UnsupportedError(
+                "execute(cuda_graph=True) replays recorded launches: "
+                "profile=True and capture_debug_output=True need a plain execute"
+            )
+        if self._graphs is None:
+            self._graphs = FusionGraphs(lambda ins, dev: _C.execute(self._id, ins, dev))
+        return self._graphs.execute(inputs, cuda_device)
 
     def _run_maybe_profiled(self, run, inputs, profile, cuda_device):
         if not profile:

@@ -48,8 +48,18 @@ std::string describe_argument(const Argument& arg) {
   return "the Python scalar " + v.to_python();
 }
 
-// Which input axis each symbolic extent came from, for error messages.
-using ExtentOrigins = std::unordered_map<const Scalar*, std::string>;
+// Which input axis each symbolic extent came from, for error messages
+// (kept as numbers: the text is built only for a message, not on every
+// call).
+struct ExtentOrigin {
+  size_t input = 0;
+  int64_t axis = 0;
+};
+using ExtentOrigins = std::unordered_map<const Scalar*, ExtentOrigin>;
+
+std::string text_of(const ExtentOrigin& origin) {
+  return "input " + std::to_string(origin.input) + " axis " + std::to_string(origin.axis);
+}
 
 class InputBinder {
  public:
@@ -65,7 +75,7 @@ class InputBinder {
   void bind_sizes(size_t index, const TensorView& tv, const at::Tensor& t);
   void check_strides(size_t index, const TensorView& tv, const at::Tensor& t);
   void bind_scalar(size_t index, const Scalar& s, const ScalarValue& v);
-  void bind_extent(const Scalar* extent, int64_t size, std::string origin);
+  void bind_extent(const Scalar* extent, int64_t size, ExtentOrigin origin);
   void check_extent_equalities();
   void check_reshape_sizes(const ExtentEquality& eq, const Expr& reshape);
   std::string input_name(size_t index) const { return "input " + std::to_string(index); }
@@ -133,16 +143,17 @@ void InputBinder::bind_sizes(size_t index, const TensorView& tv, const at::Tenso
   for (int64_t axis = 0; axis < tv.rank(); ++axis) {
     const IterDomain* id = tv.logical()[axis];
     const int64_t size = t.size(axis);
-    const std::string where = input_name(index) + " axis " + std::to_string(axis);
+    const ExtentOrigin where{index, axis};
     if (id->is_broadcast() && !id->is_expanded()) {
-      NVFUSE_INPUT_CHECK(size == 1, where, " has size ", size,
+      NVFUSE_INPUT_CHECK(size == 1, text_of(where), " has size ", size,
           ", but the definition makes it a broadcast axis (shape entry 1): "
           "expected ",
           describe_input(tv), ", got ", describe_argument(t));
       continue;
     }
     if (id->is_expanded()) {
-      NVFUSE_INPUT_CHECK(size == 1 || t.stride(axis) == 0, where, " has stride ", t.stride(axis),
+      NVFUSE_INPUT_CHECK(size == 1 || t.stride(axis) == 0, text_of(where), " has stride ",
+          t.stride(axis),
           ", but the definition makes it an expanded broadcast (contiguity "
           "None): its stride must be 0");
     }
@@ -212,14 +223,14 @@ void InputBinder::bind_scalar(size_t index, const Scalar& s, const ScalarValue& 
   bound_.extents.bind(&s, v);
 }
 
-void InputBinder::bind_extent(const Scalar* extent, int64_t size, std::string origin) {
+void InputBinder::bind_extent(const Scalar* extent, int64_t size, ExtentOrigin origin) {
   if (auto constant = extent->constant_int()) {
-    NVFUSE_INPUT_CHECK(*constant == size, origin, " has size ", size,
+    NVFUSE_INPUT_CHECK(*constant == size, text_of(origin), " has size ", size,
         " but the definition fixes it to ", *constant);
     return;
   }
   bound_.extents.bind(extent, ScalarValue(size));
-  origins_.emplace(extent, std::move(origin));
+  origins_.emplace(extent, origin);
 }
 
 // A reshape's element count (eq.a) against the product of its new sizes
@@ -274,7 +285,7 @@ void InputBinder::check_extent_equalities() {
     }
     auto name = [this](const Scalar* extent) {
       auto it = origins_.find(extent);
-      return it != origins_.end() ? it->second : "the size " + extent->to_string();
+      return it != origins_.end() ? text_of(it->second) : "the size " + extent->to_string();
     };
     NVFUSE_INPUT_CHECK(false, name(eq.a), " (size ", *a, ") and ", name(eq.b), " (size ", *b,
         ") must be equal, because `", op != nullptr ? print_expr(*op) : std::string("an op"),

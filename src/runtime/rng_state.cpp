@@ -3,13 +3,25 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Context.h>
 #include <ATen/core/Generator.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
 
 #include <mutex>
+
+#include "ir/errors.h"
+#include "runtime/cuda/cuda_driver.h"
 
 namespace nvfuse {
 
 PhiloxState next_philox_state(c10::Device device) {
   if (device.is_cuda()) {
+    // The seed and offset reach the kernel by value: a CUDA graph would
+    // replay the same random values every time.
+    const c10::Stream stream =
+        c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->getStream(device);
+    NVFUSE_CHECK_AS(ErrorKind::kUnsupported, !cuda_driver::is_capturing(stream.native_handle()),
+        "random ops in a CUDA graph: nvfuse passes the generator's seed and offset to "
+        "the kernel by value, so every replay would draw the same values; run this "
+        "fusion outside the capture (or without cuda_graph=True)");
     at::Generator generator = at::globalContext().defaultGenerator(device);
     std::lock_guard<std::mutex> lock(generator.mutex());
     PhiloxState state{generator.current_seed(), generator.get_offset()};

@@ -122,9 +122,7 @@ std::map<int, CUcontext>& primary_contexts() {
   return contexts;
 }
 
-}  // namespace
-
-const DeviceProperties& properties(int device) {
+const DeviceProperties& lookup_properties(int device) {
   static std::mutex mutex;
   static std::map<int, DeviceProperties> cache;
   std::lock_guard<std::mutex> lock(mutex);
@@ -147,10 +145,30 @@ const DeviceProperties& properties(int device) {
   return cache.emplace(device, props).first->second;
 }
 
+}  // namespace
+
+const DeviceProperties& properties(int device) {
+  // Read on every launch: the thread's last answer first (the map's
+  // entries never move), the locked map otherwise.
+  thread_local int last_device = -1;
+  thread_local const DeviceProperties* last = nullptr;
+  if (device == last_device) {
+    return *last;
+  }
+  const DeviceProperties& found = lookup_properties(device);
+  last_device = device;
+  last = &found;
+  return found;
+}
+
 void make_context_current(int device) {
   const DriverApi& api = driver();
-  CUcontext context = nullptr;
-  {
+  // Every launch: the thread's last device's context first, the locked map
+  // of retained primary contexts otherwise.
+  thread_local int last_device = -1;
+  thread_local CUcontext last_context = nullptr;
+  CUcontext context = device == last_device ? last_context : nullptr;
+  if (context == nullptr) {
     std::lock_guard<std::mutex> lock(contexts_mutex);
     auto& contexts = primary_contexts();
     auto it = contexts.find(device);
@@ -162,6 +180,8 @@ void make_context_current(int device) {
     } else {
       context = it->second;
     }
+    last_device = device;
+    last_context = context;
   }
   CUcontext current = nullptr;
   api.check(api.CtxGetCurrent(&current), "cuCtxGetCurrent");
