@@ -24,20 +24,25 @@ GRAPHS_PER_DEFINITION = 8
 
 
 def _key(inputs):
-    key = []
+    # Device pointers are unique across devices (unified addressing), so
+    # the address names the device too.
+    return tuple(
+        [
+            (value.data_ptr(), value.shape, value.stride(), value.dtype)
+            if isinstance(value, torch.Tensor)
+            else (type(value), value)
+            for value in inputs
+        ]
+    )
+
+
+def _check_cuda(inputs):
     for i, value in enumerate(inputs):
-        if isinstance(value, torch.Tensor):
-            if not value.is_cuda:
-                raise InputError(
-                    f"execute(cuda_graph=True): input {i} is a {value.device} tensor; "
-                    "a CUDA graph reads CUDA tensors only"
-                )
-            key.append(
-                (value.data_ptr(), tuple(value.shape), value.stride(), value.dtype, value.device)
+        if isinstance(value, torch.Tensor) and not value.is_cuda:
+            raise InputError(
+                f"execute(cuda_graph=True): input {i} is a {value.device} tensor; "
+                "a CUDA graph reads CUDA tensors only"
             )
-        else:
-            key.append((type(value), value))
-    return tuple(key)
 
 
 class FusionGraphs:
@@ -55,6 +60,7 @@ class FusionGraphs:
             graph, outputs = entry
             graph.replay()
             return list(outputs)
+        _check_cuda(inputs)
         # This call's work runs plainly (compiling and loading every kernel
         # before the capture, which records without running anything), so
         # that an in-place update happens once per call, the first included.

@@ -343,19 +343,21 @@ class FusionDefinition:
             self._sharded is False
             and type(inputs) is list
             and device is None
-            and cuda_graph is None
-            and not self.cuda_graph
             and not (capture_debug_output or print_repro or profile or save_repro_inputs)
             and not (_enable_options or _disable_options)
         ):
             # The common call, after the first: straight to the C++ executor
-            # (every Python step below is then a no-op).
+            # or the CUDA graphs (every Python step below is then a no-op).
             self._debug_output = None
-            try:
-                return _C.execute(self._id, inputs, -1)
-            except (RuntimeError, TypeError, ValueError):
-                _refuse_unbindable(inputs)
-                raise
+            if self.cuda_graph if cuda_graph is None else cuda_graph:
+                if self._graphs is not None:
+                    return self._graphs.execute(inputs, -1)
+            else:
+                try:
+                    return _C.execute(self._id, inputs, -1)
+                except (RuntimeError, TypeError, ValueError):
+                    _refuse_unbindable(inputs)
+                    raise
         self._ensure_defined()
         report_unused_options(_enable_options, _disable_options)
         inputs = _input_list(inputs)
