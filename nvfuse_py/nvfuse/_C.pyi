@@ -471,7 +471,7 @@ def philox4x32_10(
     """
 
 def pointwise_ops() -> list: ...
-def pointwise_tuning() -> tuple[int, int, int, int, int]: ...
+def pointwise_tuning() -> tuple[int, int, int, int, int, int]: ...
 def reduction_tuning() -> tuple[int, int, int, int, int, int, int, int, int]: ...
 def release_communicator() -> None:
     """
@@ -524,9 +524,10 @@ def set_pointwise_tuning(
     elements_per_thread: typing.SupportsInt | typing.SupportsIndex = 16,
     transpose_tile: typing.SupportsInt | typing.SupportsIndex = 0,
     transpose_vector: typing.SupportsInt | typing.SupportsIndex = 0,
+    heavy_math_budget: typing.SupportsInt | typing.SupportsIndex = 64,
 ) -> None:
     """
-    Launch-shape defaults of the pointwise scheduler (for tuning runs); the transpose kernel's tile and vector width, 0 for the defaults
+    Launch-shape defaults of the pointwise scheduler (for tuning runs); the transpose kernel's tile and vector width, 0 for the defaults; the budget of elements a thread times heavy math ops per element (0: none)
     """
 
 def set_reduction_tuning(

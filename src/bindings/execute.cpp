@@ -99,18 +99,20 @@ void init_execute(py::module_& m) {
   m.def(
       "set_pointwise_tuning",
       [](int block_size, int max_unroll, int elements_per_thread, int transpose_tile,
-          int transpose_vector) {
-        set_pointwise_tuning(
-            {block_size, max_unroll, elements_per_thread, transpose_tile, transpose_vector});
+          int transpose_vector, int heavy_math_budget) {
+        set_pointwise_tuning({block_size, max_unroll, elements_per_thread, transpose_tile,
+            transpose_vector, heavy_math_budget});
       },
       py::arg("block_size"), py::arg("max_unroll"), py::arg("elements_per_thread") = 16,
       py::arg("transpose_tile") = 0, py::arg("transpose_vector") = 0,
+      py::arg("heavy_math_budget") = PointwiseTuning{}.heavy_math_budget,
       "Launch-shape defaults of the pointwise scheduler (for tuning runs); "
-      "the transpose kernel's tile and vector width, 0 for the defaults");
+      "the transpose kernel's tile and vector width, 0 for the defaults; the "
+      "budget of elements a thread times heavy math ops per element (0: none)");
   m.def("pointwise_tuning", [] {
     const PointwiseTuning t = pointwise_tuning();
-    return py::make_tuple(
-        t.block_size, t.max_unroll, t.elements_per_thread, t.transpose_tile, t.transpose_vector);
+    return py::make_tuple(t.block_size, t.max_unroll, t.elements_per_thread, t.transpose_tile,
+        t.transpose_vector, t.heavy_math_budget);
   });
   m.def(
       "set_coordinate_tuning",

@@ -26,6 +26,8 @@ void set_pointwise_tuning(const PointwiseTuning& tuning) {
   NVFUSE_CHECK(
       tuning.transpose_tile == 0 || tuning.transpose_tile == 32 || tuning.transpose_tile == 64,
       "transpose_tile must be 0 (the default), 32 or 64, got ", tuning.transpose_tile);
+  NVFUSE_CHECK(tuning.heavy_math_budget >= 0, "heavy_math_budget must be at least 0, got ",
+      tuning.heavy_math_budget);
   NVFUSE_CHECK(tuning.transpose_vector == 0 || tuning.transpose_vector == 1 ||
           tuning.transpose_vector == 2 || tuning.transpose_vector == 4,
       "transpose_vector must be 0 (by element size), 1, 2 or 4, got ", tuning.transpose_vector);
@@ -66,8 +68,8 @@ std::string PointwiseExecutor::cuda_code_for(
 PointwiseSchedule PointwiseExecutor::schedule_for(const std::vector<TensorArg>& tensors,
     const DeviceInfo& device, const PointwiseTuning& tuning) {
   std::vector<int64_t> numbers = {device.sm_count, device.arch, tuning.block_size,
-      tuning.max_unroll, tuning.elements_per_thread, tuning.transpose_tile,
-      tuning.transpose_vector};
+      tuning.max_unroll, tuning.elements_per_thread, tuning.transpose_tile, tuning.transpose_vector,
+      tuning.heavy_math_budget};
   return last_schedule_.get(tensors, std::move(numbers), [&] {
     const auto split = tensors.begin() + static_cast<std::ptrdiff_t>(analysis_.inputs.size());
     return schedule_pointwise(analysis_, std::vector<TensorArg>(tensors.begin(), split),

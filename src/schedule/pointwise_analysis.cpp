@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <set>
 #include <unordered_set>
 
 #include "ir/all_exprs.h"
@@ -176,6 +177,32 @@ bool assign_axis_map(AxisMaps& maps, const TensorView* tv, const std::vector<int
   return true;
 }
 
+namespace {
+
+// Ops whose CUDA math function is a long inlined routine (libdevice's
+// accurate sinf, expf, tanhf... with their slow paths), not a few
+// instructions.
+bool is_heavy_math(OpType op) {
+  static const std::set<OpType> heavy = {OpType::acos, OpType::acosh, OpType::asin, OpType::asinh,
+      OpType::atan, OpType::atanh, OpType::cos, OpType::cosh, OpType::erf, OpType::erfc,
+      OpType::erfcinv, OpType::erfinv, OpType::exp, OpType::exp2, OpType::expm1, OpType::lgamma,
+      OpType::log, OpType::log10, OpType::log1p, OpType::log2, OpType::sigmoid, OpType::sin,
+      OpType::sinh, OpType::tan, OpType::tanh, OpType::pow, OpType::atan2};
+  return heavy.count(op) > 0;
+}
+
+int heavy_math_ops_of(const Fusion& fusion) {
+  int count = 0;
+  for (const Expr* expr : fusion.exprs()) {
+    if (expr->is<PointwiseOp>() && is_heavy_math(expr->as<PointwiseOp>()->op())) {
+      ++count;
+    }
+  }
+  return count;
+}
+
+}  // namespace
+
 std::optional<PointwiseAnalysis> analyze_pointwise(const Fusion& fusion, std::string* why_not) {
   PointwiseAnalysis analysis;
   for (const Expr* expr : fusion.exprs()) {
@@ -221,6 +248,7 @@ std::optional<PointwiseAnalysis> analyze_pointwise(const Fusion& fusion, std::st
       analysis.inputs.push_back(tv);
     }
   }
+  analysis.heavy_math_ops = heavy_math_ops_of(fusion);
   // Symbolic scalars used by tensor exprs are computed on the host.
   for (const Expr* expr : fusion.exprs()) {
     if (!expr->output(0)->is<TensorView>() || expr->is<ExpandOp>()) {

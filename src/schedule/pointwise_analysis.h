@@ -31,6 +31,10 @@ struct PointwiseAnalysis {
   AxisMaps axis_map;
   // The rank of the iteration space.
   int rank = 0;
+  // Transcendental ops per element (sin, exp, tanh, pow...): each is
+  // inlined per element with its slow paths, so they set how much code a
+  // thread's elements cost NVRTC (PointwiseTuning::heavy_math_budget).
+  int heavy_math_ops = 0;
 };
 
 // The analysis, or nullopt with the reason in `why_not` when the fusion has

@@ -184,8 +184,11 @@ PointwiseSchedule schedule_pointwise(const PointwiseAnalysis& analysis,
   // Unroll (several independent vector loads in flight per thread) unless
   // that would leave the GPU with too few blocks.
   const int64_t groups = schedule.space.numel / params.vector_width;
-  params.unroll =
-      std::clamp(tuning.elements_per_thread / params.vector_width, 1, tuning.max_unroll);
+  int elements = tuning.elements_per_thread;
+  if (tuning.heavy_math_budget > 0 && analysis.heavy_math_ops > 0) {
+    elements = std::min(elements, std::max(1, tuning.heavy_math_budget / analysis.heavy_math_ops));
+  }
+  params.unroll = std::clamp(elements / params.vector_width, 1, tuning.max_unroll);
   while (params.unroll > 1 &&
       groups / (int64_t{params.block_size} * params.unroll) < 4 * int64_t{device.sm_count}) {
     params.unroll /= 2;

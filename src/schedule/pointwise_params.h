@@ -60,6 +60,14 @@ struct PointwiseTuning {
   int elements_per_thread = 16;
   int transpose_tile = 0;    // 0: the default (choose_transpose_tiling)
   int transpose_vector = 0;  // 0: by element size (transpose_vector_width)
+  // Elements a thread holds times the fusion's heavy math ops per element
+  // (PointwiseAnalysis::heavy_math_ops) stay within this, down to one
+  // vector a thread: NVRTC's time grows faster than the code each inlined
+  // routine adds (0: no budget). 64 keeps 16 elements for up to four such
+  // ops (the benchmarks' chain of sin, exp, tanh and sigmoid); on 2 cores,
+  // 20 steps of that chain compiled in 2.6 s (fp32) and 4.9 s (bf16) at
+  // 16 elements, 0.9 s and 1.4 s at the budget's 4.
+  int heavy_math_budget = 64;
 };
 
 struct PointwiseSchedule {

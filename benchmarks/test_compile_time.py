@@ -1,0 +1,126 @@
+"""Cold compile time per kernel kind: NVRTC (front end, NVVM and ptxas, for
+sm_90) on the CUDA source nvfuse generates for each case, which is what a
+new fusion or a new size pays on its first call before the kernel cache
+has it (host work before NVRTC takes 0.1-2 ms). A warm call (kernel in the
+disk cache, new process) costs about 1 ms and is not timed here.
+pytest-benchmark's median and max over the rounds are the figures; each
+round compiles afresh (NVRTC caches nothing).
+
+    python3 -m pytest benchmarks/test_compile_time.py --benchmark-json=c.json
+"""
+
+import re
+
+import pytest
+import torch
+
+from nvfuse import _C
+from workloads import benchmark_module
+from workloads.norm_definitions import CASES as NORM_CASES
+from workloads.norm_definitions import define_case
+
+SEGMENT = re.compile(r"^// ==== nvfuse segment: outputs[ 0-9]+ ====$", re.M)
+KERNEL_NAME = re.compile(r"void (?:__launch_bounds__\([^)]*\) )?(nvfuse_\w+)\(const Args args\)")
+ARCH = 90
+
+
+class _OnCpu(torch.overrides.TorchFunctionMode):
+    """The benchmark modules' inputs, made on the CPU as uninitialized
+    tensors: the code generator reads only sizes, strides and dtypes."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = dict(kwargs or {})
+        if kwargs.get("device") == "cuda":
+            kwargs["device"] = "cpu"
+        if func in (torch.randn, torch.rand):
+            return torch.empty(*args, **kwargs)
+        if func is torch.randint:
+            return torch.empty(args[2], dtype=torch.int64, device=kwargs.get("device"))
+        return func(*args, **kwargs)
+
+
+def _pointwise(name, dtype):
+    from nvfuse import FusionDefinition
+    from nvfuse.pytorch_utils import torch_dtype_to_nvfuse_dtype
+
+    module = benchmark_module("test_pointwise")
+    make_inputs, body, _ = module.CASES[name]
+    with _OnCpu():
+        inputs = make_inputs((64 << 20) // dtype.itemsize, dtype)
+    with FusionDefinition() as fd:
+        handles = [fd.from_pytorch(t) for t in inputs]
+        fd.add_output(body(fd, *handles, torch_dtype_to_nvfuse_dtype(dtype)))
+    return fd.cuda_code_for(inputs)
+
+
+def _norm(name, dtype, rows=8192, width=4096):
+    shapes = {"NW": (rows, width), "W": (width,), "N1": (rows, 1), "N": (rows,)}
+    inputs = [
+        torch.empty(shapes[spec], dtype=torch.float32 if spec in ("N1", "N") else dtype)
+        for spec in NORM_CASES[name].inputs
+    ]
+    return define_case(name, dtype).cuda_code_for(inputs)
+
+
+def _long_chain(steps, dtype):
+    """The pointwise benchmark's chain (sin, exp, tanh, sigmoid and
+    arithmetic) repeated: a body of many inlined math routines."""
+    from nvfuse import DataType, FusionDefinition
+    from nvfuse.pytorch_utils import torch_dtype_to_nvfuse_dtype
+
+    nv = torch_dtype_to_nvfuse_dtype(dtype)
+    with FusionDefinition() as fd:
+        h = fd.ops.cast(fd.define_tensor([-1, -1], contiguity=True, dtype=nv), DataType.Float)
+        for _ in range(steps // 4):
+            h = fd.ops.sin(h * 1.01 + 0.1)
+            h = fd.ops.exp(h) - 1.0
+            h = fd.ops.tanh(h * h)
+            h = fd.ops.maximum(h, 0.01) + fd.ops.sigmoid(h)
+        fd.add_output(fd.ops.cast(h, nv))
+    return fd.cuda_code_for([torch.empty(16384, 4096, dtype=dtype)])
+
+
+def _rope(dtype):
+    module = benchmark_module("test_transformer_ops")
+    with _OnCpu():
+        inputs = module._rope_inputs(64 << 20, dtype)
+    return module._rope_fd(dtype).cuda_code_for(inputs)
+
+
+BF16 = torch.bfloat16
+CASES = {
+    "pointwise add_mul_relu": lambda: _pointwise("add_mul_relu", BF16),
+    "pointwise bias_gelu": lambda: _pointwise("bias_gelu", BF16),
+    "pointwise chain10": lambda: _pointwise("chain10", BF16),
+    "pointwise chain x5": lambda: _long_chain(20, BF16),
+    "transpose transpose_add": lambda: _pointwise("transpose_add", BF16),
+    "scan scaled_cumsum": lambda: _pointwise("scaled_cumsum", BF16),
+    "coordinate rope": lambda: _rope(BF16),
+    "reduction sum_outer": lambda: _norm("sum_outer", BF16),
+    "reduction softmax": lambda: _norm("softmax_fwd", BF16),
+    "reduction layer_norm": lambda: _norm("layer_norm_fwd", BF16),
+    "reduction layer_norm_bwd": lambda: _norm("layer_norm_bwd", BF16),
+    "reduction rms_norm_bwd": lambda: _norm("rms_norm_bwd", BF16),
+}
+
+
+def _kernels(code):
+    """(name, source) of each segment's kernel."""
+    parts = [p for p in SEGMENT.split(code) if p.strip()]
+    return [(KERNEL_NAME.search(p).group(1), p) for p in parts]
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_cold_compile(benchmark, case):
+    kernels = _kernels(CASES[case]())
+    assert kernels
+
+    def compile_all():
+        for name, source in kernels:
+            compiled = _C.nvrtc_compile(source, name, ARCH)
+            assert compiled["bytes"] > 0
+
+    benchmark.pedantic(compile_all, rounds=3, warmup_rounds=0)
+    benchmark.extra_info["kernels"] = [name for name, _ in kernels]
+    benchmark.extra_info["median_ms"] = round(benchmark.stats.stats.median * 1e3, 1)
+    benchmark.extra_info["max_ms"] = round(benchmark.stats.stats.max * 1e3, 1)
