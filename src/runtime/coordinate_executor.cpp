@@ -54,13 +54,9 @@ void set_coordinate_tuning(const CoordinateTuning& tuning) {
 
 CoordinateTuning coordinate_tuning() { return tuning_setting().get(); }
 
-std::unique_ptr<CoordinateExecutor> CoordinateExecutor::try_create(
-    const Fusion& fusion, std::string* why_not) {
-  auto analysis = analyze_coordinates(fusion, why_not);
-  if (!analysis.has_value()) {
-    return nullptr;
-  }
-  return std::unique_ptr<CoordinateExecutor>(new CoordinateExecutor(fusion, std::move(*analysis)));
+std::unique_ptr<CoordinateExecutor> CoordinateExecutor::create(
+    const Fusion& fusion, CoordinateAnalysis analysis) {
+  return std::unique_ptr<CoordinateExecutor>(new CoordinateExecutor(fusion, std::move(analysis)));
 }
 
 CoordinateExecutor::CoordinateExecutor(const Fusion& fusion, CoordinateAnalysis analysis)

@@ -25,8 +25,9 @@ CoordinateTuning coordinate_tuning();
 
 class CoordinateExecutor : public GeneratedKernelExecutor<CoordinateParams> {
  public:
-  // nullptr (with the reason) when the coordinate scheduler rejects `fusion`.
-  static std::unique_ptr<CoordinateExecutor> try_create(const Fusion& fusion, std::string* why_not);
+  // The executor of `fusion`'s kernel (segment/kernel_choice.h chose it).
+  static std::unique_ptr<CoordinateExecutor> create(
+      const Fusion& fusion, CoordinateAnalysis analysis);
 
   std::optional<std::vector<at::Tensor>> run(
       const std::vector<Argument>& args, BoundInputs& bound) override;

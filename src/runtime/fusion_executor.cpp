@@ -14,52 +14,32 @@
 #include "runtime/reduction_executor.h"
 #include "runtime/reference_evaluator.h"
 #include "schedule/reduction_analysis.h"
+#include "segment/kernel_choice.h"
 #include "segment/reduction_segmenter.h"
 
 namespace nvfuse {
 
 namespace {
 
-bool only_reshapes(const Fusion& fusion) {
-  const auto exprs = fusion.exprs();
-  return !exprs.empty() && std::all_of(exprs.begin(), exprs.end(), [](const Expr* e) {
-    return !e->output(0)->is<TensorView>() || e->is<ReshapeOp>();
-  });
-}
-
 // The generated-kernel executor for `fusion`, or nullptr with the reason.
 std::unique_ptr<KernelExecutor> kernel_executor_for(
     const Fusion& fusion, std::string* kind, std::string* why_not) {
-  if (has_reduction(fusion)) {
-    *kind = "reduction";
-    return ReductionExecutor::try_create(fusion, why_not);
-  }
-  *kind = "pointwise";
-  std::string why_not_pointwise;
-  if (auto kernel = PointwiseExecutor::try_create(fusion, &why_not_pointwise)) {
-    return kernel;
-  }
-  // Reading operands at other coordinates (slices, gathers...) or making
-  // values from coordinates (random, iota) needs the coordinate kernel. A
-  // reshape alone stays an ATen reshape: a view where the layout allows.
-  *kind = "coordinate";
-  if (only_reshapes(fusion)) {
-    *why_not = "pointwise: " + why_not_pointwise +
-        "; a reshape alone runs as an ATen reshape (a view where it can be)";
+  std::optional<KernelChoice> choice = choose_kernel(fusion, kind, why_not);
+  if (!choice.has_value()) {
     return nullptr;
   }
-  std::string why_not_coordinate;
-  if (auto kernel = CoordinateExecutor::try_create(fusion, &why_not_coordinate)) {
-    return kernel;
+  switch (choice->kind) {
+    case KernelKind::kReduction:
+      return ReductionExecutor::create(
+          fusion, std::move(std::get<ReductionAnalysis>(choice->analysis)));
+    case KernelKind::kPointwise:
+      return PointwiseExecutor::create(
+          fusion, std::move(std::get<PointwiseAnalysis>(choice->analysis)));
+    case KernelKind::kCoordinate:
+      return CoordinateExecutor::create(
+          fusion, std::move(std::get<CoordinateAnalysis>(choice->analysis)));
   }
-  *why_not = "pointwise: " + why_not_pointwise + "; coordinate: " + why_not_coordinate;
   return nullptr;
-}
-
-bool is_one_kernel(const Fusion& fusion) {
-  std::string kind;
-  std::string why_not;
-  return kernel_executor_for(fusion, &kind, &why_not) != nullptr;
 }
 
 }  // namespace
@@ -84,16 +64,6 @@ std::vector<FusionExecutor::Segment> FusionExecutor::split_by_reduction_class(
   return split;
 }
 
-bool FusionExecutor::runs_as_kernels(const Fusion& fusion) {
-  if (is_one_kernel(fusion)) {
-    return true;
-  }
-  std::string why_not;
-  const auto split = split_by_reduction_class(fusion, &why_not);
-  return !split.empty() &&
-      std::all_of(split.begin(), split.end(), [](const auto& s) { return s.kernel != nullptr; });
-}
-
 std::string FusionExecutor::segment_header(const Segment& segment, size_t segment_count) const {
   if (segment_count == 1) {
     return "";
@@ -110,15 +80,14 @@ FusionExecutor::FusionExecutor(const Fusion& definition) : fusion_(definition.cl
     dump("fusion_ir", definition.to_string());
   }
   run_presegmentation_passes(*fusion_);
-  const SchedulerChecks checks{runs_as_kernels, is_one_kernel};
-  add_parts(segment_at_aten_ops(*fusion_, checks));
+  add_parts(segment_at_aten_ops(*fusion_));
   if (parts_.empty()) {
     plan_segments();
     const bool all_kernels = std::all_of(
         segments_.begin(), segments_.end(), [](const Segment& s) { return s.kernel != nullptr; });
     if (!all_kernels) {
       // No plan makes kernels of the whole: split it (segment/merge_groups.h).
-      add_parts(segment_at_aten_ops(*fusion_, checks, /*split_uncut=*/true));
+      add_parts(segment_at_aten_ops(*fusion_, /*split_uncut=*/true));
       if (!parts_.empty()) {
         segments_.clear();
         fallback_.clear();

@@ -107,8 +107,6 @@ class FusionExecutor : public RuntimeState {
   // One segment per reduction class of `fusion` (reduction_segmenter.h),
   // each keeping only its outputs; empty when there is no such split.
   static std::vector<Segment> split_by_reduction_class(const Fusion& fusion, std::string* why_not);
-  // What plan_segments makes of `fusion`: generated kernels only.
-  static bool runs_as_kernels(const Fusion& fusion);
   // Runs the parts in order; the values of the fusion's outputs. With
   // `code`, appends each fused part's generated kernels to it instead (the
   // last part is not run).

@@ -36,13 +36,9 @@ void set_pointwise_tuning(const PointwiseTuning& tuning) {
 
 PointwiseTuning pointwise_tuning() { return tuning_setting().get(); }
 
-std::unique_ptr<PointwiseExecutor> PointwiseExecutor::try_create(
-    const Fusion& fusion, std::string* why_not) {
-  auto analysis = analyze_pointwise(fusion, why_not);
-  if (!analysis.has_value()) {
-    return nullptr;
-  }
-  return std::unique_ptr<PointwiseExecutor>(new PointwiseExecutor(fusion, std::move(*analysis)));
+std::unique_ptr<PointwiseExecutor> PointwiseExecutor::create(
+    const Fusion& fusion, PointwiseAnalysis analysis) {
+  return std::unique_ptr<PointwiseExecutor>(new PointwiseExecutor(fusion, std::move(analysis)));
 }
 
 PointwiseExecutor::PointwiseExecutor(const Fusion& fusion, PointwiseAnalysis analysis)

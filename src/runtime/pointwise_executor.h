@@ -23,8 +23,9 @@ PointwiseTuning pointwise_tuning();
 
 class PointwiseExecutor : public GeneratedKernelExecutor<PointwiseParams> {
  public:
-  // nullptr (with the reason) when the pointwise scheduler rejects `fusion`.
-  static std::unique_ptr<PointwiseExecutor> try_create(const Fusion& fusion, std::string* why_not);
+  // The executor of `fusion`'s kernel (segment/kernel_choice.h chose it).
+  static std::unique_ptr<PointwiseExecutor> create(
+      const Fusion& fusion, PointwiseAnalysis analysis);
 
   std::optional<std::vector<at::Tensor>> run(
       const std::vector<Argument>& args, BoundInputs& bound) override;

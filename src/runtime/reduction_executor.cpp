@@ -77,13 +77,9 @@ void set_reduction_tuning(const ReductionTuning& tuning) {
 
 ReductionTuning reduction_tuning() { return tuning_setting().get(); }
 
-std::unique_ptr<ReductionExecutor> ReductionExecutor::try_create(
-    const Fusion& fusion, std::string* why_not) {
-  auto analysis = analyze_reduction(fusion, why_not);
-  if (!analysis.has_value()) {
-    return nullptr;
-  }
-  return std::unique_ptr<ReductionExecutor>(new ReductionExecutor(std::move(*analysis), fusion));
+std::unique_ptr<ReductionExecutor> ReductionExecutor::create(
+    const Fusion& fusion, ReductionAnalysis analysis) {
+  return std::unique_ptr<ReductionExecutor>(new ReductionExecutor(std::move(analysis), fusion));
 }
 
 ReductionExecutor::ReductionExecutor(ReductionAnalysis analysis, const Fusion& fusion)

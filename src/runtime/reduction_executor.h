@@ -27,8 +27,9 @@ ReductionTuning reduction_tuning();
 
 class ReductionExecutor : public GeneratedKernelExecutor<ReductionParams> {
  public:
-  // nullptr (with the reason) when the reduction scheduler rejects `fusion`.
-  static std::unique_ptr<ReductionExecutor> try_create(const Fusion& fusion, std::string* why_not);
+  // The executor of `fusion`'s kernel (segment/kernel_choice.h chose it).
+  static std::unique_ptr<ReductionExecutor> create(
+      const Fusion& fusion, ReductionAnalysis analysis);
 
   std::optional<std::vector<at::Tensor>> run(
       const std::vector<Argument>& args, BoundInputs& bound) override;

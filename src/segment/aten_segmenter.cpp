@@ -12,6 +12,7 @@
 #include "schedule/coordinate_analysis.h"
 #include "schedule/reduction_analysis.h"
 #include "segment/host_views.h"
+#include "segment/kernel_choice.h"
 #include "segment/merge_groups.h"
 
 namespace nvfuse {
@@ -250,18 +251,18 @@ struct Planned {
 // each split into groups that one kernel takes (segment/merge_groups.h);
 // the pieces keep the group's place in the run order.
 std::vector<Planned> split_unschedulable_kernels(
-    const Fusion& fusion, std::vector<Planned> planned, const SchedulerChecks& checks) {
-  const GroupCheck is_one_kernel = [&](const std::vector<const Expr*>& exprs) {
-    return checks.is_one_kernel(*build_segment(fusion, exprs, false).fusion);
+    const Fusion& fusion, std::vector<Planned> planned) {
+  const GroupCheck one_kernel = [&](const std::vector<const Expr*>& exprs) {
+    return is_one_kernel(*build_segment(fusion, exprs, false).fusion);
   };
   std::vector<Planned> result;
   for (Planned& group : planned) {
     if (!is_kernel(group.phase) ||
-        checks.runs_as_kernels(*build_segment(fusion, group.members, false).fusion)) {
+        runs_as_kernels(*build_segment(fusion, group.members, false).fusion)) {
       result.push_back(std::move(group));
       continue;
     }
-    for (MergedGroup& piece : merge_into_kernel_groups(fusion, group.members, is_one_kernel)) {
+    for (MergedGroup& piece : merge_into_kernel_groups(fusion, group.members, one_kernel)) {
       result.push_back({group.depth, group.phase, std::move(piece.exprs)});
     }
   }
@@ -273,13 +274,13 @@ std::vector<Planned> split_unschedulable_kernels(
 // that feed no cut of their depth run after those cuts (so that work a
 // communication does not wait for overlaps it). A segment_set starts a
 // new kernel: it runs as a copy at the head of its consumers' kernel, and
-// what it reads is written by an earlier one. With `checks`, kernel groups
-// the schedulers do not take whole are split further; a fusion nothing
-// cuts is left whole unless `split_uncut`.
+// what it reads is written by an earlier one. With `split_kernels`, kernel
+// groups the schedulers do not take whole are split further; a fusion
+// nothing cuts is left whole unless `split_uncut`.
 std::vector<FusionSegment> segment_at_cuts(const Fusion& fusion,
     const std::function<bool(const Expr&)>& is_cut,
-    const std::unordered_set<const Expr*>& host_views, const SchedulerChecks* checks,
-    bool split_uncut, bool defer_independent = false) {
+    const std::unordered_set<const Expr*>& host_views, bool split_kernels, bool split_uncut,
+    bool defer_independent = false) {
   std::vector<const Expr*> exprs;
   for (const Expr* expr : fusion.exprs()) {
     if (is_tensor_expr(expr)) {
@@ -431,8 +432,8 @@ std::vector<FusionSegment> segment_at_cuts(const Fusion& fusion,
     }
     ordered[it->second].members.push_back(exprs[i]);
   }
-  if (checks != nullptr) {
-    ordered = split_unschedulable_kernels(fusion, std::move(ordered), *checks);
+  if (split_kernels) {
+    ordered = split_unschedulable_kernels(fusion, std::move(ordered));
   }
   // One kernel needs no cutting; one ATen expr or host view still runs as
   // its own segment (a view must not become a copy kernel).
@@ -453,8 +454,7 @@ std::vector<FusionSegment> segment_at_cuts(const Fusion& fusion,
 
 }  // namespace
 
-std::vector<FusionSegment> segment_at_aten_ops(
-    const Fusion& fusion, const SchedulerChecks& checks, bool split_uncut) {
+std::vector<FusionSegment> segment_at_aten_ops(const Fusion& fusion, bool split_uncut) {
   // Without reductions, the coordinate kernel computes slices, gathers,
   // random values... with the pointwise work around them; with them, most
   // of those exprs are cut out (each then runs as its own coordinate kernel).
@@ -462,14 +462,14 @@ std::vector<FusionSegment> segment_at_aten_ops(
   const std::unordered_set<const Expr*> host_views = find_host_views(fusion, reductions);
   return segment_at_cuts(
       fusion, [&](const Expr& e) { return host_views.count(&e) || is_cut_out(e, reductions); },
-      host_views, &checks, split_uncut);
+      host_views, /*split_kernels=*/true, split_uncut);
 }
 
 std::vector<FusionSegment> segment_at_host_steps(
     const Fusion& fusion, const std::unordered_set<const Expr*>& steps) {
   return segment_at_cuts(
-      fusion, [&](const Expr& e) { return steps.count(&e) > 0; }, {}, nullptr,
-      /*split_uncut=*/false, /*defer_independent=*/true);
+      fusion, [&](const Expr& e) { return steps.count(&e) > 0; }, {},
+      /*split_kernels=*/false, /*split_uncut=*/false, /*defer_independent=*/true);
 }
 
 }  // namespace nvfuse

@@ -58,27 +58,18 @@ struct FusionSegment {
   bool is_host_view = false;
 };
 
-// What the runtime's schedulers take (runtime/fusion_executor.cpp), asked
-// of a segment's fusion: whether it runs as generated kernels (one, or one
-// per reduction class), and whether it runs as one.
-struct SchedulerChecks {
-  std::function<bool(const Fusion&)> runs_as_kernels;
-  std::function<bool(const Fusion&)> is_one_kernel;
-};
-
 // The segments in an order that runs producers first: kernel groups are
 // connected pointwise/reduction exprs at one "ATen depth" (the number of
 // ATen exprs on the longest path from the inputs; host views do not count,
 // being free), so no two segments depend on each other. A segment_set
 // counts as one more step of depth (a hint: the kernel computing its input
 // ends there and the set heads its consumers' kernel). A kernel group that
-// does not run as kernels is split into the fewest groups that one kernel
+// does not run as kernels (segment/kernel_choice.h) is split into the fewest groups that one kernel
 // each takes (segment/merge_groups.h); what no kernel takes runs on the
 // reference evaluator. Empty when the fusion is a single segment: always
 // when nothing cuts it, unless `split_uncut` (its caller found that no plan
 // runs it as kernels), which splits it like any other kernel group.
-std::vector<FusionSegment> segment_at_aten_ops(
-    const Fusion& fusion, const SchedulerChecks& checks, bool split_uncut = false);
+std::vector<FusionSegment> segment_at_aten_ops(const Fusion& fusion, bool split_uncut = false);
 
 // A sharded fusion cut at its host steps (communications and local slices,
 // multidevice/insert_communications.h), each a segment of its own, the
