@@ -19,6 +19,8 @@ import torch
 
 from nvfuse import _C
 from workloads import benchmark_module
+from workloads.cpu_stand_ins import OnCpu
+from workloads.transcendental_chain import chain_fd
 from workloads.norm_definitions import CASES as NORM_CASES
 from workloads.norm_definitions import define_case
 
@@ -27,28 +29,13 @@ KERNEL_NAME = re.compile(r"void (?:__launch_bounds__\([^)]*\) )?(nvfuse_\w+)\(co
 ARCH = 90
 
 
-class _OnCpu(torch.overrides.TorchFunctionMode):
-    """The benchmark modules' inputs, made on the CPU as uninitialized
-    tensors: the code generator reads only sizes, strides and dtypes."""
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = dict(kwargs or {})
-        if kwargs.get("device") == "cuda":
-            kwargs["device"] = "cpu"
-        if func in (torch.randn, torch.rand):
-            return torch.empty(*args, **kwargs)
-        if func is torch.randint:
-            return torch.empty(args[2], dtype=torch.int64, device=kwargs.get("device"))
-        return func(*args, **kwargs)
-
-
 def _pointwise(name, dtype):
     from nvfuse import FusionDefinition
     from nvfuse.pytorch_utils import torch_dtype_to_nvfuse_dtype
 
     module = benchmark_module("test_pointwise")
     make_inputs, body, _ = module.CASES[name]
-    with _OnCpu():
+    with OnCpu():
         inputs = make_inputs((64 << 20) // dtype.itemsize, dtype)
     with FusionDefinition() as fd:
         handles = [fd.from_pytorch(t) for t in inputs]
@@ -66,20 +53,9 @@ def _norm(name, dtype, rows=8192, width=4096):
 
 
 def _long_chain(steps, dtype):
-    """The pointwise benchmark's chain (sin, exp, tanh, sigmoid and
-    arithmetic) repeated: a body of many inlined math routines."""
-    from nvfuse import DataType, FusionDefinition
     from nvfuse.pytorch_utils import torch_dtype_to_nvfuse_dtype
 
-    nv = torch_dtype_to_nvfuse_dtype(dtype)
-    with FusionDefinition() as fd:
-        h = fd.ops.cast(fd.define_tensor([-1, -1], contiguity=True, dtype=nv), DataType.Float)
-        for _ in range(steps // 4):
-            h = fd.ops.sin(h * 1.01 + 0.1)
-            h = fd.ops.exp(h) - 1.0
-            h = fd.ops.tanh(h * h)
-            h = fd.ops.maximum(h, 0.01) + fd.ops.sigmoid(h)
-        fd.add_output(fd.ops.cast(h, nv))
+    fd = chain_fd(steps, torch_dtype_to_nvfuse_dtype(dtype))
     return fd.cuda_code_for([torch.empty(16384, 4096, dtype=dtype)])
 
 
@@ -95,7 +71,7 @@ def _without_budget(make_code):
 
 def _rope(dtype):
     module = benchmark_module("test_transformer_ops")
-    with _OnCpu():
+    with OnCpu():
         inputs = module._rope_inputs(64 << 20, dtype)
     return module._rope_fd(dtype).cuda_code_for(inputs)
 
@@ -105,8 +81,8 @@ CASES = {
     "pointwise add_mul_relu": lambda: _pointwise("add_mul_relu", BF16),
     "pointwise bias_gelu": lambda: _pointwise("bias_gelu", BF16),
     "pointwise chain10": lambda: _pointwise("chain10", BF16),
-    "pointwise chain x5": lambda: _long_chain(20, BF16),
-    "pointwise chain x5, no budget": lambda: _without_budget(lambda: _long_chain(20, BF16)),
+    "pointwise chain x5": lambda: _long_chain(5, BF16),
+    "pointwise chain x5, no budget": lambda: _without_budget(lambda: _long_chain(5, BF16)),
     "transpose transpose_add": lambda: _pointwise("transpose_add", BF16),
     "scan scaled_cumsum": lambda: _pointwise("scaled_cumsum", BF16),
     "coordinate rope": lambda: _rope(BF16),

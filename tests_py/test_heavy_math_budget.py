@@ -9,19 +9,8 @@ import re
 import pytest
 import torch
 
-from nvfuse import DataType, DefinitionError, FusionDefinition, _C
-
-
-def chain(steps, dtype):
-    with FusionDefinition() as fd:
-        h = fd.ops.cast(fd.define_tensor([-1, -1], contiguity=True, dtype=dtype), DataType.Float)
-        for _ in range(steps):
-            h = fd.ops.sin(h * 1.01 + 0.1)
-            h = fd.ops.exp(h) - 1.0
-            h = fd.ops.tanh(h * h)
-            h = fd.ops.maximum(h, 0.01) + fd.ops.sigmoid(h)
-        fd.add_output(fd.ops.cast(h, dtype))
-    return fd
+from nvfuse import DataType, DefinitionError, _C
+from workloads.transcendental_chain import chain_fd as chain
 
 
 def elements_per_thread(fd, dtype):

@@ -31,6 +31,7 @@ sys.path.insert(
 )  # the workloads package
 
 from workloads import benchmark_module  # noqa: E402
+from workloads.cpu_stand_ins import OnCpu  # noqa: E402
 import workloads.loss_and_norm_definitions as blocks  # noqa: E402
 from workloads.norm_definitions import CASES, VARIANTS, define_case, reduction_tuning  # noqa: E402
 
@@ -67,25 +68,8 @@ def case_inputs(name, rows, width, dtype):
     ]
 
 
-class _OnCpu(torch.overrides.TorchFunctionMode):
-    """Creates the blocks' inputs on the CPU where they ask for CUDA."""
-
-    def __torch_function__(self, func, types, args=(), kwargs=None):
-        kwargs = dict(kwargs or {})
-        if kwargs.get("device") == "cuda":
-            kwargs["device"] = "cpu"
-        # Values do not matter: random tensors are left uninitialized.
-        if func in (torch.randn, torch.rand):
-            return torch.empty(*args, **kwargs)
-        if func is torch.randint:
-            return torch.empty(args[2], dtype=torch.int64, device=kwargs.get("device"))
-        if func in (torch.randn_like, torch.rand_like):
-            return torch.empty_like(*args, **kwargs)
-        return func(*args, **kwargs)
-
-
 def block_inputs(name, rows, dtype):
-    with _OnCpu():
+    with OnCpu():
         return getattr(blocks, name + "_inputs")(rows, dtype)
 
 
@@ -115,13 +99,13 @@ def other_kernels():
     for dtype_name, dtype in DTYPES.items():
         for name, (make_inputs, body, _) in pointwise.CASES.items():
             for size in ("1MB", "64MB", "1GB"):
-                with _OnCpu():
+                with OnCpu():
                     inputs = make_inputs(pointwise.SIZES[size] // dtype.itemsize, dtype)
                 fd = fusion_of(body, inputs, dtype)
                 lines.append(f"pointwise {dtype_name} {name} {size} {fingerprint(fd, inputs)}")
         for name, (make_inputs, _, make_fd, _) in ops.CASES.items():
             for size in ("16MB", "256MB"):
-                with _OnCpu():
+                with OnCpu():
                     inputs = make_inputs(ops.SIZES[size], dtype)
                 lines.append(
                     f"ops {dtype_name} {name} {size} {fingerprint(make_fd(dtype), inputs)}"

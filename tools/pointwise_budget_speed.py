@@ -5,20 +5,14 @@ process (CUDA events, median of 30). Needs a GPU.
     python3 tools/pointwise_budget_speed.py
 """
 
+import os
+import sys
+
 import torch
-from nvfuse import FusionDefinition, DataType, _C
 
-
-def chain(steps, nv):
-    with FusionDefinition() as fd:
-        h = fd.ops.cast(fd.define_tensor([-1, -1], contiguity=True, dtype=nv), DataType.Float)
-        for _ in range(steps):
-            h = fd.ops.sin(h * 1.01 + 0.1)
-            h = fd.ops.exp(h) - 1.0
-            h = fd.ops.tanh(h * h)
-            h = fd.ops.maximum(h, 0.01) + fd.ops.sigmoid(h)
-        fd.add_output(fd.ops.cast(h, nv))
-    return fd
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # workloads
+from nvfuse import DataType, _C  # noqa: E402
+from workloads.transcendental_chain import chain_fd as chain  # noqa: E402
 
 
 def kernel_us(fn, iters=30):
