@@ -19,9 +19,8 @@ import torch
 
 from nvfuse import _C
 from workloads import benchmark_module
-from workloads.cpu_stand_ins import OnCpu
+from workloads.cpu_stand_ins import OnCpu, fusion_of_body, norm_case_inputs
 from workloads.transcendental_chain import chain_fd
-from workloads.norm_definitions import CASES as NORM_CASES
 from workloads.norm_definitions import define_case
 
 SEGMENT = re.compile(r"^// ==== nvfuse segment: outputs[ 0-9]+ ====$", re.M)
@@ -30,26 +29,15 @@ ARCH = 90
 
 
 def _pointwise(name, dtype):
-    from nvfuse import FusionDefinition
-    from nvfuse.pytorch_utils import torch_dtype_to_nvfuse_dtype
-
     module = benchmark_module("test_pointwise")
     make_inputs, body, _ = module.CASES[name]
     with OnCpu():
         inputs = make_inputs((64 << 20) // dtype.itemsize, dtype)
-    with FusionDefinition() as fd:
-        handles = [fd.from_pytorch(t) for t in inputs]
-        fd.add_output(body(fd, *handles, torch_dtype_to_nvfuse_dtype(dtype)))
-    return fd.cuda_code_for(inputs)
+    return fusion_of_body(body, inputs, dtype).cuda_code_for(inputs)
 
 
 def _norm(name, dtype, rows=8192, width=4096):
-    shapes = {"NW": (rows, width), "W": (width,), "N1": (rows, 1), "N": (rows,)}
-    inputs = [
-        torch.empty(shapes[spec], dtype=torch.float32 if spec in ("N1", "N") else dtype)
-        for spec in NORM_CASES[name].inputs
-    ]
-    return define_case(name, dtype).cuda_code_for(inputs)
+    return define_case(name, dtype).cuda_code_for(norm_case_inputs(name, rows, width, dtype))
 
 
 def _long_chain(steps, dtype):

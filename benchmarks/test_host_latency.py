@@ -18,6 +18,7 @@ import pytest
 import torch
 
 from nvfuse import DataType, FusionDefinition
+from workloads.gpu_timing import executor_fn
 
 CALLS = 200
 LAYERS = 5
@@ -104,16 +105,13 @@ CASES = {
 
 
 def _call(executor, fd, inputs, torch_fn):
-    if executor == "nvfuse":
-        return lambda: fd.execute(inputs)
+    """The call timed: the plain executors as every benchmark makes them
+    (workloads.gpu_timing.executor_fn), or either side's CUDA graphs."""
     if executor == "nvfuse-cudagraphs":
         return lambda: fd.execute(inputs, cuda_graph=True)
-    if executor == "eager":
-        return lambda: torch_fn(*inputs)
+    if executor != "compile-cudagraphs":
+        return executor_fn(executor, inputs, torch_fn, lambda: fd)
     torch._dynamo.reset()
-    if executor == "compile":
-        compiled = torch.compile(torch_fn, dynamic=False)
-        return lambda: compiled(*inputs)
     compiled = torch.compile(torch_fn, dynamic=False, mode="reduce-overhead")
 
     def replay():

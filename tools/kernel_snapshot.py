@@ -31,7 +31,7 @@ sys.path.insert(
 )  # the workloads package
 
 from workloads import benchmark_module  # noqa: E402
-from workloads.cpu_stand_ins import OnCpu  # noqa: E402
+from workloads.cpu_stand_ins import OnCpu, fusion_of_body, norm_case_inputs  # noqa: E402
 import workloads.loss_and_norm_definitions as blocks  # noqa: E402
 from workloads.norm_definitions import CASES, VARIANTS, define_case, reduction_tuning  # noqa: E402
 
@@ -59,15 +59,6 @@ BLOCK_ROWS = [512, 2048, 8192, 32768]
 BLOCKS = ("cross_entropy_fwd", "cross_entropy_bwd", "dropout_ln", "attention_prologue")
 
 
-def case_inputs(name, rows, width, dtype):
-    case = CASES[name] if name in CASES else VARIANTS[name]
-    shapes = {"NW": (rows, width), "W": (width,), "N1": (rows, 1), "N": (rows,)}
-    return [
-        torch.empty(shapes[spec], dtype=torch.float32 if spec in ("N1", "N") else dtype)
-        for spec in case.inputs
-    ]
-
-
 def block_inputs(name, rows, dtype):
     with OnCpu():
         return getattr(blocks, name + "_inputs")(rows, dtype)
@@ -81,16 +72,6 @@ def fingerprint(fd, inputs):
     return hashlib.sha1(code.encode()).hexdigest()[:16]
 
 
-def fusion_of(body, inputs, dtype):
-    from nvfuse import FusionDefinition
-    from nvfuse.pytorch_utils import torch_dtype_to_nvfuse_dtype
-
-    with FusionDefinition() as fd:
-        handles = [fd.from_pytorch(t) for t in inputs]
-        fd.add_output(body(fd, *handles, torch_dtype_to_nvfuse_dtype(dtype)))
-    return fd
-
-
 def other_kernels():
     """The pointwise and transformer-op benchmarks' fusions."""
     lines = []
@@ -101,7 +82,7 @@ def other_kernels():
             for size in ("1MB", "64MB", "1GB"):
                 with OnCpu():
                     inputs = make_inputs(pointwise.SIZES[size] // dtype.itemsize, dtype)
-                fd = fusion_of(body, inputs, dtype)
+                fd = fusion_of_body(body, inputs, dtype)
                 lines.append(f"pointwise {dtype_name} {name} {size} {fingerprint(fd, inputs)}")
         for name, (make_inputs, _, make_fd, _) in ops.CASES.items():
             for size in ("16MB", "256MB"):
@@ -123,7 +104,7 @@ def snapshot():
                     for rows, width in SHAPES:
                         key = f"{tuning_name} {dtype_name} {name} {rows}x{width}"
                         lines.append(
-                            f"{key} {fingerprint(fd, case_inputs(name, rows, width, dtype))}"
+                            f"{key} {fingerprint(fd, norm_case_inputs(name, rows, width, dtype))}"
                         )
                 for name in BLOCKS:
                     fd = getattr(blocks, name + "_fd")(dtype)

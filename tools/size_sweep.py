@@ -17,19 +17,12 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))  # workloads
 from nvfuse import DataType, FusionDefinition  # noqa: E402
-from workloads.norm_definitions import CASES, define_case  # noqa: E402
+from workloads.cpu_stand_ins import norm_case_inputs  # noqa: E402
+from workloads.norm_definitions import define_case  # noqa: E402
 
 ROWS = 64
 SIZES = sorted({int(128 * (16384 / 128) ** (i / 63)) for i in range(64)})
 DTYPES = {"bf16": torch.bfloat16, "fp32": torch.float32}
-
-
-def norm_inputs(name, width, dtype):
-    shapes = {"NW": (ROWS, width), "W": (width,), "N1": (ROWS, 1), "N": (ROWS,)}
-    return [
-        torch.empty(shapes[spec], dtype=torch.float32 if spec in ("N1", "N") else dtype)
-        for spec in CASES[name].inputs
-    ]
 
 
 def gelu(dtype):
@@ -61,7 +54,7 @@ def main():
         cases = {
             f"{name} (widths)": (
                 define_case(name, dtype),
-                lambda w, name=name: norm_inputs(name, w, dtype),
+                lambda w, name=name: norm_case_inputs(name, ROWS, w, dtype),
             )
             for name in ("softmax_fwd", "layer_norm_fwd", "sum_inner", "sum_outer")
         }

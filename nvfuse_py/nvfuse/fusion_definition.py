@@ -339,25 +339,21 @@ class FusionDefinition:
         are the predecessor's; nvfuse has no user schedules and no option
         names of its own there, so they are accepted and each unknown
         option is reported once (docs/compatibility.md)."""
+        graphed = self.cuda_graph if cuda_graph is None else cuda_graph
         if (
             self._sharded is False
             and type(inputs) is list
             and device is None
             and not (capture_debug_output or print_repro or profile or save_repro_inputs)
             and not (_enable_options or _disable_options)
+            and (not graphed or self._graphs is not None)
         ):
             # The common call, after the first: straight to the C++ executor
             # or the CUDA graphs (every Python step below is then a no-op).
             self._debug_output = None
-            if self.cuda_graph if cuda_graph is None else cuda_graph:
-                if self._graphs is not None:
-                    return self._graphs.execute(inputs, -1)
-            else:
-                try:
-                    return _C.execute(self._id, inputs, -1)
-                except (RuntimeError, TypeError, ValueError):
-                    _refuse_unbindable(inputs)
-                    raise
+            if graphed:
+                return self._graphs.execute(inputs, -1)
+            return self._execute_plain(inputs, -1)
         self._ensure_defined()
         report_unused_options(_enable_options, _disable_options)
         inputs = _input_list(inputs)
@@ -380,16 +376,10 @@ class FusionDefinition:
                 from .multidevice import dtensor
 
                 return dtensor.execute_sharded(self, inputs)
-            try:
-                return _C.execute(self._id, inputs, cuda_device)
-            except (RuntimeError, TypeError, ValueError):
-                # Only on failure: name an unbindable input if there is one
-                # (pybind11's and ATen's own errors name none).
-                _refuse_unbindable(inputs)
-                raise
+            return self._execute_plain(inputs, cuda_device)
 
         self._debug_output = None
-        if self.cuda_graph if cuda_graph is None else cuda_graph:
+        if graphed:
             return self._execute_graphed(inputs, cuda_device, profile, capture_debug_output)
         if capture_debug_output:
             _C.start_dump_capture()
@@ -398,6 +388,15 @@ class FusionDefinition:
             finally:
                 self._debug_output = _C.finish_dump_capture()
         return self._run_maybe_profiled(run, inputs, profile, cuda_device)
+
+    def _execute_plain(self, inputs, cuda_device):
+        try:
+            return _C.execute(self._id, inputs, cuda_device)
+        except (RuntimeError, TypeError, ValueError):
+            # Only on failure: name an unbindable input if there is one
+            # (pybind11's and ATen's own errors name none).
+            _refuse_unbindable(inputs)
+            raise
 
     def _execute_graphed(self, inputs, cuda_device, profile, capture_debug_output):
         from .cuda_graph import FusionGraphs
@@ -412,7 +411,7 @@ class FusionDefinition:
                 "profile=True and capture_debug_output=True need a plain execute"
             )
         if self._graphs is None:
-            self._graphs = FusionGraphs(lambda ins, dev: _C.execute(self._id, ins, dev))
+            self._graphs = FusionGraphs(self._execute_plain)
         return self._graphs.execute(inputs, cuda_device)
 
     def _run_maybe_profiled(self, run, inputs, profile, cuda_device):

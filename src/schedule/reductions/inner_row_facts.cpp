@@ -36,7 +36,6 @@ InnerRowFacts inner_row_facts(const ReductionAnalysis& analysis, ReductionWalk& 
   p.vector_width = vector_width_for(
       walk.tensors, walk.per_element, walk.per_element, p.access, space.width, space.row_strides);
   InnerRowFacts facts;
-  facts.wanted_blocks = 2 * static_cast<int64_t>(device.sm_count);
   facts.groups = std::max<int64_t>(1, ceil_div(space.width, p.vector_width));
   for (size_t t = walk.input_count; t < walk.tensors.size(); ++t) {
     facts.writes_elements = facts.writes_elements || walk.per_element[t];

@@ -54,8 +54,8 @@ int64_t row_splits(const ReductionAnalysis& analysis, const ReductionSchedule& s
   if (fills_every_sm) {
     return 1;
   }
-  const int64_t wanted_blocks = 2 * static_cast<int64_t>(device.sm_count);
-  return std::clamp<int64_t>(ceil_div(2 * wanted_blocks, schedule.grid_x), 1, schedule.max_grid_y);
+  return std::clamp<int64_t>(
+      ceil_div(2 * wanted_blocks(device), schedule.grid_x), 1, schedule.max_grid_y);
 }
 
 }  // namespace

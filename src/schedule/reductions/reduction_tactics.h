@@ -16,6 +16,11 @@ namespace nvfuse {
 
 constexpr int kShortRowBlock = 128;  // inner rows: a block of several short rows
 
+// Blocks that fill the GPU: two a multiprocessor.
+inline int64_t wanted_blocks(const DeviceInfo& device) {
+  return 2 * static_cast<int64_t>(device.sm_count);
+}
+
 // Outer reductions (the kept axis is contiguous): threads own vectors of
 // adjacent columns and walk down the rows (outer_columns.cpp).
 void schedule_outer_columns(const ReductionAnalysis& analysis, ReductionWalk& walk,
@@ -38,7 +43,6 @@ struct InnerRowFacts {
   bool draws_random = false;
   bool half_random_rows = false;  // random values in rows of half types
   bool half_vectors = false;      // half types in 16-byte groups
-  int64_t wanted_blocks = 0;      // two a multiprocessor
   // The threads a row takes at `row_elements` a thread (a power of two).
   int64_t row_threads(int64_t row_elements, int vector_width) const;
 };

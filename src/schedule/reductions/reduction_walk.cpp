@@ -63,14 +63,20 @@ bool fits_32bit(const ReductionSpace& space) {
   return true;
 }
 
+// The kernel's tensors: its inputs, then its outputs.
+std::vector<const TensorView*> kernel_tensors(const ReductionAnalysis& analysis) {
+  std::vector<const TensorView*> views(analysis.inputs.begin(), analysis.inputs.end());
+  const std::vector<const TensorView*> outputs = analysis.kernel_outputs();
+  views.insert(views.end(), outputs.begin(), outputs.end());
+  return views;
+}
+
 // Per kernel tensor (inputs, then outputs), then per position tensor: its
 // stride along each reference axis (0 where it has none).
 std::vector<std::vector<int64_t>> reference_strides(const ReductionAnalysis& analysis,
     const ReductionWalk& walk, const std::vector<TensorArg>& positions) {
   const int rank = analysis.rank;
-  std::vector<const TensorView*> views(analysis.inputs.begin(), analysis.inputs.end());
-  const std::vector<const TensorView*> kernel_outputs = analysis.kernel_outputs();
-  views.insert(views.end(), kernel_outputs.begin(), kernel_outputs.end());
+  const std::vector<const TensorView*> views = kernel_tensors(analysis);
   std::vector<std::vector<int64_t>> strides(walk.tensors.size(), std::vector<int64_t>(rank, 0));
   for (size_t t = 0; t < walk.tensors.size(); ++t) {
     const std::vector<int>& map = analysis.axis_map.at(views[t]);
@@ -100,9 +106,7 @@ std::vector<std::vector<int64_t>> reference_strides(const ReductionAnalysis& ana
 
 std::vector<bool> per_element_tensors(
     const ReductionAnalysis& analysis, const ReductionWalk& walk) {
-  std::vector<const TensorView*> views(analysis.inputs.begin(), analysis.inputs.end());
-  const std::vector<const TensorView*> kernel_outputs = analysis.kernel_outputs();
-  views.insert(views.end(), kernel_outputs.begin(), kernel_outputs.end());
+  const std::vector<const TensorView*> views = kernel_tensors(analysis);
   std::vector<bool> per_element(walk.tensors.size());
   for (size_t t = 0; t < walk.tensors.size(); ++t) {
     // Column outputs are written by the finishing kernel only.

@@ -12,22 +12,20 @@ namespace nvfuse {
 
 namespace {
 
-struct InnerRowChoice {
-  const char* what;
-  bool (*choose)(InnerRows&);  // false: the reduction is declined
-};
+// A choice: false declines the reduction.
+using InnerRowChoice = bool (*)(InnerRows&);
 
 // In order: later choices read what earlier ones decided.
 constexpr InnerRowChoice kInnerRowChoices[] = {
-    {"elements a thread holds; persistent or not", choose_row_elements},
-    {"long rows held by a thread block cluster", hold_rows_in_clusters},
-    {"rows no cluster holds walked in chunks", chunk_long_rows},
-    {"few rows split over blocks", split_few_rows},
-    {"threads, groups and block of the launch", shape_row_launch},
-    {"next rows staged in shared memory", stage_rows},
-    {"inner-outer column partials", place_column_partials},
-    {"next row loaded while this one reduces", pipeline_rows},
-    {"inner-outer partials combined in clusters", cluster_column_partials},
+    choose_row_elements,      // elements a thread holds; persistent or not
+    hold_rows_in_clusters,    // long rows held by a thread block cluster
+    chunk_long_rows,          // rows no cluster holds, walked in chunks
+    split_few_rows,           // few rows split over blocks
+    shape_row_launch,         // threads, groups and block of the launch
+    stage_rows,               // next rows staged in shared memory
+    place_column_partials,    // inner-outer column partials
+    pipeline_rows,            // next row loaded while this one reduces
+    cluster_column_partials,  // inner-outer partials combined in clusters
 };
 
 // The reduced axis is the main tensor's innermost (or there is none).
@@ -72,8 +70,8 @@ std::optional<ReductionSchedule> schedule_reduction(const ReductionAnalysis& ana
   } else {
     InnerRows rows{
         analysis, device, tuning, *walk, inner_row_facts(analysis, *walk, device, tuning)};
-    for (const InnerRowChoice& choice : kInnerRowChoices) {
-      if (!choice.choose(rows)) {
+    for (InnerRowChoice choose : kInnerRowChoices) {
+      if (!choose(rows)) {
         return std::nullopt;
       }
     }

@@ -24,7 +24,7 @@ bool split_few_rows(InnerRows& rows) {
     rows.lanes = std::min<int64_t>(rows.tuning.chunked_threads, rows.lanes);
     const int64_t chunks = ceil_div(rows.facts.groups, rows.lanes * rows.max_groups);
     schedule.grid_y =
-        std::min<int64_t>({chunks, ceil_div(rows.facts.wanted_blocks, schedule.grid_x), 65535});
+        std::min<int64_t>({chunks, ceil_div(wanted_blocks(rows.device), schedule.grid_x), 65535});
   }
   return true;
 }
