@@ -142,3 +142,18 @@ def test_pointwise_ops_show_the_op_tables_parameters():
     for name, _, parameters in _C.pointwise_ops():
         shown = list(inspect.signature(getattr(Operators, name)).parameters)
         assert shown == ["self"] + parameters.split(","), name
+
+
+def test_recompile_dump_names_the_choices_a_new_kernel_was_made_for(dump_off_after, capfd):
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=True, dtype=DataType.BFloat16)
+        fd.add_output(fd.ops.sum(fd.ops.cast(x, DataType.Float), [1]))
+    nvfuse.set_dump("recompile")
+    fd.cuda_code_for([torch.empty(64, 1600, dtype=torch.bfloat16)])
+    assert "recompile" not in capfd.readouterr().err  # the first kernel is no recompile
+    fd.cuda_code_for([torch.empty(64, 1601, dtype=torch.bfloat16)])
+    err = capfd.readouterr().err
+    # An odd width: one element a vector, more groups a thread.
+    assert "===== nvfuse recompile" in err
+    assert "a new kernel for vector_width=1, " in err and "groups_per_thread=13" in err
+    assert "(the last one: ReductionParams(inner" in err and "vector_width=8" in err

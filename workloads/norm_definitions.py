@@ -487,6 +487,7 @@ def reduction_tuning(**changes):
         "staging",
         "streamed_cluster",
         "outer_rows",
+        "width_buckets",
     )
     default = dict(zip(names, _C.reduction_tuning()))
     _C.set_reduction_tuning(**{**default, **changes})

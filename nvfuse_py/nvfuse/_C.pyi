@@ -540,9 +540,10 @@ def set_reduction_tuning(
     staging: typing.SupportsInt | typing.SupportsIndex = 1,
     streamed_cluster: typing.SupportsInt | typing.SupportsIndex = 16,
     outer_rows: typing.SupportsInt | typing.SupportsIndex = 8,
+    width_buckets: typing.SupportsInt | typing.SupportsIndex = 0,
 ) -> None:
     """
-    Launch-shape defaults of the inner reduction scheduler (for tuning runs)
+    Launch-shape defaults of the inner reduction scheduler (for tuning runs); width_buckets 1 shares one kernel among the row widths of a bucket (fewer compiles, slower kernels)
     """
 
 def start_dump_capture() -> None:

@@ -128,19 +128,23 @@ void init_execute(py::module_& m) {
   m.def(
       "set_reduction_tuning",
       [](int elements_per_thread, int max_persistent_threads, int chunked_threads, int pipelining,
-          int max_cluster, int carry_exps, int staging, int streamed_cluster, int outer_rows) {
-        set_reduction_tuning({elements_per_thread, max_persistent_threads, chunked_threads,
-            pipelining, max_cluster, carry_exps, staging, streamed_cluster, outer_rows});
+          int max_cluster, int carry_exps, int staging, int streamed_cluster, int outer_rows,
+          int width_buckets) {
+        set_reduction_tuning(
+            {elements_per_thread, max_persistent_threads, chunked_threads, pipelining, max_cluster,
+                carry_exps, staging, streamed_cluster, outer_rows, width_buckets});
       },
       py::arg("elements_per_thread"), py::arg("max_persistent_threads") = 1024,
       py::arg("chunked_threads") = 1024, py::arg("pipelining") = 1, py::arg("max_cluster") = 16,
       py::arg("carry_exps") = 1, py::arg("staging") = 1, py::arg("streamed_cluster") = 16,
-      py::arg("outer_rows") = 8,
-      "Launch-shape defaults of the inner reduction scheduler (for tuning runs)");
+      py::arg("outer_rows") = 8, py::arg("width_buckets") = 0,
+      "Launch-shape defaults of the inner reduction scheduler (for tuning runs); width_buckets 1 "
+      "shares one kernel among the row widths of a bucket (fewer compiles, slower kernels)");
   m.def("reduction_tuning", [] {
     const ReductionTuning t = reduction_tuning();
     return py::make_tuple(t.elements_per_thread, t.max_persistent_threads, t.chunked_threads,
-        t.pipelining, t.max_cluster, t.carry_exps, t.staging, t.streamed_cluster, t.outer_rows);
+        t.pipelining, t.max_cluster, t.carry_exps, t.staging, t.streamed_cluster, t.outer_rows,
+        t.width_buckets);
   });
   m.def(
       "nvrtc_compile",

@@ -322,6 +322,56 @@ __device__ __forceinline__ T row_reduce(T v, Op op, int& calls) {
   }
 }
 
+// Width-generic kernels (ReductionParams::width_generic) take the lanes a
+// row and the block from the launch. The same butterflies as above, in the
+// same order, so results equal the compiled-in kernels' bit for bit; the
+// offsets past the group are skipped by a branch every lane takes alike.
+template <typename T, typename Op>
+__device__ __forceinline__ T lane_reduce_at_launch(T v, Op op, int lanes) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset /= 2) {
+    if (offset < lanes) {
+      v = op(v, shfl_xor(v, offset));
+    }
+  }
+  return v;
+}
+
+// combine_warp_values for blockDim.x / 32 warps (a power of two).
+template <typename T, typename Op>
+__device__ __forceinline__ T combine_warp_values_at_launch(const T* buffer, Op op) {
+  const int warps = blockDim.x / 32;
+  return lane_reduce_at_launch(buffer[(threadIdx.x % 32) & (warps - 1)], op, warps);
+}
+
+// A width-generic kernel's row of `lanes` lanes (at most a warp; several
+// rows a block).
+template <typename T, typename Op>
+__device__ __forceinline__ T row_reduce_in_warp(T v, Op op, int lanes) {
+  return lane_reduce_at_launch(v, op, lanes);
+}
+
+// A width-generic kernel's row of a whole block (block_reduce's buffers,
+// sized for the most warps a block has).
+template <typename T, typename Op>
+__device__ __forceinline__ T row_reduce_in_block(T v, Op op, int call) {
+  __shared__ T shared[2][32];
+  T* buffer = shared[call & 1];
+  publish_warp_values(v, op, buffer);
+  return combine_warp_values_at_launch(buffer, op);
+}
+
+template <typename T, typename Op>
+__device__ __forceinline__ bool reduce_into_first_warp_at_launch(T& v, Op op) {
+  __shared__ T partials[32];
+  publish_warp_values(v, op, partials);
+  if (threadIdx.x >= 32) {
+    return false;
+  }
+  v = combine_warp_values_at_launch(partials, op);
+  return true;
+}
+
 // A shared-memory pointer as the 32-bit address PTX's shared-memory
 // instructions take.
 __device__ __forceinline__ unsigned shared_address(const void* p) {

@@ -15,8 +15,11 @@ bool ReductionGenerator::finishes_in_first_warp(
   if (phase != a_.last_element_phase || plain_reductions.empty()) {
     return false;
   }
-  if (p_.threads_per_row != p_.block_size || p_.block_size <= 32 || p_.cluster > 1 || p_.split ||
-      p_.pipelined || p_.staged || p_.inner_outer || streamed()) {
+  const bool one_row_of_warps = p_.width_generic
+      ? !warp_rows_at_launch()
+      : p_.threads_per_row == p_.block_size && p_.block_size > 32;
+  if (!one_row_of_warps || p_.cluster > 1 || p_.split || p_.pipelined || p_.staged ||
+      p_.inner_outer || streamed()) {
     return false;
   }
   return plain_reductions.size() == reductions_of_phase(phase).size();

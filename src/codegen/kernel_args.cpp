@@ -75,6 +75,7 @@ std::string KernelArgLayout::to_cuda() const {
       case ArgField::kWidth:
       case ArgField::kColStride:
       case ArgField::kPartialRows:
+      case ArgField::kLaneShift:
         ss << index << " " << arg.name << ";";
         break;
       case ArgField::kExtents:

@@ -22,6 +22,7 @@ enum class ArgField {
   kWorkspace,      // reductions: the split reduction's partial results
   kSemaphores,     // reductions: the split reduction's arrival counters
   kPartialRows,    // inner-outer reductions: partial rows in the workspace
+  kLaneShift,      // width-generic reductions: log2 of the lanes a row takes
   kDividers,       // `count` FastDividers (magic, shift) for 32-bit indexing
 };
 

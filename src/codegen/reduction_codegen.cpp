@@ -51,11 +51,19 @@ std::string ReductionGenerator::inner_kernel() const {
      << (p_.min_blocks_per_sm > 0 ? ", " + std::to_string(p_.min_blocks_per_sm) : "") << ") "
      << reduction_kernel_name(p_) << "(const Args args) {\n"
      << "  constexpr int kVec = " << p_.vector_width << ";\n"
-     << "  constexpr int kGroups = " << p_.groups_per_thread << ";\n"
-     << "  constexpr int kLanes = " << p_.threads_per_row << ";\n"
-     << "  constexpr int kBlock = " << p_.block_size << ";\n"
-     << "  const int lane = threadIdx.x % kLanes;\n"
-     << "  [[maybe_unused]] int block_reductions = 0;  // see nvfuse::block_reduce\n";
+     << "  constexpr int kGroups = " << p_.groups_per_thread << ";\n";
+  if (p_.width_generic) {
+    ss << "  // The lanes a row takes and the block come from the launch: this kernel\n"
+       << "  // serves every row width whose block fits its __launch_bounds__.\n"
+       << "  const int kLanes = 1 << args.lane_shift;\n"
+       << "  const int kBlock = blockDim.x;\n"
+       << "  const int lane = threadIdx.x & (kLanes - 1);\n";
+  } else {
+    ss << "  constexpr int kLanes = " << p_.threads_per_row << ";\n"
+       << "  constexpr int kBlock = " << p_.block_size << ";\n"
+       << "  const int lane = threadIdx.x % kLanes;\n";
+  }
+  ss << "  [[maybe_unused]] int block_reductions = 0;  // see nvfuse::block_reduce\n";
   if (streamed()) {
     ss << "  // A cluster of kCluster blocks streams each row: block rank r re-reads\n"
        << "  // chunks [first_chunk, first_chunk + part_chunks) in every phase\n"
@@ -96,8 +104,11 @@ std::string ReductionGenerator::inner_kernel() const {
     return ss.str();
   }
   if (!p_.inner_outer) {
-    ss << "  const Index row = Index(blockIdx.x) * (kBlock / kLanes) + "
-          "Index(threadIdx.x / kLanes);\n"
+    ss << (p_.width_generic
+                  ? "  const Index row = Index(blockIdx.x) * (kBlock >> args.lane_shift) + "
+                    "Index(threadIdx.x >> args.lane_shift);\n"
+                  : "  const Index row = Index(blockIdx.x) * (kBlock / kLanes) + "
+                    "Index(threadIdx.x / kLanes);\n")
        << row_body() << "}\n";
     return ss.str();
   }
@@ -596,6 +607,15 @@ std::string ReductionGenerator::cluster_reduce(
       std::to_string(cluster_sites_++) + ">(" + value + ", " + op + ", cluster_round)";
 }
 
+std::string ReductionGenerator::row_reduce(const std::string& value, const std::string& op) const {
+  if (!p_.width_generic) {
+    return "nvfuse::row_reduce<kLanes, kBlock>(" + value + ", " + op + ", block_reductions)";
+  }
+  return warp_rows_at_launch()
+      ? "nvfuse::row_reduce_in_warp(" + value + ", " + op + ", kLanes)"
+      : "nvfuse::row_reduce_in_block(" + value + ", " + op + ", block_reductions++)";
+}
+
 std::string ReductionGenerator::row_variance(const Expr* r) const {
   const std::string e = acc_element(r);
   const std::string acc = acc_name(r);
@@ -603,8 +623,7 @@ std::string ReductionGenerator::row_variance(const Expr* r) const {
   TensorSet value_loads;
   const std::vector<const Expr*> value_exprs = cone({value_tv}, false, &value_loads);
   const auto row_sum = [&](const std::string& value) {
-    std::string text = "nvfuse::row_reduce<kLanes, kBlock>(" + value + ", nvfuse::SumOp<" + e +
-        ">(), block_reductions)";
+    std::string text = row_reduce(value, "nvfuse::SumOp<" + e + ">()");
     if (p_.cluster > 1) {
       text = cluster_reduce(text, "nvfuse::SumOp<" + e + ">()");
     }
@@ -664,8 +683,7 @@ std::string ReductionGenerator::inner_reduce(int phase) const {
        << "    " << acc_name(r) << " = " << op_type(r) << "()(" << acc_name(r)
        << ", nvfuse::PartialLoader<" << acc_type(r) << ">::load(" << cell(r, "g", "row") << "));\n"
        << "  }\n"
-       << "  " << acc_name(r) << " = nvfuse::row_reduce<kLanes, kBlock>(" << acc_name(r) << ", "
-       << op_type(r) << "(), block_reductions);\n";
+       << "  " << acc_name(r) << " = " << row_reduce(acc_name(r), op_type(r) + "()") << ";\n";
   }
   return ss.str();
 }
@@ -688,8 +706,7 @@ std::string ReductionGenerator::reduce_together(
   }
   std::ostringstream ss;
   if (reductions.size() == 1 && !first_warp) {
-    ss << "  " << value << " = nvfuse::row_reduce<kLanes, kBlock>(" << value << ", " << op
-       << "(), block_reductions);\n";
+    ss << "  " << value << " = " << row_reduce(value, op + "()") << ";\n";
     if (p_.cluster > 1) {
       ss << "  " << value << " = " << cluster_reduce(value, op + "()") << ";\n";
     }
@@ -699,11 +716,12 @@ std::string ReductionGenerator::reduce_together(
      << (first_warp ? "only lane 0 reads the results: the other warps leave"
                     : "the phase's reductions together: one barrier per level")
      << "\n    " << type << " together = " << value << ";\n";
-  if (first_warp) {
+  if (first_warp && p_.width_generic) {
+    ss << "    if (!nvfuse::reduce_into_first_warp_at_launch(together, " << op << "())) return;\n";
+  } else if (first_warp) {
     ss << "    if (!nvfuse::reduce_into_first_warp<kBlock>(together, " << op << "())) return;\n";
   } else {
-    ss << "    together = nvfuse::row_reduce<kLanes, kBlock>(together, " << op
-       << "(), block_reductions);\n";
+    ss << "    together = " << row_reduce("together", op + "()") << ";\n";
   }
   if (p_.cluster > 1) {  // never with first_warp (finishes_in_first_warp)
     ss << "    together = " << cluster_reduce("together", op + "()") << ";\n";

@@ -59,6 +59,9 @@ void ReductionGenerator::build_layout() {
   layout_.add({ArgField::kSemaphores, 0, 1, DataType::Null, "semaphores"});
   layout_.add({ArgField::kNumel, 0, 1, DataType::Null, "rows"});
   layout_.add({ArgField::kWidth, 0, 1, DataType::Null, "width"});
+  if (p_.width_generic) {
+    layout_.add({ArgField::kLaneShift, 0, 1, DataType::Null, "lane_shift"});
+  }
   if (p_.inner_outer) {
     layout_.add({ArgField::kPartialRows, 0, 1, DataType::Null, "partial_rows"});
   }

@@ -353,6 +353,11 @@ class ReductionGenerator {
   // for each block's state) made the kernel issue-bound (bf16 layer norm
   // 4096x65536 79 -> 86%, 512x262144 63 -> 84%).
   bool uses_row_variance() const;
+  // A width-generic kernel whose rows take at most a warp each (several a
+  // block); its other buckets hold one row a block.
+  bool warp_rows_at_launch() const { return p_.width_generic && p_.block_size <= 128; }
+  // `value` combined over the row's lanes by `op` (every lane gets it).
+  std::string row_reduce(const std::string& value, const std::string& op) const;
   // `value` combined over the cluster's blocks by `op`, at the next call
   // site number (each site has its own slots).
   std::string cluster_reduce(const std::string& value, const std::string& op) const;

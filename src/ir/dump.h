@@ -18,6 +18,7 @@ namespace nvfuse {
   X(communication)             \
   X(python_definition)         \
   X(compile_time)              \
+  X(recompile)                 \
   X(host_time)
 
 enum class DumpOption {

@@ -140,6 +140,9 @@ std::vector<uint64_t> pack_args(const KernelArgLayout& layout, const LaunchValue
       case ArgField::kPartialRows:
         write_index(dst, values.partial_rows, arg.element_size);
         break;
+      case ArgField::kLaneShift:
+        write_index(dst, values.lane_shift, arg.element_size);
+        break;
       case ArgField::kExtents:
         for (int k = 0; k < arg.count; ++k) {
           write_index(dst + k * arg.element_size, values.extents[k], arg.element_size);

@@ -60,6 +60,7 @@ struct LaunchValues {
   void* workspace = nullptr;
   void* semaphores = nullptr;
   int64_t partial_rows = 0;
+  int64_t lane_shift = 0;         // log2 of the lanes a row takes (width-generic kernels)
   std::vector<int64_t> divisors;  // what each FastDivider divides by
 };
 

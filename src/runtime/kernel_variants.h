@@ -4,6 +4,7 @@
 // computation (it hashes the source). Remembers the last launched one.
 #pragma once
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <memory>
@@ -88,6 +89,9 @@ class KernelVariants {
         return *variant;
       }
     }
+    if (dump_enabled(DumpOption::recompile) && !variants_.empty()) {
+      dump("recompile", why_new(params, last_ != nullptr ? *last_ : *variants_.back()));
+    }
     variants_.push_back(std::make_unique<Variant>(Variant{params, generate_(params), {}}));
     if (dump_enabled(DumpOption::params)) {
       dump("params", params.to_string() + "\n");
@@ -96,6 +100,34 @@ class KernelVariants {
       dump("cuda_kernel", variants_.back()->source.code);
     }
     return *variants_.back();
+  }
+
+  // "Name(a, b=1, c)" -> {"a", "b=1", "c"}: the printed params' fields.
+  static std::vector<std::string> fields_of(const std::string& printed) {
+    std::vector<std::string> fields;
+    size_t start = printed.find('(') + 1;
+    while (start < printed.size()) {
+      size_t end = printed.find(", ", start);
+      end = end == std::string::npos ? printed.size() - 1 : end;
+      fields.push_back(printed.substr(start, end - start));
+      start = end + 2;
+    }
+    return fields;
+  }
+
+  // NVFUSE_DUMP=recompile: the fields of `params` that the kernel `before`
+  // was not generated with.
+  static std::string why_new(const Params& params, const Variant& before) {
+    const std::string now = params.to_string();
+    const std::vector<std::string> was = fields_of(before.params.to_string());
+    std::string changed;
+    for (const std::string& field : fields_of(now)) {
+      if (std::find(was.begin(), was.end(), field) == was.end()) {
+        changed += (changed.empty() ? "" : ", ") + field;
+      }
+    }
+    return "a new kernel for " + (changed.empty() ? now : changed) +
+        "\n  (the last one: " + before.params.to_string() + ")\n";
   }
 
   Generate generate_;

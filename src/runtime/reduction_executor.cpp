@@ -72,6 +72,8 @@ void set_reduction_tuning(const ReductionTuning& tuning) {
   NVFUSE_CHECK(streamed >= 1 && streamed <= 16 && (streamed & (streamed - 1)) == 0,
       "streamed_cluster must be 1, 2, 4, 8 or 16, got ", streamed);
   NVFUSE_CHECK(tuning.outer_rows >= 1, "outer_rows must be at least 1, got ", tuning.outer_rows);
+  NVFUSE_CHECK(tuning.width_buckets == 0 || tuning.width_buckets == 1,
+      "width_buckets must be 0 or 1, got ", tuning.width_buckets);
   tuning_setting().set(tuning);
 }
 
@@ -104,7 +106,7 @@ std::optional<ReductionSchedule> ReductionExecutor::schedule(const std::vector<A
   std::vector<int64_t> numbers = {device.sm_count, device.arch, tuning.elements_per_thread,
       tuning.max_persistent_threads, tuning.chunked_threads, tuning.pipelining, tuning.max_cluster,
       tuning.carry_exps, tuning.staging, tuning.streamed_cluster, tuning.outer_rows,
-      device.l2_bytes};
+      tuning.width_buckets, device.l2_bytes};
   numbers.push_back(-1);
   numbers.insert(numbers.end(), reference->front().begin(), reference->front().end());
   for (const std::vector<int64_t>& sizes : *position_sizes) {
@@ -132,7 +134,7 @@ std::string ReductionExecutor::cuda_code_for(
   NVFUSE_CHECK_AS(ErrorKind::kUnsupported, planned.has_value(),
       "these inputs run on the reference evaluator: their reduced axes are not "
       "one strided axis in every tensor");
-  return variants_.code_for(planned->params);
+  return variants_.code_for(planned->params.kernel_params());
 }
 
 std::optional<std::vector<at::Tensor>> ReductionExecutor::run(
@@ -153,7 +155,7 @@ std::optional<std::vector<at::Tensor>> ReductionExecutor::run(
     }
   } else if (planned->grid_x > 0) {
     const ReductionParams& params = planned->params;
-    auto [source, kernel] = variants_.for_launch(params, device.index());
+    auto [source, kernel] = variants_.for_launch(params.kernel_params(), device.index());
     if (params.outer && params.cluster > 1 && resident_walkers(*kernel, *planned, device) == 0) {
       // No sm_90 part refuses an 8-block cluster of 512 threads; one that
       // did would get the reference path's result, not a failed launch.
@@ -219,6 +221,9 @@ LaunchValues ReductionExecutor::launch_values(const ReductionSchedule& planned,
   append_drawn_seeds(values.values, analysis_.drawn_random_ops.size(), bound.device);
   values.numel = planned.space.rows;
   values.width = planned.space.width;
+  for (int lanes = planned.params.threads_per_row; lanes > 1; lanes /= 2) {
+    ++values.lane_shift;  // threads_per_row is a power of two
+  }
   values.extents = planned.space.row_extents;
   // The kernel's row_divider (when it divides by magic numbers): the
   // extents of row axes 1.., at least 1 (a row axis of extent 0 leaves no
@@ -295,7 +300,7 @@ int64_t ReductionExecutor::streamed_walkers(
 bool ReductionExecutor::run_inner_outer(const ReductionSchedule& planned,
     const std::vector<Argument>& args, const std::vector<at::Tensor>& tensors, BoundInputs& bound) {
   const c10::Device device = bound.device;
-  auto [source, kernel] = variants_.for_launch(planned.params, device.index());
+  auto [source, kernel] = variants_.for_launch(planned.params.kernel_params(), device.index());
   const LoadedKernel& finish =
       variants_.companion(source, reduction_finish_kernel_name(planned.params), device.index());
   // At most one wave of blocks (or clusters of blocks, each cluster holding

@@ -29,9 +29,14 @@ std::string ReductionParams::to_string() const {
      << ", vector_width=" << vector_width << ", block=" << block_size;
   if (outer) {
     ss << " (" << block_x << "x" << block_y << ")";
+  } else if (width_generic && threads_per_row == 0) {
+    ss << " (bound), threads_per_row=launch, groups_per_thread=" << groups_per_thread
+       << ", persistent, width_generic";
   } else {
     ss << ", threads_per_row=" << threads_per_row << ", groups_per_thread=" << groups_per_thread
-       << (persistent ? ", persistent" : ", chunked");
+       << (persistent ? ", persistent" : ", chunked")
+       << (width_generic ? ", width_generic (bound " + std::to_string(launch_bound) + ")"
+                         : std::string());
   }
   ss << (split ? ", split" : "") << (inner_outer ? ", inner_outer" : "")
      << (pipelined ? ", pipelined" : "") << (carry_exps ? ", carry_exps" : "")
@@ -59,7 +64,17 @@ bool ReductionParams::operator==(const ReductionParams& o) const {
       partial_cluster == o.partial_cluster && carry_exps == o.carry_exps &&
       late_draws == o.late_draws && staged == o.staged && hold_columns == o.hold_columns &&
       min_blocks_per_sm == o.min_blocks_per_sm && index_32bit == o.index_32bit &&
-      access == o.access;
+      access == o.access && width_generic == o.width_generic && launch_bound == o.launch_bound;
+}
+
+ReductionParams ReductionParams::kernel_params() const {
+  if (!width_generic) {
+    return *this;
+  }
+  ReductionParams kernel = *this;
+  kernel.threads_per_row = 0;
+  kernel.block_size = launch_bound;
+  return kernel;
 }
 
 }  // namespace nvfuse

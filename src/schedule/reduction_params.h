@@ -125,10 +125,28 @@ struct ReductionParams {
   // The registers are free there: one 512-thread block may take 128.
   bool hold_columns = false;
   bool index_32bit = true;
+  // Plain persistent inner rows (one block a row or several rows a block;
+  // no cluster, split, pipelining, staging, inner-outer or late draws) are
+  // generated for a bucket of row widths, not for one: the kernel reads its
+  // lanes per row from the launch (Args::lane_shift) and its block from
+  // blockDim, holds the most vector groups a thread takes
+  // (groups_per_thread, predicated past the row's end) and states
+  // `launch_bound` as __launch_bounds__, which names the bucket: 128, rows
+  // of at most a warp; 512, a block of 64 to 512 threads a row; 1024. Every
+  // width of a bucket shares one kernel, so a new width compiles nothing
+  // unless the vector width, the index width or the bucket changes
+  // (schedule/reductions/width_buckets.cpp). threads_per_row and
+  // block_size stay the launch's.
+  bool width_generic = false;
+  int launch_bound = 0;
   // One per kernel tensor (inputs, then outputs): its access along the
   // vectorized axis.
   std::vector<InnerAccess> access;
 
+  // What the kernel is generated from: these params, with a width-generic
+  // kernel's launch shape (threads_per_row, block_size) replaced by its
+  // bucket (0 lanes, block_size = launch_bound). Kernels are keyed by it.
+  ReductionParams kernel_params() const;
   // A chunked row that a cluster streams (see `cluster`).
   bool streamed() const { return cluster > 1 && !persistent; }
   std::string to_string() const;
@@ -185,6 +203,14 @@ struct ReductionTuning {
   // over 8192 rows of 4096 bf16 63 at 8 and 16, 69 at 32. The large shapes
   // measured the same at every value.
   int outer_rows = 8;
+  // ReductionParams::width_generic: 0 never (every width its own kernel);
+  // 1 wherever it applies. Off by default: the kernels it shares cost
+  // registers, and with them occupancy (H200, against each width's own
+  // kernel: aligned widths 0.99-1.2x the time, bf16 layer norm 32768x8192
+  // 1.2x at 40 instead of 32 registers; odd widths 1.3-2.2x, each thread
+  // holding its bucket's most groups). It trades that for compiling 11
+  // kernels instead of 54 over 64 widths (docs/reductions.md).
+  int width_buckets = 0;
 };
 
 struct ReductionSchedule {

@@ -115,6 +115,15 @@ std::vector<std::string> nvrtc_options(int arch, const std::vector<std::string>&
       "-default-device",
       "-DNDEBUG",
   };
+  // Generated kernels use no texture, CUDA runtime or device-launch
+  // declarations, which NVRTC otherwise parses for every program: without
+  // them (NVRTC 12.4 on) an empty kernel compiles in about 28 instead of
+  // 39 ms on a 2-core CPU, a small pointwise or softmax kernel 10-20 ms
+  // faster, and the cubins are byte-identical.
+  const NvrtcVersion version = nvrtc_version();
+  if (version.major > 12 || (version.major == 12 && version.minor >= 4)) {
+    options.push_back("-minimal");
+  }
   options.insert(options.end(), extra_options.begin(), extra_options.end());
   return options;
 }

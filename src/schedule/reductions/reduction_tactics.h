@@ -77,15 +77,16 @@ InnerRowFacts inner_row_facts(const ReductionAnalysis& analysis, ReductionWalk& 
 
 // The inner-row choices, one file each; false declines the reduction (the
 // executor then segments the fusion or falls back).
-bool choose_row_elements(InnerRows& rows);      // row_elements.cpp
-bool hold_rows_in_clusters(InnerRows& rows);    // cluster_rows.cpp
-bool chunk_long_rows(InnerRows& rows);          // chunked_rows.cpp
-bool split_few_rows(InnerRows& rows);           // split_rows.cpp
-bool shape_row_launch(InnerRows& rows);         // split_rows.cpp
-bool stage_rows(InnerRows& rows);               // staged_rows.cpp
-bool place_column_partials(InnerRows& rows);    // inner_outer_rows.cpp
-bool pipeline_rows(InnerRows& rows);            // pipelined_rows.cpp
-bool cluster_column_partials(InnerRows& rows);  // inner_outer_rows.cpp
+bool choose_row_elements(InnerRows& rows);         // row_elements.cpp
+bool hold_rows_in_clusters(InnerRows& rows);       // cluster_rows.cpp
+bool chunk_long_rows(InnerRows& rows);             // chunked_rows.cpp
+bool split_few_rows(InnerRows& rows);              // split_rows.cpp
+bool shape_row_launch(InnerRows& rows);            // split_rows.cpp
+bool stage_rows(InnerRows& rows);                  // staged_rows.cpp
+bool place_column_partials(InnerRows& rows);       // inner_outer_rows.cpp
+bool pipeline_rows(InnerRows& rows);               // pipelined_rows.cpp
+bool cluster_column_partials(InnerRows& rows);     // inner_outer_rows.cpp
+bool share_kernel_across_widths(InnerRows& rows);  // width_buckets.cpp
 
 // Both tactics, last: values held in registers across phases (carried exps,
 // late draws' register budget), and the split workspace

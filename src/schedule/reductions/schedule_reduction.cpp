@@ -17,15 +17,16 @@ using InnerRowChoice = bool (*)(InnerRows&);
 
 // In order: later choices read what earlier ones decided.
 constexpr InnerRowChoice kInnerRowChoices[] = {
-    choose_row_elements,      // elements a thread holds; persistent or not
-    hold_rows_in_clusters,    // long rows held by a thread block cluster
-    chunk_long_rows,          // rows no cluster holds, walked in chunks
-    split_few_rows,           // few rows split over blocks
-    shape_row_launch,         // threads, groups and block of the launch
-    stage_rows,               // next rows staged in shared memory
-    place_column_partials,    // inner-outer column partials
-    pipeline_rows,            // next row loaded while this one reduces
-    cluster_column_partials,  // inner-outer partials combined in clusters
+    choose_row_elements,         // elements a thread holds; persistent or not
+    hold_rows_in_clusters,       // long rows held by a thread block cluster
+    chunk_long_rows,             // rows no cluster holds, walked in chunks
+    split_few_rows,              // few rows split over blocks
+    shape_row_launch,            // threads, groups and block of the launch
+    stage_rows,                  // next rows staged in shared memory
+    place_column_partials,       // inner-outer column partials
+    pipeline_rows,               // next row loaded while this one reduces
+    cluster_column_partials,     // inner-outer partials combined in clusters
+    share_kernel_across_widths,  // one kernel for a bucket of row widths
 };
 
 // The reduced axis is the main tensor's innermost (or there is none).
