@@ -1,11 +1,12 @@
 """execute(cuda_graph=True): launches recorded once per set of input
-tensors and replayed (nvfuse/cuda_graph.py), and random fusions refused
-under a capture rather than replaying the same values."""
+tensors and replayed (nvfuse/cuda_graph.py), and random ops under a capture
+drawing from torch's graph-safe generator state: every replay draws new
+values, the ones a plain call at the same generator state draws."""
 
 import pytest
 import torch
 
-from nvfuse import DataType, FusionDefinition, InputError, UnsupportedError
+from nvfuse import DataType, FusionDefinition, InputError
 from nvfuse import cuda_graph as graphs
 
 
@@ -102,20 +103,69 @@ def test_an_in_place_update_applies_on_every_replay():
     torch.testing.assert_close(p, torch.full_like(p, -2.0))
 
 
+def dropout():
+    """A random op of a pointwise fusion (the coordinate kernel draws it)."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor([-1, -1], contiguity=True)
+        fd.add_output(fd.ops.where(fd.ops.lt(fd.ops.rand_like(x), 0.5), x * 2.0, 0.0))
+    return fd
+
+
+def noisy_row_sums():
+    """Random ops next to a reduction (drawn inside the row walk)."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor([-1, -1], contiguity=True)
+        noisy = x + fd.ops.rand_like(x)
+        fd.add_output(noisy)
+        fd.add_output(fd.ops.sum(noisy, [1]))
+    return fd
+
+
+RANDOM_FUSIONS = [dropout, noisy_row_sums]
+
+
+@pytest.mark.parametrize("make_fd", RANDOM_FUSIONS)
+def test_plain_random_kernels_take_their_keys_by_value(make_fd):
+    """The kernel for a launch outside a capture; the one a capture records
+    reads torch's graph-safe state (tests_cpp/test_graph_rng.cpp)."""
+    code = make_fd().cuda_code_for([torch.empty(64, 512)])
+    assert "nvfuse::uint64(args.seed_0)" in code and "graph_rng" not in code
+
+
 @pytest.mark.gpu
 @cuda
-def test_random_fusions_are_refused_under_a_capture():
-    with FusionDefinition() as fd:
-        x = fd.define_tensor([-1], contiguity=True)
-        fd.add_output(x * fd.ops.rand_like(x))
-    x = torch.ones(4096, device="cuda")
-    with pytest.raises(UnsupportedError, match="random ops in a CUDA graph"):
-        fd.execute([x], cuda_graph=True)
-    # A capture by hand is refused the same way, and nothing is left broken.
-    fd.execute([x])
+@pytest.mark.parametrize("make_fd", RANDOM_FUSIONS)
+def test_replays_draw_what_plain_calls_draw_at_the_same_generator_state(make_fd):
+    fd = make_fd()
+    x = torch.randn(256, 1024, device="cuda")
+    torch.manual_seed(7)
+    plain = [[t.clone() for t in fd.execute([x])] for _ in range(4)]
+    torch.manual_seed(7)
+    graphed = [[t.clone() for t in fd.execute([x], cuda_graph=True)] for _ in range(4)]
+    for want, got in zip(plain, graphed):  # a plain call, then three replays
+        for w, g in zip(want, got):
+            torch.testing.assert_close(g, w, rtol=0, atol=0)
+    assert not torch.equal(graphed[1][0], graphed[2][0])  # each replay draws anew
+    # and the generator moved on as far as the plain calls moved it
+    after_graphs = torch.rand(4, device="cuda")
+    torch.manual_seed(7)
+    for _ in range(4):
+        fd.execute([x])
+    torch.testing.assert_close(after_graphs, torch.rand(4, device="cuda"), rtol=0, atol=0)
+
+
+@pytest.mark.gpu
+@cuda
+def test_a_capture_by_hand_replays_fresh_random_values():
+    fd = dropout()
+    x = torch.ones(64, 512, device="cuda")
+    fd.execute([x])  # compiles before the capture
     graph = torch.cuda.CUDAGraph()
-    with pytest.raises(UnsupportedError, match="random ops in a CUDA graph"):
-        with torch.cuda.graph(graph):
-            fd.execute([x])
-    first, second = fd.execute([x])[0], fd.execute([x])[0]
-    assert not torch.equal(first, second)
+    with torch.cuda.graph(graph):
+        outputs = fd.execute([x])
+    graph.replay()
+    first = outputs[0].clone()
+    graph.replay()
+    assert not torch.equal(first, outputs[0])
+    kept = (outputs[0] != 0).float().mean().item()
+    assert 0.45 < kept < 0.55

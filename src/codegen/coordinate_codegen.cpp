@@ -63,7 +63,7 @@ class CoordinateGenerator {
   CoordinateValues new_values() const {
     return CoordinateValues(
         fusion_, params_.vector_width, [](const Val* v) { return "args." + name_of_value(v); },
-        analysis_.drawn_random_ops, params_.vectors_aligned);
+        analysis_.drawn_random_ops, params_.vectors_aligned, params_.graph_rng);
   }
 
   // The statements of one group of kVec lanes, with what the lanes need of
@@ -202,7 +202,7 @@ KernelArgLayout coordinate_arg_layout(const CoordinateAnalysis& analysis,
     layout.add(
         {ArgField::kValue, static_cast<int>(i), 1, values[i]->dtype(), name_of_value(values[i])});
   }
-  add_drawn_seed_args(layout, values.size(), analysis.drawn_random_ops.size());
+  add_drawn_seed_args(layout, values.size(), analysis.drawn_random_ops.size(), params.graph_rng);
   layout.add({ArgField::kNumel, 0, 1, DataType::Null, "numel"});
   if (params.rank > 0) {
     layout.add({ArgField::kExtents, 0, params.rank, DataType::Null, "extent"});

@@ -38,11 +38,12 @@ std::string LaneCoord::lane(const std::string& l) const {
 
 CoordinateValues::CoordinateValues(const Fusion& fusion, int vector_width,
     std::function<std::string(const Val*)> arg_text, std::vector<const RngOp*> drawn,
-    bool vectors_aligned)
+    bool vectors_aligned, bool graph_rng)
     : fusion_(fusion),
       vector_width_(vector_width),
       arg_text_(std::move(arg_text)),
       drawn_(std::move(drawn)),
+      graph_rng_(graph_rng),
       scopes_(1),
       vectors_aligned_(vectors_aligned) {}
 
@@ -546,7 +547,7 @@ std::string CoordinateValues::random(const RngOp& expr, const std::vector<LaneCo
     return text;
   };
   const std::string i = lanes("nvfuse::uint64", linear);
-  const PhiloxKey key = philox_key_of(expr, arg_text_, drawn_philox_key(drawn_, expr));
+  const PhiloxKey key = philox_key_of(expr, arg_text_, drawn_philox_key(drawn_, expr, graph_rng_));
   const std::string type = cuda_type_of(out->dtype());
   std::string u;
   if (uses_unit_floats(expr)) {

@@ -70,10 +70,11 @@ class CoordinateValues {
   static constexpr size_t kSelectedCatParts = 4;
 
   // `arg_text(v)`: how the kernel reads a by-value input (`args.<name>`).
-  // `drawn`: the random ops whose (seed, offset) the kernel takes at launch.
+  // `drawn`: the random ops whose (seed, offset) the kernel takes at launch
+  // (`graph_rng`: from torch's graph-safe state, codegen/index_values.h).
   CoordinateValues(const Fusion& fusion, int vector_width,
       std::function<std::string(const Val*)> arg_text, std::vector<const RngOp*> drawn,
-      bool vectors_aligned = false);
+      bool vectors_aligned = false, bool graph_rng = false);
 
   // The name of a local Array holding `tv` at `coords` (one per logical
   // axis), after emitting what computes it.
@@ -198,6 +199,7 @@ class CoordinateValues {
   const int vector_width_;
   std::function<std::string(const Val*)> arg_text_;
   std::vector<const RngOp*> drawn_;
+  bool graph_rng_ = false;
   std::ostringstream code_;
   int indent_ = 1;
   int next_name_ = 0;

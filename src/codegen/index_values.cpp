@@ -38,7 +38,12 @@ std::string iota_value(const IotaOp& expr, const std::string& index, const ArgTe
   return "nvfuse::cast<" + cuda_type_of(dtype) + ">(" + value + ")";
 }
 
-void add_drawn_seed_args(KernelArgLayout& layout, size_t first_value, size_t drawn) {
+void add_drawn_seed_args(
+    KernelArgLayout& layout, size_t first_value, size_t drawn, bool graph_rng) {
+  if (drawn > 0 && graph_rng) {
+    layout.add({ArgField::kGraphRng, 0, 1, DataType::Null, "graph_rng_seed"});
+    layout.add({ArgField::kGraphRng, 1, 1, DataType::Null, "graph_rng_offset"});
+  }
   for (size_t r = 0; r < drawn; ++r) {
     const int k = static_cast<int>(first_value + 2 * r);
     layout.add({ArgField::kValue, k, 1, DataType::Int, "seed_" + std::to_string(r)});
@@ -46,10 +51,14 @@ void add_drawn_seed_args(KernelArgLayout& layout, size_t first_value, size_t dra
   }
 }
 
-PhiloxKey drawn_philox_key(const std::vector<const RngOp*>& drawn, const RngOp& rng) {
-  const size_t k = std::find(drawn.begin(), drawn.end(), &rng) - drawn.begin();
-  return {"nvfuse::uint64(args.seed_" + std::to_string(k) + ")",
-      "nvfuse::uint64(args.offset_" + std::to_string(k) + ")"};
+PhiloxKey drawn_philox_key(
+    const std::vector<const RngOp*>& drawn, const RngOp& rng, bool graph_rng) {
+  const std::string k = std::to_string(std::find(drawn.begin(), drawn.end(), &rng) - drawn.begin());
+  if (graph_rng) {
+    return {"nvfuse_philox::drawn_seed(args.graph_rng_seed, args.seed_" + k + ")",
+        "nvfuse_philox::drawn_offset(args.graph_rng_offset, args.offset_" + k + ")"};
+  }
+  return {"nvfuse::uint64(args.seed_" + k + ")", "nvfuse::uint64(args.offset_" + k + ")"};
 }
 
 PhiloxKey philox_key_of(const RngOp& expr, const ArgText& arg_text, const PhiloxKey& drawn) {

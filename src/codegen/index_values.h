@@ -31,9 +31,17 @@ struct PhiloxKey {
 
 // Kernels pass each random op that draws its (seed, offset) from torch's
 // generator at launch as two Int values `seed_<k>`, `offset_<k>` (k: its
-// place in `drawn`), after their `first_value` other by-value inputs.
-void add_drawn_seed_args(KernelArgLayout& layout, size_t first_value, size_t drawn);
-PhiloxKey drawn_philox_key(const std::vector<const RngOp*>& drawn, const RngOp& rng);
+// place in `drawn`), after their `first_value` other by-value inputs. A
+// kernel for launches recorded into a CUDA graph (`graph_rng`) also takes
+// the generator's graph-safe state, device pointers `graph_rng_seed` and
+// `graph_rng_offset` that each replay sets (nvfuse_philox::drawn_seed), and
+// offset_<k> is the op's offset within the graph. Only those kernels read
+// it: computed keys cost registers that by-value ones, operands from the
+// parameter bank, do not (the bf16 attention prologue's kernel, held to 72
+// registers, spilled 40 bytes).
+void add_drawn_seed_args(KernelArgLayout& layout, size_t first_value, size_t drawn, bool graph_rng);
+PhiloxKey drawn_philox_key(
+    const std::vector<const RngOp*>& drawn, const RngOp& rng, bool graph_rng);
 
 // The explicit (seed, offset) inputs of `expr`, or `drawn` for one that
 // draws them from torch's generator at launch.

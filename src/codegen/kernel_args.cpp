@@ -36,7 +36,7 @@ DataType math_dtype_of(DataType dtype) {
 
 void KernelArgLayout::add(KernelArg arg) {
   if (arg.field == ArgField::kTensorPointer || arg.field == ArgField::kWorkspace ||
-      arg.field == ArgField::kSemaphores) {
+      arg.field == ArgField::kSemaphores || arg.field == ArgField::kGraphRng) {
     arg.element_size = sizeof(void*);
   } else if (arg.field == ArgField::kValue) {
     arg.element_size = static_cast<size_t>(size_in_bytes(arg.dtype));
@@ -70,6 +70,9 @@ std::string KernelArgLayout::to_cuda() const {
         break;
       case ArgField::kSemaphores:
         ss << "unsigned* " << arg.name << ";";
+        break;
+      case ArgField::kGraphRng:
+        ss << "const long long* " << arg.name << ";";
         break;
       case ArgField::kNumel:
       case ArgField::kWidth:

@@ -23,6 +23,7 @@ enum class ArgField {
   kSemaphores,     // reductions: the split reduction's arrival counters
   kPartialRows,    // inner-outer reductions: partial rows in the workspace
   kLaneShift,      // width-generic reductions: log2 of the lanes a row takes
+  kGraphRng,       // random ops: torch's graph-safe seed (index 0) / offset (1) on the device
   kDividers,       // `count` FastDividers (magic, shift) for 32-bit indexing
 };
 

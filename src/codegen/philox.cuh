@@ -187,4 +187,17 @@ NVFUSE_PHILOX_FN double normal_double(
   return mean + std * sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
 }
 
+// A random op's seed and offset as drawn at launch: by value, or, in a
+// launch recorded into a CUDA graph, read from torch's generator state on
+// the device (`graph_seed`, `graph_offset`), which each replay of the graph
+// advances; `offset` is then the op's offset within the graph. The same
+// scheme as torch's PhiloxCudaState, so a replay draws what a plain launch
+// at the same generator state would.
+NVFUSE_PHILOX_FN unsigned long long drawn_seed(const long long* graph_seed, long long seed) {
+  return static_cast<unsigned long long>(graph_seed != nullptr ? *graph_seed : seed);
+}
+NVFUSE_PHILOX_FN unsigned long long drawn_offset(const long long* graph_offset, long long offset) {
+  return static_cast<unsigned long long>(graph_offset != nullptr ? *graph_offset + offset : offset);
+}
+
 }  // namespace nvfuse_philox

@@ -54,7 +54,7 @@ void ReductionGenerator::build_layout() {
     const Val* v = a_.value_inputs[i];
     layout_.add({ArgField::kValue, static_cast<int>(i), 1, v->dtype(), name_of_value(v)});
   }
-  add_drawn_seed_args(layout_, a_.value_inputs.size(), a_.drawn_random_ops.size());
+  add_drawn_seed_args(layout_, a_.value_inputs.size(), a_.drawn_random_ops.size(), p_.graph_rng);
   layout_.add({ArgField::kWorkspace, 0, 1, DataType::Null, "workspace"});
   layout_.add({ArgField::kSemaphores, 0, 1, DataType::Null, "semaphores"});
   layout_.add({ArgField::kNumel, 0, 1, DataType::Null, "rows"});
@@ -357,7 +357,8 @@ std::string ReductionGenerator::draw_unit_words(const std::vector<const RngOp*>&
   const ArgText text = [this](const Val* v) { return arg_text(v); };
   for (const RngOp* rng : ops) {
     const auto* tv = rng->output(0)->as<TensorView>();
-    const PhiloxKey key = philox_key_of(*rng, text, drawn_philox_key(a_.drawn_random_ops, *rng));
+    const PhiloxKey key =
+        philox_key_of(*rng, text, drawn_philox_key(a_.drawn_random_ops, *rng, p_.graph_rng));
     const std::string step = walk == Walk::kInner
         ? "args.col_stride_" + position_name(tv)
         : "args.row_stride_" + position_name(tv) + "[" + std::to_string(p_.row_rank - 1) + "]";
@@ -418,7 +419,8 @@ std::string ReductionGenerator::position_statement(const Expr* expr, Walk walk) 
     value = iota_value(*expr->as<IotaOp>(), index, text);
   } else {
     const auto& rng = *expr->as<RngOp>();
-    const PhiloxKey key = philox_key_of(rng, text, drawn_philox_key(a_.drawn_random_ops, rng));
+    const PhiloxKey key =
+        philox_key_of(rng, text, drawn_philox_key(a_.drawn_random_ops, rng, p_.graph_rng));
     // Per-row values (one per row or column): no lanes share their blocks.
     std::string unit =
         "nvfuse_philox::unit_float(unit_" + name + (walk == Walk::kInner ? "[k][v])" : "[v])");

@@ -186,7 +186,9 @@ std::optional<std::vector<at::Tensor>> CoordinateExecutor::run(
     prepare_scatter(*tensors, *schedule, *extents, bound);
   }
   const bool launch = schedule->grid_size > 0;
-  auto [source, kernel] = variants_.for_launch(schedule->params, launch ? device.index() : -1);
+  CoordinateParams params = schedule->params;
+  params.graph_rng = launch && draws_in_graph(analysis_.drawn_random_ops.size(), device);
+  auto [source, kernel] = variants_.for_launch(params, launch ? device.index() : -1);
   if (launch) {
     LaunchValues values;
     for (const at::Tensor& t : *tensors) {
@@ -194,7 +196,8 @@ std::optional<std::vector<at::Tensor>> CoordinateExecutor::run(
       values.strides.push_back(t.strides().vec());
     }
     values.values = io_.values_of(analysis_.value_inputs, args, bound);
-    append_drawn_seeds(values.values, analysis_.drawn_random_ops.size(), device);
+    append_drawn_seeds(values, analysis_.drawn_random_ops.size(), device);
+    check_drawn_in_graph(values, params.graph_rng);
     values.numel = schedule->numel;
     values.extents = *extents;
     values.divisors = coordinate_divisors(values.extents, schedule->params.vector_width);

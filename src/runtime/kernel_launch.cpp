@@ -140,6 +140,9 @@ std::vector<uint64_t> pack_args(const KernelArgLayout& layout, const LaunchValue
       case ArgField::kPartialRows:
         write_index(dst, values.partial_rows, arg.element_size);
         break;
+      case ArgField::kGraphRng:
+        store(dst, values.graph_rng[arg.index]);
+        break;
       case ArgField::kLaneShift:
         write_index(dst, values.lane_shift, arg.element_size);
         break;

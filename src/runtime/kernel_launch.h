@@ -60,7 +60,10 @@ struct LaunchValues {
   void* workspace = nullptr;
   void* semaphores = nullptr;
   int64_t partial_rows = 0;
-  int64_t lane_shift = 0;         // log2 of the lanes a row takes (width-generic kernels)
+  int64_t lane_shift = 0;  // log2 of the lanes a row takes (width-generic kernels)
+  // Random ops launched into a CUDA graph capture: torch's seed and offset
+  // on the device (nullptr outside a capture; see runtime/rng_state.h).
+  const void* graph_rng[2] = {nullptr, nullptr};
   std::vector<int64_t> divisors;  // what each FastDivider divides by
 };
 

@@ -155,13 +155,15 @@ std::optional<std::vector<at::Tensor>> ReductionExecutor::run(
     }
   } else if (planned->grid_x > 0) {
     const ReductionParams& params = planned->params;
-    auto [source, kernel] = variants_.for_launch(params.kernel_params(), device.index());
+    const ReductionParams kernel_params = kernel_params_for_launch(params, device);
+    auto [source, kernel] = variants_.for_launch(kernel_params, device.index());
     if (params.outer && params.cluster > 1 && resident_walkers(*kernel, *planned, device) == 0) {
       // No sm_90 part refuses an 8-block cluster of 512 threads; one that
       // did would get the reference path's result, not a failed launch.
       return std::nullopt;
     }
     LaunchValues values = launch_values(*planned, args, *tensors, bound);
+    check_drawn_in_graph(values, kernel_params.graph_rng);
     int64_t grid_y = planned->grid_y;
     if (params.outer && params.split) {
       // One wave of as many blocks as the kernel's occupancy holds: each
@@ -210,6 +212,13 @@ std::optional<std::vector<at::Tensor>> ReductionExecutor::run(
   return io_.fusion_outputs(args, *tensors);
 }
 
+ReductionParams ReductionExecutor::kernel_params_for_launch(
+    const ReductionParams& params, c10::Device device) const {
+  ReductionParams kernel = params.kernel_params();
+  kernel.graph_rng = draws_in_graph(analysis_.drawn_random_ops.size(), device);
+  return kernel;
+}
+
 LaunchValues ReductionExecutor::launch_values(const ReductionSchedule& planned,
     const std::vector<Argument>& args, const std::vector<at::Tensor>& tensors,
     BoundInputs& bound) const {
@@ -218,7 +227,7 @@ LaunchValues ReductionExecutor::launch_values(const ReductionSchedule& planned,
     values.pointers.push_back(t.data_ptr());
   }
   values.values = io_.values_of(analysis_.value_inputs, args, bound);
-  append_drawn_seeds(values.values, analysis_.drawn_random_ops.size(), bound.device);
+  append_drawn_seeds(values, analysis_.drawn_random_ops.size(), bound.device);
   values.numel = planned.space.rows;
   values.width = planned.space.width;
   for (int lanes = planned.params.threads_per_row; lanes > 1; lanes /= 2) {
@@ -300,7 +309,8 @@ int64_t ReductionExecutor::streamed_walkers(
 bool ReductionExecutor::run_inner_outer(const ReductionSchedule& planned,
     const std::vector<Argument>& args, const std::vector<at::Tensor>& tensors, BoundInputs& bound) {
   const c10::Device device = bound.device;
-  auto [source, kernel] = variants_.for_launch(planned.params.kernel_params(), device.index());
+  const ReductionParams kernel_params = kernel_params_for_launch(planned.params, device);
+  auto [source, kernel] = variants_.for_launch(kernel_params, device.index());
   const LoadedKernel& finish =
       variants_.companion(source, reduction_finish_kernel_name(planned.params), device.index());
   // At most one wave of blocks (or clusters of blocks, each cluster holding
@@ -325,6 +335,7 @@ bool ReductionExecutor::run_inner_outer(const ReductionSchedule& planned,
   // their blocks).
   grid_x = std::max(partial_cluster, grid_x / partial_cluster * partial_cluster);
   LaunchValues values = launch_values(planned, args, tensors, bound);
+  check_drawn_in_graph(values, kernel_params.graph_rng);
   values.partial_rows = grid_x / cluster / partial_cluster * planned.rows_per_block;
   const at::Tensor workspace =
       at::empty({column_partial_offsets(analysis_, values.partial_rows, values.width).back()},

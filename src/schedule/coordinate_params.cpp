@@ -31,7 +31,7 @@ std::string CoordinateParams::to_string() const {
      << ", index=" << (index_32bit ? "int32" : "int64") << (vectors_aligned ? ", aligned" : "")
      << dense_text(dense_tensors)
      << (scan_axis >= 0 ? ", scan_axis=" + std::to_string(scan_axis) : "")
-     << (scatter_rows ? ", scatter_rows" : "") << ")";
+     << (scatter_rows ? ", scatter_rows" : "") << (graph_rng ? ", graph_rng" : "") << ")";
   return ss.str();
 }
 
@@ -40,7 +40,7 @@ bool CoordinateParams::operator==(const CoordinateParams& other) const {
       block_size == other.block_size && unroll == other.unroll &&
       index_32bit == other.index_32bit && vectors_aligned == other.vectors_aligned &&
       dense_tensors == other.dense_tensors && scan_axis == other.scan_axis &&
-      scatter_rows == other.scatter_rows;
+      scatter_rows == other.scatter_rows && graph_rng == other.graph_rng;
 }
 
 void schedule_scan(

@@ -34,6 +34,10 @@ struct CoordinateParams {
   // A scatter along the innermost axis staged a row at a time in shared
   // memory (codegen/scatter_codegen.h): a block per output row.
   bool scatter_rows = false;
+  // Set at launch, not by the scheduler: the launch is recorded into a CUDA
+  // graph and its random ops read torch's graph-safe generator state
+  // (codegen/index_values.h).
+  bool graph_rng = false;
 
   std::string to_string() const;
   bool operator==(const CoordinateParams& other) const;

@@ -47,7 +47,8 @@ std::string ReductionParams::to_string() const {
                              : std::string())
      << (min_blocks_per_sm > 0 ? ", min_blocks=" + std::to_string(min_blocks_per_sm)
                                : std::string())
-     << ", index=" << (index_32bit ? "int32" : "int64") << ", access=";
+     << (graph_rng ? ", graph_rng" : "") << ", index=" << (index_32bit ? "int32" : "int64")
+     << ", access=";
   for (InnerAccess a : access) {
     ss << (a == InnerAccess::kContiguous ? "c" : a == InnerAccess::kBroadcast ? "b" : "s");
   }
@@ -64,7 +65,8 @@ bool ReductionParams::operator==(const ReductionParams& o) const {
       partial_cluster == o.partial_cluster && carry_exps == o.carry_exps &&
       late_draws == o.late_draws && staged == o.staged && hold_columns == o.hold_columns &&
       min_blocks_per_sm == o.min_blocks_per_sm && index_32bit == o.index_32bit &&
-      access == o.access && width_generic == o.width_generic && launch_bound == o.launch_bound;
+      access == o.access && width_generic == o.width_generic && launch_bound == o.launch_bound &&
+      graph_rng == o.graph_rng;
 }
 
 ReductionParams ReductionParams::kernel_params() const {

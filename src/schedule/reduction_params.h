@@ -139,6 +139,10 @@ struct ReductionParams {
   // block_size stay the launch's.
   bool width_generic = false;
   int launch_bound = 0;
+  // Set at launch, not by the scheduler: the launch is recorded into a CUDA
+  // graph and its random ops read torch's graph-safe generator state
+  // (codegen/index_values.h).
+  bool graph_rng = false;
   // One per kernel tensor (inputs, then outputs): its access along the
   // vectorized axis.
   std::vector<InnerAccess> access;
