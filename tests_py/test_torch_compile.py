@@ -295,4 +295,3 @@ def test_cuda_graphs_replay_inference_with_new_inputs():
             x = torch.randn(2, 16, 64, device="cuda")
             got = compiled(x).clone()
             torch.testing.assert_close(got, block(x), rtol=1e-4, atol=1e-4)
-

@@ -54,8 +54,10 @@ __all__: list[str] = [
     "set_max_runtime_states",
     "set_pointwise_tuning",
     "set_reduction_tuning",
+    "set_tiered_compile",
     "start_dump_capture",
     "state_sharding",
+    "tiered_compile",
 ]
 
 class DataType:
@@ -518,6 +520,16 @@ def set_dump_sink(sink: collections.abc.Callable[[str], None]) -> None:
     """
 
 def set_max_runtime_states(arg0: typing.SupportsInt | typing.SupportsIndex) -> None: ...
+def set_tiered_compile(on: bool) -> None:
+    """
+    Tiered compilation: a kernel not compiled yet compiles in the background while its segment runs on the ATen reference evaluator (NVFUSE_TIERED_COMPILE=1 at start)
+    """
+
+def tiered_compile() -> bool:
+    """
+    Whether tiered compilation is on
+    """
+
 def set_pointwise_tuning(
     block_size: typing.SupportsInt | typing.SupportsIndex,
     max_unroll: typing.SupportsInt | typing.SupportsIndex,

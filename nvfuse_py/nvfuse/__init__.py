@@ -52,6 +52,7 @@ from .alias import (
 from .descriptors import compute_contiguity, compute_tensor_descriptor
 from .version import NVFUSER_API_LEVEL, __version__, build_info, version
 from .dumps import get_dump, set_dump
+from ._C import set_tiered_compile, tiered_compile
 
 __all__ = [
     "NVFUSER_API_LEVEL",
@@ -66,6 +67,8 @@ __all__ = [
     "build_info",
     "get_dump",
     "set_dump",
+    "set_tiered_compile",
+    "tiered_compile",
     "DataType",
     "DefinitionError",
     "DefinitionTypeError",

@@ -13,6 +13,7 @@
 #include "runtime/host_timing.h"
 #include "runtime/pointwise_executor.h"
 #include "runtime/reduction_executor.h"
+#include "runtime/cuda/kernel_cache.h"
 #include "runtime/cuda/nvrtc.h"
 
 namespace py = pybind11;
@@ -174,6 +175,10 @@ void init_execute(py::module_& m) {
   m.def("set_dump", &set_dump_options, py::arg("options"),
       "What NVFUSE_DUMP prints from now on: a comma list of option names");
   m.def("get_dump", &dump_options, "The dump options on now, as a comma list");
+  m.def("set_tiered_compile", &set_tiered_compile, py::arg("on"),
+      "Tiered compilation: a kernel not compiled yet compiles in the background while its "
+      "segment runs on the ATen reference evaluator (NVFUSE_TIERED_COMPILE=1 at start)");
+  m.def("tiered_compile", &tiered_compile, "Whether tiered compilation is on");
   m.def(
       "set_dump_sink",
       [](std::function<void(const std::string&)> sink) { set_dump_sink(std::move(sink)); },

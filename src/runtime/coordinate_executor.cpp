@@ -188,7 +188,11 @@ std::optional<std::vector<at::Tensor>> CoordinateExecutor::run(
   const bool launch = schedule->grid_size > 0;
   CoordinateParams params = schedule->params;
   params.graph_rng = launch && draws_in_graph(analysis_.drawn_random_ops.size(), device);
-  auto [source, kernel] = variants_.for_launch(params, launch ? device.index() : -1);
+  auto [source, kernel] =
+      variants_.for_launch(params, launch ? device.index() : -1, may_defer_compile);
+  if (launch && kernel == nullptr) {
+    return std::nullopt;  // still compiling (tiered compilation)
+  }
   if (launch) {
     LaunchValues values;
     for (const at::Tensor& t : *tensors) {

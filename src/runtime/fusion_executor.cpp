@@ -9,6 +9,7 @@
 #include "runtime/cuda/nvtx_range.h"
 #include "runtime/host_timing.h"
 #include "runtime/input_binding.h"
+#include "runtime/kernel_pending.h"
 #include "runtime/output_allocation.h"
 #include "runtime/pointwise_executor.h"
 #include "runtime/reduction_executor.h"
@@ -515,8 +516,11 @@ bool FusionExecutor::run_segment(Segment& s, const std::vector<Argument>& args, 
   device = bound.device;
   std::optional<std::vector<at::Tensor>> kernel_values;
   if (bound.device.is_cuda() && s.kernel != nullptr && !empty_tensor_argument(args).has_value()) {
+    take_kernel_pending();
     kernel_values = s.kernel->run(args, bound);
-    if (!kernel_values.has_value() && may_decline) {
+    // A kernel still compiling (tiered compilation) runs the segment on the
+    // reference evaluator; another decline is for these inputs' shapes.
+    if (!kernel_values.has_value() && may_decline && !take_kernel_pending()) {
       return false;
     }
   }

@@ -17,6 +17,7 @@
 #include "ir/dump.h"
 #include "ir/errors.h"
 #include "runtime/cuda/kernel_cache.h"
+#include "runtime/kernel_pending.h"
 
 namespace nvfuse {
 
@@ -33,18 +34,32 @@ class KernelVariants {
   }
 
   // For a launch on `device`: the source and its loaded kernel (nullptr
-  // with `device` < 0: nothing to launch), remembered as the last.
-  std::pair<const KernelSource*, const LoadedKernel*> for_launch(const Params& params, int device) {
+  // with `device` < 0: nothing to launch), remembered as the last. Where
+  // `may_defer(device)` says so (tiered compilation), a kernel not compiled
+  // yet is compiled in the background and the kernel is nullptr: the
+  // launch is declined, and note_kernel_pending() tells the caller why.
+  std::pair<const KernelSource*, const LoadedKernel*> for_launch(
+      const Params& params, int device, bool (*may_defer)(int device) = nullptr) {
     std::lock_guard<std::mutex> lock(mutex_);
     Variant& variant = variant_for(params);
-    last_ = &variant;
     if (device < 0) {
+      last_ = &variant;
       return {&variant.source, nullptr};
     }
     const LoadedKernel*& loaded = variant.loaded[device];
+    if (loaded == nullptr && may_defer != nullptr && may_defer(device)) {
+      loaded = load_kernel_when_compiled(variant.source.code, variant.source.name, device);
+      if (loaded == nullptr) {
+        note_kernel_pending();
+        last_ = nullptr;  // this call runs no kernel of this executor
+        last_kernel_ = nullptr;
+        return {&variant.source, nullptr};
+      }
+    }
     if (loaded == nullptr) {
       loaded = &load_kernel(variant.source.code, variant.source.name, device);
     }
+    last_ = &variant;  // a kernel still compiling is not the last one run
     last_kernel_ = loaded;
     return {&variant.source, loaded};
   }

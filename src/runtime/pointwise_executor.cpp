@@ -90,7 +90,11 @@ std::optional<std::vector<at::Tensor>> PointwiseExecutor::run(
   const PointwiseSchedule schedule =
       schedule_for(described, device_info_of(device), pointwise_tuning());
   const bool launch = schedule.grid_size > 0;
-  auto [source, kernel] = variants_.for_launch(schedule.params, launch ? device.index() : -1);
+  auto [source, kernel] =
+      variants_.for_launch(schedule.params, launch ? device.index() : -1, may_defer_compile);
+  if (launch && kernel == nullptr) {
+    return std::nullopt;  // still compiling (tiered compilation)
+  }
   step.emplace("08 pack arguments, launch");
   if (launch) {
     LaunchValues values;

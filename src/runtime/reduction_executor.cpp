@@ -156,7 +156,10 @@ std::optional<std::vector<at::Tensor>> ReductionExecutor::run(
   } else if (planned->grid_x > 0) {
     const ReductionParams& params = planned->params;
     const ReductionParams kernel_params = kernel_params_for_launch(params, device);
-    auto [source, kernel] = variants_.for_launch(kernel_params, device.index());
+    auto [source, kernel] = variants_.for_launch(kernel_params, device.index(), may_defer_compile);
+    if (kernel == nullptr) {
+      return std::nullopt;  // still compiling (tiered compilation)
+    }
     if (params.outer && params.cluster > 1 && resident_walkers(*kernel, *planned, device) == 0) {
       // No sm_90 part refuses an 8-block cluster of 512 threads; one that
       // did would get the reference path's result, not a failed launch.
@@ -310,7 +313,10 @@ bool ReductionExecutor::run_inner_outer(const ReductionSchedule& planned,
     const std::vector<Argument>& args, const std::vector<at::Tensor>& tensors, BoundInputs& bound) {
   const c10::Device device = bound.device;
   const ReductionParams kernel_params = kernel_params_for_launch(planned.params, device);
-  auto [source, kernel] = variants_.for_launch(kernel_params, device.index());
+  auto [source, kernel] = variants_.for_launch(kernel_params, device.index(), may_defer_compile);
+  if (kernel == nullptr) {
+    return false;  // still compiling (tiered compilation)
+  }
   const LoadedKernel& finish =
       variants_.companion(source, reduction_finish_kernel_name(planned.params), device.index());
   // At most one wave of blocks (or clusters of blocks, each cluster holding

@@ -4,7 +4,10 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <atomic>
+#include <chrono>
 #include <filesystem>
+#include <future>
 #include <fstream>
 #include <iostream>
 #include <map>
@@ -87,32 +90,7 @@ std::map<std::pair<std::string, int>, LoadedKernel>& loaded_kernels() {
   return cache;
 }
 
-const Binary& binary_for(
-    const std::string& key, const std::string& source, const std::string& name, int arch) {
-  auto& cache = binaries();
-  if (auto it = cache.find(key); it != cache.end()) {
-    return it->second;
-  }
-  Binary binary;
-  const std::string directory = kernel_cache_directory();
-  const std::filesystem::path file = directory.empty()
-      ? std::filesystem::path()
-      : std::filesystem::path(directory + "/" + key + ".bin");
-  if (!directory.empty()) {
-    if (auto image = read_file(file)) {
-      binary.image = std::move(*image);
-      binary.from_disk = true;
-    }
-  }
-  if (!binary.from_disk) {
-    const NvtxRange range("nvfuse compile " + name);
-    CompiledBinary compiled = compile_cuda(source, name, arch);
-    binary.image = std::move(compiled.image);
-    binary.compile_ms = compiled.compile_ms;
-    if (!directory.empty()) {
-      write_file_atomically(file, binary.image);
-    }
-  }
+void dump_compile_time(const std::string& name, const Binary& binary) {
   if (dump_enabled(DumpOption::compile_time)) {
     dump_stream() << "nvfuse: " << name << ": "
                   << (binary.from_disk
@@ -120,7 +98,101 @@ const Binary& binary_for(
                              : "compiled by NVRTC in " + std::to_string(binary.compile_ms) + " ms")
                   << std::endl;
   }
-  return cache.emplace(key, std::move(binary)).first->second;
+}
+
+std::filesystem::path disk_file(const std::string& key) {
+  const std::string directory = kernel_cache_directory();
+  return directory.empty() ? std::filesystem::path()
+                           : std::filesystem::path(directory + "/" + key + ".bin");
+}
+
+// From memory or the disk cache, without compiling. Under cache_mutex.
+const Binary* cached_binary(const std::string& key, const std::string& name) {
+  auto& cache = binaries();
+  if (auto it = cache.find(key); it != cache.end()) {
+    return &it->second;
+  }
+  const std::filesystem::path file = disk_file(key);
+  if (file.empty()) {
+    return nullptr;
+  }
+  auto image = read_file(file);
+  if (!image.has_value()) {
+    return nullptr;
+  }
+  Binary binary;
+  binary.image = std::move(*image);
+  binary.from_disk = true;
+  dump_compile_time(name, binary);
+  return &cache.emplace(key, std::move(binary)).first->second;
+}
+
+// NVRTC's work, without cache_mutex held: written to the disk cache.
+Binary compile_binary(
+    const std::string& key, const std::string& source, const std::string& name, int arch) {
+  const NvtxRange range("nvfuse compile " + name);
+  CompiledBinary compiled = compile_cuda(source, name, arch);
+  Binary binary;
+  binary.image = std::move(compiled.image);
+  binary.compile_ms = compiled.compile_ms;
+  const std::filesystem::path file = disk_file(key);
+  if (!file.empty()) {
+    write_file_atomically(file, binary.image);
+  }
+  return binary;
+}
+
+// Compiles on background threads (set_tiered_compile), one per source.
+// Their futures are waited for at exit, before NVRTC (loaded before the
+// first of them) is unloaded.
+std::map<std::string, std::shared_future<Binary>>& background_compiles() {
+  static std::map<std::string, std::shared_future<Binary>> pending;
+  return pending;
+}
+
+// The binary of `key`: cached, a background compile's (waited for), or
+// compiled now. Under `lock` (cache_mutex), released while waiting.
+const Binary& binary_for(std::unique_lock<std::mutex>& lock, const std::string& key,
+    const std::string& source, const std::string& name, int arch) {
+  if (const Binary* cached = cached_binary(key, name)) {
+    return *cached;
+  }
+  auto& pending = background_compiles();
+  if (auto it = pending.find(key); it != pending.end()) {
+    std::shared_future<Binary> compile = it->second;
+    lock.unlock();
+    compile.wait();
+    lock.lock();
+    if (const Binary* done = cached_binary(key, name)) {
+      return *done;  // another thread stored it meanwhile
+    }
+    pending.erase(key);
+    dump_compile_time(name, compile.get());
+    return binaries().emplace(key, compile.get()).first->second;
+  }
+  Binary binary = compile_binary(key, source, name, arch);
+  dump_compile_time(name, binary);
+  return binaries().emplace(key, std::move(binary)).first->second;
+}
+
+const LoadedKernel& load_binary(
+    const Binary& binary, const std::string& key, const std::string& name, int device, int arch) {
+  LoadedKernel kernel;
+  kernel.name = name;
+  kernel.function = cuda_driver::get_function(cuda_driver::load_module(binary.image), name);
+  kernel.resources = cuda_driver::resources_of(kernel.function);
+  if (arch >= 90) {
+    cuda_driver::allow_non_portable_clusters(kernel.function);
+  }
+  return loaded_kernels().emplace(std::make_pair(key + "/" + name, device), kernel).first->second;
+}
+
+std::atomic<bool>& tiered_setting() {
+  static std::atomic<bool> on = [] {
+    const char* env = std::getenv("NVFUSE_TIERED_COMPILE");
+    return env != nullptr && std::string(env) == "1";
+  }();
+  return on;
 }
 
 }  // namespace
@@ -150,22 +222,40 @@ const LoadedKernel& load_kernel(const std::string& source, const std::string& na
   cuda_driver::make_context_current(device);
   const int arch = cuda_driver::properties(device).arch;
   const std::string key = cache_key(source, arch);
-  std::lock_guard<std::mutex> lock(cache_mutex);
-  auto& loaded = loaded_kernels();
+  std::unique_lock<std::mutex> lock(cache_mutex);
   // One binary per source; each of its kernels is loaded by name.
-  const std::pair<std::string, int> loaded_key{key + "/" + name, device};
-  if (auto it = loaded.find(loaded_key); it != loaded.end()) {
+  if (auto it = loaded_kernels().find({key + "/" + name, device}); it != loaded_kernels().end()) {
     return it->second;
   }
-  const Binary& binary = binary_for(key, source, name, arch);
-  LoadedKernel kernel;
-  kernel.name = name;
-  kernel.function = cuda_driver::get_function(cuda_driver::load_module(binary.image), name);
-  kernel.resources = cuda_driver::resources_of(kernel.function);
-  if (arch >= 90) {
-    cuda_driver::allow_non_portable_clusters(kernel.function);
-  }
-  return loaded.emplace(loaded_key, kernel).first->second;
+  const Binary& binary = binary_for(lock, key, source, name, arch);
+  return load_binary(binary, key, name, device, arch);
 }
+
+const LoadedKernel* load_kernel_when_compiled(
+    const std::string& source, const std::string& name, int device) {
+  cuda_driver::make_context_current(device);
+  const int arch = cuda_driver::properties(device).arch;
+  const std::string key = cache_key(source, arch);
+  std::unique_lock<std::mutex> lock(cache_mutex);
+  if (auto it = loaded_kernels().find({key + "/" + name, device}); it != loaded_kernels().end()) {
+    return &it->second;
+  }
+  auto& pending = background_compiles();
+  auto it = pending.find(key);
+  if (cached_binary(key, name) == nullptr) {
+    if (it == pending.end()) {
+      pending.emplace(
+          key, std::async(std::launch::async, compile_binary, key, source, name, arch).share());
+      return nullptr;
+    }
+    if (it->second.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
+      return nullptr;
+    }
+  }
+  return &load_binary(binary_for(lock, key, source, name, arch), key, name, device, arch);
+}
+
+void set_tiered_compile(bool on) { tiered_setting() = on; }
+bool tiered_compile() { return tiered_setting(); }
 
 }  // namespace nvfuse
