@@ -4,8 +4,10 @@ defaults) over 64 sizes spread geometrically, deduplicated by the
 kernel's text. A size-generic code generator makes few kernels here; one
 that bakes the launch shape into the source makes one per shape.
 
-    python3 tools/size_sweep.py            # the counts
-    python3 tools/size_sweep.py --verbose  # and which sizes share a kernel
+    python3 tools/size_sweep.py                  # the counts
+    python3 tools/size_sweep.py --verbose        # and which sizes share a kernel
+    python3 tools/size_sweep.py --width-buckets  # with one reduction kernel per
+                                                 # bucket of widths (docs/reductions.md)
 """
 
 import argparse
@@ -48,7 +50,12 @@ def sweep(fd, make_inputs):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--verbose", action="store_true")
+    parser.add_argument("--width-buckets", action="store_true")
     args = parser.parse_args()
+    if args.width_buckets:
+        from nvfuse import _C
+
+        _C.set_reduction_tuning(16, width_buckets=1)
     print(f"{len(SIZES)} sizes from {SIZES[0]} to {SIZES[-1]}, {ROWS} rows")
     for dtype_name, dtype in DTYPES.items():
         cases = {
