@@ -3,8 +3,10 @@
 // torch's own wheels target, even when built on a newer glibc: each call
 // of these functions binds to the version every glibc since 2.2.5 keeps,
 // not to the newer default (dlopen, dlsym, dlerror and dlclose moved into
-// libc at 2.34; log got a new version at 2.29). On glibc before 2.34 the dl
-// functions live in libdl, which the Python interpreter itself loads there.
+// libc at 2.34, and pthread_once, which std::call_once and std::future
+// call; log got a new version at 2.29). On glibc before 2.34 the dl
+// functions live in libdl and pthread_once in libpthread, which the Python
+// interpreter itself loads there.
 // An unused directive adds nothing to an object.
 #pragma once
 
@@ -13,3 +15,4 @@ __asm__(".symver dlsym,dlsym@GLIBC_2.2.5");
 __asm__(".symver dlerror,dlerror@GLIBC_2.2.5");
 __asm__(".symver dlclose,dlclose@GLIBC_2.2.5");
 __asm__(".symver log,log@GLIBC_2.2.5");
+__asm__(".symver pthread_once,pthread_once@GLIBC_2.2.5");
