@@ -155,7 +155,9 @@ std::optional<std::vector<at::Tensor>> ReductionExecutor::run(
     }
   } else if (planned->grid_x > 0) {
     const ReductionParams& params = planned->params;
-    const ReductionParams kernel_params = kernel_params_for_launch(params, device);
+    std::optional<ReductionParams> own_kernel_params;
+    const ReductionParams& kernel_params =
+        kernel_params_for_launch(params, device, own_kernel_params);
     auto [source, kernel] = variants_.for_launch(kernel_params, device.index(), may_defer_compile);
     if (kernel == nullptr) {
       return std::nullopt;  // still compiling (tiered compilation)
@@ -215,11 +217,15 @@ std::optional<std::vector<at::Tensor>> ReductionExecutor::run(
   return io_.fusion_outputs(args, *tensors);
 }
 
-ReductionParams ReductionExecutor::kernel_params_for_launch(
-    const ReductionParams& params, c10::Device device) const {
-  ReductionParams kernel = params.kernel_params();
-  kernel.graph_rng = draws_in_graph(analysis_.drawn_random_ops.size(), device);
-  return kernel;
+const ReductionParams& ReductionExecutor::kernel_params_for_launch(
+    const ReductionParams& params, c10::Device device, std::optional<ReductionParams>& own) const {
+  const bool graph_rng = draws_in_graph(analysis_.drawn_random_ops.size(), device);
+  if (!params.width_generic && !graph_rng) {
+    return params;  // the common launch: no copy of the params
+  }
+  own = params.kernel_params();
+  own->graph_rng = graph_rng;
+  return *own;
 }
 
 LaunchValues ReductionExecutor::launch_values(const ReductionSchedule& planned,
@@ -312,7 +318,9 @@ int64_t ReductionExecutor::streamed_walkers(
 bool ReductionExecutor::run_inner_outer(const ReductionSchedule& planned,
     const std::vector<Argument>& args, const std::vector<at::Tensor>& tensors, BoundInputs& bound) {
   const c10::Device device = bound.device;
-  const ReductionParams kernel_params = kernel_params_for_launch(planned.params, device);
+  std::optional<ReductionParams> own_kernel_params;
+  const ReductionParams& kernel_params =
+      kernel_params_for_launch(planned.params, device, own_kernel_params);
   auto [source, kernel] = variants_.for_launch(kernel_params, device.index(), may_defer_compile);
   if (kernel == nullptr) {
     return false;  // still compiling (tiered compilation)

@@ -50,8 +50,10 @@ class ReductionExecutor : public GeneratedKernelExecutor<ReductionParams> {
       const std::vector<at::Tensor>& tensors, BoundInputs& bound);
   // The params a launch's kernel is generated from: the schedule's
   // (kernel_params), reading torch's graph-safe generator state when the
-  // launch is recorded into a CUDA graph.
-  ReductionParams kernel_params_for_launch(const ReductionParams& params, c10::Device device) const;
+  // launch is recorded into a CUDA graph. `params` itself where nothing
+  // differs, else a copy made in `own`.
+  const ReductionParams& kernel_params_for_launch(
+      const ReductionParams& params, c10::Device device, std::optional<ReductionParams>& own) const;
   // The launch values every reduction kernel takes (no workspace yet).
   LaunchValues launch_values(const ReductionSchedule& planned, const std::vector<Argument>& args,
       const std::vector<at::Tensor>& tensors, BoundInputs& bound) const;

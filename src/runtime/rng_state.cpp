@@ -25,12 +25,16 @@ namespace nvfuse {
 
 namespace {
 
+// Whether torch's current stream of the CUDA `device` is being captured.
+bool capturing(c10::Device device) {
+  return cuda_driver::is_capturing(
+      c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->getStream(device).native_handle());
+}
+
 // A seed and offset passed by value: a CUDA graph would replay the same
 // random values every time.
 void check_not_capturing(c10::Device device) {
-  const c10::Stream stream =
-      c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->getStream(device);
-  NVFUSE_CHECK_AS(ErrorKind::kUnsupported, !cuda_driver::is_capturing(stream.native_handle()),
+  NVFUSE_CHECK_AS(ErrorKind::kUnsupported, !capturing(device),
       "random ops in a CUDA graph: these pass the generator's seed and offset by "
       "value (the reference path, or a torch without its CUDA generator), so every "
       "replay would draw the same values; run this fusion outside the capture (or "
@@ -50,16 +54,16 @@ PhiloxState draw_philox_state(c10::Device device) {
   return {at::check_generator<at::CPUGeneratorImpl>(generator)->random64(), 0};
 }
 
-// The generator's (seed, offset) for one random op, advanced by torch's unit
-// of 4: by value, or inside a capture the device pointers each replay sets.
-// The caller holds the generator's mutex.
-at::PhiloxCudaState graph_safe_philox_state(at::Generator& generator) {
+// The CUDA generator's (seed, offset) for one random op, advanced by 4: by
+// value, or inside a capture the device pointers each replay sets.
+at::PhiloxCudaState graph_safe_philox_state(c10::Device device) {
   if (nvfuse_torch_philox_cuda_state == nullptr) {
-    check_not_capturing(generator.device());
-    const PhiloxState state{generator.current_seed(), generator.get_offset()};
-    generator.set_offset(state.offset + 4);
+    check_not_capturing(device);
+    const PhiloxState state = draw_philox_state(device);
     return at::PhiloxCudaState(state.seed, state.offset);
   }
+  at::Generator generator = at::globalContext().defaultGenerator(device);
+  std::lock_guard<std::mutex> lock(generator.mutex());
   auto* cuda_generator = static_cast<at::CUDAGeneratorImpl*>(generator.unsafeGetGeneratorImpl());
   try {
     return nvfuse_torch_philox_cuda_state(cuda_generator, 4);
@@ -84,21 +88,14 @@ PhiloxState next_philox_state(c10::Device device) {
 }
 
 void append_drawn_seeds(LaunchValues& values, size_t drawn, c10::Device device) {
-  if (drawn == 0) {
-    return;
-  }
-  if (!device.is_cuda()) {
-    for (size_t k = 0; k < drawn; ++k) {
-      const PhiloxState state = draw_philox_state(device);
-      values.values.push_back(ScalarValue(static_cast<int64_t>(state.seed)));
-      values.values.push_back(ScalarValue(static_cast<int64_t>(state.offset)));
-    }
-    return;
-  }
-  at::Generator generator = at::globalContext().defaultGenerator(device);
-  std::lock_guard<std::mutex> lock(generator.mutex());
   for (size_t k = 0; k < drawn; ++k) {
-    const at::PhiloxCudaState state = graph_safe_philox_state(generator);
+    at::PhiloxCudaState state;
+    if (device.is_cuda()) {
+      state = graph_safe_philox_state(device);
+    } else {
+      const PhiloxState cpu = draw_philox_state(device);
+      state = at::PhiloxCudaState(cpu.seed, cpu.offset);
+    }
     if (state.captured_) {
       values.graph_rng[0] = state.seed_.ptr;
       values.graph_rng[1] = state.offset_.ptr;
@@ -118,11 +115,7 @@ void check_drawn_in_graph(const LaunchValues& values, bool kernel_reads_graph_st
 }
 
 bool draws_in_graph(size_t drawn, c10::Device device) {
-  if (drawn == 0 || !device.is_cuda()) {
-    return false;
-  }
-  return cuda_driver::is_capturing(
-      c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->getStream(device).native_handle());
+  return drawn > 0 && device.is_cuda() && capturing(device);
 }
 
 }  // namespace nvfuse

@@ -218,31 +218,22 @@ std::string kernel_cache_directory() {
   return error ? "" : directory;
 }
 
-const LoadedKernel& load_kernel(const std::string& source, const std::string& name, int device) {
+namespace {
+
+// load_kernel, and with `wait` false load_kernel_when_compiled.
+const LoadedKernel* load(
+    const std::string& source, const std::string& name, int device, bool wait) {
   cuda_driver::make_context_current(device);
   const int arch = cuda_driver::properties(device).arch;
   const std::string key = cache_key(source, arch);
   std::unique_lock<std::mutex> lock(cache_mutex);
   // One binary per source; each of its kernels is loaded by name.
   if (auto it = loaded_kernels().find({key + "/" + name, device}); it != loaded_kernels().end()) {
-    return it->second;
-  }
-  const Binary& binary = binary_for(lock, key, source, name, arch);
-  return load_binary(binary, key, name, device, arch);
-}
-
-const LoadedKernel* load_kernel_when_compiled(
-    const std::string& source, const std::string& name, int device) {
-  cuda_driver::make_context_current(device);
-  const int arch = cuda_driver::properties(device).arch;
-  const std::string key = cache_key(source, arch);
-  std::unique_lock<std::mutex> lock(cache_mutex);
-  if (auto it = loaded_kernels().find({key + "/" + name, device}); it != loaded_kernels().end()) {
     return &it->second;
   }
-  auto& pending = background_compiles();
-  auto it = pending.find(key);
-  if (cached_binary(key, name) == nullptr) {
+  if (!wait && cached_binary(key, name) == nullptr) {
+    auto& pending = background_compiles();
+    auto it = pending.find(key);
     if (it == pending.end()) {
       pending.emplace(
           key, std::async(std::launch::async, compile_binary, key, source, name, arch).share());
@@ -253,6 +244,17 @@ const LoadedKernel* load_kernel_when_compiled(
     }
   }
   return &load_binary(binary_for(lock, key, source, name, arch), key, name, device, arch);
+}
+
+}  // namespace
+
+const LoadedKernel& load_kernel(const std::string& source, const std::string& name, int device) {
+  return *load(source, name, device, /*wait=*/true);
+}
+
+const LoadedKernel* load_kernel_when_compiled(
+    const std::string& source, const std::string& name, int device) {
+  return load(source, name, device, /*wait=*/false);
 }
 
 void set_tiered_compile(bool on) { tiered_setting() = on; }
