@@ -186,13 +186,22 @@ std::optional<AxisFlow> axis_flow(const Expr& expr, size_t input, size_t output)
       return flow;
     }
     case ExprKind::MatmulOp: {
-      // 2-D only: a [M, K] @ b [K, N] -> [M, N].
-      if (rank != 2 || out->rank() != 2) {
+      // a [..., M, K] @ b [K, N] -> [..., M, N]; batched right operands
+      // are not followed.
+      const auto* a = expr.input(0)->as<TensorView>();
+      const auto* b = expr.input(1)->as<TensorView>();
+      if (a->rank() < 2 || b->rank() != 2 || out->rank() != a->rank()) {
         return std::nullopt;
       }
+      if (input == 0) {
+        AxisFlow flow = identity(rank);
+        flow.to_output.back() = -1;
+        flow.summed.back() = true;
+        return flow;
+      }
       AxisFlow flow = none_flowing(rank);
-      flow.to_output = input == 0 ? std::vector<int64_t>{0, -1} : std::vector<int64_t>{-1, 1};
-      flow.summed = input == 0 ? std::vector<bool>{false, true} : std::vector<bool>{true, false};
+      flow.to_output[1] = out->rank() - 1;
+      flow.summed[0] = true;
       return flow;
     }
     default:

@@ -10,6 +10,9 @@
 #include "ir/printer.h"
 #include "multidevice/local_shard.h"
 #include "multidevice/localize.h"
+#include "multidevice/runtime/host/lower_allgather_gemm.h"
+#include "multidevice/runtime/host/lower_gemm_reduce_scatter.h"
+#include "multidevice/runtime/host/run_host_instructions.h"
 #include "passes/pass_list.h"
 #include "runtime/input_binding.h"
 
@@ -54,6 +57,7 @@ MultiDeviceExecutor::MultiDeviceExecutor(const Fusion& definition) : fusion_(def
   // Before insert_communications, which may replace outputs (and drops
   // their aliases; positions stay).
   in_place_ = in_place_targets(*fusion_);
+  const auto stream_annotations = take_stream_annotations(*fusion_);
   run_sharding_passes(*fusion_);
   check_in_place_shardings();
   for (TensorView* tv : tensors_of(*fusion_)) {
@@ -73,11 +77,15 @@ MultiDeviceExecutor::MultiDeviceExecutor(const Fusion& definition) : fusion_(def
         in->is<TensorView>() ? sharding_of(*in->as<TensorView>()) : Sharding{});
   }
   host_steps_ = insert_communications(*fusion_);
+  lower_pipelines(stream_annotations);
   std::unordered_map<const Expr*, const Communication*> communication_of;
   std::unordered_set<const Expr*> cuts;
   for (const Communication& comm : host_steps_.communications) {
     communication_of[comm.expr] = &comm;
     cuts.insert(comm.expr);
+  }
+  for (const auto& [gemm, program] : pipeline_of_gemm_) {
+    cuts.insert(gemm);
   }
   cuts.insert(host_steps_.local_slices.begin(), host_steps_.local_slices.end());
   std::vector<FusionSegment> plans = segment_at_host_steps(*fusion_, cuts);
@@ -93,7 +101,12 @@ MultiDeviceExecutor::MultiDeviceExecutor(const Fusion& definition) : fusion_(def
   for (FusionSegment& plan : plans) {
     Step step;
     const Expr* def = plan.outputs.front()->definition();
-    if (plan.is_aten && def != nullptr && cuts.count(def)) {
+    if (pipelined_communications_.count(def)) {
+      continue;  // run by its pipelined loop
+    }
+    if (auto pipeline = pipeline_of_gemm_.find(def); pipeline != pipeline_of_gemm_.end()) {
+      step.pipeline = pipeline->second;
+    } else if (plan.is_aten && def != nullptr && cuts.count(def)) {
       auto it = communication_of.find(def);
       if (it != communication_of.end()) {
         step.communication = it->second;
@@ -120,10 +133,27 @@ MultiDeviceExecutor::MultiDeviceExecutor(const Fusion& definition) : fusion_(def
   }
 }
 
+void MultiDeviceExecutor::lower_pipelines(
+    const std::unordered_map<const TensorView*, StreamChunks>& annotations) {
+  for (const Communication& comm : host_steps_.communications) {
+    std::optional<HostLoopProgram> program = lower_allgather_gemm(*fusion_, comm, annotations);
+    if (!program.has_value()) {
+      program = lower_gemm_reduce_scatter(*fusion_, comm, annotations);
+    }
+    if (program.has_value()) {
+      pipelined_communications_.insert(comm.expr);
+      const Expr* gemm = program->gemm;
+      pipeline_of_gemm_[gemm] = std::make_shared<const HostLoopProgram>(std::move(*program));
+    }
+  }
+}
+
 std::string MultiDeviceExecutor::host_program() const {
   std::ostringstream ss;
   for (const Step& step : steps_) {
-    if (step.communication != nullptr) {
+    if (step.pipeline != nullptr) {
+      ss << "  " << step.pipeline->to_string("    ");
+    } else if (step.communication != nullptr) {
       ss << "  communicate: " << step.communication->to_string() << " -> "
          << step.communication->expr->output(0)->as<TensorView>()->name() << "\n";
     } else if (step.local_slice != nullptr) {
@@ -222,8 +252,10 @@ void MultiDeviceExecutor::prepare_teams(Communicator& communicator) {
     }
   }
   for (Step& step : steps_) {
-    if (step.communication != nullptr) {
-      step.team = Team(step.communication->team_of(communicator.rank()), communicator);
+    const Communication* comm =
+        step.pipeline != nullptr ? step.pipeline->communication : step.communication;
+    if (comm != nullptr) {
+      step.team = Team(comm->team_of(communicator.rank()), communicator);
     }
   }
   teams_generation_ = generation;
@@ -274,6 +306,20 @@ std::vector<at::Tensor> MultiDeviceExecutor::execute(const std::vector<Argument>
     return it == values.end() ? at::Tensor() : it->second;
   };
   for (Step& step : steps_) {
+    if (step.pipeline != nullptr) {
+      if (!step.team.empty()) {
+        const HostLoopProgram& program = *step.pipeline;
+        HostFrame frame;
+        frame.team = &step.team;
+        frame.slots.resize(program.slot_names.size());
+        for (size_t k = 0; k < program.inputs.size(); ++k) {
+          frame.slots[k] = value_of(program.inputs[k]);
+        }
+        run_host_loop_program(program, frame);
+        values[program.result_value] = frame.slots[program.result];
+      }
+      continue;
+    }
     if (step.communication != nullptr) {
       const Communication& comm = *step.communication;
       if (step.team.empty()) {

@@ -12,11 +12,15 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "frontend/fusion_cache.h"
 #include "ir/sharding.h"
 #include "multidevice/insert_communications.h"
+#include "multidevice/runtime/host/host_instructions.h"
+#include "multidevice/stream_chunks.h"
 #include "multidevice/runtime/post_communication.h"
 #include "runtime/aten_types.h"
 #include "runtime/fusion_executor.h"
@@ -55,6 +59,9 @@ class MultiDeviceExecutor : public RuntimeState {
     std::vector<int64_t> sliced_axes;
     // Compute steps run on the devices of this mesh only.
     std::optional<DeviceMesh> mesh;
+    // A communication and its GEMM as one pipelined loop (team: its
+    // communication's).
+    std::shared_ptr<const HostLoopProgram> pipeline;
   };
 
   void check_inputs(const std::vector<Argument>& args, int64_t world_size) const;
@@ -64,9 +71,14 @@ class MultiDeviceExecutor : public RuntimeState {
   // device's teams, once per communicator configuration.
   void prepare_teams(Communicator& communicator);
   at::Tensor run_local_slice(const Step& step, const at::Tensor& whole, int64_t device) const;
+  // The communications that a pipelined loop takes over, with their GEMM
+  // (multidevice/runtime/host/lower_*.h), by the GEMM.
+  void lower_pipelines(const std::unordered_map<const TensorView*, StreamChunks>& annotations);
 
   std::unique_ptr<Fusion> fusion_;
   HostSteps host_steps_;
+  std::unordered_map<const Expr*, std::shared_ptr<const HostLoopProgram>> pipeline_of_gemm_;
+  std::unordered_set<const Expr*> pipelined_communications_;
   std::vector<Step> steps_;
   std::vector<Sharding> input_shardings_;
   std::vector<std::optional<size_t>> in_place_;  // per output: the input it updates

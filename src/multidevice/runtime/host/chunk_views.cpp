@@ -1,0 +1,39 @@
+#include "multidevice/runtime/host/chunk_views.h"
+
+#include "ir/errors.h"
+
+namespace nvfuse {
+
+namespace {
+
+void check_divides(
+    int64_t extent, int64_t parts, int64_t axis, const std::string& name, const char* what) {
+  NVFUSE_CHECK_AS(ErrorKind::kInput, parts > 0 && extent % parts == 0, name, ": axis ", axis,
+      " of local extent ", extent, " does not split into ", parts, " ", what);
+}
+
+}  // namespace
+
+at::Tensor view_chunk(const at::Tensor& t, ChunkView view, int64_t axis, int64_t chunks,
+    int64_t devices, int64_t index, const std::string& name) {
+  switch (view) {
+    case ChunkView::kSelect:
+      return t.select(axis, index);
+    case ChunkView::kSelectWhole:
+      return t.select(axis, index).select(axis, 0);
+    case ChunkView::kRows: {
+      check_divides(t.size(axis), chunks, axis, name, "stream chunks");
+      const int64_t c = t.size(axis) / chunks;
+      return t.narrow(axis, index * c, c);
+    }
+    case ChunkView::kInterleaved: {
+      check_divides(t.size(axis), devices * chunks, axis, name, "device shards of equal stream chunks");
+      const int64_t c = t.size(axis) / (devices * chunks);
+      return t.unflatten(axis, {devices, chunks, c}).select(axis + 1, index);
+    }
+  }
+  NVFUSE_ASSERT(false, "unknown chunk view");
+  return t;
+}
+
+}  // namespace nvfuse

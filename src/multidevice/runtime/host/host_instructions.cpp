@@ -1,0 +1,93 @@
+#include "multidevice/runtime/host/host_instructions.h"
+
+#include <sstream>
+
+#include "ir/all_exprs.h"
+
+namespace nvfuse {
+
+namespace {
+
+const char* view_name(ChunkView view) {
+  switch (view) {
+    case ChunkView::kSelect:
+      return "select";
+    case ChunkView::kSelectWhole:
+      return "select (without its device axis)";
+    case ChunkView::kRows:
+      return "rows";
+    case ChunkView::kInterleaved:
+      return "rows per device";
+  }
+  return "?";
+}
+
+const char* gemm_name(const Expr& op) { return op.is<LinearOp>() ? "linear" : "matmul"; }
+
+class Printer {
+ public:
+  Printer(const HostLoopProgram& program, std::ostringstream& out)
+      : program_(program), out_(out) {}
+
+  void print(const std::vector<HostInstruction>& instructions, const std::string& indent) {
+    for (const HostInstruction& instruction : instructions) {
+      out_ << indent;
+      std::visit([&](const auto& i) { line(i, indent); }, instruction);
+    }
+  }
+
+ private:
+  const std::string& slot(Slot s) const { return program_.slot_names.at(s); }
+
+  void line(const GetCurrentStream&, const std::string&) {
+    out_ << "GetCurrentStream into stream 0\n";
+  }
+  void line(const RestoreStream&, const std::string&) { out_ << "SetCurrentStream to stream 0\n"; }
+  void line(const SetWorkerStream&, const std::string&) {
+    out_ << "SetCurrentStream to stream ( 1 + i % streams )\n";
+  }
+  void line(const WaitStreams& w, const std::string&) {
+    out_ << (w.caller_waits ? "Stream 0 waits for an event on every worker stream\n"
+                            : "Every worker stream waits for an event on stream 0\n");
+  }
+  void line(const Allocate& a, const std::string&) {
+    out_ << slot(a.dst) << " = ALLOCATE(" << a.shape << ") on stream 0\n";
+  }
+  void line(const ViewChunk& v, const std::string&) {
+    out_ << slot(v.dst) << " = " << view_name(v.view) << "( " << slot(v.src) << ", axis = " << v.axis
+         << ", chunk = i )\n";
+  }
+  void line(const ForChunks& f, const std::string& indent) {
+    out_ << "FOR i in range(chunks):\n";
+    print(f.body, indent + "  ");
+  }
+  void line(const PostCommunication& p, const std::string&) {
+    out_ << "Communication " << name_of(p.communication->type) << " (team = mesh, input = "
+         << slot(p.src) << ", output = " << slot(p.dst) << ") on the current stream\n";
+  }
+  void line(const WaitCommunication& w, const std::string&) {
+    out_ << (w.all ? "Wait every communication of the loop\n" : "Wait Communication of chunk i\n");
+  }
+  void line(const Gemm& g, const std::string&) {
+    out_ << slot(g.dst) << " = " << gemm_name(*g.op) << "( " << slot(g.a) << ", " << slot(g.b);
+    if (g.bias >= 0) {
+      out_ << ", " << slot(g.bias);
+    }
+    out_ << " )\n";
+  }
+
+  const HostLoopProgram& program_;
+  std::ostringstream& out_;
+};
+
+}  // namespace
+
+std::string HostLoopProgram::to_string(const std::string& indent) const {
+  std::ostringstream out;
+  out << title << " (chunks: " << chunk_source << "; worker streams: min(chunks, "
+      << "NVFUSE_OVERLAP_STREAMS or 2))\n";
+  Printer(*this, out).print(instructions, indent);
+  return out.str();
+}
+
+}  // namespace nvfuse

@@ -1,0 +1,130 @@
+// The instructions of a pipelined host program (seed 004): a loop over
+// chunks that puts chunk i on stream i % streams, communicates it and runs
+// its GEMM there, so that chunk i's GEMM overlaps chunk i+1's
+// communication. Stream waits go through events (cudaStreamWaitEvent): the
+// CPU never blocks. The caller's stream is taken first and made current
+// again last, and it waits for every worker stream before anything after
+// the loop reads the results.
+//
+// Tensors live in numbered slots of a HostFrame (run_host_instructions.h);
+// the lowerings (lower_allgather_gemm.h, lower_gemm_reduce_scatter.h)
+// write the programs, NVFUSE_DUMP=host_ir prints them.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <functional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "ir/fusion.h"
+#include "multidevice/communication.h"
+
+namespace nvfuse {
+
+struct HostFrame;
+using Slot = int;
+
+// Stream 0 is the caller's; workers are 1..streams.
+struct GetCurrentStream {};
+
+// The caller's stream becomes current again.
+struct RestoreStream {};
+
+// Inside the loop: worker stream 1 + i % streams becomes current.
+struct SetWorkerStream {};
+
+// Events recorded on one side, waited for on the other, without blocking
+// the CPU: every worker waits for the caller (the inputs are ready), or
+// the caller for every worker (the results are).
+struct WaitStreams {
+  bool caller_waits = false;
+};
+
+// A buffer on the caller's stream, before the loop, so that no worker
+// stream allocates and the caching allocator's reuse follows the caller.
+struct Allocate {
+  Slot dst;
+  std::string name;
+  std::string shape;  // as printed
+  std::function<at::Tensor(const HostFrame&)> make;
+};
+
+// How chunk i of a tensor is viewed.
+enum class ChunkView {
+  kSelect,       // select(axis, i): a logical stream axis
+  kSelectWhole,  // select(axis, i), then drop the size-1 device axis after it
+  kRows,         // narrow(axis, i * c, c), c = extent / chunks
+  kInterleaved,  // axis viewed as [devices, chunks, c]; chunk i is [devices, c, ...]
+};
+
+struct ViewChunk {
+  Slot dst;
+  Slot src;
+  ChunkView view;
+  int64_t axis = 0;
+  std::string name;  // the chunk's name, as printed
+};
+
+// Every iteration below runs once per chunk, in order.
+struct ForChunks;
+
+// A communication of chunk `src` into chunk buffer `dst` among this
+// device's team, posted on the current stream (c10d orders it after what
+// that stream holds); its work is kept for a WaitCommunication.
+struct PostCommunication {
+  const Communication* communication;
+  Slot dst;
+  Slot src;
+};
+
+// The current stream waits for the last posted communication, or for all
+// of them (NCCL: through an event; Gloo works on the CPU and is done).
+struct WaitCommunication {
+  bool all = false;
+};
+
+// The matmul or linear `op` on chunk tensors, written into `dst` (a view
+// of the result), an ATen call on the current stream.
+struct Gemm {
+  const Expr* op;
+  Slot dst;
+  Slot a;
+  Slot b;
+  Slot bias = -1;
+};
+
+using HostInstruction = std::variant<GetCurrentStream, RestoreStream, SetWorkerStream, WaitStreams,
+    Allocate, ViewChunk, ForChunks, PostCommunication, WaitCommunication, Gemm>;
+
+struct ForChunks {
+  std::vector<HostInstruction> body;
+};
+
+// A pipelined program and what it needs to start: the slots of its
+// inputs (filled by the caller) and of its result, the chunk count (or
+// how to choose one), and the worker stream count.
+struct HostLoopProgram {
+  std::string title;  // "Allgather + linear", as printed
+  std::vector<HostInstruction> instructions;
+  std::vector<std::string> slot_names;
+  std::vector<const Val*> inputs;  // slot k holds inputs[k]
+  Slot result = -1;
+  const Val* result_value = nullptr;
+  // The communication and the GEMM it replaces in the host program.
+  const Communication* communication = nullptr;
+  const Expr* gemm = nullptr;
+  // Chunks: `fixed_chunks` when the user asked (-1 for one per index of a
+  // logical stream axis), else chosen per call from the extent of
+  // `chunked_axis` of slot `chunked_slot` (divided by `chunked_divisor`).
+  int64_t fixed_chunks = 0;
+  Slot chunked_slot = 0;
+  int64_t chunked_axis = 0;
+  int64_t chunked_divisor = 1;
+  std::string chunk_source;  // who asked, as printed
+
+  std::string to_string(const std::string& indent) const;
+};
+
+}  // namespace nvfuse

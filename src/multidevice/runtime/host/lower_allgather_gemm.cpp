@@ -1,0 +1,138 @@
+#include "multidevice/runtime/host/lower_allgather_gemm.h"
+
+#include <ATen/ATen.h>
+
+#include "ir/all_exprs.h"
+#include "ir/sharding.h"
+#include "multidevice/runtime/host/chunk_views.h"
+#include "multidevice/runtime/host/run_host_instructions.h"
+#include "runtime/aten_types.h"
+
+namespace nvfuse {
+
+namespace {
+
+// How the loop cuts A and the result, by the shape of A.
+struct Cut {
+  ChunkView a_view;
+  ChunkView result_view;
+  int64_t gathered_axis;
+  int64_t fixed_chunks;  // 0: chosen per call; -1: one per index of axis 0
+  std::string source;
+};
+
+std::optional<Cut> cut_of(const Communication& comm, const TensorView& a, const TensorView& out,
+    const StreamAnnotations& annotations) {
+  const Sharding sharding = sharding_of(a);
+  const std::optional<StreamChunks> asked = annotation_among(annotations, {&out, &a});
+  if (comm.axis == 0 && !sharding.whole_axis[0]) {
+    if (!asked.has_value()) {
+      return Cut{ChunkView::kRows, ChunkView::kInterleaved, 0, 0, "chosen per call"};
+    }
+    if (asked->axis != 0 || asked->is_logical_axis()) {
+      return std::nullopt;
+    }
+    check_chunks_divide(a, 0, comm.mesh.size(), asked->count);
+    return Cut{ChunkView::kRows, ChunkView::kInterleaved, 0, asked->count,
+        std::to_string(asked->count) + " from a stream split"};
+  }
+  if (comm.axis == 1 && sharding.whole_axis[1] && asked.has_value() && asked->axis == 0 &&
+      asked->is_logical_axis() && a.rank() >= 3) {
+    return Cut{ChunkView::kSelectWhole, ChunkView::kSelect, 1, -1, "axis 0 on stream"};
+  }
+  return std::nullopt;
+}
+
+Slot add_slot(HostLoopProgram& p, std::string name) {
+  p.slot_names.push_back(std::move(name));
+  return static_cast<Slot>(p.slot_names.size()) - 1;
+}
+
+}  // namespace
+
+std::optional<HostLoopProgram> lower_allgather_gemm(
+    const Fusion& fusion, const Communication& comm, const StreamAnnotations& annotations) {
+  if (comm.type != CommunicationType::Allgather) {
+    return std::nullopt;
+  }
+  const Val* gathered = comm.expr->output(0);
+  const std::vector<Expr*> uses = gathered->distinct_uses();
+  if (uses.size() != 1 || !is_pipelinable_gemm(*uses[0], /*allow_bias=*/true) ||
+      uses[0]->input(0) != gathered || !feeds_only(fusion, *gathered, *uses[0])) {
+    return std::nullopt;
+  }
+  const Expr& gemm = *uses[0];
+  const auto& a = *comm.tensor;
+  const auto& out = *gemm.output(0)->as<TensorView>();
+  if (!is_one_sorted_team(comm, out)) {
+    return std::nullopt;
+  }
+  const std::optional<Cut> cut = cut_of(comm, a, out, annotations);
+  if (!cut.has_value()) {
+    return std::nullopt;
+  }
+  HostLoopProgram p;
+  p.title = std::string("pipelined Allgather + ") + (gemm.is<LinearOp>() ? "linear" : "matmul");
+  p.communication = &comm;
+  p.gemm = &gemm;
+  p.result_value = &out;
+  p.fixed_chunks = cut->fixed_chunks;
+  p.chunk_source = cut->source;
+  const Slot a_slot = add_slot(p, a.name());
+  const Slot b_slot = add_slot(p, gemm.input(1)->as<TensorView>()->name());
+  p.inputs = {&a, gemm.input(1)};
+  Slot bias_slot = -1;
+  if (gemm.inputs().size() == 3) {
+    bias_slot = add_slot(p, gemm.input(2)->as<TensorView>()->name());
+    p.inputs.push_back(gemm.input(2));
+  }
+  const Slot g_slot = add_slot(p, gathered->as<TensorView>()->name());
+  p.result = add_slot(p, out.name());
+  const Slot a_chunk = add_slot(p, a.name() + "_i");
+  const Slot g_chunk = add_slot(p, gathered->as<TensorView>()->name() + "_i");
+  const Slot out_chunk = add_slot(p, out.name() + "_i");
+  const bool linear = gemm.is<LinearOp>();
+  const ChunkView a_view = cut->a_view;
+  const std::string a_name = a.name();
+  const at::ScalarType out_dtype = to_aten(out.dtype());
+  const int64_t g_axis = cut->gathered_axis;
+
+  ForChunks loop;
+  loop.body = {
+      SetWorkerStream{},
+      ViewChunk{a_chunk, a_slot, a_view, 0},
+      ViewChunk{g_chunk, g_slot, ChunkView::kSelect, 0},
+      PostCommunication{&comm, g_chunk, a_chunk},
+      WaitCommunication{},
+      ViewChunk{out_chunk, p.result, cut->result_view, 0},
+      Gemm{&gemm, out_chunk, g_chunk, b_slot, bias_slot},
+  };
+  p.instructions = {
+      GetCurrentStream{},
+      Allocate{g_slot, p.slot_names[g_slot], "[chunks, devices, *chunk of " + a_name + "]",
+          [=](const HostFrame& f) {
+            const at::Tensor& whole = f.slots[a_slot];
+            std::vector<int64_t> sizes = view_chunk(whole, a_view, 0, f.chunks, f.team->size(),
+                0, a_name).sizes().vec();
+            sizes.insert(sizes.begin(), {f.chunks, f.team->size()});
+            return at::empty(sizes, whole.options());
+          }},
+      Allocate{p.result, out.name(),
+          a_name + " with axis " + std::to_string(g_axis) + " gathered and the last N",
+          [=](const HostFrame& f) {
+            const at::Tensor& whole = f.slots[a_slot];
+            const at::Tensor& b = f.slots[b_slot];
+            std::vector<int64_t> sizes = whole.sizes().vec();
+            sizes[g_axis] *= f.team->size();
+            sizes.back() = linear ? b.size(0) : b.size(1);
+            return at::empty(sizes, whole.options().dtype(out_dtype));
+          }},
+      WaitStreams{false},
+      std::move(loop),
+      RestoreStream{},
+      WaitStreams{true},
+  };
+  return p;
+}
+
+}  // namespace nvfuse

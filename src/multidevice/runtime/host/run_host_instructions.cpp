@@ -1,0 +1,163 @@
+#include "multidevice/runtime/host/run_host_instructions.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/Event.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+
+#include <map>
+#include <mutex>
+
+#include "ir/all_exprs.h"
+#include "ir/errors.h"
+#include "multidevice/runtime/host/chunk_communication.h"
+#include "multidevice/runtime/host/chunk_count.h"
+#include "multidevice/runtime/host/chunk_views.h"
+#include "multidevice/runtime/host/gemm_into.h"
+
+namespace nvfuse {
+
+namespace {
+
+const c10::impl::DeviceGuardImplInterface& cuda_guard() {
+  return *c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA);
+}
+
+// The worker streams of `device`, taken from torch's pool once per process
+// and reused, so that every call's chunks land on the same streams.
+std::vector<c10::Stream> worker_streams(c10::Device device, int64_t count) {
+  static std::mutex mutex;
+  static std::map<c10::DeviceIndex, std::vector<c10::Stream>> pools;
+  const std::lock_guard<std::mutex> lock(mutex);
+  std::vector<c10::Stream>& pool = pools[device.index()];
+  while (static_cast<int64_t>(pool.size()) < count) {
+    pool.push_back(cuda_guard().getStreamFromGlobalPool(device, /*isHighPriority=*/false));
+  }
+  return std::vector<c10::Stream>(pool.begin(), pool.begin() + count);
+}
+
+// `waiter` waits for what `signaller` holds now, on the GPU.
+void stream_wait(const c10::Stream& waiter, const c10::Stream& signaller) {
+  c10::Event event(c10::DeviceType::CUDA);
+  event.record(signaller);
+  event.block(waiter);
+}
+
+class Interpreter {
+ public:
+  Interpreter(const HostLoopProgram& program, HostFrame& frame) : program_(program), f_(frame) {}
+
+  void run(const std::vector<HostInstruction>& instructions) {
+    for (const HostInstruction& instruction : instructions) {
+      std::visit([&](const auto& i) { step(i); }, instruction);
+    }
+  }
+
+ private:
+  void step(const GetCurrentStream&) {
+    if (f_.on_cuda) {
+      const c10::Device device = f_.slots[0].device();
+      f_.streams = {cuda_guard().getStream(device)};
+      for (const c10::Stream& s : worker_streams(device, worker_stream_count(f_.chunks))) {
+        f_.streams.push_back(s);
+      }
+    }
+  }
+  void step(const RestoreStream&) {
+    if (f_.on_cuda) {
+      cuda_guard().exchangeStream(f_.streams[0]);
+    }
+  }
+  void step(const SetWorkerStream&) {
+    if (f_.on_cuda) {
+      const int64_t workers = static_cast<int64_t>(f_.streams.size()) - 1;
+      cuda_guard().exchangeStream(f_.streams[1 + f_.index % workers]);
+    }
+  }
+  void step(const WaitStreams& w) {
+    if (!f_.on_cuda) {
+      return;
+    }
+    for (size_t k = 1; k < f_.streams.size(); ++k) {
+      if (w.caller_waits) {
+        stream_wait(f_.streams[0], f_.streams[k]);
+      } else {
+        stream_wait(f_.streams[k], f_.streams[0]);
+      }
+    }
+  }
+  void step(const Allocate& a) { f_.slots[a.dst] = a.make(f_); }
+  void step(const ViewChunk& v) {
+    f_.slots[v.dst] = view_chunk(f_.slots[v.src], v.view, v.axis, f_.chunks, f_.team->size(),
+        f_.index, program_.slot_names[v.src]);
+  }
+  void step(const ForChunks& loop) {
+    for (f_.index = 0; f_.index < f_.chunks; ++f_.index) {
+      run(loop.body);
+    }
+  }
+  void step(const PostCommunication& p) {
+    f_.works.push_back(
+        post_chunk_communication(*p.communication, *f_.team, f_.slots[p.dst], f_.slots[p.src]));
+  }
+  void step(const WaitCommunication& w) {
+    if (w.all) {
+      for (const CommunicationWork& work : f_.works) {
+        if (work) {
+          work->wait();
+        }
+      }
+      f_.works.clear();
+    } else if (!f_.works.empty() && f_.works.back()) {
+      f_.works.back()->wait();
+    }
+  }
+  void step(const Gemm& g) {
+    const at::Tensor& b = f_.slots[g.b];
+    std::optional<at::Tensor> bias;
+    if (g.bias >= 0) {
+      bias = f_.slots[g.bias];
+    }
+    gemm_into(f_.slots[g.dst], f_.slots[g.a], g.op->is<LinearOp>() ? b.t() : b, bias);
+  }
+
+  const HostLoopProgram& program_;
+  HostFrame& f_;
+};
+
+int64_t chunk_count(const HostLoopProgram& program, const HostFrame& frame) {
+  const at::Tensor& chunked = frame.slots[program.chunked_slot];
+  const int64_t extent = chunked.size(program.chunked_axis);
+  if (program.fixed_chunks < 0) {
+    return extent;
+  }
+  const int64_t rows = extent / program.chunked_divisor;
+  if (program.fixed_chunks > 0) {
+    NVFUSE_CHECK_AS(ErrorKind::kInput, rows % program.fixed_chunks == 0,
+        program.slot_names[program.chunked_slot], ": its stream split asks for ",
+        program.fixed_chunks, " chunks of axis ", program.chunked_axis, ", but its ", rows,
+        " local rows do not divide into them");
+    return program.fixed_chunks;
+  }
+  return choose_chunks(rows);
+}
+
+}  // namespace
+
+void run_host_loop_program(const HostLoopProgram& program, HostFrame& frame) {
+  NVFUSE_ASSERT(frame.team != nullptr && !frame.team->empty(), "a pipelined loop without a team");
+  frame.on_cuda = frame.slots[0].is_cuda();
+  frame.chunks = chunk_count(program, frame);
+  frame.works.clear();
+  Interpreter interpreter(program, frame);
+  try {
+    interpreter.run(program.instructions);
+  } catch (...) {
+    // The caller's stream stays current, whatever failed.
+    if (frame.on_cuda && !frame.streams.empty()) {
+      cuda_guard().exchangeStream(frame.streams[0]);
+    }
+    throw;
+  }
+}
+
+}  // namespace nvfuse
