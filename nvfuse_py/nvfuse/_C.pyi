@@ -31,6 +31,7 @@ __all__: list[str] = [
     "finish_dump_capture",
     "get_dump",
     "has_device_mesh",
+    "host_outline",
     "host_program",
     "input_shardings",
     "max_runtime_states",
@@ -431,6 +432,11 @@ def get_dump() -> str:
     """
 
 def has_device_mesh(fusion_id: typing.SupportsInt | typing.SupportsIndex) -> bool: ...
+def host_outline(fusion_id: typing.SupportsInt | typing.SupportsIndex) -> list[tuple[int, str]]:
+    """
+    [(depth, kind)]: the host program's steps, a pipelined loop's instructions nested under it
+    """
+
 def host_program(fusion_id: typing.SupportsInt | typing.SupportsIndex) -> str: ...
 def input_shardings(fusion_id: typing.SupportsInt | typing.SupportsIndex) -> list:
     """

@@ -126,6 +126,11 @@ void init_multidevice(py::module_& m) {
   m.def(
       "host_program", [](int64_t fusion_id) { return sharded_executor(fusion_id)->host_program(); },
       py::arg("fusion_id"));
+  m.def(
+      "host_outline", [](int64_t fusion_id) { return sharded_executor(fusion_id)->host_outline(); },
+      py::arg("fusion_id"),
+      "[(depth, kind)]: the host program's steps, a pipelined loop's instructions "
+      "nested under it");
 }
 
 }  // namespace nvfuse

@@ -56,8 +56,8 @@ std::optional<StreamChunks> stream_chunks_of(const TensorView& tv) {
     if (def != nullptr) {
       const auto* split = def->as<Split>();
       const auto parts = split->input(1)->as<Scalar>()->constant_int();
-      NVFUSE_CHECK(!split->inner_split() && split->output(0) == id && parts.has_value(),
-          tv.name(), ": a stream axis must be the outer part of outer_split(axis, chunks) by a "
+      NVFUSE_CHECK(!split->inner_split() && split->output(0) == id && parts.has_value(), tv.name(),
+          ": a stream axis must be the outer part of outer_split(axis, chunks) by a "
           "constant chunk count");
       c.count = *parts;
     }

@@ -178,6 +178,24 @@ std::string MultiDeviceExecutor::host_program() const {
   return ss.str();
 }
 
+std::vector<std::pair<int, std::string>> MultiDeviceExecutor::host_outline() const {
+  std::vector<std::pair<int, std::string>> outline;
+  for (const Step& step : steps_) {
+    if (step.pipeline != nullptr) {
+      outline.emplace_back(0, "pipeline");
+      for (auto [depth, kind] : step.pipeline->outline()) {
+        outline.emplace_back(depth + 1, std::move(kind));
+      }
+    } else {
+      outline.emplace_back(0,
+          step.communication != nullptr     ? "communicate"
+              : step.local_slice != nullptr ? "local slice"
+                                            : "compute");
+    }
+  }
+  return outline;
+}
+
 std::vector<Sharding> MultiDeviceExecutor::output_shardings() const {
   std::vector<Sharding> shardings;
   for (const Val* out : fusion_->outputs()) {

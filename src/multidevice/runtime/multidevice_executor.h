@@ -45,6 +45,10 @@ class MultiDeviceExecutor : public RuntimeState {
   bool is_in_place(size_t output) const { return in_place_[output].has_value(); }
   // The host program as text (NVFUSE_DUMP=host_ir).
   std::string host_program() const;
+  // The host program as structure: per step its kind ("compute",
+  // "communicate", "local slice", "pipeline") and depth 0, a pipeline's
+  // instructions after it at depth 1 and more.
+  std::vector<std::pair<int, std::string>> host_outline() const;
   const Fusion& prepared_fusion() const { return *fusion_; }
 
  private:

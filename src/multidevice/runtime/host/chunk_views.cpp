@@ -27,7 +27,8 @@ at::Tensor view_chunk(const at::Tensor& t, ChunkView view, int64_t axis, int64_t
       return t.narrow(axis, index * c, c);
     }
     case ChunkView::kInterleaved: {
-      check_divides(t.size(axis), devices * chunks, axis, name, "device shards of equal stream chunks");
+      check_divides(
+          t.size(axis), devices * chunks, axis, name, "device shards of equal stream chunks");
       const int64_t c = t.size(axis) / (devices * chunks);
       return t.unflatten(axis, {devices, chunks, c}).select(axis + 1, index);
     }

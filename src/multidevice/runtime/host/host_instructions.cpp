@@ -1,5 +1,6 @@
 #include "multidevice/runtime/host/host_instructions.h"
 
+#include <iterator>
 #include <sstream>
 
 #include "ir/all_exprs.h"
@@ -26,8 +27,7 @@ const char* gemm_name(const Expr& op) { return op.is<LinearOp>() ? "linear" : "m
 
 class Printer {
  public:
-  Printer(const HostLoopProgram& program, std::ostringstream& out)
-      : program_(program), out_(out) {}
+  Printer(const HostLoopProgram& program, std::ostringstream& out) : program_(program), out_(out) {}
 
   void print(const std::vector<HostInstruction>& instructions, const std::string& indent) {
     for (const HostInstruction& instruction : instructions) {
@@ -54,16 +54,17 @@ class Printer {
     out_ << slot(a.dst) << " = ALLOCATE(" << a.shape << ") on stream 0\n";
   }
   void line(const ViewChunk& v, const std::string&) {
-    out_ << slot(v.dst) << " = " << view_name(v.view) << "( " << slot(v.src) << ", axis = " << v.axis
-         << ", chunk = i )\n";
+    out_ << slot(v.dst) << " = " << view_name(v.view) << "( " << slot(v.src)
+         << ", axis = " << v.axis << ", chunk = i )\n";
   }
   void line(const ForChunks& f, const std::string& indent) {
     out_ << "FOR i in range(chunks):\n";
     print(f.body, indent + "  ");
   }
   void line(const PostCommunication& p, const std::string&) {
-    out_ << "Communication " << name_of(p.communication->type) << " (team = mesh, input = "
-         << slot(p.src) << ", output = " << slot(p.dst) << ") on the current stream\n";
+    out_ << "Communication " << name_of(p.communication->type)
+         << " (team = mesh, input = " << slot(p.src) << ", output = " << slot(p.dst)
+         << ") on the current stream\n";
   }
   void line(const WaitCommunication& w, const std::string&) {
     out_ << (w.all ? "Wait every communication of the loop\n" : "Wait Communication of chunk i\n");
@@ -80,7 +81,31 @@ class Printer {
   std::ostringstream& out_;
 };
 
+const char* kind_of(const HostInstruction& instruction) {
+  static constexpr const char* kKinds[] = {"GetCurrentStream", "RestoreStream", "SetWorkerStream",
+      "WaitStreams", "Allocate", "ViewChunk", "ForChunks", "PostCommunication", "WaitCommunication",
+      "Gemm"};
+  static_assert(std::size(kKinds) == std::variant_size_v<HostInstruction>);
+  return kKinds[instruction.index()];
+}
+
+void outline_into(const std::vector<HostInstruction>& instructions, int depth,
+    std::vector<std::pair<int, std::string>>& out) {
+  for (const HostInstruction& instruction : instructions) {
+    out.emplace_back(depth, kind_of(instruction));
+    if (const auto* loop = std::get_if<ForChunks>(&instruction)) {
+      outline_into(loop->body, depth + 1, out);
+    }
+  }
+}
+
 }  // namespace
+
+std::vector<std::pair<int, std::string>> HostLoopProgram::outline() const {
+  std::vector<std::pair<int, std::string>> out;
+  outline_into(instructions, 0, out);
+  return out;
+}
 
 std::string HostLoopProgram::to_string(const std::string& indent) const {
   std::ostringstream out;

@@ -125,6 +125,9 @@ struct HostLoopProgram {
   std::string chunk_source;  // who asked, as printed
 
   std::string to_string(const std::string& indent) const;
+  // Each instruction's kind ("GetCurrentStream", "ForChunks", ...) and its
+  // loop depth, in order: the program as structure, for tests.
+  std::vector<std::pair<int, std::string>> outline() const;
 };
 
 }  // namespace nvfuse

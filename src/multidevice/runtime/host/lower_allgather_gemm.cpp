@@ -112,8 +112,8 @@ std::optional<HostLoopProgram> lower_allgather_gemm(
       Allocate{g_slot, p.slot_names[g_slot], "[chunks, devices, *chunk of " + a_name + "]",
           [=](const HostFrame& f) {
             const at::Tensor& whole = f.slots[a_slot];
-            std::vector<int64_t> sizes = view_chunk(whole, a_view, 0, f.chunks, f.team->size(),
-                0, a_name).sizes().vec();
+            std::vector<int64_t> sizes =
+                view_chunk(whole, a_view, 0, f.chunks, f.team->size(), 0, a_name).sizes().vec();
             sizes.insert(sizes.begin(), {f.chunks, f.team->size()});
             return at::empty(sizes, whole.options());
           }},

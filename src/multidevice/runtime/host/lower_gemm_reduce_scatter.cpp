@@ -41,14 +41,14 @@ std::optional<HostLoopProgram> lower_gemm_reduce_scatter(
   }
   const int64_t devices = comm.mesh.size();
   HostLoopProgram p;
-  p.title = std::string("pipelined ") + (gemm->is<LinearOp>() ? "linear" : "matmul") +
-      " + ReduceScatter";
+  p.title =
+      std::string("pipelined ") + (gemm->is<LinearOp>() ? "linear" : "matmul") + " + ReduceScatter";
   p.communication = &comm;
   p.gemm = gemm;
   p.result_value = &out;
   p.fixed_chunks = asked.has_value() ? asked->count : 0;
-  p.chunk_source = asked.has_value() ? std::to_string(asked->count) + " from a stream split"
-                                     : "chosen per call";
+  p.chunk_source =
+      asked.has_value() ? std::to_string(asked->count) + " from a stream split" : "chosen per call";
   if (asked.has_value()) {
     check_chunks_divide(a, 0, devices, asked->count);
   }
@@ -84,8 +84,10 @@ std::optional<HostLoopProgram> lower_gemm_reduce_scatter(
       Allocate{partial_slot, partial.name(), "[chunks, devices, *rows of " + a_name + "_i, N]",
           [=](const HostFrame& f) {
             const at::Tensor& whole = f.slots[a_slot];
-            std::vector<int64_t> sizes = view_chunk(whole, ChunkView::kInterleaved, 0, f.chunks,
-                f.team->size(), 0, a_name).sizes().vec();
+            std::vector<int64_t> sizes =
+                view_chunk(whole, ChunkView::kInterleaved, 0, f.chunks, f.team->size(), 0, a_name)
+                    .sizes()
+                    .vec();
             sizes.back() = n_of(f);
             sizes.insert(sizes.begin(), f.chunks);
             return at::empty(sizes, whole.options().dtype(out_dtype));
