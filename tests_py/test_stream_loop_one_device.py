@@ -73,7 +73,9 @@ for make, kind in [(allgather_matmul, "Allgather + matmul"), (matmul_reduce_scat
         fd = make(chunks)
         assert f"pipelined {kind}" in nvfuse._C.host_program(fd.id())
         (out,) = fd.execute([a, b])
-        torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-5)
+        # cuBLAS may pick another kernel for the thinner chunks: equal up
+        # to float32 rounding of a 256-term sum.
+        torch.testing.assert_close(out, expected, rtol=1e-4, atol=1e-4)
     if device == "cuda":
         # A long kernel holds the caller's stream: execute must queue the
         # loop behind it and return, not wait for it.
@@ -85,7 +87,7 @@ for make, kind in [(allgather_matmul, "Allgather + matmul"), (matmul_reduce_scat
         still_busy = not torch.cuda.current_stream().query()
         torch.cuda.synchronize()
         assert still_busy, f"execute returned after the GPU finished ({host_s:.3f} s)"
-        torch.testing.assert_close(out, expected, rtol=1e-5, atol=1e-5)
+        torch.testing.assert_close(out, expected, rtol=1e-4, atol=1e-4)
         print(f"{kind}: execute returned in {host_s * 1e3:.2f} ms with the GPU busy")
 print("ok")
 """

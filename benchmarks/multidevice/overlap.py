@@ -1,7 +1,7 @@
 """All-gather + GEMM and GEMM + reduce-scatter on every GPU of the host
 (launch with torchrun; one GPU runs a one-device mesh):
 
-    torchrun --nproc-per-node=4 benchmarks/multidevice/overlap.py [--quick]
+    torchrun --nproc-per-node=4 benchmarks/multidevice/overlap.py [--quick] [--timeline]
 
 Per shape M x K x N (bf16), in one run:
 - all-gather + GEMM: A [M, K] sharded on M, B [K, N] replicated, the
@@ -15,7 +15,10 @@ Per shape M x K x N (bf16), in one run:
 The communication alone and the GEMM alone give the ideal, max(both). Times
 are the slowest rank's median of CUDA-event timings of back-to-back calls.
 Rank 0 prints one line per case: ms, ratio to the ideal, and the
-largest difference from the sequential result.
+largest difference from the sequential result. --timeline also profiles 3
+calls of nvfuse's loop (chunks chosen) and of the sequential pair per shape
+and prints how long the communication kernels and the GEMM kernels ran at
+the same time (torch.profiler's CUDA kernel timeline, rank 0).
 """
 
 import argparse
@@ -106,12 +109,88 @@ def symm_mem_ops(group_name):
     try:
         import torch.distributed._symmetric_memory as symm_mem
 
-        symm_mem.enable_symm_mem_for_group(group_name)
+        if hasattr(symm_mem, "enable_symm_mem_for_group"):
+            import warnings
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", FutureWarning)
+                symm_mem.enable_symm_mem_for_group(group_name)
         return torch.ops.symm_mem
     except Exception as e:  # noqa: BLE001 - reported, the rest still runs
         if dist.get_rank() == 0:
             print(f"torch fused ops unavailable: {type(e).__name__}: {e}")
         return None
+
+
+def _union(intervals):
+    merged = []
+    for start, end in sorted(intervals):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return merged
+
+
+def _length(intervals):
+    return sum(end - start for start, end in intervals)
+
+
+def _intersection(a, b):
+    both, i, j = [], 0, 0
+    while i < len(a) and j < len(b):
+        start, end = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if start < end:
+            both.append([start, end])
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return both
+
+
+def timeline(kind, shape, name, fn, calls=3):
+    """Kernel intervals of `calls` calls: communication (NCCL, or a copy
+    on one device) against the rest, and their overlap."""
+    import json
+    import tempfile
+
+    from torch.profiler import ProfilerActivity, profile
+
+    fn()
+    torch.cuda.synchronize()
+    dist.barrier()
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            fn()
+        torch.cuda.synchronize()
+    if dist.get_rank() != 0:
+        return
+    with tempfile.NamedTemporaryFile(suffix=".json") as f:
+        prof.export_chrome_trace(f.name)
+        events = json.load(open(f.name))["traceEvents"]
+    kernels = [e for e in events if e.get("cat") in ("kernel", "gpu_memcpy") and "dur" in e]
+    comm = _union(
+        [e["ts"], e["ts"] + e["dur"]]
+        for e in kernels
+        if "nccl" in e["name"].lower() or e.get("cat") == "gpu_memcpy"
+    )
+    compute = _union(
+        [e["ts"], e["ts"] + e["dur"]]
+        for e in kernels
+        if "nccl" not in e["name"].lower() and e.get("cat") != "gpu_memcpy"
+    )
+    streams = sorted({e.get("args", {}).get("stream") for e in kernels})
+    span = (max(e["ts"] + e["dur"] for e in kernels) - min(e["ts"] for e in kernels)) / 1e3
+    both = _length(_intersection(comm, compute)) / 1e3
+    comm_ms, compute_ms = _length(comm) / 1e3, _length(compute) / 1e3
+    hidden = both / comm_ms if comm_ms else 0.0
+    print(
+        f"  timeline {kind} {shape} {name}: {calls} calls span {span:.3f} ms; communication "
+        f"{comm_ms:.3f} ms, GEMMs {compute_ms:.3f} ms, both at once {both:.3f} ms "
+        f"({hidden:.0%} of the communication hidden); streams {streams}",
+        flush=True,
+    )
 
 
 def report(kind, shape, name, ms, ideal, diff=None):
@@ -131,7 +210,7 @@ def try_time(fn):
         return None
 
 
-def allgather_gemm_cases(m, k, n, d, mesh, ops, chunk_counts):
+def allgather_gemm_cases(m, k, n, d, mesh, ops, chunk_counts, profile_timeline):
     rank = dist.get_rank()
     g = torch.Generator().manual_seed(0)
     a_full = torch.randn(m, k, generator=g).to("cuda", torch.bfloat16)
@@ -167,9 +246,13 @@ def allgather_gemm_cases(m, k, n, d, mesh, ops, chunk_counts):
         ms = median_ms(lambda: fd.execute([a_local, b]))
         name = f"nvfuse, {chunks} chunks" if chunks else "nvfuse, chunks chosen"
         report("AG+GEMM", shape, name, ms, ideal, diff)
+        if profile_timeline and chunks is None:
+            timeline("AG+GEMM", shape, "nvfuse", lambda: fd.execute([a_local, b]))
+    if profile_timeline:
+        timeline("AG+GEMM", shape, "sequential", sequential)
 
 
-def gemm_reduce_scatter_cases(m, k, n, d, mesh, ops, chunk_counts):
+def gemm_reduce_scatter_cases(m, k, n, d, mesh, ops, chunk_counts, profile_timeline):
     rank = dist.get_rank()
     g = torch.Generator().manual_seed(1)
     a_full = torch.randn(m, k, generator=g).to("cuda", torch.bfloat16)
@@ -210,11 +293,16 @@ def gemm_reduce_scatter_cases(m, k, n, d, mesh, ops, chunk_counts):
         ms = median_ms(lambda: fd.execute([a_local, b_local]))
         name = f"nvfuse, {chunks} chunks" if chunks else "nvfuse, chunks chosen"
         report("GEMM+RS", shape, name, ms, ideal, diff)
+        if profile_timeline and chunks is None:
+            timeline("GEMM+RS", shape, "nvfuse", lambda: fd.execute([a_local, b_local]))
+    if profile_timeline:
+        timeline("GEMM+RS", shape, "sequential", sequential)
 
 
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--quick", action="store_true", help="the first shape, chosen chunks only")
+    parser.add_argument("--timeline", action="store_true", help="kernel overlap per shape")
     args = parser.parse_args()
     md.init()
     d = dist.get_world_size()
@@ -227,8 +315,8 @@ def main():
     if dist.get_rank() == 0:
         print(f"==== {d} x {torch.cuda.get_device_name()}, torch {torch.__version__}")
     for m, k, n in shapes:
-        allgather_gemm_cases(m, k, n, d, mesh, ops, chunk_counts)
-        gemm_reduce_scatter_cases(m, k, n, d, mesh, ops, chunk_counts)
+        allgather_gemm_cases(m, k, n, d, mesh, ops, chunk_counts, args.timeline)
+        gemm_reduce_scatter_cases(m, k, n, d, mesh, ops, chunk_counts, args.timeline)
     dist.barrier()
 
 
