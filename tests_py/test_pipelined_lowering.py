@@ -7,6 +7,7 @@ import pytest
 import torch
 
 import nvfuse
+import nvfuse.multidevice
 from nvfuse import DataType, FusionDefinition, ParallelType
 from nvfuse.multidevice import DeviceMesh
 
@@ -200,3 +201,51 @@ def test_host_ir_dump_prints_the_pipeline(capfd):
         nvfuse.set_dump(before)
     err = capfd.readouterr().err
     assert "pipelined Allgather + matmul" in err and "FOR i in range(chunks):" in err
+
+
+@pytest.fixture
+def symm_mem_backend():
+    before = nvfuse.multidevice.overlap_backend()
+    nvfuse.multidevice.set_overlap_backend("symm_mem")
+    yield
+    nvfuse.multidevice.set_overlap_backend(before)
+
+
+def test_copy_engine_backend_loops_over_source_devices(symm_mem_backend):
+    fd = allgather_matmul(chunks=4)
+    top, body = loop_of(fd)
+    assert top == [
+        "GetCurrentStream",
+        "Allocate",
+        "Allocate",
+        "PublishShard",
+        "WaitStreams",
+        "ForChunks",
+        "RestoreStream",
+        "WaitStreams",
+        "ReleaseShards",
+    ]
+    assert body == [
+        "SetStream",
+        "PullShard",
+        "RecordEvent",
+        "SetStream",
+        "WaitEvent",
+        "ViewChunk",
+        "Gemm",
+    ]
+    text = nvfuse._C.host_program(fd.id())
+    assert "pipelined Allgather (copy engine) + matmul" in text
+    assert "one per source device, this one first; worker streams: 2" in text
+
+
+def test_copy_engine_backend_keeps_nccl_for_reduce_scatter(symm_mem_backend):
+    top, body = loop_of(linear_reduce_scatter(chunks=2))
+    assert body == LOOP_BODY_REDUCE_SCATTER
+
+
+def test_overlap_backend_names_the_choices():
+    assert nvfuse.multidevice.overlap_backend() == "nccl"
+    with pytest.raises(nvfuse.DefinitionError, match='"nccl" and "symm_mem"'):
+        nvfuse.multidevice.set_overlap_backend("gloo")
+    assert nvfuse.multidevice.overlap_backend() == "nccl"

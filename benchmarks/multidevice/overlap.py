@@ -248,6 +248,20 @@ def allgather_gemm_cases(m, k, n, d, mesh, ops, chunk_counts, profile_timeline):
         report("AG+GEMM", shape, name, ms, ideal, diff)
         if profile_timeline and chunks is None:
             timeline("AG+GEMM", shape, "nvfuse", lambda: fd.execute([a_local, b]))
+    if d > 1:
+        # The copy-engine backend: one source device per step.
+        fd = allgather_gemm_definition(m, k, n, mesh, None)
+        md.set_overlap_backend("symm_mem")
+        try:
+            (out,) = fd.execute([a_local, b])
+            diff = (out.float() - reference.float()).abs().max().item()
+            ms = try_time(lambda: fd.execute([a_local, b]))
+            if ms is not None:
+                report("AG+GEMM", shape, "nvfuse, copy engine", ms, ideal, diff)
+            if profile_timeline:
+                timeline("AG+GEMM", shape, "nvfuse copy engine", lambda: fd.execute([a_local, b]))
+        finally:
+            md.set_overlap_backend("nccl")
     if profile_timeline:
         timeline("AG+GEMM", shape, "sequential", sequential)
 

@@ -39,6 +39,7 @@ __all__: list[str] = [
     "num_runtime_states",
     "nvrtc_compile",
     "nvrtc_version",
+    "overlap_backend",
     "output_shardings",
     "philox4x32_10",
     "pointwise_ops",
@@ -52,6 +53,7 @@ __all__: list[str] = [
     "set_coordinate_tuning",
     "set_dump",
     "set_dump_sink",
+    "set_overlap_backend",
     "set_max_runtime_states",
     "set_pointwise_tuning",
     "set_reduction_tuning",
@@ -429,6 +431,16 @@ def finish_dump_capture() -> str:
 def get_dump() -> str:
     """
     The dump options on now, as a comma list
+    """
+
+def overlap_backend() -> str:
+    """
+    The overlap backend now: "nccl" or "symm_mem"
+    """
+
+def set_overlap_backend(name: str) -> None:
+    """
+    How pipelined all-gather + GEMM loops gather: "nccl" (c10d collectives, the default) or "symm_mem" (copy-engine reads of torch's symmetric memory)
     """
 
 def has_device_mesh(fusion_id: typing.SupportsInt | typing.SupportsIndex) -> bool: ...

@@ -1,11 +1,14 @@
 // nvfuse.multidevice's C++ side: DeviceMesh, the communicator's
 // configuration (with the Python group factory), and what a sharded
 // fusion's executor tells Python (output shardings, host program).
+#include <torch/csrc/autograd/python_variable.h>
+
 #include <algorithm>
 
 #include "bindings/bindings.h"
 #include "frontend/fusion_cache.h"
 #include "multidevice/runtime/communicator.h"
+#include "multidevice/runtime/host/symmetric_memory.h"
 #include "multidevice/runtime/multidevice_executor.h"
 
 namespace py = pybind11;
@@ -22,6 +25,34 @@ std::string new_group_from_python(const std::vector<int64_t>& ranks) {
   return py::module_::import("nvfuse.multidevice.communicator")
       .attr("_new_team_group")(ranks)
       .cast<std::string>();
+}
+
+// The symmetric-memory calls of the copy-engine all-gather, made in
+// Python (nvfuse.multidevice.symmetric_memory), holding the GIL only for
+// the call.
+py::object symmetric_memory_module() {
+  return py::module_::import("nvfuse.multidevice.symmetric_memory");
+}
+
+py::object to_python(const at::Tensor& t) {
+  return py::reinterpret_steal<py::object>(THPVariable_Wrap(t));
+}
+
+SymmetricMemoryHooks python_symmetric_memory_hooks() {
+  SymmetricMemoryHooks hooks;
+  hooks.publish = [](const at::Tensor& local, const std::string& group) {
+    py::gil_scoped_acquire gil;
+    symmetric_memory_module().attr("_publish")(to_python(local), group);
+  };
+  hooks.pull = [](const at::Tensor& dst, int64_t peer, const std::string& group) {
+    py::gil_scoped_acquire gil;
+    symmetric_memory_module().attr("_pull")(to_python(dst), peer, group);
+  };
+  hooks.release = [](const std::string& group) {
+    py::gil_scoped_acquire gil;
+    symmetric_memory_module().attr("_release")(group);
+  };
+  return hooks;
 }
 
 std::shared_ptr<MultiDeviceExecutor> sharded_executor(int64_t fusion_id) {
@@ -52,6 +83,22 @@ void init_multidevice(py::module_& m) {
       "Sets this process's rank; team groups are then created through "
       "nvfuse.multidevice.communicator._new_team_group");
   m.def("communicator_is_configured", [] { return Communicator::get().is_configured(); });
+  set_symmetric_memory_hooks(python_symmetric_memory_hooks());
+  m.def(
+      "set_overlap_backend",
+      [](const std::string& name) {
+        NVFUSE_CHECK(name == "nccl" || name == "symm_mem", "set_overlap_backend(", name,
+            "): the overlap backends are \"nccl\" and \"symm_mem\"");
+        set_overlap_backend(
+            name == "nccl" ? OverlapBackend::kNccl : OverlapBackend::kSymmetricMemory);
+      },
+      py::arg("name"),
+      "How pipelined all-gather + GEMM loops gather: \"nccl\" (c10d collectives, the "
+      "default) or \"symm_mem\" (copy-engine reads of torch's symmetric memory)");
+  m.def(
+      "overlap_backend",
+      [] { return overlap_backend() == OverlapBackend::kNccl ? "nccl" : "symm_mem"; },
+      "The overlap backend now: \"nccl\" or \"symm_mem\"");
   m.def(
       "release_communicator",
       [] {

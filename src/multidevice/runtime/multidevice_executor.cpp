@@ -11,8 +11,10 @@
 #include "multidevice/local_shard.h"
 #include "multidevice/localize.h"
 #include "multidevice/runtime/host/lower_allgather_gemm.h"
+#include "multidevice/runtime/host/lower_allgather_gemm_by_copy_engine.h"
 #include "multidevice/runtime/host/lower_gemm_reduce_scatter.h"
 #include "multidevice/runtime/host/run_host_instructions.h"
+#include "multidevice/runtime/host/symmetric_memory.h"
 #include "passes/pass_list.h"
 #include "runtime/input_binding.h"
 
@@ -106,6 +108,10 @@ MultiDeviceExecutor::MultiDeviceExecutor(const Fusion& definition) : fusion_(def
     }
     if (auto pipeline = pipeline_of_gemm_.find(def); pipeline != pipeline_of_gemm_.end()) {
       step.pipeline = pipeline->second;
+      if (auto copy_engine = copy_engine_of_gemm_.find(def);
+          copy_engine != copy_engine_of_gemm_.end()) {
+        step.copy_engine_pipeline = copy_engine->second;
+      }
     } else if (plan.is_aten && def != nullptr && cuts.count(def)) {
       auto it = communication_of.find(def);
       if (it != communication_of.end()) {
@@ -144,15 +150,25 @@ void MultiDeviceExecutor::lower_pipelines(
       pipelined_communications_.insert(comm.expr);
       const Expr* gemm = program->gemm;
       pipeline_of_gemm_[gemm] = std::make_shared<const HostLoopProgram>(std::move(*program));
+      if (auto copy_engine = lower_allgather_gemm_by_copy_engine(*fusion_, comm)) {
+        copy_engine_of_gemm_[gemm] =
+            std::make_shared<const HostLoopProgram>(std::move(*copy_engine));
+      }
     }
   }
+}
+
+const HostLoopProgram& MultiDeviceExecutor::Step::active_pipeline() const {
+  const bool copy_engine =
+      overlap_backend() == OverlapBackend::kSymmetricMemory && copy_engine_pipeline != nullptr;
+  return copy_engine ? *copy_engine_pipeline : *pipeline;
 }
 
 std::string MultiDeviceExecutor::host_program() const {
   std::ostringstream ss;
   for (const Step& step : steps_) {
     if (step.pipeline != nullptr) {
-      ss << "  " << step.pipeline->to_string("    ");
+      ss << "  " << step.active_pipeline().to_string("    ");
     } else if (step.communication != nullptr) {
       ss << "  communicate: " << step.communication->to_string() << " -> "
          << step.communication->expr->output(0)->as<TensorView>()->name() << "\n";
@@ -183,7 +199,7 @@ std::vector<std::pair<int, std::string>> MultiDeviceExecutor::host_outline() con
   for (const Step& step : steps_) {
     if (step.pipeline != nullptr) {
       outline.emplace_back(0, "pipeline");
-      for (auto [depth, kind] : step.pipeline->outline()) {
+      for (auto [depth, kind] : step.active_pipeline().outline()) {
         outline.emplace_back(depth + 1, std::move(kind));
       }
     } else {
@@ -326,9 +342,14 @@ std::vector<at::Tensor> MultiDeviceExecutor::execute(const std::vector<Argument>
   for (Step& step : steps_) {
     if (step.pipeline != nullptr) {
       if (!step.team.empty()) {
-        const HostLoopProgram& program = *step.pipeline;
+        const HostLoopProgram& program = step.active_pipeline();
         HostFrame frame;
         frame.team = &step.team;
+        const auto& members = step.team.members();
+        frame.member = std::find(members.begin(), members.end(), me) - members.begin();
+        if (step.team.size() > 1) {
+          frame.group = step.team.group().getGroupName();
+        }
         frame.slots.resize(program.slot_names.size());
         for (size_t k = 0; k < program.inputs.size(); ++k) {
           frame.slots[k] = value_of(program.inputs[k]);

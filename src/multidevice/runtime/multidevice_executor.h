@@ -66,6 +66,10 @@ class MultiDeviceExecutor : public RuntimeState {
     // A communication and its GEMM as one pipelined loop (team: its
     // communication's).
     std::shared_ptr<const HostLoopProgram> pipeline;
+    // The same with the copy engine, where it applies (symmetric_memory.h).
+    std::shared_ptr<const HostLoopProgram> copy_engine_pipeline;
+    // The one the overlap backend chooses now.
+    const HostLoopProgram& active_pipeline() const;
   };
 
   void check_inputs(const std::vector<Argument>& args, int64_t world_size) const;
@@ -82,6 +86,7 @@ class MultiDeviceExecutor : public RuntimeState {
   std::unique_ptr<Fusion> fusion_;
   HostSteps host_steps_;
   std::unordered_map<const Expr*, std::shared_ptr<const HostLoopProgram>> pipeline_of_gemm_;
+  std::unordered_map<const Expr*, std::shared_ptr<const HostLoopProgram>> copy_engine_of_gemm_;
   std::unordered_set<const Expr*> pipelined_communications_;
   std::vector<Step> steps_;
   std::vector<Sharding> input_shardings_;

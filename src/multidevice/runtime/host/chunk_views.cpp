@@ -15,7 +15,7 @@ void check_divides(
 }  // namespace
 
 at::Tensor view_chunk(const at::Tensor& t, ChunkView view, int64_t axis, int64_t chunks,
-    int64_t devices, int64_t index, const std::string& name) {
+    int64_t devices, int64_t index, const std::string& name, int64_t member) {
   switch (view) {
     case ChunkView::kSelect:
       return t.select(axis, index);
@@ -31,6 +31,11 @@ at::Tensor view_chunk(const at::Tensor& t, ChunkView view, int64_t axis, int64_t
           t.size(axis), devices * chunks, axis, name, "device shards of equal stream chunks");
       const int64_t c = t.size(axis) / (devices * chunks);
       return t.unflatten(axis, {devices, chunks, c}).select(axis + 1, index);
+    }
+    case ChunkView::kSourceRows: {
+      check_divides(t.size(axis), devices, axis, name, "device shards");
+      const int64_t rows = t.size(axis) / devices;
+      return t.narrow(axis, (member + index) % devices * rows, rows);
     }
   }
   NVFUSE_ASSERT(false, "unknown chunk view");

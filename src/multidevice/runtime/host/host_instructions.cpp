@@ -19,6 +19,8 @@ const char* view_name(ChunkView view) {
       return "rows";
     case ChunkView::kInterleaved:
       return "rows per device";
+    case ChunkView::kSourceRows:
+      return "rows of device (me + i) % devices";
   }
   return "?";
 }
@@ -45,6 +47,27 @@ class Printer {
   void line(const RestoreStream&, const std::string&) { out_ << "SetCurrentStream to stream 0\n"; }
   void line(const SetWorkerStream&, const std::string&) {
     out_ << "SetCurrentStream to stream ( 1 + i % streams )\n";
+  }
+  void line(const SetStream& s, const std::string&) {
+    out_ << "SetCurrentStream to stream " << s.index << "\n";
+  }
+  void line(const RecordEvent&, const std::string&) {
+    out_ << "RecordEvent i on the current stream\n";
+  }
+  void line(const WaitEvent&, const std::string&) {
+    out_ << "The current stream waits for event i\n";
+  }
+  void line(const PublishShard& p, const std::string&) {
+    out_ << "PublishShard " << slot(p.src)
+         << " into this device's symmetric buffer; barrier over the team\n";
+  }
+  void line(const PullShard& p, const std::string&) {
+    out_ << slot(p.dst) << " = " << slot(p.own)
+         << " if i == 0, else copy-engine read of device (me + i) % devices's shard into "
+         << slot(p.buffer) << "[i]\n";
+  }
+  void line(const ReleaseShards&, const std::string&) {
+    out_ << "Barrier over the team: the symmetric buffers are free again\n";
   }
   void line(const WaitStreams& w, const std::string&) {
     out_ << (w.caller_waits ? "Stream 0 waits for an event on every worker stream\n"
@@ -84,7 +107,8 @@ class Printer {
 const char* kind_of(const HostInstruction& instruction) {
   static constexpr const char* kKinds[] = {"GetCurrentStream", "RestoreStream", "SetWorkerStream",
       "WaitStreams", "Allocate", "ViewChunk", "ForChunks", "PostCommunication", "WaitCommunication",
-      "Gemm"};
+      "Gemm", "SetStream", "RecordEvent", "WaitEvent", "PublishShard", "PullShard",
+      "ReleaseShards"};
   static_assert(std::size(kKinds) == std::variant_size_v<HostInstruction>);
   return kKinds[instruction.index()];
 }
@@ -109,8 +133,12 @@ std::vector<std::pair<int, std::string>> HostLoopProgram::outline() const {
 
 std::string HostLoopProgram::to_string(const std::string& indent) const {
   std::ostringstream out;
-  out << title << " (chunks: " << chunk_source << "; worker streams: min(chunks, "
-      << "NVFUSE_OVERLAP_STREAMS or 2))\n";
+  out << title << " (chunks: " << chunk_source << "; worker streams: ";
+  if (fixed_streams > 0) {
+    out << fixed_streams << ")\n";
+  } else {
+    out << "min(chunks, NVFUSE_OVERLAP_STREAMS or 2))\n";
+  }
   Printer(*this, out).print(instructions, indent);
   return out.str();
 }

@@ -35,6 +35,17 @@ struct RestoreStream {};
 // Inside the loop: worker stream 1 + i % streams becomes current.
 struct SetWorkerStream {};
 
+// Worker stream `index` (1 or more) becomes current: a loop whose streams
+// have fixed roles (one copies, one multiplies).
+struct SetStream {
+  int index = 1;
+};
+
+// Event `i` (the loop's chunk) recorded on the current stream, and the
+// current stream waiting for it (no CPU block).
+struct RecordEvent {};
+struct WaitEvent {};
+
 // Events recorded on one side, waited for on the other, without blocking
 // the CPU: every worker waits for the caller (the inputs are ready), or
 // the caller for every worker (the results are).
@@ -57,6 +68,7 @@ enum class ChunkView {
   kSelectWhole,  // select(axis, i), then drop the size-1 device axis after it
   kRows,         // narrow(axis, i * c, c), c = extent / chunks
   kInterleaved,  // axis viewed as [devices, chunks, c]; chunk i is [devices, c, ...]
+  kSourceRows,   // the rows of device (this one + i) % devices: a loop over sources
 };
 
 struct ViewChunk {
@@ -95,8 +107,31 @@ struct Gemm {
   Slot bias = -1;
 };
 
+// The copy-engine all-gather through torch's symmetric memory
+// (symmetric_memory.h): this device's shard `src` is copied into its
+// symmetric buffer, then every device of the team waits for all (a
+// barrier on the current stream).
+struct PublishShard {
+  Slot src;
+};
+
+// Inside a loop over sources: the shard of device (this one + i) %
+// devices, read from that device's symmetric buffer by the copy engine
+// into `buffer`[i], on the current stream; for i = 0 this device's own
+// shard `own`, not copied.
+struct PullShard {
+  Slot dst;
+  Slot buffer;
+  Slot own;
+};
+
+// A barrier after the loop: no device rewrites its symmetric buffer (the
+// next call's PublishShard) while another still reads it.
+struct ReleaseShards {};
+
 using HostInstruction = std::variant<GetCurrentStream, RestoreStream, SetWorkerStream, WaitStreams,
-    Allocate, ViewChunk, ForChunks, PostCommunication, WaitCommunication, Gemm>;
+    Allocate, ViewChunk, ForChunks, PostCommunication, WaitCommunication, Gemm, SetStream,
+    RecordEvent, WaitEvent, PublishShard, PullShard, ReleaseShards>;
 
 struct ForChunks {
   std::vector<HostInstruction> body;
@@ -122,7 +157,9 @@ struct HostLoopProgram {
   Slot chunked_slot = 0;
   int64_t chunked_axis = 0;
   int64_t chunked_divisor = 1;
-  std::string chunk_source;  // who asked, as printed
+  std::string chunk_source;       // who asked, as printed
+  bool chunk_per_device = false;  // a loop over source devices
+  int64_t fixed_streams = 0;      // worker streams; 0: chunk_count.h's choice
 
   std::string to_string(const std::string& indent) const;
   // Each instruction's kind ("GetCurrentStream", "ForChunks", ...) and its

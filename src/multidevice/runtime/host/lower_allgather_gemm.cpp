@@ -50,23 +50,30 @@ Slot add_slot(HostLoopProgram& p, std::string name) {
 
 }  // namespace
 
-std::optional<HostLoopProgram> lower_allgather_gemm(
-    const Fusion& fusion, const Communication& comm, const StreamAnnotations& annotations) {
+const Expr* gemm_after_allgather(const Fusion& fusion, const Communication& comm) {
   if (comm.type != CommunicationType::Allgather) {
-    return std::nullopt;
+    return nullptr;
   }
   const Val* gathered = comm.expr->output(0);
   const std::vector<Expr*> uses = gathered->distinct_uses();
   if (uses.size() != 1 || !is_pipelinable_gemm(*uses[0], /*allow_bias=*/true) ||
-      uses[0]->input(0) != gathered || !feeds_only(fusion, *gathered, *uses[0])) {
+      uses[0]->input(0) != gathered || !feeds_only(fusion, *gathered, *uses[0]) ||
+      !is_one_sorted_team(comm, *uses[0]->output(0)->as<TensorView>())) {
+    return nullptr;
+  }
+  return uses[0];
+}
+
+std::optional<HostLoopProgram> lower_allgather_gemm(
+    const Fusion& fusion, const Communication& comm, const StreamAnnotations& annotations) {
+  const Expr* found = gemm_after_allgather(fusion, comm);
+  if (found == nullptr) {
     return std::nullopt;
   }
-  const Expr& gemm = *uses[0];
+  const Expr& gemm = *found;
+  const Val* gathered = comm.expr->output(0);
   const auto& a = *comm.tensor;
   const auto& out = *gemm.output(0)->as<TensorView>();
-  if (!is_one_sorted_team(comm, out)) {
-    return std::nullopt;
-  }
   const std::optional<Cut> cut = cut_of(comm, a, out, annotations);
   if (!cut.has_value()) {
     return std::nullopt;

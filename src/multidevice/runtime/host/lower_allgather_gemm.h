@@ -27,4 +27,8 @@ namespace nvfuse {
 std::optional<HostLoopProgram> lower_allgather_gemm(
     const Fusion& fusion, const Communication& comm, const StreamAnnotations& annotations);
 
+// The matmul or linear that reads `comm`'s gathered tensor, when it is its
+// only reader, on the same one-team mesh; else null.
+const Expr* gemm_after_allgather(const Fusion& fusion, const Communication& comm);
+
 }  // namespace nvfuse

@@ -4,6 +4,7 @@
 #include <c10/core/Event.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 
@@ -13,6 +14,7 @@
 #include "multidevice/runtime/host/chunk_count.h"
 #include "multidevice/runtime/host/chunk_views.h"
 #include "multidevice/runtime/host/gemm_into.h"
+#include "multidevice/runtime/host/symmetric_memory.h"
 
 namespace nvfuse {
 
@@ -57,7 +59,9 @@ class Interpreter {
     if (f_.on_cuda) {
       const c10::Device device = f_.slots[0].device();
       f_.streams = {cuda_guard().getStream(device)};
-      for (const c10::Stream& s : worker_streams(device, worker_stream_count(f_.chunks))) {
+      const int64_t workers =
+          program_.fixed_streams > 0 ? program_.fixed_streams : worker_stream_count(f_.chunks);
+      for (const c10::Stream& s : worker_streams(device, workers)) {
         f_.streams.push_back(s);
       }
     }
@@ -71,6 +75,42 @@ class Interpreter {
     if (f_.on_cuda) {
       const int64_t workers = static_cast<int64_t>(f_.streams.size()) - 1;
       cuda_guard().exchangeStream(f_.streams[1 + f_.index % workers]);
+    }
+  }
+  void step(const SetStream& s) {
+    if (f_.on_cuda) {
+      cuda_guard().exchangeStream(f_.streams.at(s.index));
+    }
+  }
+  void step(const RecordEvent&) {
+    if (f_.on_cuda) {
+      f_.events.resize(f_.chunks);
+      f_.events[f_.index].emplace(c10::DeviceType::CUDA);
+      f_.events[f_.index]->record(cuda_guard().getStream(f_.streams[0].device()));
+    }
+  }
+  void step(const WaitEvent&) {
+    if (f_.on_cuda) {
+      f_.events.at(f_.index)->block(cuda_guard().getStream(f_.streams[0].device()));
+    }
+  }
+  void step(const PublishShard& p) {
+    if (f_.team->size() > 1) {
+      symmetric_memory_hooks().publish(f_.slots[p.src], f_.group);
+    }
+  }
+  void step(const PullShard& p) {
+    if (f_.index == 0) {
+      f_.slots[p.dst] = f_.slots[p.own];
+      return;
+    }
+    at::Tensor dst = f_.slots[p.buffer].select(0, f_.index);
+    symmetric_memory_hooks().pull(dst, (f_.member + f_.index) % f_.team->size(), f_.group);
+    f_.slots[p.dst] = dst;
+  }
+  void step(const ReleaseShards&) {
+    if (f_.team->size() > 1) {
+      symmetric_memory_hooks().release(f_.group);
     }
   }
   void step(const WaitStreams& w) {
@@ -88,7 +128,7 @@ class Interpreter {
   void step(const Allocate& a) { f_.slots[a.dst] = a.make(f_); }
   void step(const ViewChunk& v) {
     f_.slots[v.dst] = view_chunk(f_.slots[v.src], v.view, v.axis, f_.chunks, f_.team->size(),
-        f_.index, program_.slot_names[v.src]);
+        f_.index, program_.slot_names[v.src], f_.member);
   }
   void step(const ForChunks& loop) {
     for (f_.index = 0; f_.index < f_.chunks; ++f_.index) {
@@ -125,6 +165,9 @@ class Interpreter {
 };
 
 int64_t chunk_count(const HostLoopProgram& program, const HostFrame& frame) {
+  if (program.chunk_per_device) {
+    return frame.team->size();
+  }
   const at::Tensor& chunked = frame.slots[program.chunked_slot];
   const int64_t extent = chunked.size(program.chunked_axis);
   if (program.fixed_chunks < 0) {
@@ -148,6 +191,17 @@ void run_host_loop_program(const HostLoopProgram& program, HostFrame& frame) {
   frame.on_cuda = frame.slots[0].is_cuda();
   frame.chunks = chunk_count(program, frame);
   frame.works.clear();
+  frame.events.clear();
+  const bool copy_engine = std::any_of(program.instructions.begin(), program.instructions.end(),
+      [](const HostInstruction& i) { return std::holds_alternative<PublishShard>(i); });
+  if (copy_engine && frame.team->size() > 1) {
+    NVFUSE_CHECK_AS(ErrorKind::kInput, frame.on_cuda,
+        "the symm_mem overlap backend reads peers' CUDA memory; these tensors are on ",
+        frame.slots[0].device().str());
+    NVFUSE_CHECK_AS(ErrorKind::kUnsupported, symmetric_memory_hooks().pull != nullptr,
+        "the symm_mem overlap backend needs nvfuse.multidevice imported (it registers the "
+        "symmetric-memory calls)");
+  }
   Interpreter interpreter(program, frame);
   try {
     interpreter.run(program.instructions);

@@ -1,8 +1,11 @@
 // Runs a pipelined host program (host_instructions.h) in this process.
 #pragma once
 
+#include <c10/core/Event.h>
 #include <c10/core/Stream.h>
 
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "multidevice/runtime/host/host_instructions.h"
@@ -13,6 +16,8 @@ namespace nvfuse {
 struct HostFrame {
   std::vector<at::Tensor> slots;
   const Team* team = nullptr;
+  int64_t member = 0;  // this device's position in the team
+  std::string group;   // the team's c10d group name (teams of 2 or more)
   int64_t chunks = 1;
   int64_t index = 0;  // the loop's chunk
   // CUDA tensors: stream 0 is the caller's, then the workers; on the CPU
@@ -20,6 +25,7 @@ struct HostFrame {
   bool on_cuda = false;
   std::vector<c10::Stream> streams;
   std::vector<CommunicationWork> works;
+  std::vector<std::optional<c10::Event>> events;  // per chunk
 };
 
 // Fills in the chunk count and the streams, then runs the program. The

@@ -1,0 +1,50 @@
+"""The symmetric-memory calls of the copy-engine all-gather (the "symm_mem"
+overlap backend; set_overlap_backend in nvfuse.multidevice). nvfuse's C++
+host program calls these on the current CUDA stream; they use torch's
+symmetric memory (torch.distributed._symmetric_memory), which nvfuse's C++
+side cannot link.
+
+Each (group, device) keeps one symmetric buffer, grown to the largest shard
+published so far; growing is a rendezvous of the whole group, which every
+process reaches in the same call because every process runs the same
+program on shards of the same size.
+"""
+
+import torch
+
+_buffers = {}  # (group name, device index) -> (uint8 buffer, handle)
+
+
+def _buffer(group, device, nbytes):
+    import torch.distributed._symmetric_memory as symm_mem
+
+    key = (group, device.index)
+    held = _buffers.get(key)
+    if held is None or held[0].numel() < nbytes:
+        capacity = max(nbytes, 2 * held[0].numel() if held is not None else 0)
+        buffer = symm_mem.empty(capacity, dtype=torch.uint8, device=device)
+        held = (buffer, symm_mem.rendezvous(buffer, group))
+        _buffers[key] = held
+    return held
+
+
+def _publish(local, group):
+    """`local` into this device's buffer, then a barrier over the group."""
+    nbytes = local.numel() * local.element_size()
+    buffer, handle = _buffer(group, local.device, nbytes)
+    buffer[:nbytes].view(local.dtype).view(local.shape).copy_(local)
+    handle.barrier(channel=0)
+
+
+def _pull(dst, peer, group):
+    """`dst` from the buffer of group rank `peer` (a copy-engine read)."""
+    _, handle = _buffers[(group, dst.device.index)]
+    dst.copy_(handle.get_buffer(peer, tuple(dst.shape), dst.dtype))
+
+
+def _release(group):
+    """A barrier over the group: every peer has read this device's buffer."""
+    for (name, _), (_, handle) in _buffers.items():
+        if name == group:
+            handle.barrier(channel=0)
+            return

@@ -1,0 +1,93 @@
+#include "multidevice/runtime/host/lower_allgather_gemm_by_copy_engine.h"
+
+#include <ATen/ATen.h>
+
+#include "ir/all_exprs.h"
+#include "ir/sharding.h"
+#include "multidevice/runtime/host/lower_allgather_gemm.h"
+#include "multidevice/runtime/host/run_host_instructions.h"
+#include "runtime/aten_types.h"
+
+namespace nvfuse {
+
+namespace {
+
+Slot add_slot(HostLoopProgram& p, std::string name) {
+  p.slot_names.push_back(std::move(name));
+  return static_cast<Slot>(p.slot_names.size()) - 1;
+}
+
+}  // namespace
+
+std::optional<HostLoopProgram> lower_allgather_gemm_by_copy_engine(
+    const Fusion& fusion, const Communication& comm) {
+  const Expr* found = gemm_after_allgather(fusion, comm);
+  if (found == nullptr || comm.axis != 0 || sharding_of(*comm.tensor).whole_axis[0]) {
+    return std::nullopt;
+  }
+  const Expr& gemm = *found;
+  const auto& a = *comm.tensor;
+  const auto& out = *gemm.output(0)->as<TensorView>();
+  HostLoopProgram p;
+  p.title = std::string("pipelined Allgather (copy engine) + ") +
+      (gemm.is<LinearOp>() ? "linear" : "matmul");
+  p.communication = &comm;
+  p.gemm = &gemm;
+  p.result_value = &out;
+  p.chunk_per_device = true;
+  p.fixed_streams = 2;
+  p.chunk_source = "one per source device, this one first";
+  const Slot a_slot = add_slot(p, a.name());
+  const Slot b_slot = add_slot(p, gemm.input(1)->as<TensorView>()->name());
+  p.inputs = {&a, gemm.input(1)};
+  Slot bias_slot = -1;
+  if (gemm.inputs().size() == 3) {
+    bias_slot = add_slot(p, gemm.input(2)->as<TensorView>()->name());
+    p.inputs.push_back(gemm.input(2));
+  }
+  const Slot shards = add_slot(p, comm.expr->output(0)->as<TensorView>()->name());
+  p.result = add_slot(p, out.name());
+  const Slot shard = add_slot(p, a.name() + "_j");
+  const Slot out_rows = add_slot(p, out.name() + "_j");
+  const bool linear = gemm.is<LinearOp>();
+  const at::ScalarType out_dtype = to_aten(out.dtype());
+
+  ForChunks loop;
+  loop.body = {
+      SetStream{1},
+      PullShard{shard, shards, a_slot},
+      RecordEvent{},
+      SetStream{2},
+      WaitEvent{},
+      ViewChunk{out_rows, p.result, ChunkView::kSourceRows, 0},
+      Gemm{&gemm, out_rows, shard, b_slot, bias_slot},
+  };
+  p.instructions = {
+      GetCurrentStream{},
+      Allocate{shards, p.slot_names[shards], "[devices, *shape of " + a.name() + "]",
+          [=](const HostFrame& f) {
+            const at::Tensor& whole = f.slots[a_slot];
+            std::vector<int64_t> sizes = whole.sizes().vec();
+            sizes.insert(sizes.begin(), f.team->size());
+            return at::empty(sizes, whole.options());
+          }},
+      Allocate{p.result, out.name(), a.name() + " with axis 0 gathered and the last N",
+          [=](const HostFrame& f) {
+            const at::Tensor& whole = f.slots[a_slot];
+            const at::Tensor& b = f.slots[b_slot];
+            std::vector<int64_t> sizes = whole.sizes().vec();
+            sizes[0] *= f.team->size();
+            sizes.back() = linear ? b.size(0) : b.size(1);
+            return at::empty(sizes, whole.options().dtype(out_dtype));
+          }},
+      PublishShard{a_slot},
+      WaitStreams{false},
+      std::move(loop),
+      RestoreStream{},
+      WaitStreams{true},
+      ReleaseShards{},
+  };
+  return p;
+}
+
+}  // namespace nvfuse
