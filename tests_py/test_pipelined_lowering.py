@@ -223,7 +223,7 @@ def test_copy_engine_backend_loops_over_source_devices(symm_mem_backend):
         "ForChunks",
         "RestoreStream",
         "WaitStreams",
-        "ReleaseShards",
+        "Barrier",
     ]
     assert body == [
         "SetStream",
@@ -239,9 +239,33 @@ def test_copy_engine_backend_loops_over_source_devices(symm_mem_backend):
     assert "one per source device, this one first; worker streams: 2" in text
 
 
-def test_copy_engine_backend_keeps_nccl_for_reduce_scatter(symm_mem_backend):
-    top, body = loop_of(linear_reduce_scatter(chunks=2))
-    assert body == LOOP_BODY_REDUCE_SCATTER
+def test_copy_engine_reduce_scatter_pushes_partials_then_sums(symm_mem_backend):
+    fd = linear_reduce_scatter(chunks=2)
+    top, body = loop_of(fd)
+    assert top == [
+        "GetCurrentStream",
+        "Allocate",
+        "Allocate",
+        "ReservePartials",
+        "WaitStreams",
+        "ForChunks",
+        "RestoreStream",
+        "WaitStreams",
+        "Barrier",
+        "SumPartials",
+        "Barrier",
+    ]
+    assert body == [
+        "SetStream",
+        "ViewChunk",
+        "ViewChunk",
+        "Gemm",
+        "RecordEvent",
+        "SetStream",
+        "WaitEvent",
+        "PushPartial",
+    ]
+    assert "pipelined linear + ReduceScatter (copy engine)" in nvfuse._C.host_program(fd.id())
 
 
 def test_overlap_backend_names_the_choices():

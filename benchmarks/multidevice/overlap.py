@@ -309,6 +309,22 @@ def gemm_reduce_scatter_cases(m, k, n, d, mesh, ops, chunk_counts, profile_timel
         report("GEMM+RS", shape, name, ms, ideal, diff)
         if profile_timeline and chunks is None:
             timeline("GEMM+RS", shape, "nvfuse", lambda: fd.execute([a_local, b_local]))
+    if d > 1:
+        # The copy-engine backend: one destination device per step.
+        fd = gemm_reduce_scatter_definition(m, k, n, mesh, None)
+        md.set_overlap_backend("symm_mem")
+        try:
+            (result,) = fd.execute([a_local, b_local])
+            diff = (result.float() - reference.float()).abs().max().item()
+            ms = try_time(lambda: fd.execute([a_local, b_local]))
+            if ms is not None:
+                report("GEMM+RS", shape, "nvfuse, copy engine", ms, ideal, diff)
+            if profile_timeline:
+                timeline(
+                    "GEMM+RS", shape, "nvfuse copy engine", lambda: fd.execute([a_local, b_local])
+                )
+        finally:
+            md.set_overlap_backend("nccl")
     if profile_timeline:
         timeline("GEMM+RS", shape, "sequential", sequential)
 

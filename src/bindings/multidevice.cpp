@@ -48,9 +48,21 @@ SymmetricMemoryHooks python_symmetric_memory_hooks() {
     py::gil_scoped_acquire gil;
     symmetric_memory_module().attr("_pull")(to_python(dst), peer, group);
   };
-  hooks.release = [](const std::string& group) {
+  hooks.barrier = [](const std::string& group) {
     py::gil_scoped_acquire gil;
-    symmetric_memory_module().attr("_release")(group);
+    symmetric_memory_module().attr("_barrier")(group);
+  };
+  hooks.reserve = [](const at::Tensor& like, int64_t nbytes, const std::string& group) {
+    py::gil_scoped_acquire gil;
+    symmetric_memory_module().attr("_reserve")(to_python(like), nbytes, group);
+  };
+  hooks.push = [](const at::Tensor& src, int64_t peer, int64_t slot, const std::string& group) {
+    py::gil_scoped_acquire gil;
+    symmetric_memory_module().attr("_push")(to_python(src), peer, slot, group);
+  };
+  hooks.sum = [](const at::Tensor& out, int64_t slots, const std::string& group) {
+    py::gil_scoped_acquire gil;
+    symmetric_memory_module().attr("_sum_slots")(to_python(out), slots, group);
   };
   return hooks;
 }

@@ -13,6 +13,9 @@ program on shards of the same size.
 import torch
 
 _buffers = {}  # (group name, device index) -> (uint8 buffer, handle)
+# Buffers replaced by bigger ones: kept, since work already queued on a
+# stream may still use them.
+_retired = []
 
 
 def _buffer(group, device, nbytes):
@@ -22,6 +25,8 @@ def _buffer(group, device, nbytes):
     held = _buffers.get(key)
     if held is None or held[0].numel() < nbytes:
         capacity = max(nbytes, 2 * held[0].numel() if held is not None else 0)
+        if held is not None:
+            _retired.append(held)
         buffer = symm_mem.empty(capacity, dtype=torch.uint8, device=device)
         held = (buffer, symm_mem.rendezvous(buffer, group))
         _buffers[key] = held
@@ -42,9 +47,31 @@ def _pull(dst, peer, group):
     dst.copy_(handle.get_buffer(peer, tuple(dst.shape), dst.dtype))
 
 
-def _release(group):
-    """A barrier over the group: every peer has read this device's buffer."""
+def _barrier(group):
+    """A barrier over the group, on the current stream."""
     for (name, _), (_, handle) in _buffers.items():
         if name == group:
             handle.barrier(channel=0)
             return
+
+
+def _reserve(like, nbytes, group):
+    """A buffer of at least `nbytes` (every process of the group at once)."""
+    _buffer(group, like.device, nbytes)
+
+
+def _push(src, peer, slot, group):
+    """`src` into slot `slot` (slots of src's size) of group rank `peer`'s
+    buffer (a copy-engine write)."""
+    _, handle = _buffers[(group, src.device.index)]
+    n = src.numel()
+    remote = handle.get_buffer(peer, (n,), src.dtype, slot * n)
+    remote.copy_(src.reshape(-1))
+
+
+def _sum_slots(out, slots, group):
+    """`out` = the sum of this device's first `slots` slots (of out's size)."""
+    buffer, _ = _buffers[(group, out.device.index)]
+    n = out.numel()
+    partials = buffer[: slots * n * out.element_size()].view(out.dtype).view(slots, *out.shape)
+    torch.sum(partials, dim=0, out=out)

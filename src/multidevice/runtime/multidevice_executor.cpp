@@ -12,6 +12,7 @@
 #include "multidevice/localize.h"
 #include "multidevice/runtime/host/lower_allgather_gemm.h"
 #include "multidevice/runtime/host/lower_allgather_gemm_by_copy_engine.h"
+#include "multidevice/runtime/host/lower_gemm_reduce_scatter_by_copy_engine.h"
 #include "multidevice/runtime/host/lower_gemm_reduce_scatter.h"
 #include "multidevice/runtime/host/run_host_instructions.h"
 #include "multidevice/runtime/host/symmetric_memory.h"
@@ -150,7 +151,12 @@ void MultiDeviceExecutor::lower_pipelines(
       pipelined_communications_.insert(comm.expr);
       const Expr* gemm = program->gemm;
       pipeline_of_gemm_[gemm] = std::make_shared<const HostLoopProgram>(std::move(*program));
-      if (auto copy_engine = lower_allgather_gemm_by_copy_engine(*fusion_, comm)) {
+      std::optional<HostLoopProgram> copy_engine =
+          lower_allgather_gemm_by_copy_engine(*fusion_, comm);
+      if (!copy_engine.has_value()) {
+        copy_engine = lower_gemm_reduce_scatter_by_copy_engine(*fusion_, comm);
+      }
+      if (copy_engine.has_value()) {
         copy_engine_of_gemm_[gemm] =
             std::make_shared<const HostLoopProgram>(std::move(*copy_engine));
       }

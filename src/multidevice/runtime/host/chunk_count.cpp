@@ -30,12 +30,7 @@ int64_t choose_chunks(int64_t rows) {
     }
     return 1;
   }
-  for (int64_t s : {4, 2}) {
-    if (rows % s == 0 && rows / s >= kMinChunkRows) {
-      return s;
-    }
-  }
-  return 1;
+  return rows % 2 == 0 && rows / 2 >= kMinChunkRows ? 2 : 1;
 }
 
 int64_t worker_stream_count(int64_t chunks) {

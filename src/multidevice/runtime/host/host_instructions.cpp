@@ -66,8 +66,18 @@ class Printer {
          << " if i == 0, else copy-engine read of device (me + i) % devices's shard into "
          << slot(p.buffer) << "[i]\n";
   }
-  void line(const ReleaseShards&, const std::string&) {
-    out_ << "Barrier over the team: the symmetric buffers are free again\n";
+  void line(const Barrier& b, const std::string&) {
+    out_ << "Barrier over the team (" << b.why << ")\n";
+  }
+  void line(const ReservePartials& r, const std::string&) {
+    out_ << "ReservePartials: a symmetric buffer of [devices, *shape of " << slot(r.out) << "]\n";
+  }
+  void line(const PushPartial& p, const std::string&) {
+    out_ << "PushPartial " << slot(p.src)
+         << " into slot [me] of device (me + i) % devices's symmetric buffer (copy engine)\n";
+  }
+  void line(const SumPartials& s, const std::string&) {
+    out_ << slot(s.out) << " = sum over the slots of this device's symmetric buffer\n";
   }
   void line(const WaitStreams& w, const std::string&) {
     out_ << (w.caller_waits ? "Stream 0 waits for an event on every worker stream\n"
@@ -107,8 +117,8 @@ class Printer {
 const char* kind_of(const HostInstruction& instruction) {
   static constexpr const char* kKinds[] = {"GetCurrentStream", "RestoreStream", "SetWorkerStream",
       "WaitStreams", "Allocate", "ViewChunk", "ForChunks", "PostCommunication", "WaitCommunication",
-      "Gemm", "SetStream", "RecordEvent", "WaitEvent", "PublishShard", "PullShard",
-      "ReleaseShards"};
+      "Gemm", "SetStream", "RecordEvent", "WaitEvent", "PublishShard", "PullShard", "Barrier",
+      "ReservePartials", "PushPartial", "SumPartials"};
   static_assert(std::size(kKinds) == std::variant_size_v<HostInstruction>);
   return kKinds[instruction.index()];
 }

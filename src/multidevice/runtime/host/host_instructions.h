@@ -125,13 +125,34 @@ struct PullShard {
   Slot own;
 };
 
-// A barrier after the loop: no device rewrites its symmetric buffer (the
-// next call's PublishShard) while another still reads it.
-struct ReleaseShards {};
+// A barrier over the team, on the current stream: every device has
+// reached it (its pushes done, its buffer read), `why` as printed.
+struct Barrier {
+  const char* why = "";
+};
 
-using HostInstruction = std::variant<GetCurrentStream, RestoreStream, SetWorkerStream, WaitStreams,
-    Allocate, ViewChunk, ForChunks, PostCommunication, WaitCommunication, Gemm, SetStream,
-    RecordEvent, WaitEvent, PublishShard, PullShard, ReleaseShards>;
+// The copy-engine reduce-scatter: a symmetric buffer of devices x `out`
+// (grown by every device at once where it is too small).
+struct ReservePartials {
+  Slot out;
+};
+
+// Inside a loop over destinations: partial result `src` for device (this
+// one + i) % devices, written by the copy engine into slot [this device]
+// of that device's symmetric buffer, on the current stream.
+struct PushPartial {
+  Slot src;
+};
+
+// `out` = the sum over the slots of this device's symmetric buffer.
+struct SumPartials {
+  Slot out;
+};
+
+using HostInstruction =
+    std::variant<GetCurrentStream, RestoreStream, SetWorkerStream, WaitStreams, Allocate, ViewChunk,
+        ForChunks, PostCommunication, WaitCommunication, Gemm, SetStream, RecordEvent, WaitEvent,
+        PublishShard, PullShard, Barrier, ReservePartials, PushPartial, SumPartials>;
 
 struct ForChunks {
   std::vector<HostInstruction> body;

@@ -85,7 +85,7 @@ std::optional<HostLoopProgram> lower_allgather_gemm_by_copy_engine(
       std::move(loop),
       RestoreStream{},
       WaitStreams{true},
-      ReleaseShards{},
+      Barrier{"every device has read the shards: the buffers are free"},
   };
   return p;
 }

@@ -18,23 +18,29 @@ Slot add_slot(HostLoopProgram& p, std::string name) {
 
 }  // namespace
 
-std::optional<HostLoopProgram> lower_gemm_reduce_scatter(
-    const Fusion& fusion, const Communication& comm, const StreamAnnotations& annotations) {
+const Expr* gemm_before_reduce_scatter(const Fusion& fusion, const Communication& comm) {
   if (comm.type != CommunicationType::ReduceScatter || comm.axis != 0 ||
       comm.reduce_op.value_or(OpType::add) != OpType::add) {
+    return nullptr;
+  }
+  const Expr* gemm = comm.tensor->definition();
+  if (gemm == nullptr || !is_pipelinable_gemm(*gemm, /*allow_bias=*/false) ||
+      !feeds_only(fusion, *comm.tensor, *comm.expr) ||
+      !is_one_sorted_team(comm, *comm.expr->output(0)->as<TensorView>())) {
+    return nullptr;
+  }
+  return gemm;
+}
+
+std::optional<HostLoopProgram> lower_gemm_reduce_scatter(
+    const Fusion& fusion, const Communication& comm, const StreamAnnotations& annotations) {
+  const Expr* gemm = gemm_before_reduce_scatter(fusion, comm);
+  if (gemm == nullptr) {
     return std::nullopt;
   }
   const auto& partial = *comm.tensor;
-  const Expr* gemm = partial.definition();
-  if (gemm == nullptr || !is_pipelinable_gemm(*gemm, /*allow_bias=*/false) ||
-      !feeds_only(fusion, partial, *comm.expr)) {
-    return std::nullopt;
-  }
   const auto& out = *comm.expr->output(0)->as<TensorView>();
   const auto& a = *gemm->input(0)->as<TensorView>();
-  if (!is_one_sorted_team(comm, out)) {
-    return std::nullopt;
-  }
   const std::optional<StreamChunks> asked = annotation_among(annotations, {&partial, &out, &a});
   if (asked.has_value() && (asked->axis != 0 || asked->is_logical_axis())) {
     return std::nullopt;

@@ -21,4 +21,8 @@ namespace nvfuse {
 std::optional<HostLoopProgram> lower_gemm_reduce_scatter(
     const Fusion& fusion, const Communication& comm, const StreamAnnotations& annotations);
 
+// The matmul or linear (no bias) whose partial result only `comm`, a sum
+// ReduceScatter along axis 0 over one team, reads; else null.
+const Expr* gemm_before_reduce_scatter(const Fusion& fusion, const Communication& comm);
+
 }  // namespace nvfuse

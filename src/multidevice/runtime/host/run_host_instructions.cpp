@@ -108,9 +108,26 @@ class Interpreter {
     symmetric_memory_hooks().pull(dst, (f_.member + f_.index) % f_.team->size(), f_.group);
     f_.slots[p.dst] = dst;
   }
-  void step(const ReleaseShards&) {
+  void step(const Barrier&) {
     if (f_.team->size() > 1) {
-      symmetric_memory_hooks().release(f_.group);
+      symmetric_memory_hooks().barrier(f_.group);
+    }
+  }
+  void step(const ReservePartials& r) {
+    if (f_.team->size() > 1) {
+      const at::Tensor& out = f_.slots[r.out];
+      symmetric_memory_hooks().reserve(
+          out, f_.team->size() * out.numel() * static_cast<int64_t>(out.element_size()), f_.group);
+    }
+  }
+  void step(const PushPartial& p) {
+    const int64_t devices = f_.team->size();
+    symmetric_memory_hooks().push(
+        f_.slots[p.src], (f_.member + f_.index) % devices, f_.member, f_.group);
+  }
+  void step(const SumPartials& s) {
+    if (f_.team->size() > 1) {
+      symmetric_memory_hooks().sum(f_.slots[s.out], f_.team->size(), f_.group);
     }
   }
   void step(const WaitStreams& w) {
@@ -192,8 +209,11 @@ void run_host_loop_program(const HostLoopProgram& program, HostFrame& frame) {
   frame.chunks = chunk_count(program, frame);
   frame.works.clear();
   frame.events.clear();
-  const bool copy_engine = std::any_of(program.instructions.begin(), program.instructions.end(),
-      [](const HostInstruction& i) { return std::holds_alternative<PublishShard>(i); });
+  const bool copy_engine = std::any_of(
+      program.instructions.begin(), program.instructions.end(), [](const HostInstruction& i) {
+        return std::holds_alternative<PublishShard>(i) ||
+            std::holds_alternative<ReservePartials>(i);
+      });
   if (copy_engine && frame.team->size() > 1) {
     NVFUSE_CHECK_AS(ErrorKind::kInput, frame.on_cuda,
         "the symm_mem overlap backend reads peers' CUDA memory; these tensors are on ",

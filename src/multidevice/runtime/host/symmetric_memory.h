@@ -23,7 +23,17 @@ struct SymmetricMemoryHooks {
   // On the current stream: `dst` from the buffer of group rank `peer`.
   std::function<void(const at::Tensor& dst, int64_t peer, const std::string& group)> pull;
   // On the current stream: a barrier over the group.
-  std::function<void(const std::string& group)> release;
+  std::function<void(const std::string& group)> barrier;
+  // Every device of the group at once: a buffer of at least `nbytes` on
+  // `like`'s device.
+  std::function<void(const at::Tensor& like, int64_t nbytes, const std::string& group)> reserve;
+  // On the current stream: `src` into slot `slot` (of src's size) of the
+  // buffer of group rank `peer`.
+  std::function<void(const at::Tensor& src, int64_t peer, int64_t slot, const std::string& group)>
+      push;
+  // On the current stream: `out` = the sum of the first `slots` slots (of
+  // out's size) of this device's buffer.
+  std::function<void(const at::Tensor& out, int64_t slots, const std::string& group)> sum;
 };
 
 void set_symmetric_memory_hooks(SymmetricMemoryHooks hooks);

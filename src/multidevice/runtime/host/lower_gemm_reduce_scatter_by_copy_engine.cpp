@@ -1,0 +1,94 @@
+#include "multidevice/runtime/host/lower_gemm_reduce_scatter_by_copy_engine.h"
+
+#include <ATen/ATen.h>
+
+#include "ir/all_exprs.h"
+#include "multidevice/runtime/host/chunk_views.h"
+#include "multidevice/runtime/host/lower_gemm_reduce_scatter.h"
+#include "multidevice/runtime/host/run_host_instructions.h"
+#include "runtime/aten_types.h"
+
+namespace nvfuse {
+
+namespace {
+
+Slot add_slot(HostLoopProgram& p, std::string name) {
+  p.slot_names.push_back(std::move(name));
+  return static_cast<Slot>(p.slot_names.size()) - 1;
+}
+
+}  // namespace
+
+std::optional<HostLoopProgram> lower_gemm_reduce_scatter_by_copy_engine(
+    const Fusion& fusion, const Communication& comm) {
+  const Expr* found = gemm_before_reduce_scatter(fusion, comm);
+  if (found == nullptr) {
+    return std::nullopt;
+  }
+  const Expr& gemm = *found;
+  const auto& partial = *comm.tensor;
+  const auto& out = *comm.expr->output(0)->as<TensorView>();
+  const auto& a = *gemm.input(0)->as<TensorView>();
+  HostLoopProgram p;
+  p.title = std::string("pipelined ") + (gemm.is<LinearOp>() ? "linear" : "matmul") +
+      " + ReduceScatter (copy engine)";
+  p.communication = &comm;
+  p.gemm = &gemm;
+  p.result_value = &out;
+  p.chunk_per_device = true;
+  p.fixed_streams = 2;
+  p.chunk_source = "one per destination device, this one first";
+  const Slot a_slot = add_slot(p, a.name());
+  const Slot b_slot = add_slot(p, gemm.input(1)->as<TensorView>()->name());
+  p.inputs = {&a, gemm.input(1)};
+  const Slot partials = add_slot(p, partial.name());
+  p.result = add_slot(p, out.name());
+  const Slot a_rows = add_slot(p, a.name() + "_j");
+  const Slot partial_j = add_slot(p, partial.name() + "_j");
+  const bool linear = gemm.is<LinearOp>();
+  const at::ScalarType out_dtype = to_aten(out.dtype());
+  const auto local_out_sizes = [=](const HostFrame& f) {
+    const at::Tensor& whole = f.slots[a_slot];
+    const at::Tensor& b = f.slots[b_slot];
+    std::vector<int64_t> sizes = whole.sizes().vec();
+    sizes[0] /= f.team->size();
+    sizes.back() = linear ? b.size(0) : b.size(1);
+    return sizes;
+  };
+
+  ForChunks loop;
+  loop.body = {
+      SetStream{2},
+      ViewChunk{a_rows, a_slot, ChunkView::kSourceRows, 0},
+      ViewChunk{partial_j, partials, ChunkView::kSelect, 0},
+      Gemm{&gemm, partial_j, a_rows, b_slot},
+      RecordEvent{},
+      SetStream{1},
+      WaitEvent{},
+      PushPartial{partial_j},
+  };
+  p.instructions = {
+      GetCurrentStream{},
+      Allocate{partials, partial.name(), "[devices, *shape of " + out.name() + "]",
+          [=](const HostFrame& f) {
+            std::vector<int64_t> sizes = local_out_sizes(f);
+            sizes.insert(sizes.begin(), f.team->size());
+            return at::empty(sizes, f.slots[a_slot].options().dtype(out_dtype));
+          }},
+      Allocate{p.result, out.name(), a.name() + " with axis 0 scattered and the last N",
+          [=](const HostFrame& f) {
+            return at::empty(local_out_sizes(f), f.slots[a_slot].options().dtype(out_dtype));
+          }},
+      ReservePartials{p.result},
+      WaitStreams{false},
+      std::move(loop),
+      RestoreStream{},
+      WaitStreams{true},
+      Barrier{"every partial result has arrived"},
+      SumPartials{p.result},
+      Barrier{"every device has summed its slots: the buffers are free"},
+  };
+  return p;
+}
+
+}  // namespace nvfuse
