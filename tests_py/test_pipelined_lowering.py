@@ -218,12 +218,15 @@ def test_copy_engine_backend_loops_over_source_devices(symm_mem_backend):
         "GetCurrentStream",
         "Allocate",
         "Allocate",
-        "PublishShard",
         "WaitStreams",
+        "SetStream",
+        "ViewChunk",
+        "Gemm",
+        "SetStream",
+        "PublishShard",
         "ForChunks",
         "RestoreStream",
         "WaitStreams",
-        "Barrier",
     ]
     assert body == [
         "SetStream",
@@ -237,6 +240,7 @@ def test_copy_engine_backend_loops_over_source_devices(symm_mem_backend):
     text = nvfuse._C.host_program(fd.id())
     assert "pipelined Allgather (copy engine) + matmul" in text
     assert "one per source device, this one first; worker streams: 2" in text
+    assert "FOR i in range(1, chunks):" in text
 
 
 def test_copy_engine_reduce_scatter_pushes_partials_then_sums(symm_mem_backend):
@@ -248,12 +252,13 @@ def test_copy_engine_reduce_scatter_pushes_partials_then_sums(symm_mem_backend):
         "Allocate",
         "ReservePartials",
         "WaitStreams",
+        "SetStream",
+        "Barrier",
         "ForChunks",
         "RestoreStream",
         "WaitStreams",
         "Barrier",
         "SumPartials",
-        "Barrier",
     ]
     assert body == [
         "SetStream",

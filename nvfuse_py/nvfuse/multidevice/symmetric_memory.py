@@ -34,9 +34,11 @@ def _buffer(group, device, nbytes):
 
 
 def _publish(local, group):
-    """`local` into this device's buffer, then a barrier over the group."""
+    """A barrier (no peer still reads this device's buffer), `local` into
+    the buffer, a barrier (every peer's shard is in its buffer)."""
     nbytes = local.numel() * local.element_size()
     buffer, handle = _buffer(group, local.device, nbytes)
+    handle.barrier(channel=0)
     buffer[:nbytes].view(local.dtype).view(local.shape).copy_(local)
     handle.barrier(channel=0)
 

@@ -348,7 +348,11 @@ std::vector<at::Tensor> MultiDeviceExecutor::execute(const std::vector<Argument>
   for (Step& step : steps_) {
     if (step.pipeline != nullptr) {
       if (!step.team.empty()) {
-        const HostLoopProgram& program = step.active_pipeline();
+        // The copy engine reads peers' CUDA memory: a team of one, or CPU
+        // tensors, take the c10d program (a copy, or Gloo).
+        const at::Tensor first = value_of(step.pipeline->inputs[0]);
+        const HostLoopProgram& program =
+            step.team.size() > 1 && first.is_cuda() ? step.active_pipeline() : *step.pipeline;
         HostFrame frame;
         frame.team = &step.team;
         const auto& members = step.team.members();

@@ -37,6 +37,11 @@ at::Tensor view_chunk(const at::Tensor& t, ChunkView view, int64_t axis, int64_t
       const int64_t rows = t.size(axis) / devices;
       return t.narrow(axis, (member + index) % devices * rows, rows);
     }
+    case ChunkView::kDestinationRows: {
+      check_divides(t.size(axis), devices, axis, name, "device shards");
+      const int64_t rows = t.size(axis) / devices;
+      return t.narrow(axis, (member + 1 + index) % devices * rows, rows);
+    }
   }
   NVFUSE_ASSERT(false, "unknown chunk view");
   return t;

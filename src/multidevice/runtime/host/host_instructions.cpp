@@ -21,6 +21,8 @@ const char* view_name(ChunkView view) {
       return "rows per device";
     case ChunkView::kSourceRows:
       return "rows of device (me + i) % devices";
+    case ChunkView::kDestinationRows:
+      return "rows of device (me + 1 + i) % devices";
   }
   return "?";
 }
@@ -59,7 +61,7 @@ class Printer {
   }
   void line(const PublishShard& p, const std::string&) {
     out_ << "PublishShard " << slot(p.src)
-         << " into this device's symmetric buffer; barrier over the team\n";
+         << ": barrier, copy into this device's symmetric buffer, barrier\n";
   }
   void line(const PullShard& p, const std::string&) {
     out_ << slot(p.dst) << " = " << slot(p.own)
@@ -74,7 +76,7 @@ class Printer {
   }
   void line(const PushPartial& p, const std::string&) {
     out_ << "PushPartial " << slot(p.src)
-         << " into slot [me] of device (me + i) % devices's symmetric buffer (copy engine)\n";
+         << " into slot [me] of device (me + 1 + i) % devices's symmetric buffer (copy engine)\n";
   }
   void line(const SumPartials& s, const std::string&) {
     out_ << slot(s.out) << " = sum over the slots of this device's symmetric buffer\n";
@@ -91,7 +93,8 @@ class Printer {
          << ", axis = " << v.axis << ", chunk = i )\n";
   }
   void line(const ForChunks& f, const std::string& indent) {
-    out_ << "FOR i in range(chunks):\n";
+    out_ << (f.first == 0 ? std::string("FOR i in range(chunks):\n")
+                          : "FOR i in range(" + std::to_string(f.first) + ", chunks):\n");
     print(f.body, indent + "  ");
   }
   void line(const PostCommunication& p, const std::string&) {

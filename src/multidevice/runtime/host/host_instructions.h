@@ -64,11 +64,12 @@ struct Allocate {
 
 // How chunk i of a tensor is viewed.
 enum class ChunkView {
-  kSelect,       // select(axis, i): a logical stream axis
-  kSelectWhole,  // select(axis, i), then drop the size-1 device axis after it
-  kRows,         // narrow(axis, i * c, c), c = extent / chunks
-  kInterleaved,  // axis viewed as [devices, chunks, c]; chunk i is [devices, c, ...]
-  kSourceRows,   // the rows of device (this one + i) % devices: a loop over sources
+  kSelect,           // select(axis, i): a logical stream axis
+  kSelectWhole,      // select(axis, i), then drop the size-1 device axis after it
+  kRows,             // narrow(axis, i * c, c), c = extent / chunks
+  kInterleaved,      // axis viewed as [devices, chunks, c]; chunk i is [devices, c, ...]
+  kSourceRows,       // the rows of device (this one + i) % devices: a loop over sources
+  kDestinationRows,  // the rows of device (this one + 1 + i) % devices: this one last
 };
 
 struct ViewChunk {
@@ -108,9 +109,9 @@ struct Gemm {
 };
 
 // The copy-engine all-gather through torch's symmetric memory
-// (symmetric_memory.h): this device's shard `src` is copied into its
-// symmetric buffer, then every device of the team waits for all (a
-// barrier on the current stream).
+// (symmetric_memory.h), on the current stream: a barrier (no device still
+// reads the previous call's shards), this device's shard `src` copied
+// into its symmetric buffer, a barrier (every shard is there).
 struct PublishShard {
   Slot src;
 };
@@ -138,7 +139,7 @@ struct ReservePartials {
 };
 
 // Inside a loop over destinations: partial result `src` for device (this
-// one + i) % devices, written by the copy engine into slot [this device]
+// one + 1 + i) % devices, written by the copy engine into slot [this device]
 // of that device's symmetric buffer, on the current stream.
 struct PushPartial {
   Slot src;
@@ -156,6 +157,7 @@ using HostInstruction =
 
 struct ForChunks {
   std::vector<HostInstruction> body;
+  int64_t first = 0;  // the first chunk: 1 where chunk 0 ran before the loop
 };
 
 // A pipelined program and what it needs to start: the slots of its

@@ -53,6 +53,7 @@ std::optional<HostLoopProgram> lower_allgather_gemm_by_copy_engine(
   const at::ScalarType out_dtype = to_aten(out.dtype());
 
   ForChunks loop;
+  loop.first = 1;
   loop.body = {
       SetStream{1},
       PullShard{shard, shards, a_slot},
@@ -80,12 +81,17 @@ std::optional<HostLoopProgram> lower_allgather_gemm_by_copy_engine(
             sizes.back() = linear ? b.size(0) : b.size(1);
             return at::empty(sizes, whole.options().dtype(out_dtype));
           }},
-      PublishShard{a_slot},
       WaitStreams{false},
+      // This device's own rows first, with its own shard: no transfer.
+      SetStream{2},
+      ViewChunk{out_rows, p.result, ChunkView::kSourceRows, 0},
+      Gemm{&gemm, out_rows, a_slot, b_slot, bias_slot},
+      // Publishing runs on the copy stream meanwhile.
+      SetStream{1},
+      PublishShard{a_slot},
       std::move(loop),
       RestoreStream{},
       WaitStreams{true},
-      Barrier{"every device has read the shards: the buffers are free"},
   };
   return p;
 }

@@ -1,12 +1,13 @@
 // All-gather + GEMM with the copy engine (symmetric_memory.h): A [M, ...,
-// K] sharded on M by outer_split(0, D). Each device publishes its shard in
-// symmetric memory; then a loop over the D source devices, this one
-// first: stream 1 reads source j's shard from its buffer by the copy
-// engine (none for this device's own) and records an event, stream 2
+// K] sharded on M by outer_split(0, D). Stream 2 first multiplies this
+// device's own shard into its rows (no transfer) while stream 1 publishes
+// the shard in symmetric memory (between two barriers, the first keeping
+// it from overwriting a shard a peer still reads from the previous call).
+// Then a loop over the other source devices: stream 1 reads source j's
+// shard from its buffer by the copy engine and records an event, stream 2
 // waits for it and multiplies that shard into the source's rows of the
 // result, one contiguous GEMM. Reading shard j+1 overlaps the GEMM of
-// shard j and takes no SMs from it. A barrier after the loop frees the
-// buffers for the next call.
+// shard j and takes no SMs from it.
 #pragma once
 
 #include <optional>

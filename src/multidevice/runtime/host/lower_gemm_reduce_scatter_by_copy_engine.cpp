@@ -37,7 +37,7 @@ std::optional<HostLoopProgram> lower_gemm_reduce_scatter_by_copy_engine(
   p.result_value = &out;
   p.chunk_per_device = true;
   p.fixed_streams = 2;
-  p.chunk_source = "one per destination device, this one first";
+  p.chunk_source = "one per destination device, this one last";
   const Slot a_slot = add_slot(p, a.name());
   const Slot b_slot = add_slot(p, gemm.input(1)->as<TensorView>()->name());
   p.inputs = {&a, gemm.input(1)};
@@ -59,7 +59,7 @@ std::optional<HostLoopProgram> lower_gemm_reduce_scatter_by_copy_engine(
   ForChunks loop;
   loop.body = {
       SetStream{2},
-      ViewChunk{a_rows, a_slot, ChunkView::kSourceRows, 0},
+      ViewChunk{a_rows, a_slot, ChunkView::kDestinationRows, 0},
       ViewChunk{partial_j, partials, ChunkView::kSelect, 0},
       Gemm{&gemm, partial_j, a_rows, b_slot},
       RecordEvent{},
@@ -81,12 +81,15 @@ std::optional<HostLoopProgram> lower_gemm_reduce_scatter_by_copy_engine(
           }},
       ReservePartials{p.result},
       WaitStreams{false},
+      // Before the first push, on the copy stream while the first GEMM
+      // runs.
+      SetStream{1},
+      Barrier{"every device has summed the previous call's partial results"},
       std::move(loop),
       RestoreStream{},
       WaitStreams{true},
       Barrier{"every partial result has arrived"},
       SumPartials{p.result},
-      Barrier{"every device has summed its slots: the buffers are free"},
   };
   return p;
 }

@@ -123,7 +123,7 @@ class Interpreter {
   void step(const PushPartial& p) {
     const int64_t devices = f_.team->size();
     symmetric_memory_hooks().push(
-        f_.slots[p.src], (f_.member + f_.index) % devices, f_.member, f_.group);
+        f_.slots[p.src], (f_.member + 1 + f_.index) % devices, f_.member, f_.group);
   }
   void step(const SumPartials& s) {
     if (f_.team->size() > 1) {
@@ -148,7 +148,7 @@ class Interpreter {
         f_.index, program_.slot_names[v.src], f_.member);
   }
   void step(const ForChunks& loop) {
-    for (f_.index = 0; f_.index < f_.chunks; ++f_.index) {
+    for (f_.index = loop.first; f_.index < f_.chunks; ++f_.index) {
       run(loop.body);
     }
   }
@@ -215,9 +215,7 @@ void run_host_loop_program(const HostLoopProgram& program, HostFrame& frame) {
             std::holds_alternative<ReservePartials>(i);
       });
   if (copy_engine && frame.team->size() > 1) {
-    NVFUSE_CHECK_AS(ErrorKind::kInput, frame.on_cuda,
-        "the symm_mem overlap backend reads peers' CUDA memory; these tensors are on ",
-        frame.slots[0].device().str());
+    NVFUSE_ASSERT(frame.on_cuda, "a copy-engine loop on ", frame.slots[0].device().str());
     NVFUSE_CHECK_AS(ErrorKind::kUnsupported, symmetric_memory_hooks().pull != nullptr,
         "the symm_mem overlap backend needs nvfuse.multidevice imported (it registers the "
         "symmetric-memory calls)");

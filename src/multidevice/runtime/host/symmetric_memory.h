@@ -17,8 +17,9 @@
 namespace nvfuse {
 
 struct SymmetricMemoryHooks {
-  // On the current stream: `local` into this device's buffer of `group`,
-  // then a barrier over the group.
+  // On the current stream: a barrier over the group (nobody still reads
+  // this device's buffer), `local` into it, a barrier (every device's
+  // shard is there).
   std::function<void(const at::Tensor& local, const std::string& group)> publish;
   // On the current stream: `dst` from the buffer of group rank `peer`.
   std::function<void(const at::Tensor& dst, int64_t peer, const std::string& group)> pull;
