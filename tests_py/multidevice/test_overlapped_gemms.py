@@ -263,3 +263,47 @@ def test_copy_engine_allgather_gemm(world, op):
             torch.testing.assert_close(y_local, expected, rtol=1e-4, atol=1e-4)
     finally:
         md.set_overlap_backend(before)
+
+
+def test_sequence_parallel_attention_block_overlaps_both_projections(world):
+    """Seed 003's attention block with its tokens sharded: the qkv
+    projection all-gathers the tokens chunk by chunk, the output projection
+    reduce-scatters them chunk by chunk; heads stay sharded in between."""
+    from test_sharded_attention import heads_of, torch_heads_of
+
+    F = torch.nn.functional
+    d = world.size
+    b, s, h, dh = 2, 8 * d, 2 * d, 8
+    e, t = h * dh, b * s
+    mesh = DeviceMesh(torch.arange(d))
+    with FusionDefinition() as fd:
+        x = fd.define_tensor((t, e), contiguity=True, dtype=DataType.BFloat16)
+        w_qkv = fd.define_tensor((3 * e, e), contiguity=True, dtype=DataType.BFloat16)
+        w_out = fd.define_tensor((e, e), contiguity=True, dtype=DataType.BFloat16)
+        qkv = fd.ops.reshape(fd.ops.linear(x, w_qkv), [b, s, h, 3 * dh])
+        attn, _, _, _ = fd.ops.sdpfa_fwd(*heads_of(fd, qkv, dh), dropout_p=0.0, is_causal=True)
+        merged = fd.ops.reshape(fd.ops.permute(attn, [0, 2, 1, 3]), [t, e])
+        out = fd.ops.linear(merged, w_out)
+        fd.add_output(out)
+        shard_axis(x, 0, mesh)
+        stream_split(x, 1, 2)
+        shard_axis(w_qkv, 0, mesh)
+        shard_axis(w_out, 1, mesh)
+        shard_axis(out, 0, mesh)
+        stream_split(out, 1, 2)
+    xs, wq, wo = (
+        world.randn(*shape, seed=70 + i).to(torch.bfloat16) / 4
+        for i, shape in enumerate([(t, e), (3 * e, e), (e, e)])
+    )
+    (out_local,) = fd.execute(
+        [shard_tensor(xs, x, mesh), shard_tensor(wq, w_qkv, mesh), shard_tensor(wo, w_out, mesh)]
+    )
+    qkv_full = F.linear(xs, wq).reshape(b, s, h, 3 * dh)
+    y = F.scaled_dot_product_attention(*torch_heads_of(qkv_full, dh), is_causal=True)
+    expected = F.linear(y.permute(0, 2, 1, 3).reshape(t, e), wo)
+    torch.testing.assert_close(out_local, shard_tensor(expected, out, mesh), atol=3e-2, rtol=3e-2)
+    program = host_program(fd)
+    assert (
+        "pipelined Allgather + linear" in program and "pipelined linear + ReduceScatter" in program
+    )
+    assert "communicate:" not in program, program

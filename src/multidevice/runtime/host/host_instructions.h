@@ -184,6 +184,12 @@ struct HostLoopProgram {
   bool chunk_per_device = false;  // a loop over source devices
   int64_t fixed_streams = 0;      // worker streams; 0: chunk_count.h's choice
 
+  // A new slot named `name` (as printed).
+  Slot add_slot(std::string name) {
+    slot_names.push_back(std::move(name));
+    return static_cast<Slot>(slot_names.size()) - 1;
+  }
+
   std::string to_string(const std::string& indent) const;
   // Each instruction's kind ("GetCurrentStream", "ForChunks", ...) and its
   // loop depth, in order: the program as structure, for tests.

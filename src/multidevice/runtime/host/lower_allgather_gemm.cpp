@@ -43,11 +43,6 @@ std::optional<Cut> cut_of(const Communication& comm, const TensorView& a, const 
   return std::nullopt;
 }
 
-Slot add_slot(HostLoopProgram& p, std::string name) {
-  p.slot_names.push_back(std::move(name));
-  return static_cast<Slot>(p.slot_names.size()) - 1;
-}
-
 }  // namespace
 
 const Expr* gemm_after_allgather(const Fusion& fusion, const Communication& comm) {
@@ -85,19 +80,19 @@ std::optional<HostLoopProgram> lower_allgather_gemm(
   p.result_value = &out;
   p.fixed_chunks = cut->fixed_chunks;
   p.chunk_source = cut->source;
-  const Slot a_slot = add_slot(p, a.name());
-  const Slot b_slot = add_slot(p, gemm.input(1)->as<TensorView>()->name());
+  const Slot a_slot = p.add_slot(a.name());
+  const Slot b_slot = p.add_slot(gemm.input(1)->as<TensorView>()->name());
   p.inputs = {&a, gemm.input(1)};
   Slot bias_slot = -1;
   if (gemm.inputs().size() == 3) {
-    bias_slot = add_slot(p, gemm.input(2)->as<TensorView>()->name());
+    bias_slot = p.add_slot(gemm.input(2)->as<TensorView>()->name());
     p.inputs.push_back(gemm.input(2));
   }
-  const Slot g_slot = add_slot(p, gathered->as<TensorView>()->name());
-  p.result = add_slot(p, out.name());
-  const Slot a_chunk = add_slot(p, a.name() + "_i");
-  const Slot g_chunk = add_slot(p, gathered->as<TensorView>()->name() + "_i");
-  const Slot out_chunk = add_slot(p, out.name() + "_i");
+  const Slot g_slot = p.add_slot(gathered->as<TensorView>()->name());
+  p.result = p.add_slot(out.name());
+  const Slot a_chunk = p.add_slot(a.name() + "_i");
+  const Slot g_chunk = p.add_slot(gathered->as<TensorView>()->name() + "_i");
+  const Slot out_chunk = p.add_slot(out.name() + "_i");
   const bool linear = gemm.is<LinearOp>();
   const ChunkView a_view = cut->a_view;
   const std::string a_name = a.name();

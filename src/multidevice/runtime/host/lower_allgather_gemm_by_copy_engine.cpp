@@ -10,15 +10,6 @@
 
 namespace nvfuse {
 
-namespace {
-
-Slot add_slot(HostLoopProgram& p, std::string name) {
-  p.slot_names.push_back(std::move(name));
-  return static_cast<Slot>(p.slot_names.size()) - 1;
-}
-
-}  // namespace
-
 std::optional<HostLoopProgram> lower_allgather_gemm_by_copy_engine(
     const Fusion& fusion, const Communication& comm) {
   const Expr* found = gemm_after_allgather(fusion, comm);
@@ -37,18 +28,18 @@ std::optional<HostLoopProgram> lower_allgather_gemm_by_copy_engine(
   p.chunk_per_device = true;
   p.fixed_streams = 2;
   p.chunk_source = "one per source device, this one first";
-  const Slot a_slot = add_slot(p, a.name());
-  const Slot b_slot = add_slot(p, gemm.input(1)->as<TensorView>()->name());
+  const Slot a_slot = p.add_slot(a.name());
+  const Slot b_slot = p.add_slot(gemm.input(1)->as<TensorView>()->name());
   p.inputs = {&a, gemm.input(1)};
   Slot bias_slot = -1;
   if (gemm.inputs().size() == 3) {
-    bias_slot = add_slot(p, gemm.input(2)->as<TensorView>()->name());
+    bias_slot = p.add_slot(gemm.input(2)->as<TensorView>()->name());
     p.inputs.push_back(gemm.input(2));
   }
-  const Slot shards = add_slot(p, comm.expr->output(0)->as<TensorView>()->name());
-  p.result = add_slot(p, out.name());
-  const Slot shard = add_slot(p, a.name() + "_j");
-  const Slot out_rows = add_slot(p, out.name() + "_j");
+  const Slot shards = p.add_slot(comm.expr->output(0)->as<TensorView>()->name());
+  p.result = p.add_slot(out.name());
+  const Slot shard = p.add_slot(a.name() + "_j");
+  const Slot out_rows = p.add_slot(out.name() + "_j");
   const bool linear = gemm.is<LinearOp>();
   const at::ScalarType out_dtype = to_aten(out.dtype());
 

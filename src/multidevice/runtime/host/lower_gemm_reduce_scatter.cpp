@@ -9,15 +9,6 @@
 
 namespace nvfuse {
 
-namespace {
-
-Slot add_slot(HostLoopProgram& p, std::string name) {
-  p.slot_names.push_back(std::move(name));
-  return static_cast<Slot>(p.slot_names.size()) - 1;
-}
-
-}  // namespace
-
 const Expr* gemm_before_reduce_scatter(const Fusion& fusion, const Communication& comm) {
   if (comm.type != CommunicationType::ReduceScatter || comm.axis != 0 ||
       comm.reduce_op.value_or(OpType::add) != OpType::add) {
@@ -58,16 +49,16 @@ std::optional<HostLoopProgram> lower_gemm_reduce_scatter(
   if (asked.has_value()) {
     check_chunks_divide(a, 0, devices, asked->count);
   }
-  const Slot a_slot = add_slot(p, a.name());
-  const Slot b_slot = add_slot(p, gemm->input(1)->as<TensorView>()->name());
+  const Slot a_slot = p.add_slot(a.name());
+  const Slot b_slot = p.add_slot(gemm->input(1)->as<TensorView>()->name());
   p.inputs = {&a, gemm->input(1)};
   p.chunked_slot = a_slot;
   p.chunked_divisor = devices;
-  const Slot partial_slot = add_slot(p, partial.name());
-  p.result = add_slot(p, out.name());
-  const Slot a_chunk = add_slot(p, a.name() + "_i");
-  const Slot partial_chunk = add_slot(p, partial.name() + "_i");
-  const Slot out_chunk = add_slot(p, out.name() + "_i");
+  const Slot partial_slot = p.add_slot(partial.name());
+  p.result = p.add_slot(out.name());
+  const Slot a_chunk = p.add_slot(a.name() + "_i");
+  const Slot partial_chunk = p.add_slot(partial.name() + "_i");
+  const Slot out_chunk = p.add_slot(out.name() + "_i");
   const bool linear = gemm->is<LinearOp>();
   const std::string a_name = a.name();
   const at::ScalarType out_dtype = to_aten(out.dtype());

@@ -10,15 +10,6 @@
 
 namespace nvfuse {
 
-namespace {
-
-Slot add_slot(HostLoopProgram& p, std::string name) {
-  p.slot_names.push_back(std::move(name));
-  return static_cast<Slot>(p.slot_names.size()) - 1;
-}
-
-}  // namespace
-
 std::optional<HostLoopProgram> lower_gemm_reduce_scatter_by_copy_engine(
     const Fusion& fusion, const Communication& comm) {
   const Expr* found = gemm_before_reduce_scatter(fusion, comm);
@@ -38,13 +29,13 @@ std::optional<HostLoopProgram> lower_gemm_reduce_scatter_by_copy_engine(
   p.chunk_per_device = true;
   p.fixed_streams = 2;
   p.chunk_source = "one per destination device, this one last";
-  const Slot a_slot = add_slot(p, a.name());
-  const Slot b_slot = add_slot(p, gemm.input(1)->as<TensorView>()->name());
+  const Slot a_slot = p.add_slot(a.name());
+  const Slot b_slot = p.add_slot(gemm.input(1)->as<TensorView>()->name());
   p.inputs = {&a, gemm.input(1)};
-  const Slot partials = add_slot(p, partial.name());
-  p.result = add_slot(p, out.name());
-  const Slot a_rows = add_slot(p, a.name() + "_j");
-  const Slot partial_j = add_slot(p, partial.name() + "_j");
+  const Slot partials = p.add_slot(partial.name());
+  p.result = p.add_slot(out.name());
+  const Slot a_rows = p.add_slot(a.name() + "_j");
+  const Slot partial_j = p.add_slot(partial.name() + "_j");
   const bool linear = gemm.is<LinearOp>();
   const at::ScalarType out_dtype = to_aten(out.dtype());
   const auto local_out_sizes = [=](const HostFrame& f) {
