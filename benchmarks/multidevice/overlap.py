@@ -65,6 +65,20 @@ def median_ms(fn, iters=10, repeats=7, warmup=3):
     return t.item()
 
 
+def host_us(fn, iters=20):
+    """Host time of one call (until it returns, GPU work still queued)."""
+    import time
+
+    torch.cuda.synchronize()
+    dist.barrier()
+    start = time.perf_counter()
+    for _ in range(iters):
+        fn()
+    elapsed = (time.perf_counter() - start) / iters * 1e6
+    torch.cuda.synchronize()
+    return elapsed
+
+
 def shard(t, axis, mesh):
     t.set_device_mesh(mesh)
     t.outer_split(axis, mesh.size)
@@ -193,11 +207,12 @@ def timeline(kind, shape, name, fn, calls=3):
     )
 
 
-def report(kind, shape, name, ms, ideal, diff=None):
+def report(kind, shape, name, ms, ideal, diff=None, host=None):
     if dist.get_rank() != 0:
         return
     ratio = f"{ms / ideal:5.2f}x ideal" if ideal else ""
     extra = f"  max|diff| {diff:.3g}" if diff is not None else ""
+    extra += f"  host {host:.0f} us/call" if host is not None else ""
     print(f"{kind:10s} {shape:18s} {name:28s} {ms:8.3f} ms  {ratio}{extra}", flush=True)
 
 
@@ -245,7 +260,8 @@ def allgather_gemm_cases(m, k, n, d, mesh, ops, chunk_counts, profile_timeline):
         diff = (out.float() - reference.float()).abs().max().item()
         ms = median_ms(lambda: fd.execute([a_local, b]))
         name = f"nvfuse, {chunks} chunks" if chunks else "nvfuse, chunks chosen"
-        report("AG+GEMM", shape, name, ms, ideal, diff)
+        host = host_us(lambda: fd.execute([a_local, b]))
+        report("AG+GEMM", shape, name, ms, ideal, diff, host)
         if profile_timeline and chunks is None:
             timeline("AG+GEMM", shape, "nvfuse", lambda: fd.execute([a_local, b]))
     if d > 1:
@@ -257,7 +273,8 @@ def allgather_gemm_cases(m, k, n, d, mesh, ops, chunk_counts, profile_timeline):
             diff = (out.float() - reference.float()).abs().max().item()
             ms = try_time(lambda: fd.execute([a_local, b]))
             if ms is not None:
-                report("AG+GEMM", shape, "nvfuse, copy engine", ms, ideal, diff)
+                host = host_us(lambda: fd.execute([a_local, b]))
+                report("AG+GEMM", shape, "nvfuse, copy engine", ms, ideal, diff, host)
             if profile_timeline:
                 timeline("AG+GEMM", shape, "nvfuse copy engine", lambda: fd.execute([a_local, b]))
         finally:
@@ -306,7 +323,8 @@ def gemm_reduce_scatter_cases(m, k, n, d, mesh, ops, chunk_counts, profile_timel
         diff = (result.float() - reference.float()).abs().max().item()
         ms = median_ms(lambda: fd.execute([a_local, b_local]))
         name = f"nvfuse, {chunks} chunks" if chunks else "nvfuse, chunks chosen"
-        report("GEMM+RS", shape, name, ms, ideal, diff)
+        host = host_us(lambda: fd.execute([a_local, b_local]))
+        report("GEMM+RS", shape, name, ms, ideal, diff, host)
         if profile_timeline and chunks is None:
             timeline("GEMM+RS", shape, "nvfuse", lambda: fd.execute([a_local, b_local]))
     if d > 1:
@@ -318,7 +336,8 @@ def gemm_reduce_scatter_cases(m, k, n, d, mesh, ops, chunk_counts, profile_timel
             diff = (result.float() - reference.float()).abs().max().item()
             ms = try_time(lambda: fd.execute([a_local, b_local]))
             if ms is not None:
-                report("GEMM+RS", shape, "nvfuse, copy engine", ms, ideal, diff)
+                host = host_us(lambda: fd.execute([a_local, b_local]))
+                report("GEMM+RS", shape, "nvfuse, copy engine", ms, ideal, diff, host)
             if profile_timeline:
                 timeline(
                     "GEMM+RS", shape, "nvfuse copy engine", lambda: fd.execute([a_local, b_local])

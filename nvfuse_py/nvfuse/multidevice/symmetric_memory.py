@@ -27,6 +27,7 @@ def _buffer(group, device, nbytes):
         capacity = max(nbytes, 2 * held[0].numel() if held is not None else 0)
         if held is not None:
             _retired.append(held)
+            _remote_views.clear()
         buffer = symm_mem.empty(capacity, dtype=torch.uint8, device=device)
         held = (buffer, symm_mem.rendezvous(buffer, group))
         _buffers[key] = held
@@ -43,10 +44,23 @@ def _publish(local, group):
     handle.barrier(channel=0)
 
 
+def _remote(handle, peer, shape, dtype, offset=0):
+    """A view of group rank `peer`'s buffer, made once per (handle, view)."""
+    key = (id(handle), peer, shape, dtype, offset)
+    view = _remote_views.get(key)
+    if view is None:
+        view = handle.get_buffer(peer, shape, dtype, offset)
+        _remote_views[key] = view
+    return view
+
+
+_remote_views = {}
+
+
 def _pull(dst, peer, group):
     """`dst` from the buffer of group rank `peer` (a copy-engine read)."""
     _, handle = _buffers[(group, dst.device.index)]
-    dst.copy_(handle.get_buffer(peer, tuple(dst.shape), dst.dtype))
+    dst.copy_(_remote(handle, peer, tuple(dst.shape), dst.dtype))
 
 
 def _barrier(group):
@@ -67,8 +81,7 @@ def _push(src, peer, slot, group):
     buffer (a copy-engine write)."""
     _, handle = _buffers[(group, src.device.index)]
     n = src.numel()
-    remote = handle.get_buffer(peer, (n,), src.dtype, slot * n)
-    remote.copy_(src.reshape(-1))
+    _remote(handle, peer, (n,), src.dtype, slot * n).copy_(src.reshape(-1))
 
 
 def _sum_slots(out, slots, group):
