@@ -255,10 +255,11 @@ def test_copy_engine_reduce_scatter_pushes_partials_then_sums(symm_mem_backend):
         "SetStream",
         "Barrier",
         "ForChunks",
-        "RestoreStream",
-        "WaitStreams",
+        "SetStream",
         "Barrier",
         "SumPartials",
+        "RestoreStream",
+        "WaitStreams",
     ]
     assert body == [
         "SetStream",

@@ -440,7 +440,7 @@ def overlap_backend() -> str:
 
 def set_overlap_backend(name: str) -> None:
     """
-    How pipelined all-gather + GEMM loops gather: "nccl" (c10d collectives, the default) or "symm_mem" (copy-engine reads of torch's symmetric memory)
+    How the pipelined all-gather + GEMM and GEMM + reduce-scatter loops communicate: "nccl" (c10d collectives, the default) or "symm_mem" (copy-engine reads of torch's symmetric memory)
     """
 
 def has_device_mesh(fusion_id: typing.SupportsInt | typing.SupportsIndex) -> bool: ...

@@ -38,31 +38,36 @@ py::object to_python(const at::Tensor& t) {
   return py::reinterpret_steal<py::object>(THPVariable_Wrap(t));
 }
 
+// One symmetric-memory call in Python; a Python failure (no peer access,
+// an old torch) becomes an UnsupportedError naming the backend.
+template <typename... Args>
+void call_symmetric_memory(const char* function, Args&&... args) {
+  py::gil_scoped_acquire gil;
+  try {
+    symmetric_memory_module().attr(function)(std::forward<Args>(args)...);
+  } catch (py::error_already_set& e) {
+    NVFUSE_UNSUPPORTED("the symm_mem overlap backend failed in ", function, ": ", e.what(),
+        "; nvfuse.multidevice.set_overlap_backend(\"nccl\") avoids it");
+  }
+}
+
 SymmetricMemoryHooks python_symmetric_memory_hooks() {
   SymmetricMemoryHooks hooks;
   hooks.publish = [](const at::Tensor& local, const std::string& group) {
-    py::gil_scoped_acquire gil;
-    symmetric_memory_module().attr("_publish")(to_python(local), group);
+    call_symmetric_memory("_publish", to_python(local), group);
   };
   hooks.pull = [](const at::Tensor& dst, int64_t peer, const std::string& group) {
-    py::gil_scoped_acquire gil;
-    symmetric_memory_module().attr("_pull")(to_python(dst), peer, group);
+    call_symmetric_memory("_pull", to_python(dst), peer, group);
   };
-  hooks.barrier = [](const std::string& group) {
-    py::gil_scoped_acquire gil;
-    symmetric_memory_module().attr("_barrier")(group);
-  };
+  hooks.barrier = [](const std::string& group) { call_symmetric_memory("_barrier", group); };
   hooks.reserve = [](const at::Tensor& like, int64_t nbytes, const std::string& group) {
-    py::gil_scoped_acquire gil;
-    symmetric_memory_module().attr("_reserve")(to_python(like), nbytes, group);
+    call_symmetric_memory("_reserve", to_python(like), nbytes, group);
   };
   hooks.push = [](const at::Tensor& src, int64_t peer, int64_t slot, const std::string& group) {
-    py::gil_scoped_acquire gil;
-    symmetric_memory_module().attr("_push")(to_python(src), peer, slot, group);
+    call_symmetric_memory("_push", to_python(src), peer, slot, group);
   };
   hooks.sum = [](const at::Tensor& out, int64_t slots, const std::string& group) {
-    py::gil_scoped_acquire gil;
-    symmetric_memory_module().attr("_sum_slots")(to_python(out), slots, group);
+    call_symmetric_memory("_sum_slots", to_python(out), slots, group);
   };
   return hooks;
 }
@@ -105,7 +110,8 @@ void init_multidevice(py::module_& m) {
             name == "nccl" ? OverlapBackend::kNccl : OverlapBackend::kSymmetricMemory);
       },
       py::arg("name"),
-      "How pipelined all-gather + GEMM loops gather: \"nccl\" (c10d collectives, the "
+      "How the pipelined all-gather + GEMM and GEMM + reduce-scatter loops communicate: \"nccl\" "
+      "(c10d collectives, the "
       "default) or \"symm_mem\" (copy-engine reads of torch's symmetric memory)");
   m.def(
       "overlap_backend",

@@ -25,12 +25,11 @@ from .sharding import Sharding, shard_tensor, unshard_tensor
 
 
 def set_overlap_backend(name):
-    """How a pipelined all-gather + GEMM gathers its shards, for every
-    sharded fusion from the next call on: "nccl" (c10d's all-gather of
-    each row chunk, the default) or "symm_mem" (each device publishes its
-    shard in torch's symmetric memory and peers read it with the copy
-    engine, one source device per step, so the GEMM keeps every SM; CUDA
-    tensors only). NVFUSE_OVERLAP_BACKEND sets it at startup. Anything
+    """How a pipelined all-gather + GEMM or GEMM + reduce-scatter
+    communicates, for every sharded fusion from the next call on: "nccl"
+    (c10d's collective per row chunk, the default) or "symm_mem" (torch's
+    symmetric memory and the copy engine, one device per step, so the GEMM
+    keeps every SM; CUDA tensors only). NVFUSE_OVERLAP_BACKEND sets it at startup. Anything
     else is a DefinitionError."""
     _C.set_overlap_backend(name)
 

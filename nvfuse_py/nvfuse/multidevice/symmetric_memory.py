@@ -7,8 +7,11 @@ side cannot link.
 Each (group, device) keeps one symmetric buffer, grown to the largest shard
 published so far; growing is a rendezvous of the whole group, which every
 process reaches in the same call because every process runs the same
-program on shards of the same size.
+program on shards of the same size. An outgrown buffer is kept until exit:
+work already queued may still use it.
 """
+
+import os
 
 import torch
 
@@ -34,14 +37,20 @@ def _buffer(group, device, nbytes):
     return held
 
 
+def _timeout_ms():
+    """NVFUSE_COMM_TIMEOUT_S, as for every collective: a lost peer ends a
+    barrier with an error rather than a hang."""
+    return int(float(os.environ.get("NVFUSE_COMM_TIMEOUT_S", "300")) * 1000)
+
+
 def _publish(local, group):
     """A barrier (no peer still reads this device's buffer), `local` into
     the buffer, a barrier (every peer's shard is in its buffer)."""
     nbytes = local.numel() * local.element_size()
     buffer, handle = _buffer(group, local.device, nbytes)
-    handle.barrier(channel=0)
+    handle.barrier(channel=0, timeout_ms=_timeout_ms())
     buffer[:nbytes].view(local.dtype).view(local.shape).copy_(local)
-    handle.barrier(channel=0)
+    handle.barrier(channel=0, timeout_ms=_timeout_ms())
 
 
 def _remote(handle, peer, shape, dtype, offset=0):
@@ -67,7 +76,7 @@ def _barrier(group):
     """A barrier over the group, on the current stream."""
     for (name, _), (_, handle) in _buffers.items():
         if name == group:
-            handle.barrier(channel=0)
+            handle.barrier(channel=0, timeout_ms=_timeout_ms())
             return
 
 

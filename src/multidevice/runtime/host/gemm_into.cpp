@@ -19,6 +19,15 @@ at::Tensor as_batches(const at::Tensor& t) {
 
 void gemm_into(at::Tensor dst, const at::Tensor& a, const at::Tensor& b,
     const std::optional<at::Tensor>& bias) {
+  if (dst.dim() == 2) {
+    // One device's rows: one GEMM, whatever a's strides.
+    if (bias.has_value()) {
+      at::addmm_out(dst, *bias, a, b);
+    } else {
+      at::mm_out(dst, a, b);
+    }
+    return;
+  }
   at::Tensor out3 = as_batches(dst);
   const at::Tensor a3 = as_batches(a);
   if (out3.is_contiguous() && a3.is_contiguous()) {

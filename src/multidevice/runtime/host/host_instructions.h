@@ -1,8 +1,9 @@
 // The instructions of a pipelined host program (seed 004): a loop over
 // chunks that puts chunk i on stream i % streams, communicates it and runs
 // its GEMM there, so that chunk i's GEMM overlaps chunk i+1's
-// communication. Stream waits go through events (cudaStreamWaitEvent): the
-// CPU never blocks. The caller's stream is taken first and made current
+// communication. Stream waits go through events (cudaStreamWaitEvent), not
+// the CPU (Gloo's waits on CPU tensors, and a symmetric buffer's first
+// rendezvous, are the CPU's). The caller's stream is taken first and made current
 // again last, and it waits for every worker stream before anything after
 // the loop reads the results.
 //

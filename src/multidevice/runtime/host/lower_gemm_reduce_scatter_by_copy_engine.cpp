@@ -77,10 +77,14 @@ std::optional<HostLoopProgram> lower_gemm_reduce_scatter_by_copy_engine(
       SetStream{1},
       Barrier{"every device has summed the previous call's partial results"},
       std::move(loop),
-      RestoreStream{},
-      WaitStreams{true},
+      // Every use of the symmetric buffer stays on the copy stream, one
+      // stream for all calls: a later call's pushes queue behind this
+      // call's sum whichever stream the caller uses.
+      SetStream{1},
       Barrier{"every partial result has arrived"},
       SumPartials{p.result},
+      RestoreStream{},
+      WaitStreams{true},
   };
   return p;
 }

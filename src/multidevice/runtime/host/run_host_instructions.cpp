@@ -181,6 +181,29 @@ class Interpreter {
   HostFrame& f_;
 };
 
+// After an instruction threw: the caller's stream is current again and
+// waits for what the workers and the posted communications still do, so
+// that the frame's buffers (allocated on it) are not handed out again
+// while queued work still writes them.
+void settle_after_failure(HostFrame& frame) {
+  if (!frame.on_cuda || frame.streams.empty()) {
+    return;
+  }
+  cuda_guard().exchangeStream(frame.streams[0]);
+  for (const CommunicationWork& work : frame.works) {
+    try {
+      if (work) {
+        work->wait();
+      }
+    } catch (...) {
+      // The failure being reported is the first one.
+    }
+  }
+  for (size_t k = 1; k < frame.streams.size(); ++k) {
+    stream_wait(frame.streams[0], frame.streams[k]);
+  }
+}
+
 int64_t chunk_count(const HostLoopProgram& program, const HostFrame& frame) {
   if (program.chunk_per_device) {
     return frame.team->size();
@@ -216,18 +239,13 @@ void run_host_loop_program(const HostLoopProgram& program, HostFrame& frame) {
       });
   if (copy_engine && frame.team->size() > 1) {
     NVFUSE_ASSERT(frame.on_cuda, "a copy-engine loop on ", frame.slots[0].device().str());
-    NVFUSE_CHECK_AS(ErrorKind::kUnsupported, symmetric_memory_hooks().pull != nullptr,
-        "the symm_mem overlap backend needs nvfuse.multidevice imported (it registers the "
-        "symmetric-memory calls)");
+    NVFUSE_ASSERT(symmetric_memory_hooks().pull != nullptr, "no symmetric-memory calls registered");
   }
   Interpreter interpreter(program, frame);
   try {
     interpreter.run(program.instructions);
   } catch (...) {
-    // The caller's stream stays current, whatever failed.
-    if (frame.on_cuda && !frame.streams.empty()) {
-      cuda_guard().exchangeStream(frame.streams[0]);
-    }
+    settle_after_failure(frame);
     throw;
   }
 }

@@ -1,4 +1,4 @@
-// The copy-engine all-gather's access to torch's symmetric memory
+// The copy-engine loops' access to torch's symmetric memory
 // (torch.distributed._symmetric_memory): each device copies its shard into
 // a buffer every device of its team can read, and peers read it with the
 // copy engine (cudaMemcpyAsync through NVLink), so the SMs stay with the
