@@ -48,10 +48,13 @@ def _gelu_grad(fd, h):
     return fd.ops.add(cdf, fd.ops.mul(h, pdf))
 
 
-def mlp_forward(tokens, hidden, dtype, d, save=False):
+def mlp_forward(tokens, hidden, dtype, d, save=False, sequence_parallel=False):
     """Inputs x, w0, b0, w1; outputs out, and with `save` what the backward
     reads, as torch's autograd saves it: h (the pre-activation) and g (the
-    activation)."""
+    activation). With `sequence_parallel`, x and out are sharded on their
+    tokens: the up projection all-gathers them and the down projection
+    reduce-scatters them, both as pipelined loops that overlap the
+    communication with the GEMM."""
     nv = torch_dtype_to_nvfuse_dtype(dtype)
     with FusionDefinition() as fd:
         x = fd.define_tensor((tokens, hidden), contiguity=True, dtype=nv)
@@ -60,11 +63,16 @@ def mlp_forward(tokens, hidden, dtype, d, save=False):
         w1 = fd.define_tensor((hidden, 4 * hidden), contiguity=True, dtype=nv)
         h = fd.ops.linear(x, w0, b0)
         g = fd.ops.cast(_gelu(fd, fd.ops.cast(h, DataType.Float)), nv)
-        fd.add_output(fd.ops.linear(g, w1))
+        out = fd.ops.linear(g, w1)
+        fd.add_output(out)
         if save:
             fd.add_output(h)
             fd.add_output(g)
-        x.set_device_mesh(DeviceMesh(torch.arange(d)))
+        if sequence_parallel:
+            _shard(x, 0, d)
+            _shard(out, 0, d)
+        else:
+            x.set_device_mesh(DeviceMesh(torch.arange(d)))
         _shard(w0, 0, d)
         _shard(w1, 1, d)
     return fd, (x, w0, b0, w1)

@@ -150,6 +150,31 @@ def mlp_cases(torch_mesh, d):
 
         yield ("MLP fwd+bwd", shape, dtype, nvfuse_step, dtensor_step)
 
+        # Sequence parallelism: tokens sharded in and out; nvfuse's two
+        # projections are pipelined loops (all-gather + GEMM, GEMM +
+        # reduce-scatter), DTensor's the all-gather and reduce-scatter of
+        # its SequenceParallel layouts around the same linears.
+        from torch.distributed.tensor import Shard
+
+        sp_module = defs.Mlp(*full[1:]).to("cuda", dtype)
+        parallelize_module(
+            sp_module,
+            torch_mesh,
+            {
+                "up": ColwiseParallel(input_layouts=Shard(0)),
+                "down": RowwiseParallel(output_layouts=Shard(0)),
+            },
+        )
+        sp_fd, sp_handles = defs.mlp_forward(tokens, hidden, dtype, d, sequence_parallel=True)
+        sp_local = [shard_tensor(t, h) for t, h in zip(full, sp_handles)]
+        yield (
+            "SP MLP fwd",
+            shape,
+            dtype,
+            lambda: sp_fd.execute(sp_local)[0],
+            lambda: _waited(sp_module(sp_local[0])),
+        )
+
 
 def attention_cases(torch_mesh, d):
     from torch.distributed.tensor.parallel import (

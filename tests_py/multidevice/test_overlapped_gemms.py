@@ -307,3 +307,29 @@ def test_sequence_parallel_attention_block_overlaps_both_projections(world):
         "pipelined Allgather + linear" in program and "pipelined linear + ReduceScatter" in program
     )
     assert "communicate:" not in program, program
+
+
+def test_benchmark_sequence_parallel_mlp_definition(world):
+    """The definition benchmarks/multidevice/tp_blocks.py times as "SP MLP
+    fwd": both projections pipelined, the result equal to torch's."""
+    from test_sharded_attention import tp_definitions
+
+    defs = tp_definitions()
+    d = world.size
+    tokens, hidden = 8 * d, 4 * d
+    fd, handles = defs.mlp_forward(tokens, hidden, torch.float32, d, sequence_parallel=True)
+    full = [
+        world.randn(*shape, seed=80 + i)
+        for i, shape in enumerate(
+            [(tokens, hidden), (4 * hidden, hidden), (4 * hidden,), (hidden, 4 * hidden)]
+        )
+    ]
+    (out_local,) = fd.execute([shard_tensor(t, h) for t, h in zip(full, handles)])
+    module = defs.Mlp(*full[1:]).to(world.device)
+    with torch.no_grad():
+        expected = module(full[0])
+    torch.testing.assert_close(out_local, shard_tensor(expected, handles[0]), rtol=1e-4, atol=1e-4)
+    program = host_program(fd)
+    assert (
+        "pipelined Allgather + linear" in program and "pipelined linear + ReduceScatter" in program
+    )
