@@ -22,8 +22,8 @@ the same time (torch.profiler's CUDA kernel timeline, rank 0).
 """
 
 import argparse
+import functools
 import os
-import statistics
 import sys
 
 os.environ.setdefault("NCCL_NVLS_ENABLE", "0")
@@ -36,6 +36,8 @@ import nvfuse.multidevice as md  # noqa: E402
 from nvfuse import DataType, FusionDefinition, ParallelType  # noqa: E402
 from nvfuse.multidevice import DeviceMesh  # noqa: E402
 
+import multigpu_timing  # noqa: E402
+
 SHAPES = {
     1: [(8192, 8192, 8192)],
     2: [(8192, 8192, 8192)],
@@ -44,39 +46,10 @@ SHAPES = {
 CHUNKS = [2, 4, 8]
 
 
-def median_ms(fn, iters=10, repeats=7, warmup=3):
-    """Steady-state time of one call (back-to-back calls between two CUDA
-    events), the median over `repeats`, the slowest rank's."""
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(repeats):
-        dist.barrier()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(iters):
-            fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end) / iters)
-    t = torch.tensor([statistics.median(times)], device="cuda")
-    dist.all_reduce(t, op=dist.ReduceOp.MAX)
-    return t.item()
-
-
-def host_us(fn, iters=20):
-    """Host time of one call (until it returns, GPU work still queued)."""
-    import time
-
-    torch.cuda.synchronize()
-    dist.barrier()
-    start = time.perf_counter()
-    for _ in range(iters):
-        fn()
-    elapsed = (time.perf_counter() - start) / iters * 1e6
-    torch.cuda.synchronize()
-    return elapsed
+# Fewer warm-up calls and host-timed calls than tp_blocks.py: every case
+# here is one GEMM of milliseconds.
+median_ms = functools.partial(multigpu_timing.median_ms, warmup=3)
+host_us = functools.partial(multigpu_timing.host_us, iters=20)
 
 
 def shard(t, axis, mesh):
@@ -225,6 +198,34 @@ def try_time(fn):
         return None
 
 
+def nvfuse_cases(kind, shape, definition, inputs, reference, ideal, chunk_counts, timelines):
+    """nvfuse's loop with each chunk count (None: chosen per call), then,
+    on several devices, with the copy engine (one device per step); each
+    checked against `reference` and reported with its host time."""
+
+    def run(fd, name, timer):
+        (out,) = fd.execute(inputs)
+        diff = (out.float() - reference.float()).abs().max().item()
+        ms = timer(lambda: fd.execute(inputs))
+        if ms is not None:
+            report(kind, shape, name, ms, ideal, diff, host_us(lambda: fd.execute(inputs)))
+
+    for chunks in chunk_counts:
+        fd = definition(chunks)
+        run(fd, f"nvfuse, {chunks} chunks" if chunks else "nvfuse, chunks chosen", median_ms)
+        if timelines and chunks is None:
+            timeline(kind, shape, "nvfuse", lambda: fd.execute(inputs))
+    if dist.get_world_size() > 1:
+        fd = definition(None)
+        md.set_overlap_backend("symm_mem")
+        try:
+            run(fd, "nvfuse, copy engine", try_time)
+            if timelines:
+                timeline(kind, shape, "nvfuse copy engine", lambda: fd.execute(inputs))
+        finally:
+            md.set_overlap_backend("nccl")
+
+
 def allgather_gemm_cases(m, k, n, d, mesh, ops, chunk_counts, profile_timeline):
     rank = dist.get_rank()
     g = torch.Generator().manual_seed(0)
@@ -254,31 +255,16 @@ def allgather_gemm_cases(m, k, n, d, mesh, ops, chunk_counts, profile_timeline):
         ms = try_time(fused)
         if ms is not None:
             report("AG+GEMM", shape, "torch fused (symm_mem)", ms, ideal)
-    for chunks in chunk_counts:
-        fd = allgather_gemm_definition(m, k, n, mesh, chunks)
-        (out,) = fd.execute([a_local, b])
-        diff = (out.float() - reference.float()).abs().max().item()
-        ms = median_ms(lambda: fd.execute([a_local, b]))
-        name = f"nvfuse, {chunks} chunks" if chunks else "nvfuse, chunks chosen"
-        host = host_us(lambda: fd.execute([a_local, b]))
-        report("AG+GEMM", shape, name, ms, ideal, diff, host)
-        if profile_timeline and chunks is None:
-            timeline("AG+GEMM", shape, "nvfuse", lambda: fd.execute([a_local, b]))
-    if d > 1:
-        # The copy-engine backend: one source device per step.
-        fd = allgather_gemm_definition(m, k, n, mesh, None)
-        md.set_overlap_backend("symm_mem")
-        try:
-            (out,) = fd.execute([a_local, b])
-            diff = (out.float() - reference.float()).abs().max().item()
-            ms = try_time(lambda: fd.execute([a_local, b]))
-            if ms is not None:
-                host = host_us(lambda: fd.execute([a_local, b]))
-                report("AG+GEMM", shape, "nvfuse, copy engine", ms, ideal, diff, host)
-            if profile_timeline:
-                timeline("AG+GEMM", shape, "nvfuse copy engine", lambda: fd.execute([a_local, b]))
-        finally:
-            md.set_overlap_backend("nccl")
+    nvfuse_cases(
+        "AG+GEMM",
+        shape,
+        lambda chunks: allgather_gemm_definition(m, k, n, mesh, chunks),
+        [a_local, b],
+        reference,
+        ideal,
+        chunk_counts,
+        profile_timeline,
+    )
     if profile_timeline:
         timeline("AG+GEMM", shape, "sequential", sequential)
 
@@ -317,33 +303,16 @@ def gemm_reduce_scatter_cases(m, k, n, d, mesh, ops, chunk_counts, profile_timel
         ms = try_time(fused)
         if ms is not None:
             report("GEMM+RS", shape, "torch fused (symm_mem)", ms, ideal)
-    for chunks in chunk_counts:
-        fd = gemm_reduce_scatter_definition(m, k, n, mesh, chunks)
-        (result,) = fd.execute([a_local, b_local])
-        diff = (result.float() - reference.float()).abs().max().item()
-        ms = median_ms(lambda: fd.execute([a_local, b_local]))
-        name = f"nvfuse, {chunks} chunks" if chunks else "nvfuse, chunks chosen"
-        host = host_us(lambda: fd.execute([a_local, b_local]))
-        report("GEMM+RS", shape, name, ms, ideal, diff, host)
-        if profile_timeline and chunks is None:
-            timeline("GEMM+RS", shape, "nvfuse", lambda: fd.execute([a_local, b_local]))
-    if d > 1:
-        # The copy-engine backend: one destination device per step.
-        fd = gemm_reduce_scatter_definition(m, k, n, mesh, None)
-        md.set_overlap_backend("symm_mem")
-        try:
-            (result,) = fd.execute([a_local, b_local])
-            diff = (result.float() - reference.float()).abs().max().item()
-            ms = try_time(lambda: fd.execute([a_local, b_local]))
-            if ms is not None:
-                host = host_us(lambda: fd.execute([a_local, b_local]))
-                report("GEMM+RS", shape, "nvfuse, copy engine", ms, ideal, diff, host)
-            if profile_timeline:
-                timeline(
-                    "GEMM+RS", shape, "nvfuse copy engine", lambda: fd.execute([a_local, b_local])
-                )
-        finally:
-            md.set_overlap_backend("nccl")
+    nvfuse_cases(
+        "GEMM+RS",
+        shape,
+        lambda chunks: gemm_reduce_scatter_definition(m, k, n, mesh, chunks),
+        [a_local, b_local],
+        reference,
+        ideal,
+        chunk_counts,
+        profile_timeline,
+    )
     if profile_timeline:
         timeline("GEMM+RS", shape, "sequential", sequential)
 

@@ -18,9 +18,7 @@ largest difference of the results, and host microseconds per call.
 """
 
 import os
-import statistics
 import sys
-import time
 
 import torch
 import torch.distributed as dist
@@ -31,40 +29,7 @@ from nvfuse.multidevice import shard_tensor
 # The repository root, for the workloads package (run as a script under torchrun).
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 import workloads.tp_definitions as defs  # noqa: E402
-
-
-def median_ms(fn, iters=10, repeats=7, warmup=5):
-    """Steady-state time of one call: `iters` back-to-back calls between two
-    CUDA events (so host work overlaps the GPU as in a training loop), the
-    median over `repeats`, the slowest rank's."""
-    for _ in range(warmup):
-        fn()
-    torch.cuda.synchronize()
-    times = []
-    for _ in range(repeats):
-        dist.barrier()
-        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        for _ in range(iters):
-            fn()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end) / iters)
-    t = torch.tensor([statistics.median(times)], device="cuda")
-    dist.all_reduce(t, op=dist.ReduceOp.MAX)
-    return t.item()
-
-
-def host_us(fn, iters=50):
-    """Host time of one call (until it returns, GPU work still queued)."""
-    torch.cuda.synchronize()
-    dist.barrier()
-    start = time.perf_counter()
-    for _ in range(iters):
-        fn()
-    elapsed = (time.perf_counter() - start) / iters * 1e6
-    torch.cuda.synchronize()
-    return elapsed
+from multigpu_timing import host_us, median_ms  # noqa: E402
 
 
 PROFILE = "--profile" in sys.argv

@@ -115,4 +115,21 @@ std::string TensorView::to_string() const {
   return text;
 }
 
+std::vector<TensorView*> tensors_of(const Fusion& fusion) {
+  std::vector<TensorView*> tensors;
+  for (Val* in : fusion.inputs()) {
+    if (in->is<TensorView>()) {
+      tensors.push_back(in->as<TensorView>());
+    }
+  }
+  for (Expr* expr : fusion.exprs()) {
+    for (Val* out : expr->outputs()) {
+      if (out->is<TensorView>()) {
+        tensors.push_back(out->as<TensorView>());
+      }
+    }
+  }
+  return tensors;
+}
+
 }  // namespace nvfuse

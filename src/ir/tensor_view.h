@@ -64,4 +64,7 @@ class TensorView : public Val {
   std::optional<DeviceMesh> mesh_;
 };
 
+// The fusion's input tensors, then every tensor its exprs make, in order.
+std::vector<TensorView*> tensors_of(const Fusion& fusion);
+
 }  // namespace nvfuse

@@ -67,21 +67,8 @@ std::optional<StreamChunks> stream_chunks_of(const TensorView& tv) {
 }
 
 std::unordered_map<const TensorView*, StreamChunks> take_stream_annotations(Fusion& fusion) {
-  std::vector<TensorView*> tensors;
-  for (Val* in : fusion.inputs()) {
-    if (in->is<TensorView>()) {
-      tensors.push_back(in->as<TensorView>());
-    }
-  }
-  for (Expr* expr : fusion.exprs()) {
-    for (Val* out : expr->outputs()) {
-      if (out->is<TensorView>()) {
-        tensors.push_back(out->as<TensorView>());
-      }
-    }
-  }
   std::unordered_map<const TensorView*, StreamChunks> annotations;
-  for (TensorView* tv : tensors) {
+  for (TensorView* tv : tensors_of(fusion)) {
     if (auto chunks = stream_chunks_of(*tv)) {
       annotations[tv] = *chunks;
       // Back to the logical domain and its device splits only.

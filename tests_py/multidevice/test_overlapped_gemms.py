@@ -3,29 +3,18 @@ over stream chunks (multidevice/runtime/host/): the result equals the
 unsharded computation for 1, 2 and 4 chunks, in every spelling of the
 chunking, on 2 or 4 processes."""
 
-import math
-
 import pytest
 import torch
+from test_sharded_fusions import gelu, host_program, shard_axis
 
 import nvfuse
 from nvfuse import DataType, FusionDefinition, ParallelType
 from nvfuse.multidevice import DeviceMesh, shard_tensor
 
 
-def shard_axis(t, axis, mesh):
-    t.set_device_mesh(mesh)
-    t.outer_split(axis, mesh.size)
-    t.axis(axis).parallelize(ParallelType.mesh_x)
-
-
 def stream_split(t, axis, chunks):
     t.outer_split(axis, chunks)
     t.axis(axis).parallelize(ParallelType.stream)
-
-
-def host_program(fd):
-    return nvfuse._C.host_program(fd.id())
 
 
 def assert_pipelined(fd, kind):
@@ -125,12 +114,6 @@ def test_gemm_reduce_scatter_over_row_chunks(world, chunks, op):
     expected = full_x @ full_w if op == "matmul" else full_x @ full_w.T
     torch.testing.assert_close(y_local, shard_tensor(expected, y, mesh), rtol=1e-4, atol=1e-4)
     assert_pipelined(fd, f"{op} + ReduceScatter")
-
-
-def gelu(fd, t):
-    return fd.ops.mul(
-        fd.ops.mul(t, 0.5), fd.ops.add(fd.ops.erf(fd.ops.mul(t, 1 / math.sqrt(2))), 1.0)
-    )
 
 
 @pytest.mark.parametrize("chunks", [1, 2])

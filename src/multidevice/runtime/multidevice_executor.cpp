@@ -23,23 +23,6 @@ namespace nvfuse {
 
 namespace {
 
-std::vector<TensorView*> tensors_of(const Fusion& fusion) {
-  std::vector<TensorView*> tensors;
-  for (Val* in : fusion.inputs()) {
-    if (in->is<TensorView>()) {
-      tensors.push_back(in->as<TensorView>());
-    }
-  }
-  for (Expr* expr : fusion.exprs()) {
-    for (Val* out : expr->outputs()) {
-      if (out->is<TensorView>()) {
-        tensors.push_back(out->as<TensorView>());
-      }
-    }
-  }
-  return tensors;
-}
-
 // Per output: the position of the input it updates in place, if any.
 std::vector<std::optional<size_t>> in_place_targets(const Fusion& fusion) {
   std::vector<std::optional<size_t>> targets;
@@ -314,6 +297,25 @@ at::Tensor MultiDeviceExecutor::run_local_slice(
   return local;
 }
 
+at::Tensor MultiDeviceExecutor::run_pipeline(
+    const Step& step, std::vector<at::Tensor> inputs, int64_t me) const {
+  // The copy engine reads peers' CUDA memory: a team of one, or CPU
+  // tensors, take the c10d program (a copy, or Gloo). Both programs read
+  // the same inputs and make the same result.
+  const HostLoopProgram& program =
+      step.team.size() > 1 && inputs[0].is_cuda() ? step.active_pipeline() : *step.pipeline;
+  HostFrame frame;
+  frame.team = &step.team;
+  frame.member = step.team.group_rank(me);  // ascending teams: the shard position
+  if (step.team.size() > 1) {
+    frame.group = step.team.group().getGroupName();
+  }
+  frame.slots = std::move(inputs);
+  frame.slots.resize(program.slot_names.size());
+  run_host_loop_program(program, frame);
+  return frame.slots[program.result];
+}
+
 std::vector<at::Tensor> MultiDeviceExecutor::execute(const std::vector<Argument>& args) {
   Communicator& communicator = Communicator::get();
   NVFUSE_CHECK_AS(ErrorKind::kInput, communicator.is_configured(),
@@ -348,24 +350,11 @@ std::vector<at::Tensor> MultiDeviceExecutor::execute(const std::vector<Argument>
   for (Step& step : steps_) {
     if (step.pipeline != nullptr) {
       if (!step.team.empty()) {
-        // The copy engine reads peers' CUDA memory: a team of one, or CPU
-        // tensors, take the c10d program (a copy, or Gloo).
-        const at::Tensor first = value_of(step.pipeline->inputs[0]);
-        const HostLoopProgram& program =
-            step.team.size() > 1 && first.is_cuda() ? step.active_pipeline() : *step.pipeline;
-        HostFrame frame;
-        frame.team = &step.team;
-        const auto& members = step.team.members();
-        frame.member = std::find(members.begin(), members.end(), me) - members.begin();
-        if (step.team.size() > 1) {
-          frame.group = step.team.group().getGroupName();
+        std::vector<at::Tensor> inputs;
+        for (const Val* in : step.pipeline->inputs) {
+          inputs.push_back(value_of(in));
         }
-        frame.slots.resize(program.slot_names.size());
-        for (size_t k = 0; k < program.inputs.size(); ++k) {
-          frame.slots[k] = value_of(program.inputs[k]);
-        }
-        run_host_loop_program(program, frame);
-        values[program.result_value] = frame.slots[program.result];
+        values[step.pipeline->result_value] = run_pipeline(step, std::move(inputs), me);
       }
       continue;
     }

@@ -79,6 +79,9 @@ class MultiDeviceExecutor : public RuntimeState {
   // device's teams, once per communicator configuration.
   void prepare_teams(Communicator& communicator);
   at::Tensor run_local_slice(const Step& step, const at::Tensor& whole, int64_t device) const;
+  // A pipelined loop (the program the backend and the inputs' device
+  // choose) on this device's values of its inputs; returns its result.
+  at::Tensor run_pipeline(const Step& step, std::vector<at::Tensor> inputs, int64_t me) const;
   // The communications that a pipelined loop takes over, with their GEMM
   // (multidevice/runtime/host/lower_*.h), by the GEMM.
   void lower_pipelines(const std::unordered_map<const TensorView*, StreamChunks>& annotations);

@@ -64,9 +64,8 @@ class Printer {
          << ": barrier, copy into this device's symmetric buffer, barrier\n";
   }
   void line(const PullShard& p, const std::string&) {
-    out_ << slot(p.dst) << " = " << slot(p.own)
-         << " if i == 0, else copy-engine read of device (me + i) % devices's shard into "
-         << slot(p.buffer) << "[i]\n";
+    out_ << slot(p.dst) << " = " << slot(p.buffer)
+         << "[i] = copy-engine read of device (me + i) % devices's shard\n";
   }
   void line(const Barrier& b, const std::string&) {
     out_ << "Barrier over the team (" << b.why << ")\n";

@@ -58,7 +58,6 @@ struct WaitStreams {
 // stream allocates and the caching allocator's reuse follows the caller.
 struct Allocate {
   Slot dst;
-  std::string name;
   std::string shape;  // as printed
   std::function<at::Tensor(const HostFrame&)> make;
 };
@@ -78,7 +77,6 @@ struct ViewChunk {
   Slot src;
   ChunkView view;
   int64_t axis = 0;
-  std::string name;  // the chunk's name, as printed
 };
 
 // Every iteration below runs once per chunk, in order.
@@ -117,14 +115,13 @@ struct PublishShard {
   Slot src;
 };
 
-// Inside a loop over sources: the shard of device (this one + i) %
-// devices, read from that device's symmetric buffer by the copy engine
-// into `buffer`[i], on the current stream; for i = 0 this device's own
-// shard `own`, not copied.
+// Inside a loop over the other sources (i >= 1): the shard of device
+// (this one + i) % devices, read from that device's symmetric buffer by
+// the copy engine into `buffer`[i] (viewed as `dst`), on the current
+// stream.
 struct PullShard {
   Slot dst;
   Slot buffer;
-  Slot own;
 };
 
 // A barrier over the team, on the current stream: every device has

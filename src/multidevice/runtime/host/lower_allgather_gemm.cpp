@@ -5,6 +5,7 @@
 #include "ir/all_exprs.h"
 #include "ir/sharding.h"
 #include "multidevice/runtime/host/chunk_views.h"
+#include "multidevice/runtime/host/gemm_result.h"
 #include "multidevice/runtime/host/run_host_instructions.h"
 #include "runtime/aten_types.h"
 
@@ -93,11 +94,8 @@ std::optional<HostLoopProgram> lower_allgather_gemm(
   const Slot a_chunk = p.add_slot(a.name() + "_i");
   const Slot g_chunk = p.add_slot(gathered->as<TensorView>()->name() + "_i");
   const Slot out_chunk = p.add_slot(out.name() + "_i");
-  const bool linear = gemm.is<LinearOp>();
   const ChunkView a_view = cut->a_view;
   const std::string a_name = a.name();
-  const at::ScalarType out_dtype = to_aten(out.dtype());
-  const int64_t g_axis = cut->gathered_axis;
 
   ForChunks loop;
   loop.body = {
@@ -111,7 +109,7 @@ std::optional<HostLoopProgram> lower_allgather_gemm(
   };
   p.instructions = {
       GetCurrentStream{},
-      Allocate{g_slot, p.slot_names[g_slot], "[chunks, devices, *chunk of " + a_name + "]",
+      Allocate{g_slot, "[chunks, devices, *chunk of " + a_name + "]",
           [=](const HostFrame& f) {
             const at::Tensor& whole = f.slots[a_slot];
             std::vector<int64_t> sizes =
@@ -119,16 +117,7 @@ std::optional<HostLoopProgram> lower_allgather_gemm(
             sizes.insert(sizes.begin(), {f.chunks, f.team->size()});
             return at::empty(sizes, whole.options());
           }},
-      Allocate{p.result, out.name(),
-          a_name + " with axis " + std::to_string(g_axis) + " gathered and the last N",
-          [=](const HostFrame& f) {
-            const at::Tensor& whole = f.slots[a_slot];
-            const at::Tensor& b = f.slots[b_slot];
-            std::vector<int64_t> sizes = whole.sizes().vec();
-            sizes[g_axis] *= f.team->size();
-            sizes.back() = linear ? b.size(0) : b.size(1);
-            return at::empty(sizes, whole.options().dtype(out_dtype));
-          }},
+      allocate_gemm_result(p, a_slot, b_slot, gemm, cut->gathered_axis, /*gathered=*/true),
       WaitStreams{false},
       std::move(loop),
       RestoreStream{},

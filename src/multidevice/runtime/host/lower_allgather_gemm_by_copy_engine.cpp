@@ -5,6 +5,7 @@
 #include "ir/all_exprs.h"
 #include "ir/sharding.h"
 #include "multidevice/runtime/host/lower_allgather_gemm.h"
+#include "multidevice/runtime/host/gemm_result.h"
 #include "multidevice/runtime/host/run_host_instructions.h"
 #include "runtime/aten_types.h"
 
@@ -40,14 +41,12 @@ std::optional<HostLoopProgram> lower_allgather_gemm_by_copy_engine(
   p.result = p.add_slot(out.name());
   const Slot shard = p.add_slot(a.name() + "_j");
   const Slot out_rows = p.add_slot(out.name() + "_j");
-  const bool linear = gemm.is<LinearOp>();
-  const at::ScalarType out_dtype = to_aten(out.dtype());
 
   ForChunks loop;
   loop.first = 1;
   loop.body = {
       SetStream{1},
-      PullShard{shard, shards, a_slot},
+      PullShard{shard, shards},
       RecordEvent{},
       SetStream{2},
       WaitEvent{},
@@ -56,22 +55,14 @@ std::optional<HostLoopProgram> lower_allgather_gemm_by_copy_engine(
   };
   p.instructions = {
       GetCurrentStream{},
-      Allocate{shards, p.slot_names[shards], "[devices, *shape of " + a.name() + "]",
+      Allocate{shards, "[devices, *shape of " + a.name() + "]",
           [=](const HostFrame& f) {
             const at::Tensor& whole = f.slots[a_slot];
             std::vector<int64_t> sizes = whole.sizes().vec();
             sizes.insert(sizes.begin(), f.team->size());
             return at::empty(sizes, whole.options());
           }},
-      Allocate{p.result, out.name(), a.name() + " with axis 0 gathered and the last N",
-          [=](const HostFrame& f) {
-            const at::Tensor& whole = f.slots[a_slot];
-            const at::Tensor& b = f.slots[b_slot];
-            std::vector<int64_t> sizes = whole.sizes().vec();
-            sizes[0] *= f.team->size();
-            sizes.back() = linear ? b.size(0) : b.size(1);
-            return at::empty(sizes, whole.options().dtype(out_dtype));
-          }},
+      allocate_gemm_result(p, a_slot, b_slot, gemm, 0, /*gathered=*/true),
       WaitStreams{false},
       // This device's own rows first, with its own shard: no transfer.
       SetStream{2},

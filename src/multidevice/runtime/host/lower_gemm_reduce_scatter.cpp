@@ -4,6 +4,7 @@
 
 #include "ir/all_exprs.h"
 #include "multidevice/runtime/host/chunk_views.h"
+#include "multidevice/runtime/host/gemm_result.h"
 #include "multidevice/runtime/host/run_host_instructions.h"
 #include "runtime/aten_types.h"
 
@@ -78,7 +79,7 @@ std::optional<HostLoopProgram> lower_gemm_reduce_scatter(
   };
   p.instructions = {
       GetCurrentStream{},
-      Allocate{partial_slot, partial.name(), "[chunks, devices, *rows of " + a_name + "_i, N]",
+      Allocate{partial_slot, "[chunks, devices, *rows of " + a_name + "_i, N]",
           [=](const HostFrame& f) {
             const at::Tensor& whole = f.slots[a_slot];
             std::vector<int64_t> sizes =
@@ -89,14 +90,7 @@ std::optional<HostLoopProgram> lower_gemm_reduce_scatter(
             sizes.insert(sizes.begin(), f.chunks);
             return at::empty(sizes, whole.options().dtype(out_dtype));
           }},
-      Allocate{p.result, out.name(), a_name + " with axis 0 scattered and the last N",
-          [=](const HostFrame& f) {
-            const at::Tensor& whole = f.slots[a_slot];
-            std::vector<int64_t> sizes = whole.sizes().vec();
-            sizes[0] /= f.team->size();
-            sizes.back() = n_of(f);
-            return at::empty(sizes, whole.options().dtype(out_dtype));
-          }},
+      allocate_gemm_result(p, a_slot, b_slot, *gemm, 0, /*gathered=*/false),
       WaitStreams{false},
       std::move(loop),
       RestoreStream{},

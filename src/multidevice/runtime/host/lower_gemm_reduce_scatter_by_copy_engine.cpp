@@ -5,6 +5,7 @@
 #include "ir/all_exprs.h"
 #include "multidevice/runtime/host/chunk_views.h"
 #include "multidevice/runtime/host/lower_gemm_reduce_scatter.h"
+#include "multidevice/runtime/host/gemm_result.h"
 #include "multidevice/runtime/host/run_host_instructions.h"
 #include "runtime/aten_types.h"
 
@@ -38,14 +39,6 @@ std::optional<HostLoopProgram> lower_gemm_reduce_scatter_by_copy_engine(
   const Slot partial_j = p.add_slot(partial.name() + "_j");
   const bool linear = gemm.is<LinearOp>();
   const at::ScalarType out_dtype = to_aten(out.dtype());
-  const auto local_out_sizes = [=](const HostFrame& f) {
-    const at::Tensor& whole = f.slots[a_slot];
-    const at::Tensor& b = f.slots[b_slot];
-    std::vector<int64_t> sizes = whole.sizes().vec();
-    sizes[0] /= f.team->size();
-    sizes.back() = linear ? b.size(0) : b.size(1);
-    return sizes;
-  };
 
   ForChunks loop;
   loop.body = {
@@ -60,16 +53,15 @@ std::optional<HostLoopProgram> lower_gemm_reduce_scatter_by_copy_engine(
   };
   p.instructions = {
       GetCurrentStream{},
-      Allocate{partials, partial.name(), "[devices, *shape of " + out.name() + "]",
+      Allocate{partials, "[devices, *shape of " + out.name() + "]",
           [=](const HostFrame& f) {
-            std::vector<int64_t> sizes = local_out_sizes(f);
+            const at::Tensor& whole = f.slots[a_slot];
+            std::vector<int64_t> sizes = gemm_result_sizes(
+                whole, f.slots[b_slot], linear, 0, f.team->size(), /*gathered=*/false);
             sizes.insert(sizes.begin(), f.team->size());
-            return at::empty(sizes, f.slots[a_slot].options().dtype(out_dtype));
+            return at::empty(sizes, whole.options().dtype(out_dtype));
           }},
-      Allocate{p.result, out.name(), a.name() + " with axis 0 scattered and the last N",
-          [=](const HostFrame& f) {
-            return at::empty(local_out_sizes(f), f.slots[a_slot].options().dtype(out_dtype));
-          }},
+      allocate_gemm_result(p, a_slot, b_slot, gemm, 0, /*gathered=*/false),
       ReservePartials{p.result},
       WaitStreams{false},
       // Before the first push, on the copy stream while the first GEMM

@@ -4,7 +4,6 @@
 #include <c10/core/Event.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
-#include <algorithm>
 #include <map>
 #include <mutex>
 
@@ -100,10 +99,6 @@ class Interpreter {
     }
   }
   void step(const PullShard& p) {
-    if (f_.index == 0) {
-      f_.slots[p.dst] = f_.slots[p.own];
-      return;
-    }
     at::Tensor dst = f_.slots[p.buffer].select(0, f_.index);
     symmetric_memory_hooks().pull(dst, (f_.member + f_.index) % f_.team->size(), f_.group);
     f_.slots[p.dst] = dst;
@@ -232,15 +227,6 @@ void run_host_loop_program(const HostLoopProgram& program, HostFrame& frame) {
   frame.chunks = chunk_count(program, frame);
   frame.works.clear();
   frame.events.clear();
-  const bool copy_engine = std::any_of(
-      program.instructions.begin(), program.instructions.end(), [](const HostInstruction& i) {
-        return std::holds_alternative<PublishShard>(i) ||
-            std::holds_alternative<ReservePartials>(i);
-      });
-  if (copy_engine && frame.team->size() > 1) {
-    NVFUSE_ASSERT(frame.on_cuda, "a copy-engine loop on ", frame.slots[0].device().str());
-    NVFUSE_ASSERT(symmetric_memory_hooks().pull != nullptr, "no symmetric-memory calls registered");
-  }
   Interpreter interpreter(program, frame);
   try {
     interpreter.run(program.instructions);

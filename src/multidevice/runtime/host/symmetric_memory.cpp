@@ -3,7 +3,6 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
-#include <mutex>
 
 #include "ir/errors.h"
 
@@ -11,7 +10,6 @@ namespace nvfuse {
 
 namespace {
 
-std::mutex hooks_mutex;
 SymmetricMemoryHooks& hooks() {
   static SymmetricMemoryHooks instance;
   return instance;
@@ -34,15 +32,9 @@ std::atomic<int>& backend_setting() {
 
 }  // namespace
 
-void set_symmetric_memory_hooks(SymmetricMemoryHooks h) {
-  const std::lock_guard<std::mutex> lock(hooks_mutex);
-  hooks() = std::move(h);
-}
+void set_symmetric_memory_hooks(SymmetricMemoryHooks h) { hooks() = std::move(h); }
 
-const SymmetricMemoryHooks& symmetric_memory_hooks() {
-  const std::lock_guard<std::mutex> lock(hooks_mutex);
-  return hooks();
-}
+const SymmetricMemoryHooks& symmetric_memory_hooks() { return hooks(); }
 
 OverlapBackend overlap_backend() { return static_cast<OverlapBackend>(backend_setting().load()); }
 

@@ -37,6 +37,7 @@ struct SymmetricMemoryHooks {
   std::function<void(const at::Tensor& out, int64_t slots, const std::string& group)> sum;
 };
 
+// Set once, when the Python module loads, before any fusion runs.
 void set_symmetric_memory_hooks(SymmetricMemoryHooks hooks);
 const SymmetricMemoryHooks& symmetric_memory_hooks();
 
