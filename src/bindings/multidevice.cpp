@@ -34,17 +34,21 @@ py::object symmetric_memory_module() {
   return py::module_::import("nvfuse.multidevice.symmetric_memory");
 }
 
-py::object to_python(const at::Tensor& t) {
+py::object as_python(const at::Tensor& t) {
   return py::reinterpret_steal<py::object>(THPVariable_Wrap(t));
 }
+py::object as_python(int64_t v) { return py::int_(v); }
+py::object as_python(const std::string& s) { return py::str(s); }
 
 // One symmetric-memory call in Python; a Python failure (no peer access,
-// an old torch) becomes an UnsupportedError naming the backend.
+// an old torch) becomes an UnsupportedError naming the backend. The
+// arguments become Python objects only once the GIL is held (execute runs
+// without it), and are released before it is given back.
 template <typename... Args>
-void call_symmetric_memory(const char* function, Args&&... args) {
+void call_symmetric_memory(const char* function, const Args&... args) {
   py::gil_scoped_acquire gil;
   try {
-    symmetric_memory_module().attr(function)(std::forward<Args>(args)...);
+    symmetric_memory_module().attr(function)(as_python(args)...);
   } catch (py::error_already_set& e) {
     NVFUSE_UNSUPPORTED("the symm_mem overlap backend failed in ", function, ": ", e.what(),
         "; nvfuse.multidevice.set_overlap_backend(\"nccl\") avoids it");
@@ -54,20 +58,20 @@ void call_symmetric_memory(const char* function, Args&&... args) {
 SymmetricMemoryHooks python_symmetric_memory_hooks() {
   SymmetricMemoryHooks hooks;
   hooks.publish = [](const at::Tensor& local, const std::string& group) {
-    call_symmetric_memory("_publish", to_python(local), group);
+    call_symmetric_memory("_publish", local, group);
   };
   hooks.pull = [](const at::Tensor& dst, int64_t peer, const std::string& group) {
-    call_symmetric_memory("_pull", to_python(dst), peer, group);
+    call_symmetric_memory("_pull", dst, peer, group);
   };
   hooks.barrier = [](const std::string& group) { call_symmetric_memory("_barrier", group); };
   hooks.reserve = [](const at::Tensor& like, int64_t nbytes, const std::string& group) {
-    call_symmetric_memory("_reserve", to_python(like), nbytes, group);
+    call_symmetric_memory("_reserve", like, nbytes, group);
   };
   hooks.push = [](const at::Tensor& src, int64_t peer, int64_t slot, const std::string& group) {
-    call_symmetric_memory("_push", to_python(src), peer, slot, group);
+    call_symmetric_memory("_push", src, peer, slot, group);
   };
   hooks.sum = [](const at::Tensor& out, int64_t slots, const std::string& group) {
-    call_symmetric_memory("_sum_slots", to_python(out), slots, group);
+    call_symmetric_memory("_sum_slots", out, slots, group);
   };
   return hooks;
 }
