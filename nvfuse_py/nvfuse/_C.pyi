@@ -22,6 +22,7 @@ __all__: list[str] = [
     "cached_python_definition",
     "cached_repro_script",
     "communicator_is_configured",
+    "compile_ahead",
     "configure_communicator",
     "coordinate_tuning",
     "cuda_code_for",
@@ -50,6 +51,7 @@ __all__: list[str] = [
     "reset_cache",
     "segment_definitions",
     "segment_summary",
+    "set_compile_ahead",
     "set_coordinate_tuning",
     "set_dump",
     "set_dump_sink",
@@ -546,6 +548,16 @@ def set_tiered_compile(on: bool) -> None:
 def tiered_compile() -> bool:
     """
     Whether tiered compilation is on
+    """
+
+def set_compile_ahead(on: bool) -> None:
+    """
+    Compiling ahead (on by default; NVFUSE_COMPILE_AHEAD=0 at start turns it off): a fusion of several kernels compiles every kernel a call lacks at once, on threads of their own, rather than one after another
+    """
+
+def compile_ahead() -> bool:
+    """
+    Whether compiling ahead is on
     """
 
 def set_pointwise_tuning(

@@ -52,7 +52,7 @@ from .alias import (
 from .descriptors import compute_contiguity, compute_tensor_descriptor
 from .version import NVFUSER_API_LEVEL, __version__, build_info, version
 from .dumps import get_dump, set_dump
-from ._C import set_tiered_compile, tiered_compile
+from ._C import compile_ahead, set_compile_ahead, set_tiered_compile, tiered_compile
 
 __all__ = [
     "NVFUSER_API_LEVEL",
@@ -69,6 +69,8 @@ __all__ = [
     "set_dump",
     "set_tiered_compile",
     "tiered_compile",
+    "set_compile_ahead",
+    "compile_ahead",
     "DataType",
     "DefinitionError",
     "DefinitionTypeError",

@@ -13,6 +13,7 @@
 #include "runtime/host_timing.h"
 #include "runtime/pointwise_executor.h"
 #include "runtime/reduction_executor.h"
+#include "runtime/compile_ahead.h"
 #include "runtime/cuda/kernel_cache.h"
 #include "runtime/cuda/nvrtc.h"
 
@@ -179,6 +180,11 @@ void init_execute(py::module_& m) {
       "Tiered compilation: a kernel not compiled yet compiles in the background while its "
       "segment runs on the ATen reference evaluator (NVFUSE_TIERED_COMPILE=1 at start)");
   m.def("tiered_compile", &tiered_compile, "Whether tiered compilation is on");
+  m.def("set_compile_ahead", &set_compile_ahead, py::arg("on"),
+      "Compiling ahead (on by default; NVFUSE_COMPILE_AHEAD=0 at start turns it off): a fusion "
+      "of several kernels compiles every kernel a call lacks at once, on threads of their own, "
+      "rather than one after another");
+  m.def("compile_ahead", &compile_ahead, "Whether compiling ahead is on");
   m.def(
       "set_dump_sink",
       [](std::function<void(const std::string&)> sink) { set_dump_sink(std::move(sink)); },

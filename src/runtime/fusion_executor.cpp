@@ -5,7 +5,9 @@
 
 #include "ir/dump.h"
 #include "passes/pass_list.h"
+#include "runtime/compile_ahead.h"
 #include "runtime/coordinate_executor.h"
+#include "runtime/cuda/kernel_cache.h"
 #include "runtime/cuda/nvtx_range.h"
 #include "runtime/host_timing.h"
 #include "runtime/input_binding.h"
@@ -95,9 +97,21 @@ FusionExecutor::FusionExecutor(const Fusion& definition) : fusion_(definition.cl
       }
     }
   }
+  compiles_ahead_ = kernel_segment_count() >= 2 && may_compile_ahead(*fusion_);
   if (dump_enabled(DumpOption::segments)) {
     dump_segments();
   }
+}
+
+size_t FusionExecutor::kernel_segment_count() const {
+  size_t count = 0;
+  for (const Part& part : parts_) {
+    count += part.executor->kernel_segment_count();
+  }
+  for (const Segment& s : segments_) {
+    count += s.kernel != nullptr ? 1 : 0;
+  }
+  return count;
 }
 
 void FusionExecutor::add_parts(std::vector<FusionSegment> plans) {
@@ -204,7 +218,7 @@ void FusionExecutor::dump_segments() const {
                                               : "the ATen reference evaluator")
          << "\n";
     }
-    dump("segments", ss.str());
+    dump("segments", ss.str() + compile_ahead_note());
     return;
   }
   ss << segments_.size() << " segment(s):\n";
@@ -223,7 +237,18 @@ void FusionExecutor::dump_segments() const {
     ss << "  (inputs the kernel declines run as " << fallback_.size()
        << " segments, one per reduction class)\n";
   }
-  dump("segments", ss.str());
+  dump("segments", ss.str() + compile_ahead_note());
+}
+
+std::string FusionExecutor::compile_ahead_note() const {
+  const size_t kernels = kernel_segment_count();
+  if (kernels < 2) {
+    return "";
+  }
+  return "  its " + std::to_string(kernels) + " kernels compile " +
+      (compiles_ahead_ ? "side by side on the call that first needs them (compile ahead)\n"
+                       : "one after another: it writes an input in place or draws random "
+                         "numbers, which a compile-ahead pass would do twice\n");
 }
 
 namespace {
@@ -433,13 +458,32 @@ std::vector<at::Tensor> FusionExecutor::compute(
                         : compute_parts(args, from_kernel, device);
 }
 
+std::vector<at::Tensor> FusionExecutor::compute_compiling_ahead(
+    const std::vector<Argument>& args, std::vector<bool>& from_kernel, c10::Device& device) {
+  if (!compiles_ahead_ || !compile_ahead() || tiered_compile()) {
+    return compute(args, from_kernel, device);
+  }
+  const c10::Device asked = device;
+  {
+    const CompileAheadScope first_pass;
+    std::vector<at::Tensor> values = compute(args, from_kernel, device);
+    if (first_pass.deferred() == 0) {
+      return values;  // every kernel was compiled: this is the call
+    }
+  }
+  // The kernels the first pass lacked compile side by side now; the real
+  // pass waits for each in turn.
+  device = asked;
+  return compute(args, from_kernel, device);
+}
+
 std::vector<at::Tensor> FusionExecutor::execute(
     const std::vector<Argument>& args, c10::Device device) {
   const auto& fusion_outputs = fusion_->outputs();
   // A kernel wrote fresh tensors laid out by their allocation domains; the
   // reference evaluator's values may be views of inputs or laid out by ATen.
   std::vector<bool> from_kernel;
-  std::vector<at::Tensor> values = compute(args, from_kernel, device);
+  std::vector<at::Tensor> values = compute_compiling_ahead(args, from_kernel, device);
   const HostStepTimer step("09 lay out outputs");
   std::vector<at::Tensor> input_tensors;  // for materialize_output, on demand
   auto inputs_of_args = [&]() -> const std::vector<at::Tensor>& {
@@ -525,7 +569,8 @@ bool FusionExecutor::run_segment(Segment& s, const std::vector<Argument>& args, 
     }
   }
   const bool kernel = kernel_values.has_value();
-  if (!kernel && s.kernel != nullptr && bound.device.is_cuda() &&
+  // A compile-ahead pass's declines are not the call's.
+  if (!kernel && s.kernel != nullptr && bound.device.is_cuda() && !compiling_ahead() &&
       dump_enabled(DumpOption::launch)) {
     dump_declined(s, args);
   }

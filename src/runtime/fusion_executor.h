@@ -118,6 +118,15 @@ class FusionExecutor : public RuntimeState {
   std::vector<at::Tensor> compute_segments(
       const std::vector<Argument>& args, std::vector<bool>& from_kernel, c10::Device& device);
   void dump_segments() const;
+  // NVFUSE_DUMP=segments: whether the kernels compile ahead (empty for
+  // fewer than two).
+  std::string compile_ahead_note() const;
+  // How many segments (of every part) run as generated kernels.
+  size_t kernel_segment_count() const;
+  // compute(), preceded, on a call that finds kernels not compiled yet, by
+  // a pass that starts compiling them all at once (runtime/compile_ahead.h).
+  std::vector<at::Tensor> compute_compiling_ahead(
+      const std::vector<Argument>& args, std::vector<bool>& from_kernel, c10::Device& device);
 
   std::unique_ptr<Fusion> fusion_;
   // Non-empty when the fusion is cut at ATen exprs; segments_ is then empty.
@@ -127,6 +136,9 @@ class FusionExecutor : public RuntimeState {
   // declines (an inner-outer reduction whose rows do not fit its one
   // kernel); empty when there is no such split.
   std::vector<Segment> fallback_;
+  // Two kernels or more, none of them writing an input or drawing random
+  // numbers: a call that has kernels to compile compiles them at once.
+  bool compiles_ahead_ = false;
   // Written by each execute, which runs without the cache entry's lock.
   std::atomic<bool> last_ran_fallback_ = false;
 };

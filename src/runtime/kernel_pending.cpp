@@ -4,6 +4,7 @@
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
 #include "runtime/cuda/cuda_driver.h"
+#include "runtime/compile_ahead.h"
 #include "runtime/cuda/kernel_cache.h"
 
 namespace nvfuse {
@@ -14,7 +15,10 @@ thread_local bool kernel_pending = false;
 
 }  // namespace
 
-void note_kernel_pending() { kernel_pending = true; }
+void note_kernel_pending() {
+  kernel_pending = true;
+  note_compiled_ahead();
+}
 
 bool take_kernel_pending() {
   const bool pending = kernel_pending;
@@ -23,7 +27,7 @@ bool take_kernel_pending() {
 }
 
 bool may_defer_compile(int device) {
-  if (!tiered_compile()) {
+  if (!tiered_compile() && !compiling_ahead()) {
     return false;
   }
   const c10::Stream stream = c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)

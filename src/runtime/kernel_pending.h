@@ -12,7 +12,8 @@ void note_kernel_pending();
 bool take_kernel_pending();
 
 // Whether a launch on `device` may run without its kernel while it
-// compiles: tiered compilation is on (set_tiered_compile) and torch's
+// compiles: tiered compilation is on (set_tiered_compile) or a first pass
+// compiles ahead (compile_ahead.h), and torch's
 // current stream of the device is not being captured into a CUDA graph,
 // which records launches and would keep the reference path's work in the
 // graph for good.

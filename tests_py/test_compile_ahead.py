@@ -1,0 +1,167 @@
+"""Compiling ahead (nvfuse.set_compile_ahead, on by default): a fusion of
+several kernels compiles every kernel a call lacks side by side. The call
+first runs a pass in which each missing kernel starts compiling on a thread
+of its own while its segment runs on ATen, then the real pass, which waits
+for the kernels. What the caller sees must not change: the first call's
+results are the kernels' (bitwise those of later calls), fusions that
+write an input in place or draw random numbers are not run twice, and
+turning it off gives the same values."""
+
+import itertools
+import time
+
+import pytest
+import torch
+
+import nvfuse
+from nvfuse import FusionDefinition
+
+cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+_fresh = itertools.count(1)
+
+
+def _constant():
+    """A constant of this call's own: kernels no cache holds."""
+    return 1.0 + next(_fresh) / 1024 + time.time_ns() % 1000 / 1e7
+
+
+def _kernel_matmul_kernel(c):
+    """relu(x * c) (a kernel), @ w (ATen), softmax (a kernel)."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor([-1, -1], contiguity=True)
+        w = fd.define_tensor([-1, -1], contiguity=True)
+        z = fd.ops.matmul(fd.ops.relu(x * c), w)
+        e = fd.ops.exp(z - fd.ops.max(z, [1], keepdim=True))
+        fd.add_output(e / fd.ops.sum(e, [1], keepdim=True))
+
+    def torch_fn(x, w):
+        return torch.softmax(torch.relu(x * c) @ w, -1)
+
+    return fd, torch_fn
+
+
+def _random_then_reduce(c):
+    """rand_like (a kernel of its own) feeding a reduction kernel."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor([-1, -1], contiguity=True)
+        y = fd.ops.rand_like(x) * x * c
+        fd.add_output(fd.ops.sum(y, [0]))
+        fd.add_output(fd.ops.sum(y, [1]))
+    return fd
+
+
+def _in_place_then_matmul(c):
+    """x += c in place (a kernel), then relu((x + c) @ w) (ATen, a kernel)."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor([-1, -1], contiguity=True)
+        w = fd.define_tensor([-1, -1], contiguity=True)
+        updated = x + c
+        fd.add_output(updated, alias_input=x)
+        fd.add_output(fd.ops.relu(fd.ops.matmul(updated, w) * c))
+    return fd
+
+
+@pytest.fixture
+def fresh_kernels(monkeypatch):
+    monkeypatch.setenv("NVFUSE_DISK_CACHE", "0")  # no kernel from an earlier run
+    before = nvfuse.compile_ahead()
+    nvfuse.set_compile_ahead(True)
+    yield
+    nvfuse.set_compile_ahead(before)
+
+
+def _segments_dump(fd, inputs):
+    before = nvfuse.get_dump()
+    nvfuse.set_dump("segments")
+    try:
+        fd.execute(inputs, capture_debug_output=True)
+    finally:
+        nvfuse.set_dump(before)
+    return fd.debug_output()
+
+
+def test_the_setting_round_trips():
+    before = nvfuse.compile_ahead()
+    try:
+        nvfuse.set_compile_ahead(False)
+        assert not nvfuse.compile_ahead()
+        nvfuse.set_compile_ahead(True)
+        assert nvfuse.compile_ahead()
+    finally:
+        nvfuse.set_compile_ahead(before)
+
+
+def test_the_segments_dump_says_which_fusions_compile_ahead():
+    fd, _ = _kernel_matmul_kernel(_constant())
+    text = _segments_dump(fd, [torch.randn(8, 16), torch.randn(16, 16)])
+    assert "its 2 kernels compile side by side" in text
+
+    text = _segments_dump(_random_then_reduce(_constant()), [torch.randn(8, 16)])
+    assert "its 2 kernels compile one after another" in text
+
+    text = _segments_dump(
+        _in_place_then_matmul(_constant()), [torch.randn(8, 16), torch.randn(16, 16)]
+    )
+    assert "one after another" in text
+
+
+def test_cpu_inputs_run_once_and_match_torch(fresh_kernels):
+    c = _constant()
+    fd, torch_fn = _kernel_matmul_kernel(c)
+    x, w = torch.randn(8, 16), torch.randn(16, 16)
+    torch.testing.assert_close(fd.execute([x, w])[0], torch_fn(x, w))
+
+
+@pytest.mark.gpu
+@cuda
+def test_the_first_call_runs_the_kernels(fresh_kernels):
+    fd, torch_fn = _kernel_matmul_kernel(_constant())
+    x = torch.randn(256, 512, device="cuda")
+    w = torch.randn(512, 1024, device="cuda") / 32
+    (first,) = fd.execute([x, w])
+    code = fd.last_cuda_code()
+    assert "nvfuse_pointwise" in code and "nvfuse_reduction" in code, code[:200]
+    (later,) = fd.execute([x, w])
+    assert torch.equal(first, later)  # kernels on both calls, not ATen on the first
+    torch.testing.assert_close(first, torch_fn(x, w))
+
+
+@pytest.mark.gpu
+@cuda
+def test_off_gives_the_same_values(fresh_kernels):
+    c = _constant()
+    x = torch.randn(256, 512, device="cuda")
+    w = torch.randn(512, 1024, device="cuda") / 32
+    fd, _ = _kernel_matmul_kernel(c)
+    (ahead,) = fd.execute([x, w])
+    nvfuse.set_compile_ahead(False)
+    fd_off, _ = _kernel_matmul_kernel(c * (1 + 1e-7))  # new kernels, compiled in turn
+    (in_turn,) = fd_off.execute([x, w])
+    torch.testing.assert_close(ahead, in_turn)
+
+
+@pytest.mark.gpu
+@cuda
+def test_random_numbers_are_drawn_once(fresh_kernels):
+    fd = _random_then_reduce(_constant())
+    x = torch.randn(128, 256, device="cuda")
+    torch.manual_seed(7)
+    first = fd.execute([x])
+    after_first = torch.cuda.get_rng_state()
+    torch.manual_seed(7)
+    again = fd.execute([x])
+    assert all(torch.equal(a, b) for a, b in zip(first, again))
+    assert torch.equal(after_first, torch.cuda.get_rng_state())
+
+
+@pytest.mark.gpu
+@cuda
+def test_an_input_updated_in_place_is_updated_once(fresh_kernels):
+    c = _constant()
+    fd = _in_place_then_matmul(c)
+    x = torch.randn(64, 128, device="cuda")
+    w = torch.randn(128, 64, device="cuda") / 16
+    x0 = x.clone()
+    (out,) = fd.execute([x, w])
+    torch.testing.assert_close(x, x0 + c)
+    torch.testing.assert_close(out, torch.relu(((x0 + c) @ w) * c))
