@@ -67,15 +67,16 @@ def _gelu(fd, y):
 
 
 def _kernel_matmul_kernel(c):
-    """relu(x * c) (a kernel) @ w (ATen), softmax (a kernel)."""
+    """relu(x * c) (a kernel) @ w (ATen), softmax (a kernel); c in each
+    kernel, so that neither is in a cache."""
     w = _weight()
     with FusionDefinition() as fd:
         x = fd.define_tensor([-1, -1], contiguity=True)
         wt = fd.define_tensor([-1, -1], contiguity=True)
-        z = fd.ops.matmul(fd.ops.relu(x * c), wt)
+        z = fd.ops.matmul(fd.ops.relu(x * c), wt) * c
         e = fd.ops.exp(z - fd.ops.max(z, [1], keepdim=True))
         fd.add_output(e / fd.ops.sum(e, [1], keepdim=True))
-    return _with_weights(fd, [w]), lambda x: torch.softmax(torch.relu(x * c) @ w, -1)
+    return _with_weights(fd, [w]), lambda x: torch.softmax((torch.relu(x * c) @ w) * c, -1)
 
 
 def _three_kernels(c):
@@ -88,13 +89,14 @@ def _three_kernels(c):
         b = fd.define_tensor([-1, -1], contiguity=True)
         var, mean = fd.ops.var_mean(x, [1], correction=0, keepdim=True)
         h = (x - mean) * fd.ops.rsqrt(var + 1e-5) * c
-        z = fd.ops.matmul(_gelu(fd, fd.ops.matmul(h, a)), b)
+        z = fd.ops.matmul(_gelu(fd, fd.ops.matmul(h, a) * c), b) * c
         e = fd.ops.exp(z - fd.ops.max(z, [1], keepdim=True))
         fd.add_output(e / fd.ops.sum(e, [1], keepdim=True))
 
     def eager(x):
         h = torch.nn.functional.layer_norm(x, x.shape[-1:]) * c
-        return torch.softmax(torch.nn.functional.gelu(h @ w1, approximate="tanh") @ w2, -1)
+        g = torch.nn.functional.gelu((h @ w1) * c, approximate="tanh")
+        return torch.softmax((g @ w2) * c, -1)
 
     return _with_weights(fd, [w1, w2]), eager
 
