@@ -464,12 +464,16 @@ std::vector<at::Tensor> FusionExecutor::compute_compiling_ahead(
     return compute(args, from_kernel, device);
   }
   const c10::Device asked = device;
-  {
+  try {
     const CompileAheadScope first_pass;
     std::vector<at::Tensor> values = compute(args, from_kernel, device);
     if (first_pass.deferred() == 0) {
       return values;  // every kernel was compiled: this is the call
     }
+  } catch (...) {
+    // The first pass runs deferred segments on ATen, which may need more
+    // memory than their kernels or refuse what they take; the real pass
+    // alone says whether the call fails (bad inputs fail it the same way).
   }
   // The kernels the first pass lacked compile side by side now; the real
   // pass waits for each in turn.

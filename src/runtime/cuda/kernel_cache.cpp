@@ -2,10 +2,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
 #include <future>
 #include <fstream>
@@ -14,6 +16,7 @@
 #include <mutex>
 #include <optional>
 #include <sstream>
+#include <thread>
 
 #include "ir/dump.h"
 #include "ir/errors.h"
@@ -142,7 +145,54 @@ Binary compile_binary(
   return binary;
 }
 
-// Compiles on background threads (set_tiered_compile), one per source.
+// One of the slots that background compiles share, held for a compile:
+// the host's cores, at most 8. NVRTC takes a core and a few hundred MB per
+// compile, so a fusion of many kernels queues them rather than start all.
+class CompileSlot {
+ public:
+  CompileSlot() {
+    std::unique_lock<std::mutex> lock(mutex());
+    freed().wait(lock, [] { return in_use() < capacity(); });
+    ++in_use();
+  }
+  ~CompileSlot() {
+    {
+      const std::lock_guard<std::mutex> lock(mutex());
+      --in_use();
+    }
+    freed().notify_one();
+  }
+  CompileSlot(const CompileSlot&) = delete;
+  CompileSlot& operator=(const CompileSlot&) = delete;
+
+ private:
+  static int capacity() {
+    static const int slots =
+        static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
+    return slots;
+  }
+  static std::mutex& mutex() {
+    static std::mutex m;
+    return m;
+  }
+  static std::condition_variable& freed() {
+    static std::condition_variable c;
+    return c;
+  }
+  static int& in_use() {
+    static int count = 0;
+    return count;
+  }
+};
+
+Binary compile_in_background(
+    const std::string& key, const std::string& source, const std::string& name, int arch) {
+  const CompileSlot slot;
+  return compile_binary(key, source, name, arch);
+}
+
+// Compiles on background threads (set_tiered_compile, compile_ahead.h),
+// one per source, at most one per slot at a time.
 // Their futures are waited for at exit, before NVRTC (loaded before the
 // first of them) is unloaded.
 std::map<std::string, std::shared_future<Binary>>& background_compiles() {
@@ -235,8 +285,8 @@ const LoadedKernel* load(
     auto& pending = background_compiles();
     auto it = pending.find(key);
     if (it == pending.end()) {
-      pending.emplace(
-          key, std::async(std::launch::async, compile_binary, key, source, name, arch).share());
+      pending.emplace(key,
+          std::async(std::launch::async, compile_in_background, key, source, name, arch).share());
       return nullptr;
     }
     if (it->second.wait_for(std::chrono::seconds(0)) != std::future_status::ready) {
