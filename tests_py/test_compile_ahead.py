@@ -165,3 +165,33 @@ def test_an_input_updated_in_place_is_updated_once(fresh_kernels):
     (out,) = fd.execute([x, w])
     torch.testing.assert_close(x, x0 + c)
     torch.testing.assert_close(out, torch.relu(((x0 + c) @ w) * c))
+
+
+def _many_kernels(c, layers):
+    """`layers` x (matmul, then a pointwise kernel of its own constant)."""
+    with FusionDefinition() as fd:
+        h = fd.define_tensor([-1, -1], contiguity=True)
+        w = fd.define_tensor([-1, -1], contiguity=True)
+        for i in range(layers):
+            h = fd.ops.tanh(fd.ops.matmul(h, w) * (c + i))
+        fd.add_output(h)
+
+    def torch_fn(h, w):
+        for i in range(layers):
+            h = torch.tanh((h @ w) * (c + i))
+        return h
+
+    return fd, torch_fn
+
+
+@pytest.mark.gpu
+@cuda
+def test_more_kernels_than_compile_slots(fresh_kernels):
+    fd, torch_fn = _many_kernels(_constant(), 12)
+    h = torch.randn(64, 128, device="cuda")
+    w = torch.randn(128, 128, device="cuda") / 12
+    (first,) = fd.execute([h, w])
+    assert fd.last_cuda_code().count("nvfuse_pointwise") >= 12
+    (later,) = fd.execute([h, w])
+    assert torch.equal(first, later)
+    torch.testing.assert_close(first, torch_fn(h, w))

@@ -145,9 +145,9 @@ Binary compile_binary(
   return binary;
 }
 
-// One of the slots that background compiles share, held for a compile:
-// the host's cores, at most 8. NVRTC takes a core and a few hundred MB per
-// compile, so a fusion of many kernels queues them rather than start all.
+// One of the slots that background compiles share, held for a compile.
+// NVRTC takes a core and a few hundred MB per compile, so a fusion of many
+// kernels queues them rather than start all.
 class CompileSlot {
  public:
   CompileSlot() {
@@ -166,9 +166,17 @@ class CompileSlot {
   CompileSlot& operator=(const CompileSlot&) = delete;
 
  private:
+  // The host's cores shared among the processes torchrun started on it
+  // (LOCAL_WORLD_SIZE), at most 8 and at least 1.
   static int capacity() {
-    static const int slots =
-        static_cast<int>(std::clamp(std::thread::hardware_concurrency(), 1u, 8u));
+    static const int slots = [] {
+      int processes = 1;
+      if (const char* local = std::getenv("LOCAL_WORLD_SIZE")) {
+        processes = std::max(1, std::atoi(local));
+      }
+      const int cores = static_cast<int>(std::thread::hardware_concurrency());
+      return std::clamp(cores / processes, 1, 8);
+    }();
     return slots;
   }
   static std::mutex& mutex() {
