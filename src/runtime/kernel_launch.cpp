@@ -13,6 +13,7 @@
 
 #include "ir/dump.h"
 #include "runtime/compile_ahead.h"
+#include "runtime/host_timing.h"
 #include "runtime/cuda/nvtx_range.h"
 #include "schedule/fast_divider.h"
 
@@ -193,6 +194,7 @@ void launch_on_current_stream(const LoadedKernel& kernel, c10::Device device,
                   << (programmatic ? " programmatic" : "") << " " << describe() << std::endl;
   }
   void* params[] = {args.data()};
+  const HostStepTimer step("08b the driver's launch call");
   cuda_driver::launch(kernel.function, grid, block, shared_bytes, stream.native_handle(), params,
       cluster_x, programmatic);
 }

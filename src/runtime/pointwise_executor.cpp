@@ -78,7 +78,9 @@ std::optional<std::vector<at::Tensor>> PointwiseExecutor::run(
   const c10::Device device = bound.device;
   std::optional<HostStepTimer> step("06 device guard, allocate outputs");
   const c10::DeviceGuard guard(device);
+  std::optional<HostStepTimer> allocation("06b allocate outputs");
   auto tensors = io_.launch_tensors(args, bound);
+  allocation.reset();
   if (!tensors.has_value()) {
     return std::nullopt;
   }
