@@ -26,16 +26,17 @@ def _constant():
 
 
 def _kernel_matmul_kernel(c):
-    """relu(x * c) (a kernel), @ w (ATen), softmax (a kernel)."""
+    """relu(x * c) (a kernel), @ w (ATen), softmax (a kernel); c in both
+    kernels, so that neither is in a cache."""
     with FusionDefinition() as fd:
         x = fd.define_tensor([-1, -1], contiguity=True)
         w = fd.define_tensor([-1, -1], contiguity=True)
-        z = fd.ops.matmul(fd.ops.relu(x * c), w)
+        z = fd.ops.matmul(fd.ops.relu(x * c), w) * c
         e = fd.ops.exp(z - fd.ops.max(z, [1], keepdim=True))
         fd.add_output(e / fd.ops.sum(e, [1], keepdim=True))
 
     def torch_fn(x, w):
-        return torch.softmax(torch.relu(x * c) @ w, -1)
+        return torch.softmax((torch.relu(x * c) @ w) * c, -1)
 
     return fd, torch_fn
 
@@ -50,14 +51,16 @@ def _random_then_reduce(c):
     return fd
 
 
-def _in_place_then_matmul(c):
-    """x += c in place (a kernel), then relu((x + c) @ w) (ATen, a kernel)."""
+def _in_place_then_matmul(c, d=None):
+    """x += c in place (a kernel), then relu((x + c) @ w * d) (ATen, a
+    kernel)."""
+    d = c if d is None else d
     with FusionDefinition() as fd:
         x = fd.define_tensor([-1, -1], contiguity=True)
         w = fd.define_tensor([-1, -1], contiguity=True)
         updated = x + c
         fd.add_output(updated, alias_input=x)
-        fd.add_output(fd.ops.relu(fd.ops.matmul(updated, w) * c))
+        fd.add_output(fd.ops.relu(fd.ops.matmul(updated, w) * d))
     return fd
 
 
@@ -157,14 +160,17 @@ def test_random_numbers_are_drawn_once(fresh_kernels):
 @pytest.mark.gpu
 @cuda
 def test_an_input_updated_in_place_is_updated_once(fresh_kernels):
-    c = _constant()
-    fd = _in_place_then_matmul(c)
+    # The in-place kernel compiled by a first fusion, the second kernel of
+    # the next one new: a first pass would run the in-place kernel (which
+    # writes x itself) before the real pass runs it again.
+    c, d = _constant(), _constant()
     x = torch.randn(64, 128, device="cuda")
     w = torch.randn(128, 64, device="cuda") / 16
+    _in_place_then_matmul(c).execute([x.clone(), w])
     x0 = x.clone()
-    (out,) = fd.execute([x, w])
+    (out,) = _in_place_then_matmul(c, d).execute([x, w])
     torch.testing.assert_close(x, x0 + c)
-    torch.testing.assert_close(out, torch.relu(((x0 + c) @ w) * c))
+    torch.testing.assert_close(out, torch.relu(((x0 + c) @ w) * d))
 
 
 def _many_kernels(c, layers):

@@ -24,12 +24,19 @@ std::atomic<bool>& compile_ahead_setting() {
 
 }  // namespace
 
-CompileAheadScope::CompileAheadScope() {
+CompileAheadScope::CompileAheadScope()
+    : outer_alive_(scope_alive), outer_deferred_(deferred_launches) {
   scope_alive = true;
   deferred_launches = 0;
 }
 
-CompileAheadScope::~CompileAheadScope() { scope_alive = false; }
+// A scope opened inside another (a fusion executed from a dump sink during
+// a first pass, say) hands the outer one back its state, its deferrals
+// added: the outer pass then knows its values include ATen's.
+CompileAheadScope::~CompileAheadScope() {
+  scope_alive = outer_alive_;
+  deferred_launches += outer_deferred_;
+}
 
 size_t CompileAheadScope::deferred() const { return deferred_launches; }
 

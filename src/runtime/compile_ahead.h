@@ -27,6 +27,10 @@ class CompileAheadScope {
   CompileAheadScope& operator=(const CompileAheadScope&) = delete;
 
   size_t deferred() const;
+
+ private:
+  bool outer_alive_;
+  size_t outer_deferred_;
 };
 
 // Whether a CompileAheadScope is alive on this thread, and counting a

@@ -573,8 +573,7 @@ bool FusionExecutor::run_segment(Segment& s, const std::vector<Argument>& args, 
     }
   }
   const bool kernel = kernel_values.has_value();
-  // A compile-ahead pass's declines are not the call's.
-  if (!kernel && s.kernel != nullptr && bound.device.is_cuda() && !compiling_ahead() &&
+  if (!kernel && s.kernel != nullptr && bound.device.is_cuda() &&
       dump_enabled(DumpOption::launch)) {
     dump_declined(s, args);
   }

@@ -12,7 +12,6 @@
 #include <optional>
 
 #include "ir/dump.h"
-#include "runtime/compile_ahead.h"
 #include "runtime/host_timing.h"
 #include "runtime/cuda/nvtx_range.h"
 #include "schedule/fast_divider.h"
@@ -187,7 +186,7 @@ void launch_on_current_stream(const LoadedKernel& kernel, c10::Device device,
   cuda_driver::make_context_current(device.index());
   const c10::Stream stream =
       c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->getStream(device);
-  if (dump_enabled(DumpOption::launch) && !compiling_ahead()) {  // only the call's launches
+  if (dump_enabled(DumpOption::launch)) {
     dump_stream() << "nvfuse launch: grid=" << grid.x << "x" << grid.y << " block=" << block.x
                   << " shared=" << shared_bytes
                   << (cluster_x > 1 ? " cluster=" + std::to_string(cluster_x) : std::string())

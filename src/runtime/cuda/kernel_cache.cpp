@@ -1,5 +1,6 @@
 #include "runtime/cuda/kernel_cache.h"
 
+#include <sched.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -151,45 +152,54 @@ Binary compile_binary(
 class CompileSlot {
  public:
   CompileSlot() {
-    std::unique_lock<std::mutex> lock(mutex());
-    freed().wait(lock, [] { return in_use() < capacity(); });
-    ++in_use();
+    Slots& slots = shared();
+    std::unique_lock<std::mutex> lock(slots.mutex);
+    slots.freed.wait(lock, [&] { return slots.in_use < slots.capacity; });
+    ++slots.in_use;
   }
   ~CompileSlot() {
+    Slots& slots = shared();
     {
-      const std::lock_guard<std::mutex> lock(mutex());
-      --in_use();
+      const std::lock_guard<std::mutex> lock(slots.mutex);
+      --slots.in_use;
     }
-    freed().notify_one();
+    slots.freed.notify_one();
   }
   CompileSlot(const CompileSlot&) = delete;
   CompileSlot& operator=(const CompileSlot&) = delete;
 
  private:
-  // The host's cores shared among the processes torchrun started on it
-  // (LOCAL_WORLD_SIZE), at most 8 and at least 1.
-  static int capacity() {
-    static const int slots = [] {
-      int processes = 1;
-      if (const char* local = std::getenv("LOCAL_WORLD_SIZE")) {
-        processes = std::max(1, std::atoi(local));
-      }
-      const int cores = static_cast<int>(std::thread::hardware_concurrency());
-      return std::clamp(cores / processes, 1, 8);
+  struct Slots {
+    std::mutex mutex;
+    std::condition_variable freed;
+    int in_use = 0;
+    int capacity = 1;
+  };
+
+  // Never destroyed: compiles still queued when the process exits (their
+  // futures are waited for then) keep using it.
+  static Slots& shared() {
+    static Slots* slots = [] {
+      auto* s = new Slots;
+      s->capacity = slot_count();
+      return s;
     }();
-    return slots;
+    return *slots;
   }
-  static std::mutex& mutex() {
-    static std::mutex m;
-    return m;
-  }
-  static std::condition_variable& freed() {
-    static std::condition_variable c;
-    return c;
-  }
-  static int& in_use() {
-    static int count = 0;
-    return count;
+
+  // The cores this process may run on, shared among the processes torchrun
+  // started on the host (LOCAL_WORLD_SIZE): at most 8, at least 1.
+  static int slot_count() {
+    int cores = static_cast<int>(std::thread::hardware_concurrency());
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof(allowed), &allowed) == 0) {
+      cores = CPU_COUNT(&allowed);
+    }
+    int processes = 1;
+    if (const char* local = std::getenv("LOCAL_WORLD_SIZE")) {
+      processes = std::max(1, std::atoi(local));
+    }
+    return std::clamp(cores / processes, 1, 8);
   }
 };
 
