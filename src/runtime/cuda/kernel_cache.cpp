@@ -8,7 +8,6 @@
 #include <cstdlib>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <filesystem>
 #include <future>
 #include <fstream>
@@ -148,46 +147,32 @@ Binary compile_binary(
 
 // One of the slots that background compiles share, held for a compile.
 // NVRTC takes a core and a few hundred MB per compile, so a fusion of many
-// kernels queues them rather than start all.
+// kernels queues them rather than start all. A waiting compile polls every
+// millisecond (a compile takes tens of them): std::condition_variable's
+// wait is a libstdc++ symbol newer than manylinux_2_28 allows.
 class CompileSlot {
  public:
   CompileSlot() {
-    Slots& slots = shared();
-    std::unique_lock<std::mutex> lock(slots.mutex);
-    slots.freed.wait(lock, [&] { return slots.in_use < slots.capacity; });
-    ++slots.in_use;
-  }
-  ~CompileSlot() {
-    Slots& slots = shared();
-    {
-      const std::lock_guard<std::mutex> lock(slots.mutex);
-      --slots.in_use;
+    static const int capacity = slot_count();
+    int seen = in_use().load();
+    while (seen >= capacity || !in_use().compare_exchange_weak(seen, seen + 1)) {
+      if (seen >= capacity) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        seen = in_use().load();
+      }
     }
-    slots.freed.notify_one();
   }
+  ~CompileSlot() { --in_use(); }
   CompileSlot(const CompileSlot&) = delete;
   CompileSlot& operator=(const CompileSlot&) = delete;
 
  private:
-  struct Slots {
-    std::mutex mutex;
-    std::condition_variable freed;
-    int in_use = 0;
-    int capacity = 1;
-  };
-
-  // Never destroyed: compiles still queued when the process exits (their
-  // futures are waited for then) keep using it.
-  static Slots& shared() {
-    static Slots* slots = [] {
-      auto* s = new Slots;
-      s->capacity = slot_count();
-      return s;
-    }();
-    return *slots;
+  static std::atomic<int>& in_use() {
+    static std::atomic<int> count{0};
+    return count;
   }
 
-  // The cores this process may run on, shared among the processes torchrun
+  // The cores this process may use, shared among the processes torchrun
   // started on the host (LOCAL_WORLD_SIZE): at most 8, at least 1.
   static int slot_count() {
     int cores = static_cast<int>(std::thread::hardware_concurrency());
