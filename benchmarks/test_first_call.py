@@ -14,7 +14,6 @@ what is measured. extra_info["first_call_ms"] is the figure to read.
         --benchmark-json=f.json
 """
 
-import itertools
 import time
 
 import pytest
@@ -22,12 +21,7 @@ import torch
 
 import nvfuse
 from nvfuse import FusionDefinition
-
-_fresh = itertools.count(1)
-
-
-def _constant():
-    return 1.0 + next(_fresh) / 4096 + time.time_ns() % 1000 / 1e7
+from workloads.multi_kernel import fresh_constant, kernel_matmul_kernel, three_kernels
 
 
 def _add_relu(c):
@@ -62,47 +56,16 @@ def _layer_norm(c):
     return fd, lambda x: torch.nn.functional.layer_norm(x, x.shape[-1:]) * c
 
 
-def _gelu(fd, y):
-    return y * 0.5 * (fd.ops.tanh(y * 0.79788456 * (1.0 + 0.044715 * y * y)) + 1.0)
+def _with_weights_of(make, count):
+    """A multi-kernel case of workloads.multi_kernel as a one-input case:
+    its weights made here, passed after x."""
 
+    def case(c):
+        weights = [torch.randn(1024, 1024, device="cuda") / 32 for _ in range(count)]
+        fd, torch_fn = make(c)
+        return _with_weights(fd, weights), lambda x: torch_fn(x, *weights)
 
-def _kernel_matmul_kernel(c):
-    """relu(x * c) (a kernel) @ w (ATen), softmax (a kernel); c in each
-    kernel, so that neither is in a cache."""
-    w = _weight()
-    with FusionDefinition() as fd:
-        x = fd.define_tensor([-1, -1], contiguity=True)
-        wt = fd.define_tensor([-1, -1], contiguity=True)
-        z = fd.ops.matmul(fd.ops.relu(x * c), wt) * c
-        e = fd.ops.exp(z - fd.ops.max(z, [1], keepdim=True))
-        fd.add_output(e / fd.ops.sum(e, [1], keepdim=True))
-    return _with_weights(fd, [w]), lambda x: torch.softmax((torch.relu(x * c) @ w) * c, -1)
-
-
-def _three_kernels(c):
-    """layer norm (a kernel) @ w1, tanh GELU (a kernel) @ w2, softmax (a
-    kernel): three kernels between two matmuls."""
-    w1, w2 = _weight(), _weight()
-    with FusionDefinition() as fd:
-        x = fd.define_tensor([-1, -1], contiguity=True)
-        a = fd.define_tensor([-1, -1], contiguity=True)
-        b = fd.define_tensor([-1, -1], contiguity=True)
-        var, mean = fd.ops.var_mean(x, [1], correction=0, keepdim=True)
-        h = (x - mean) * fd.ops.rsqrt(var + 1e-5) * c
-        z = fd.ops.matmul(_gelu(fd, fd.ops.matmul(h, a) * c), b) * c
-        e = fd.ops.exp(z - fd.ops.max(z, [1], keepdim=True))
-        fd.add_output(e / fd.ops.sum(e, [1], keepdim=True))
-
-    def eager(x):
-        h = torch.nn.functional.layer_norm(x, x.shape[-1:]) * c
-        g = torch.nn.functional.gelu((h @ w1) * c, approximate="tanh")
-        return torch.softmax((g @ w2) * c, -1)
-
-    return _with_weights(fd, [w1, w2]), eager
-
-
-def _weight():
-    return torch.randn(1024, 1024, device="cuda") / 32
+    return case
 
 
 class _with_weights:
@@ -121,8 +84,8 @@ CASES = {
     "tanh_gelu": _tanh_gelu,
     "softmax": _softmax,
     "layer_norm": _layer_norm,
-    "kernel_matmul_kernel": _kernel_matmul_kernel,
-    "three_kernels": _three_kernels,
+    "kernel_matmul_kernel": _with_weights_of(kernel_matmul_kernel, 1),
+    "three_kernels": _with_weights_of(three_kernels, 2),
 }
 MULTI_KERNEL = {"kernel_matmul_kernel", "three_kernels"}
 TIERS = ["nvfuse compiles", "nvfuse compiles in turn", "nvfuse tiered", "eager"]
@@ -140,7 +103,7 @@ def x():
     for make in CASES.values():
         for tiered in (False, True):
             nvfuse.set_tiered_compile(tiered)
-            fd, eager = make(_constant())
+            fd, eager = make(fresh_constant())
             fd.execute([x])
             eager(x)
     nvfuse.set_tiered_compile(False)
@@ -152,7 +115,7 @@ def x():
 @pytest.mark.parametrize("case,tier", PAIRS)
 def test_first_call(benchmark, x, case, tier):
     def setup():
-        fd, eager = CASES[case](_constant())
+        fd, eager = CASES[case](fresh_constant())
         call = (lambda: eager(x)) if tier == "eager" else (lambda: fd.execute([x]))
         torch.cuda.synchronize()
         return (call,), {}

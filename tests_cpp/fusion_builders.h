@@ -1,6 +1,7 @@
 // Small builders shared by the C++ tests.
 #pragma once
 
+#include "ir/device_mesh.h"
 #include "ir/fusion.h"
 
 namespace nvfuse::testing {
@@ -26,6 +27,15 @@ inline TensorView* concrete_input(Fusion& f, const std::vector<int64_t>& sizes, 
   auto* tv = f.create<TensorView>(TensorDomain(axes), dtype);
   f.add_input(tv);
   return tv;
+}
+
+// The 1-D mesh of devices 0 .. devices - 1.
+inline DeviceMesh mesh_of(int64_t devices) {
+  std::vector<int64_t> ids;
+  for (int64_t d = 0; d < devices; ++d) {
+    ids.push_back(d);
+  }
+  return DeviceMesh(ids);
 }
 
 }  // namespace nvfuse::testing

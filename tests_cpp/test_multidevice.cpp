@@ -16,18 +16,11 @@
 namespace nvfuse {
 namespace {
 
+using testing::mesh_of;
 using testing::symbolic_input;
 
 TensorView* op(OpType type, std::vector<Val*> inputs) {
   return pointwise(type, std::move(inputs))->as<TensorView>();
-}
-
-DeviceMesh mesh_of(int64_t devices) {
-  std::vector<int64_t> ids;
-  for (int64_t d = 0; d < devices; ++d) {
-    ids.push_back(d);
-  }
-  return DeviceMesh(ids);
 }
 
 // `tv` on `mesh`, logical axis `axis` outer-split over mesh axis `m`.

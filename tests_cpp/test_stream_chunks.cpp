@@ -13,15 +13,8 @@
 namespace nvfuse {
 namespace {
 
+using testing::mesh_of;
 using testing::symbolic_input;
-
-DeviceMesh mesh_of(int64_t devices) {
-  std::vector<int64_t> ids;
-  for (int64_t d = 0; d < devices; ++d) {
-    ids.push_back(d);
-  }
-  return DeviceMesh(ids);
-}
 
 TEST(StreamChunks, OuterSplitOfALogicalAxis) {
   Fusion f;

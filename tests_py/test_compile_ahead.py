@@ -7,38 +7,14 @@ results are the kernels' (bitwise those of later calls), fusions that
 write an input in place or draw random numbers are not run twice, and
 turning it off gives the same values."""
 
-import itertools
-import time
-
 import pytest
 import torch
 
 import nvfuse
 from nvfuse import FusionDefinition
+from workloads.multi_kernel import fresh_constant, kernel_matmul_kernel
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-_fresh = itertools.count(1)
-
-
-def _constant():
-    """A constant of this call's own: kernels no cache holds."""
-    return 1.0 + next(_fresh) / 1024 + time.time_ns() % 1000 / 1e7
-
-
-def _kernel_matmul_kernel(c):
-    """relu(x * c) (a kernel), @ w (ATen), softmax (a kernel); c in both
-    kernels, so that neither is in a cache."""
-    with FusionDefinition() as fd:
-        x = fd.define_tensor([-1, -1], contiguity=True)
-        w = fd.define_tensor([-1, -1], contiguity=True)
-        z = fd.ops.matmul(fd.ops.relu(x * c), w) * c
-        e = fd.ops.exp(z - fd.ops.max(z, [1], keepdim=True))
-        fd.add_output(e / fd.ops.sum(e, [1], keepdim=True))
-
-    def torch_fn(x, w):
-        return torch.softmax((torch.relu(x * c) @ w) * c, -1)
-
-    return fd, torch_fn
 
 
 def _random_then_reduce(c):
@@ -95,22 +71,22 @@ def test_the_setting_round_trips():
 
 
 def test_the_segments_dump_says_which_fusions_compile_ahead():
-    fd, _ = _kernel_matmul_kernel(_constant())
+    fd, _ = kernel_matmul_kernel(fresh_constant())
     text = _segments_dump(fd, [torch.randn(8, 16), torch.randn(16, 16)])
     assert "its 2 kernels compile side by side" in text
 
-    text = _segments_dump(_random_then_reduce(_constant()), [torch.randn(8, 16)])
+    text = _segments_dump(_random_then_reduce(fresh_constant()), [torch.randn(8, 16)])
     assert "its 2 kernels compile one after another" in text
 
     text = _segments_dump(
-        _in_place_then_matmul(_constant()), [torch.randn(8, 16), torch.randn(16, 16)]
+        _in_place_then_matmul(fresh_constant()), [torch.randn(8, 16), torch.randn(16, 16)]
     )
     assert "one after another" in text
 
 
 def test_cpu_inputs_run_once_and_match_torch(fresh_kernels):
-    c = _constant()
-    fd, torch_fn = _kernel_matmul_kernel(c)
+    c = fresh_constant()
+    fd, torch_fn = kernel_matmul_kernel(c)
     x, w = torch.randn(8, 16), torch.randn(16, 16)
     torch.testing.assert_close(fd.execute([x, w])[0], torch_fn(x, w))
 
@@ -118,7 +94,7 @@ def test_cpu_inputs_run_once_and_match_torch(fresh_kernels):
 @pytest.mark.gpu
 @cuda
 def test_the_first_call_runs_the_kernels(fresh_kernels):
-    fd, torch_fn = _kernel_matmul_kernel(_constant())
+    fd, torch_fn = kernel_matmul_kernel(fresh_constant())
     x = torch.randn(256, 512, device="cuda")
     w = torch.randn(512, 1024, device="cuda") / 32
     (first,) = fd.execute([x, w])
@@ -132,13 +108,13 @@ def test_the_first_call_runs_the_kernels(fresh_kernels):
 @pytest.mark.gpu
 @cuda
 def test_off_gives_the_same_values(fresh_kernels):
-    c = _constant()
+    c = fresh_constant()
     x = torch.randn(256, 512, device="cuda")
     w = torch.randn(512, 1024, device="cuda") / 32
-    fd, _ = _kernel_matmul_kernel(c)
+    fd, _ = kernel_matmul_kernel(c)
     (ahead,) = fd.execute([x, w])
     nvfuse.set_compile_ahead(False)
-    fd_off, _ = _kernel_matmul_kernel(c * (1 + 1e-7))  # new kernels, compiled in turn
+    fd_off, _ = kernel_matmul_kernel(c * (1 + 1e-7))  # new kernels, compiled in turn
     (in_turn,) = fd_off.execute([x, w])
     torch.testing.assert_close(ahead, in_turn)
 
@@ -146,7 +122,7 @@ def test_off_gives_the_same_values(fresh_kernels):
 @pytest.mark.gpu
 @cuda
 def test_random_numbers_are_drawn_once(fresh_kernels):
-    fd = _random_then_reduce(_constant())
+    fd = _random_then_reduce(fresh_constant())
     x = torch.randn(128, 256, device="cuda")
     torch.manual_seed(7)
     first = fd.execute([x])
@@ -163,7 +139,7 @@ def test_an_input_updated_in_place_is_updated_once(fresh_kernels):
     # The in-place kernel compiled by a first fusion, the second kernel of
     # the next one new: a first pass would run the in-place kernel (which
     # writes x itself) before the real pass runs it again.
-    c, d = _constant(), _constant()
+    c, d = fresh_constant(), fresh_constant()
     x = torch.randn(64, 128, device="cuda")
     w = torch.randn(128, 64, device="cuda") / 16
     _in_place_then_matmul(c).execute([x.clone(), w])
@@ -193,7 +169,7 @@ def _many_kernels(c, layers):
 @pytest.mark.gpu
 @cuda
 def test_more_kernels_than_compile_slots(fresh_kernels):
-    fd, torch_fn = _many_kernels(_constant(), 12)
+    fd, torch_fn = _many_kernels(fresh_constant(), 12)
     h = torch.randn(64, 128, device="cuda")
     w = torch.randn(128, 128, device="cuda") / 12
     (first,) = fd.execute([h, w])

@@ -16,6 +16,7 @@ import os
 import torch
 
 _buffers = {}  # (group name, device index) -> (uint8 buffer, handle)
+_remote_views = {}  # (handle id, peer, shape, dtype, offset) -> a view of a peer's buffer
 # Buffers replaced by bigger ones: kept, since work already queued on a
 # stream may still use them.
 _retired = []
@@ -61,9 +62,6 @@ def _remote(handle, peer, shape, dtype, offset=0):
         view = handle.get_buffer(peer, shape, dtype, offset)
         _remote_views[key] = view
     return view
-
-
-_remote_views = {}
 
 
 def _pull(dst, peer, group):

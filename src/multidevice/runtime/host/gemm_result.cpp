@@ -8,11 +8,13 @@
 
 namespace nvfuse {
 
+int64_t gemm_columns(const at::Tensor& b, bool linear) { return linear ? b.size(0) : b.size(1); }
+
 std::vector<int64_t> gemm_result_sizes(const at::Tensor& a, const at::Tensor& b, bool linear,
     int64_t axis, int64_t devices, bool gathered) {
   std::vector<int64_t> sizes = a.sizes().vec();
   sizes[axis] = gathered ? sizes[axis] * devices : sizes[axis] / devices;
-  sizes.back() = linear ? b.size(0) : b.size(1);
+  sizes.back() = gemm_columns(b, linear);
   return sizes;
 }
 

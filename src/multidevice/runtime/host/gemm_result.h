@@ -12,7 +12,11 @@
 
 namespace nvfuse {
 
-// `b`: a matmul's right operand [K, N], or a linear's weight [N, K].
+// N: the columns of a GEMM whose right operand is `b`, a matmul's [K, N]
+// or a linear's weight [N, K].
+int64_t gemm_columns(const at::Tensor& b, bool linear);
+
+// `b` as for gemm_columns.
 std::vector<int64_t> gemm_result_sizes(const at::Tensor& a, const at::Tensor& b, bool linear,
     int64_t axis, int64_t devices, bool gathered);
 

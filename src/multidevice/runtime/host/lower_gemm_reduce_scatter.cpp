@@ -63,10 +63,6 @@ std::optional<HostLoopProgram> lower_gemm_reduce_scatter(
   const bool linear = gemm->is<LinearOp>();
   const std::string a_name = a.name();
   const at::ScalarType out_dtype = to_aten(out.dtype());
-  const auto n_of = [=](const HostFrame& f) {
-    const at::Tensor& b = f.slots[b_slot];
-    return linear ? b.size(0) : b.size(1);
-  };
 
   ForChunks loop;
   loop.body = {
@@ -86,7 +82,7 @@ std::optional<HostLoopProgram> lower_gemm_reduce_scatter(
                 view_chunk(whole, ChunkView::kInterleaved, 0, f.chunks, f.team->size(), 0, a_name)
                     .sizes()
                     .vec();
-            sizes.back() = n_of(f);
+            sizes.back() = gemm_columns(f.slots[b_slot], linear);
             sizes.insert(sizes.begin(), f.chunks);
             return at::empty(sizes, whole.options().dtype(out_dtype));
           }},
