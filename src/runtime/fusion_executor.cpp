@@ -16,6 +16,7 @@
 #include "runtime/pointwise_executor.h"
 #include "runtime/reduction_executor.h"
 #include "runtime/reference_evaluator.h"
+#include "runtime/runtime_program.h"
 #include "schedule/reduction_analysis.h"
 #include "segment/kernel_choice.h"
 #include "segment/reduction_segmenter.h"
@@ -121,6 +122,14 @@ void FusionExecutor::add_parts(std::vector<FusionSegment> plans) {
         new FusionExecutor(std::move(plan.fusion), plan.is_host_view));
     parts_.push_back({std::move(plan), std::move(executor)});
   }
+  if (parts_.empty()) {
+    return;  // not cut: segments_ runs it
+  }
+  std::vector<const FusionSegment*> planned;
+  for (const Part& part : parts_) {
+    planned.push_back(&part.plan);
+  }
+  program_ = build_runtime_program(*fusion_, planned);
 }
 
 FusionExecutor::FusionExecutor(std::unique_ptr<Fusion> part, bool is_host_view)
@@ -217,6 +226,11 @@ void FusionExecutor::dump_segments() const {
                     : part.plan.is_host_view  ? "a zero-copy ATen view on the host"
                                               : "the ATen reference evaluator")
          << "\n";
+    }
+    ss << "  runtime program (value slots %i, freed after their last reader):\n";
+    std::istringstream lines(program_.to_string());
+    for (std::string line; std::getline(lines, line);) {
+      ss << "    " << line << "\n";
     }
     dump("segments", ss.str() + compile_ahead_note());
     return;
@@ -361,39 +375,6 @@ std::vector<at::Tensor> FusionExecutor::compute_segments(
   return values;
 }
 
-namespace {
-
-// `value` with stride 0 on the axes that `tv` expands: a part reading `tv`
-// declares them expanded broadcasts, and a producer that computed them on
-// the reference evaluator may have written them out. The values along
-// such an axis are all equal, so its first index stands for every index.
-at::Tensor as_expanded(const TensorView& tv, const at::Tensor& value) {
-  std::vector<int64_t> strides = value.strides().vec();
-  bool changed = false;
-  for (int64_t axis = 0; axis < tv.rank(); ++axis) {
-    if (tv.logical()[axis]->is_expanded() && strides[axis] != 0) {
-      strides[axis] = 0;
-      changed = true;
-    }
-  }
-  return changed ? value.as_strided(value.sizes(), strides, value.storage_offset()) : value;
-}
-
-}  // namespace
-
-std::vector<Argument> FusionExecutor::part_args(const Part& part, const std::vector<Argument>& args,
-    const std::unordered_map<const Val*, at::Tensor>& values) const {
-  std::vector<Argument> result;
-  result.reserve(part.plan.inputs.size() + part.plan.boundary.size());
-  for (size_t position : part.plan.inputs) {
-    result.push_back(args[position]);
-  }
-  for (const Val* b : part.plan.boundary) {
-    result.emplace_back(as_expanded(*b->as<TensorView>(), values.at(b)));
-  }
-  return result;
-}
-
 std::string FusionExecutor::fused_part_code(Part& part, const std::vector<Argument>& args) {
   std::string code = "// ==== nvfuse segment: fused ====\n";
   try {
@@ -408,46 +389,46 @@ std::string FusionExecutor::fused_part_code(Part& part, const std::vector<Argume
 
 std::vector<at::Tensor> FusionExecutor::compute_parts(const std::vector<Argument>& args,
     std::vector<bool>& from_kernel, c10::Device& device, std::string* code) {
-  check_argument_count(*fusion_, args);               // parts bind only what they use
-  device = device_of_arguments(*fusion_, args);       // parts without tensors too
-  std::unordered_map<const Val*, at::Tensor> values;  // boundary tensors
-  std::unordered_map<const Val*, bool> value_from_kernel;
-  // A fusion input may also be an output (returned as is, next to a view
-  // of it, say): no part produces it.
-  const auto& inputs = fusion_->inputs();
-  for (size_t i = 0; i < inputs.size() && i < args.size(); ++i) {
-    if (!fusion_->is_output(inputs[i])) {
-      continue;
+  check_argument_count(*fusion_, args);          // parts bind only what they use
+  device = device_of_arguments(*fusion_, args);  // parts without tensors too
+  std::vector<at::Tensor> slots(program_.slot_count);
+  std::vector<bool> slot_from_kernel(program_.slot_count, false);
+  std::vector<Argument> piece_args;
+  for (const ProgramStep& step : program_.steps) {
+    Part& part = parts_[step.part];
+    piece_args.clear();
+    for (const ValueSource& source : step.sources) {
+      piece_args.push_back(value_of(source, args, slots));
     }
-    if (const auto* t = std::get_if<at::Tensor>(&args[i])) {
-      values[inputs[i]] = *t;
-      value_from_kernel[inputs[i]] = false;
-    }
-  }
-  for (size_t p = 0; p < parts_.size(); ++p) {
-    Part& part = parts_[p];
-    const std::vector<Argument> piece_args = part_args(part, args, values);
     if (code != nullptr) {
       if (!part.plan.is_aten) {
         *code += fused_part_code(part, piece_args);
       }
-      if (p + 1 == parts_.size()) {
+      if (&step == &program_.steps.back()) {
         return {};  // nothing after the last part needs its values
       }
     }
     std::vector<bool> part_from_kernel;
     std::vector<at::Tensor> produced = part.executor->compute(piece_args, part_from_kernel, device);
     for (size_t j = 0; j < produced.size(); ++j) {
-      values[part.plan.outputs[j]] = std::move(produced[j]);
+      slots[step.destinations[j]] = std::move(produced[j]);
       // A bookended view is returned as the view it is (an alias).
-      value_from_kernel[part.plan.outputs[j]] = part_from_kernel[j] || part.plan.is_host_view;
+      slot_from_kernel[step.destinations[j]] = part_from_kernel[j] || part.plan.is_host_view;
+    }
+    for (size_t slot : step.frees) {
+      slots[slot].reset();  // no later step reads it: the allocator may reuse it
     }
   }
   std::vector<at::Tensor> outputs;
   from_kernel.clear();
-  for (const Val* out : fusion_->outputs()) {
-    outputs.push_back(values.at(out));
-    from_kernel.push_back(value_from_kernel.at(out));
+  for (const ValueSource& source : program_.outputs) {
+    if (source.from_argument) {
+      NVFUSE_INPUT_CHECK(std::holds_alternative<at::Tensor>(args[source.index]), "input ",
+          source.index, " is returned as an output, so it must be a tensor; got a scalar");
+    }
+    outputs.push_back(
+        source.from_argument ? std::get<at::Tensor>(args[source.index]) : slots[source.index]);
+    from_kernel.push_back(!source.from_argument && slot_from_kernel[source.index]);
   }
   return outputs;
 }

@@ -13,6 +13,7 @@
 #include "frontend/fusion_cache.h"
 #include "runtime/aten_types.h"
 #include "runtime/kernel_executor.h"
+#include "runtime/runtime_program.h"
 #include "segment/aten_segmenter.h"
 
 namespace nvfuse {
@@ -102,12 +103,12 @@ class FusionExecutor : public RuntimeState {
   // Fills segments_ (and fallback_) for the prepared fusion.
   void plan_segments();
   // Appends a part per plan (of the prepared fusion), each with its own
-  // executor.
+  // executor, and builds program_ over all the parts.
   void add_parts(std::vector<FusionSegment> plans);
   // One segment per reduction class of `fusion` (reduction_segmenter.h),
   // each keeping only its outputs; empty when there is no such split.
   static std::vector<Segment> split_by_reduction_class(const Fusion& fusion, std::string* why_not);
-  // Runs the parts in order; the values of the fusion's outputs. With
+  // Replays program_ over the parts: the values of the fusion's outputs. With
   // `code`, appends each fused part's generated kernels to it instead (the
   // last part is not run).
   std::vector<at::Tensor> compute_parts(const std::vector<Argument>& args,
@@ -131,6 +132,9 @@ class FusionExecutor : public RuntimeState {
   std::unique_ptr<Fusion> fusion_;
   // Non-empty when the fusion is cut at ATen exprs; segments_ is then empty.
   std::vector<Part> parts_;
+  // The order the parts run in and where their values live (built with
+  // parts_, runtime_program.h).
+  RuntimeProgram program_;
   std::vector<Segment> segments_;
   // One segment per reduction class, for calls the whole fusion's kernel
   // declines (an inner-outer reduction whose rows do not fit its one
