@@ -34,11 +34,11 @@ struct ValueSource {
 };
 
 struct ProgramStep {
-  size_t part = 0;                    // the plan it runs, in plan order
-  const char* kind = "fused";         // "fused", "aten" or "view"
-  std::vector<ValueSource> sources;   // one per input of the part
-  std::vector<size_t> destinations;   // the slot of each of its outputs
-  std::vector<size_t> frees;          // slots no later step reads
+  size_t part = 0;                   // the plan it runs, in plan order
+  const char* kind = "fused";        // "fused", "aten" or "view"
+  std::vector<ValueSource> sources;  // one per input of the part
+  std::vector<size_t> destinations;  // the slot of each of its outputs
+  std::vector<size_t> frees;         // slots no later step reads
 };
 
 struct RuntimeProgram {
