@@ -8,6 +8,7 @@
 #include "ops/reduction.h"
 #include "ops/shape.h"
 #include "segment/kernel_choice.h"
+#include "segment/kernel_segments.h"
 
 namespace nvfuse {
 namespace {

@@ -18,54 +18,52 @@
 #include "runtime/reference_evaluator.h"
 #include "runtime/runtime_program.h"
 #include "schedule/reduction_analysis.h"
+#include "segment/fusion_plan.h"
 #include "segment/kernel_choice.h"
-#include "segment/reduction_segmenter.h"
 
 namespace nvfuse {
 
 namespace {
 
-// The generated-kernel executor for `fusion`, or nullptr with the reason.
-std::unique_ptr<KernelExecutor> kernel_executor_for(
-    const Fusion& fusion, std::string* kind, std::string* why_not) {
-  std::optional<KernelChoice> choice = choose_kernel(fusion, kind, why_not);
-  if (!choice.has_value()) {
-    return nullptr;
-  }
-  switch (choice->kind) {
+// The executor of the generated kernel `choice` names for `fusion`.
+std::unique_ptr<KernelExecutor> kernel_executor_for(const Fusion& fusion, KernelChoice choice) {
+  switch (choice.kind) {
     case KernelKind::kReduction:
       return ReductionExecutor::create(
-          fusion, std::move(std::get<ReductionAnalysis>(choice->analysis)));
+          fusion, std::move(std::get<ReductionAnalysis>(choice.analysis)));
     case KernelKind::kPointwise:
       return PointwiseExecutor::create(
-          fusion, std::move(std::get<PointwiseAnalysis>(choice->analysis)));
+          fusion, std::move(std::get<PointwiseAnalysis>(choice.analysis)));
     case KernelKind::kCoordinate:
       return CoordinateExecutor::create(
-          fusion, std::move(std::get<CoordinateAnalysis>(choice->analysis)));
+          fusion, std::move(std::get<CoordinateAnalysis>(choice.analysis)));
   }
   return nullptr;
 }
 
 }  // namespace
 
-std::vector<FusionExecutor::Segment> FusionExecutor::split_by_reduction_class(
-    const Fusion& fusion, std::string* why_not) {
-  std::vector<Segment> split;
-  auto groups =
-      has_reduction(fusion) ? group_outputs_by_reduction_axes(fusion, why_not) : std::nullopt;
-  if (!groups.has_value() || groups->size() < 2) {
-    return split;
-  }
-  for (const std::vector<size_t>& positions : *groups) {
+std::vector<FusionExecutor::Segment> FusionExecutor::segments_from(
+    std::vector<KernelSegment> planned) {
+  std::vector<Segment> segments;
+  for (KernelSegment& p : planned) {
     Segment segment;
-    segment.owned = fusion.clone();
-    segment.owned->retain_outputs(positions);
-    segment.fusion = segment.owned.get();
-    segment.kernel = kernel_executor_for(*segment.fusion, &segment.kind, &segment.why_no_kernel);
-    segment.outputs = positions;
-    split.push_back(std::move(segment));
+    segment.owned = std::move(p.owned);
+    segment.fusion = segment.owned != nullptr ? segment.owned.get() : fusion_.get();
+    if (p.choice.has_value()) {
+      segment.kernel = kernel_executor_for(*segment.fusion, std::move(*p.choice));
+    }
+    segment.kind = std::move(p.kind);
+    segment.why_no_kernel = std::move(p.why_no_kernel);
+    segment.outputs = std::move(p.outputs);
+    segments.push_back(std::move(segment));
   }
-  return split;
+  return segments;
+}
+
+void FusionExecutor::take_kernel_segments(KernelSegmentPlan plan) {
+  segments_ = segments_from(std::move(plan.segments));
+  fallback_ = segments_from(std::move(plan.fallback));
 }
 
 std::string FusionExecutor::segment_header(const Segment& segment, size_t segment_count) const {
@@ -84,19 +82,11 @@ FusionExecutor::FusionExecutor(const Fusion& definition) : fusion_(definition.cl
     dump("fusion_ir", definition.to_string());
   }
   run_presegmentation_passes(*fusion_);
-  add_parts(segment_at_aten_ops(*fusion_));
-  if (parts_.empty()) {
-    plan_segments();
-    const bool all_kernels = std::all_of(
-        segments_.begin(), segments_.end(), [](const Segment& s) { return s.kernel != nullptr; });
-    if (!all_kernels) {
-      // No plan makes kernels of the whole: split it (segment/merge_groups.h).
-      add_parts(segment_at_aten_ops(*fusion_, /*split_uncut=*/true));
-      if (!parts_.empty()) {
-        segments_.clear();
-        fallback_.clear();
-      }
-    }
+  FusionPlan plan = plan_fusion(*fusion_);
+  if (plan.parts.empty()) {
+    take_kernel_segments(std::move(plan.kernels));
+  } else {
+    add_parts(std::move(plan.parts));
   }
   compiles_ahead_ = kernel_segment_count() >= 2 && may_compile_ahead(*fusion_);
   if (dump_enabled(DumpOption::segments)) {
@@ -135,7 +125,7 @@ void FusionExecutor::add_parts(std::vector<FusionSegment> plans) {
 FusionExecutor::FusionExecutor(std::unique_ptr<Fusion> part, bool is_host_view)
     : fusion_(std::move(part)) {
   if (!is_host_view) {
-    plan_segments();
+    take_kernel_segments(plan_kernel_segments(*fusion_));
     return;
   }
   Segment view;
@@ -146,30 +136,6 @@ FusionExecutor::FusionExecutor(std::unique_ptr<Fusion> part, bool is_host_view)
     view.outputs.push_back(i);
   }
   segments_.push_back(std::move(view));
-}
-
-void FusionExecutor::plan_segments() {
-  Segment whole;
-  whole.fusion = fusion_.get();
-  whole.kernel = kernel_executor_for(*fusion_, &whole.kind, &whole.why_no_kernel);
-  for (size_t i = 0; i < fusion_->outputs().size(); ++i) {
-    whole.outputs.push_back(i);
-  }
-  std::string why_not_split;
-  std::vector<Segment> split = split_by_reduction_class(*fusion_, &why_not_split);
-  if (whole.kernel != nullptr) {
-    // One kernel for everything (an inner-outer reduction); the split is
-    // its fallback.
-    segments_.push_back(std::move(whole));
-    fallback_ = std::move(split);
-  } else if (!split.empty()) {
-    segments_ = std::move(split);
-  } else {
-    if (!why_not_split.empty()) {
-      whole.why_no_kernel += "; not split into segments: " + why_not_split;
-    }
-    segments_.push_back(std::move(whole));
-  }
 }
 
 namespace {
@@ -209,7 +175,7 @@ void FusionExecutor::dump_segments() const {
           "the whole:\n";
     std::string kind;
     std::string why_not_whole;
-    if (kernel_executor_for(*fusion_, &kind, &why_not_whole) == nullptr) {
+    if (!choose_kernel(*fusion_, &kind, &why_not_whole).has_value()) {
       ss << "  (not one kernel: " << why_not_whole << ")\n";
     }
     for (const Part& part : parts_) {

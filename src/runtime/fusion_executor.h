@@ -15,6 +15,7 @@
 #include "runtime/kernel_executor.h"
 #include "runtime/runtime_program.h"
 #include "segment/aten_segmenter.h"
+#include "segment/kernel_segments.h"
 
 namespace nvfuse {
 
@@ -100,14 +101,13 @@ class FusionExecutor : public RuntimeState {
   // passes; it is not cut again. A host view runs on the reference
   // evaluator (an ATen view), never as a kernel.
   FusionExecutor(std::unique_ptr<Fusion> part, bool is_host_view);
-  // Fills segments_ (and fallback_) for the prepared fusion.
-  void plan_segments();
+  // Executors for the planned kernel segments (segment/kernel_segments.h).
+  std::vector<Segment> segments_from(std::vector<KernelSegment> planned);
+  // Fills segments_ and fallback_ from `plan`.
+  void take_kernel_segments(KernelSegmentPlan plan);
   // Appends a part per plan (of the prepared fusion), each with its own
   // executor, and builds program_ over all the parts.
   void add_parts(std::vector<FusionSegment> plans);
-  // One segment per reduction class of `fusion` (reduction_segmenter.h),
-  // each keeping only its outputs; empty when there is no such split.
-  static std::vector<Segment> split_by_reduction_class(const Fusion& fusion, std::string* why_not);
   // Replays program_ over the parts: the values of the fusion's outputs. With
   // `code`, appends each fused part's generated kernels to it instead (the
   // last part is not run).

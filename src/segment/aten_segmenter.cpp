@@ -13,6 +13,7 @@
 #include "schedule/reduction_analysis.h"
 #include "segment/host_views.h"
 #include "segment/kernel_choice.h"
+#include "segment/kernel_segments.h"
 #include "segment/merge_groups.h"
 
 namespace nvfuse {

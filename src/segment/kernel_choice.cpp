@@ -3,7 +3,6 @@
 #include <algorithm>
 
 #include "ir/all_exprs.h"
-#include "segment/reduction_segmenter.h"
 
 namespace nvfuse {
 
@@ -62,23 +61,6 @@ bool is_one_kernel(const Fusion& fusion) {
   std::string kind;
   std::string why_not;
   return choose_kernel(fusion, &kind, &why_not).has_value();
-}
-
-bool runs_as_kernels(const Fusion& fusion) {
-  if (is_one_kernel(fusion)) {
-    return true;
-  }
-  std::string why_not;
-  auto groups =
-      has_reduction(fusion) ? group_outputs_by_reduction_axes(fusion, &why_not) : std::nullopt;
-  if (!groups.has_value() || groups->size() < 2) {
-    return false;
-  }
-  return std::all_of(groups->begin(), groups->end(), [&](const std::vector<size_t>& positions) {
-    std::unique_ptr<Fusion> part = fusion.clone();
-    part->retain_outputs(positions);
-    return is_one_kernel(*part);
-  });
 }
 
 }  // namespace nvfuse

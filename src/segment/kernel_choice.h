@@ -5,7 +5,8 @@
 // takes it, or else the coordinate kernel (reads at other coordinates,
 // values made from coordinates), except a lone reshape, which stays an ATen
 // reshape (a view where the layout allows). The runtime builds the chosen
-// kernel's executor from the analysis (runtime/fusion_executor.cpp).
+// kernel's executor from the analysis (runtime/fusion_executor.cpp);
+// kernel_segments.h plans a fusion no one kernel takes.
 #pragma once
 
 #include <optional>
@@ -38,9 +39,5 @@ std::optional<KernelChoice> choose_kernel(
 
 // One generated kernel takes `fusion` whole.
 bool is_one_kernel(const Fusion& fusion);
-
-// Generated kernels take `fusion`: one, or one per class of reduction axes
-// (segment/reduction_segmenter.h), each whole.
-bool runs_as_kernels(const Fusion& fusion);
 
 }  // namespace nvfuse
