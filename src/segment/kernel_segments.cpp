@@ -62,8 +62,9 @@ bool runs_as_kernels(const Fusion& fusion) {
   }
   std::string why_not;
   const std::vector<KernelSegment> split = split_by_reduction_class(fusion, &why_not);
-  return !split.empty() && std::all_of(split.begin(), split.end(),
-                               [](const KernelSegment& s) { return s.choice.has_value(); });
+  return !split.empty() && std::all_of(split.begin(), split.end(), [](const KernelSegment& s) {
+    return s.choice.has_value();
+  });
 }
 
 }  // namespace nvfuse
