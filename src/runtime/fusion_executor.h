@@ -1,13 +1,14 @@
 // Runs a cached fusion: binds and validates inputs, runs the prepared
-// (pre-segmentation-passed) fusion, lays outputs out by allocation domain,
-// and writes in-place outputs into their inputs.
+// (pre-segmentation-passed) fusion as the segmenter planned it
+// (segment/fusion_plan.h; a fusion cut into parts replays its runtime
+// program, runtime_program.h), lays outputs out by allocation domain, and
+// writes in-place outputs into their inputs.
 #pragma once
 
 #include <ATen/core/Tensor.h>
 
 #include <atomic>
 #include <memory>
-#include <unordered_map>
 #include <vector>
 
 #include "frontend/fusion_cache.h"
@@ -93,10 +94,6 @@ class FusionExecutor : public RuntimeState {
     FusionSegment plan;
     std::unique_ptr<FusionExecutor> executor;
   };
-  // The arguments of `part`: the fusion's arguments it keeps, then its
-  // boundary tensors from `values`.
-  std::vector<Argument> part_args(const Part& part, const std::vector<Argument>& args,
-      const std::unordered_map<const Val*, at::Tensor>& values) const;
   // A part: a piece of a fusion cut at its ATen exprs, already through the
   // passes; it is not cut again. A host view runs on the reference
   // evaluator (an ATen view), never as a kernel.
