@@ -3,6 +3,8 @@
 
 #include "ir/device_mesh.h"
 #include "ir/fusion.h"
+#include "ops/pointwise.h"
+#include "ops/reduction.h"
 
 namespace nvfuse::testing {
 
@@ -27,6 +29,15 @@ inline TensorView* concrete_input(Fusion& f, const std::vector<int64_t>& sizes, 
   auto* tv = f.create<TensorView>(TensorDomain(axes), dtype);
   f.add_input(tv);
   return tv;
+}
+
+// Row sums and column sums of the squares of a 4x8 input, as the fusion's
+// two outputs: one inner-outer reduction kernel walks both.
+inline void add_row_and_column_sums_of_squares(Fusion& f) {
+  TensorView* a = concrete_input(f, {4, 8}, DataType::Float);
+  TensorView* sq = pointwise(OpType::mul, {a, a})->as<TensorView>();
+  f.add_output(reduce(OpType::add, sq, {1}, false, DataType::Null));
+  f.add_output(reduce(OpType::add, sq, {0}, false, DataType::Null));
 }
 
 // The 1-D mesh of devices 0 .. devices - 1.

@@ -35,10 +35,7 @@ TEST(FusionPlan, AnInnerOuterReductionKeepsItsSplitAsTheFallback) {
   // Row and column sums of one input: one inner-outer kernel, and one
   // kernel per reduction class for rows that kernel cannot hold.
   Fusion f;
-  TensorView* a = concrete_input(f, {4, 8}, DataType::Float);
-  TensorView* sq = pointwise(OpType::mul, {a, a})->as<TensorView>();
-  f.add_output(reduce(OpType::add, sq, {1}, false, DataType::Null));
-  f.add_output(reduce(OpType::add, sq, {0}, false, DataType::Null));
+  testing::add_row_and_column_sums_of_squares(f);
   KernelSegmentPlan plan = plan_kernel_segments(f);
   ASSERT_EQ(plan.segments.size(), 1u);
   ASSERT_EQ(plan.fallback.size(), 2u);

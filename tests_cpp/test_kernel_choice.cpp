@@ -63,10 +63,7 @@ TEST(KernelChoice, RowAndColumnSumsOfOneInputAreOneReductionKernel) {
   // A sum over rows and a sum over columns of the same input: one
   // inner-outer kernel walks both.
   Fusion f;
-  TensorView* a = concrete_input(f, {4, 8}, DataType::Float);
-  TensorView* sq = pointwise(OpType::mul, {a, a})->as<TensorView>();
-  f.add_output(reduce(OpType::add, sq, {1}, false, DataType::Null));
-  f.add_output(reduce(OpType::add, sq, {0}, false, DataType::Null));
+  testing::add_row_and_column_sums_of_squares(f);
   EXPECT_EQ(kind_of(f), KernelKind::kReduction);
   EXPECT_TRUE(runs_as_kernels(f));
 }

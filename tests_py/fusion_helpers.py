@@ -6,11 +6,25 @@ import re
 import pytest
 import torch
 
+import nvfuse
+
 from nvfuse import FusionDefinition, _C
 from nvfuse.pytorch_utils import python_scalar_dtype
 
 FLOAT_DTYPES = [torch.float32, torch.float64, torch.bfloat16, torch.float16]
 ALL_DTYPES = FLOAT_DTYPES + [torch.int64, torch.int32, torch.bool]
+
+
+def segments_dump(fd, inputs):
+    """What NVFUSE_DUMP=segments prints while `fd` runs on `inputs` (it
+    prints when the fusion's executor is built: its first call)."""
+    before = nvfuse.get_dump()
+    nvfuse.set_dump("segments")
+    try:
+        fd.execute(inputs, capture_debug_output=True)
+    finally:
+        nvfuse.set_dump(before)
+    return fd.debug_output()
 
 
 def define_inputs(fd, inputs):

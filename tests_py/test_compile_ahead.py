@@ -12,6 +12,7 @@ import torch
 
 import nvfuse
 from nvfuse import FusionDefinition
+from fusion_helpers import segments_dump
 from workloads.multi_kernel import fresh_constant, kernel_matmul_kernel
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
@@ -49,16 +50,6 @@ def fresh_kernels(monkeypatch):
     nvfuse.set_compile_ahead(before)
 
 
-def _segments_dump(fd, inputs):
-    before = nvfuse.get_dump()
-    nvfuse.set_dump("segments")
-    try:
-        fd.execute(inputs, capture_debug_output=True)
-    finally:
-        nvfuse.set_dump(before)
-    return fd.debug_output()
-
-
 def test_the_setting_round_trips():
     before = nvfuse.compile_ahead()
     try:
@@ -72,13 +63,13 @@ def test_the_setting_round_trips():
 
 def test_the_segments_dump_says_which_fusions_compile_ahead():
     fd, _ = kernel_matmul_kernel(fresh_constant())
-    text = _segments_dump(fd, [torch.randn(8, 16), torch.randn(16, 16)])
+    text = segments_dump(fd, [torch.randn(8, 16), torch.randn(16, 16)])
     assert "its 2 kernels compile side by side" in text
 
-    text = _segments_dump(_random_then_reduce(fresh_constant()), [torch.randn(8, 16)])
+    text = segments_dump(_random_then_reduce(fresh_constant()), [torch.randn(8, 16)])
     assert "its 2 kernels compile one after another" in text
 
-    text = _segments_dump(
+    text = segments_dump(
         _in_place_then_matmul(fresh_constant()), [torch.randn(8, 16), torch.randn(16, 16)]
     )
     assert "one after another" in text

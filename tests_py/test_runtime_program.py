@@ -8,20 +8,14 @@ intermediates still to be read."""
 import pytest
 import torch
 
-import nvfuse
+from fusion_helpers import segments_dump
 from nvfuse import FusionDefinition
 
 cuda = pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
 
 
 def _program_dump(fd, inputs):
-    before = nvfuse.get_dump()
-    nvfuse.set_dump("segments")
-    try:
-        fd.execute(inputs, capture_debug_output=True)
-    finally:
-        nvfuse.set_dump(before)
-    text = fd.debug_output()
+    text = segments_dump(fd, inputs)
     return text[text.index("runtime program") :]
 
 

@@ -159,10 +159,7 @@ std::vector<std::pair<std::string, std::vector<std::string>>> FusionExecutor::se
   }
   std::vector<std::pair<std::string, std::vector<std::string>>> summary;
   for (const Part& part : parts_) {
-    summary.emplace_back(part.plan.is_host_view ? "view"
-            : part.plan.is_aten                 ? "aten"
-                                                : "fused",
-        tensor_op_names(part.executor->prepared_fusion()));
+    summary.emplace_back(kind_name(part.plan), tensor_op_names(part.executor->prepared_fusion()));
   }
   return summary;
 }

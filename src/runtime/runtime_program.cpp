@@ -1,5 +1,6 @@
 #include "runtime/runtime_program.h"
 
+#include <algorithm>
 #include <sstream>
 #include <unordered_map>
 
@@ -8,12 +9,9 @@ namespace nvfuse {
 namespace {
 
 bool has_expanded_axis(const TensorView& tv) {
-  for (const auto* axis : tv.logical()) {
-    if (axis->is_expanded()) {
-      return true;
-    }
-  }
-  return false;
+  const auto& axes = tv.logical();
+  return std::any_of(
+      axes.begin(), axes.end(), [](const auto* axis) { return axis->is_expanded(); });
 }
 
 // `value` with stride 0 on the axes that `tv` expands: the values along
@@ -28,10 +26,6 @@ at::Tensor as_expanded(const TensorView& tv, const at::Tensor& value) {
     }
   }
   return changed ? value.as_strided(value.sizes(), strides, value.storage_offset()) : value;
-}
-
-const char* kind_of(const FusionSegment& plan) {
-  return plan.is_host_view ? "view" : plan.is_aten ? "aten" : "fused";
 }
 
 std::string describe(const ValueSource& source) {
@@ -63,7 +57,7 @@ RuntimeProgram build_runtime_program(
     const FusionSegment& plan = *plans[p];
     ProgramStep step;
     step.part = p;
-    step.kind = kind_of(plan);
+    step.kind = kind_name(plan);
     for (size_t position : plan.inputs) {
       step.sources.push_back({/*from_argument=*/true, position});
     }
@@ -77,8 +71,9 @@ RuntimeProgram build_runtime_program(
       step.sources.push_back(source);
     }
     for (const Val* out : plan.outputs) {
-      where[out] = {/*from_argument=*/false, program.slot_count++};
-      step.destinations.push_back(where[out].index);
+      const size_t slot = program.slot_count++;
+      where[out] = {/*from_argument=*/false, slot};
+      step.destinations.push_back(slot);
       last_use.push_back(p);
     }
     program.steps.push_back(std::move(step));

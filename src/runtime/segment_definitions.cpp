@@ -77,7 +77,7 @@ std::vector<FusionExecutor::SegmentDefinition> FusionExecutor::segment_definitio
   for (const Part& part : parts_) {
     const Fusion& piece = part.executor->prepared_fusion();
     SegmentDefinition definition;
-    definition.kind = part.plan.is_host_view ? "view" : part.plan.is_aten ? "aten" : "fused";
+    definition.kind = kind_name(part.plan);
     std::vector<const Argument*> kept;
     for (size_t position : part.plan.inputs) {
       kept.push_back(&args[position]);

@@ -473,4 +473,8 @@ std::vector<FusionSegment> segment_at_host_steps(
       /*split_kernels=*/false, /*split_uncut=*/false, /*defer_independent=*/true);
 }
 
+const char* kind_name(const FusionSegment& segment) {
+  return segment.is_host_view ? "view" : segment.is_aten ? "aten" : "fused";
+}
+
 }  // namespace nvfuse

@@ -58,6 +58,10 @@ struct FusionSegment {
   bool is_host_view = false;
 };
 
+// "view", "aten" or "fused": how `segment` runs, as summaries, segment
+// definitions and the runtime program name it.
+const char* kind_name(const FusionSegment& segment);
+
 // The segments in an order that runs producers first: kernel groups are
 // connected pointwise/reduction exprs at one "ATen depth" (the number of
 // ATen exprs on the longest path from the inputs; host views do not count,
