@@ -275,7 +275,23 @@ def test_copy_engine_reduce_scatter_pushes_partials_then_sums(symm_mem_backend):
 
 
 def test_overlap_backend_names_the_choices():
-    assert nvfuse.multidevice.overlap_backend() == "nccl"
-    with pytest.raises(nvfuse.DefinitionError, match='"nccl" and "symm_mem"'):
+    assert nvfuse.multidevice.overlap_backend() == "auto"
+    with pytest.raises(nvfuse.DefinitionError, match='"auto", "nccl" and "symm_mem"'):
         nvfuse.multidevice.set_overlap_backend("gloo")
-    assert nvfuse.multidevice.overlap_backend() == "nccl"
+    assert nvfuse.multidevice.overlap_backend() == "auto"
+    for name in ("nccl", "symm_mem", "auto"):
+        nvfuse.multidevice.set_overlap_backend(name)
+        assert nvfuse.multidevice.overlap_backend() == name
+
+
+def test_auto_backend_prints_both_loops():
+    """Under "auto" the host program shows the c10d loop (CPU tensors,
+    thin GEMMs, GPUs without peer access) and the copy-engine loop that
+    replaces it where it pays off; host_outline stays the c10d loop."""
+    fd = allgather_matmul(chunks=2)
+    text = nvfuse._C.host_program(fd.id())
+    assert "pipelined Allgather + matmul" in text
+    assert 'where the copy engine pays off (overlap backend "auto")' in text
+    assert "pipelined Allgather (copy engine) + matmul" in text
+    top, _ = loop_of(fd)
+    assert "PublishShard" not in top

@@ -40,7 +40,6 @@ import multigpu_timing  # noqa: E402
 
 SHAPES = {
     1: [(8192, 8192, 8192)],
-    2: [(8192, 8192, 8192)],
     4: [(8192, 8192, 8192), (4096, 12288, 6144), (16384, 8192, 28672)],
 }
 CHUNKS = [2, 4, 8]
@@ -199,9 +198,10 @@ def try_time(fn):
 
 
 def nvfuse_cases(kind, shape, definition, inputs, reference, ideal, chunk_counts, timelines):
-    """nvfuse's loop with each chunk count (None: chosen per call), then,
-    on several devices, with the copy engine (one device per step); each
-    checked against `reference` and reported with its host time."""
+    """nvfuse's NCCL loop with each chunk count (None: chosen per call),
+    then, on several devices, the copy-engine loop (one device per step),
+    then the default "auto" backend's choice; each checked against
+    `reference` and reported with its host time."""
 
     def run(fd, name, timer):
         (out,) = fd.execute(inputs)
@@ -210,20 +210,22 @@ def nvfuse_cases(kind, shape, definition, inputs, reference, ideal, chunk_counts
         if ms is not None:
             report(kind, shape, name, ms, ideal, diff, host_us(lambda: fd.execute(inputs)))
 
-    for chunks in chunk_counts:
-        fd = definition(chunks)
-        run(fd, f"nvfuse, {chunks} chunks" if chunks else "nvfuse, chunks chosen", median_ms)
-        if timelines and chunks is None:
-            timeline(kind, shape, "nvfuse", lambda: fd.execute(inputs))
-    if dist.get_world_size() > 1:
-        fd = definition(None)
-        md.set_overlap_backend("symm_mem")
-        try:
+    md.set_overlap_backend("nccl")
+    try:
+        for chunks in chunk_counts:
+            fd = definition(chunks)
+            run(fd, f"nvfuse, {chunks} chunks" if chunks else "nvfuse, chunks chosen", median_ms)
+            if timelines and chunks is None:
+                timeline(kind, shape, "nvfuse", lambda: fd.execute(inputs))
+        if dist.get_world_size() > 1:
+            fd = definition(None)
+            md.set_overlap_backend("symm_mem")
             run(fd, "nvfuse, copy engine", try_time)
             if timelines:
                 timeline(kind, shape, "nvfuse copy engine", lambda: fd.execute(inputs))
-        finally:
-            md.set_overlap_backend("nccl")
+    finally:
+        md.set_overlap_backend("auto")
+    run(definition(None), "nvfuse, auto (default)", try_time)
 
 
 def allgather_gemm_cases(m, k, n, d, mesh, ops, chunk_counts, profile_timeline):
@@ -326,7 +328,7 @@ def main():
     d = dist.get_world_size()
     mesh = DeviceMesh(torch.arange(d))
     ops = symm_mem_ops(dist.group.WORLD.group_name)
-    shapes = SHAPES.get(d, SHAPES[4])
+    shapes = SHAPES.get(d, SHAPES[4])  # 2 and 4 devices: the three shapes
     chunk_counts = [None] if args.quick else [None] + CHUNKS
     if args.quick:
         shapes = shapes[:1]

@@ -437,12 +437,12 @@ def get_dump() -> str:
 
 def overlap_backend() -> str:
     """
-    The overlap backend now: "nccl" or "symm_mem"
+    The overlap backend now: "auto", "nccl" or "symm_mem"
     """
 
 def set_overlap_backend(name: str) -> None:
     """
-    How the pipelined all-gather + GEMM and GEMM + reduce-scatter loops communicate: "nccl" (c10d collectives, the default) or "symm_mem" (copy-engine reads of torch's symmetric memory)
+    How the pipelined all-gather + GEMM and GEMM + reduce-scatter loops communicate: "auto" (the default: the copy engine where it was measured faster and every device of the team reads its peers' memory, else c10d), "nccl" (c10d collectives) or "symm_mem" (copy-engine reads of torch's symmetric memory)
     """
 
 def has_device_mesh(fusion_id: typing.SupportsInt | typing.SupportsIndex) -> bool: ...

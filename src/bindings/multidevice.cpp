@@ -4,10 +4,12 @@
 #include <torch/csrc/autograd/python_variable.h>
 
 #include <algorithm>
+#include <type_traits>
 
 #include "bindings/bindings.h"
 #include "frontend/fusion_cache.h"
 #include "multidevice/runtime/communicator.h"
+#include "multidevice/overlap_backend.h"
 #include "multidevice/runtime/host/symmetric_memory.h"
 #include "multidevice/runtime/multidevice_executor.h"
 
@@ -44,14 +46,20 @@ py::object as_python(const std::string& s) { return py::str(s); }
 // an old torch) becomes an UnsupportedError naming the backend. The
 // arguments become Python objects only once the GIL is held (execute runs
 // without it), and are released before it is given back.
-template <typename... Args>
-void call_symmetric_memory(const char* function, const Args&... args) {
+template <typename Result = void, typename... Args>
+Result call_symmetric_memory(const char* function, const Args&... args) {
   py::gil_scoped_acquire gil;
   try {
-    symmetric_memory_module().attr(function)(as_python(args)...);
+    py::object answer = symmetric_memory_module().attr(function)(as_python(args)...);
+    if constexpr (!std::is_void_v<Result>) {
+      return answer.cast<Result>();
+    }
   } catch (py::error_already_set& e) {
     NVFUSE_UNSUPPORTED("the symm_mem overlap backend failed in ", function, ": ", e.what(),
         "; nvfuse.multidevice.set_overlap_backend(\"nccl\") avoids it");
+  }
+  if constexpr (!std::is_void_v<Result>) {
+    return Result{};  // not reached: the check above throws
   }
 }
 
@@ -72,6 +80,9 @@ SymmetricMemoryHooks python_symmetric_memory_hooks() {
   };
   hooks.sum = [](const at::Tensor& out, int64_t slots, const std::string& group) {
     call_symmetric_memory("_sum_slots", out, slots, group);
+  };
+  hooks.peers_reachable = [](const at::Tensor& like, const std::string& group) {
+    return call_symmetric_memory<bool>("_peers_reachable", like, group);
   };
   return hooks;
 }
@@ -108,19 +119,16 @@ void init_multidevice(py::module_& m) {
   m.def(
       "set_overlap_backend",
       [](const std::string& name) {
-        NVFUSE_CHECK(name == "nccl" || name == "symm_mem", "set_overlap_backend(", name,
-            "): the overlap backends are \"nccl\" and \"symm_mem\"");
-        set_overlap_backend(
-            name == "nccl" ? OverlapBackend::kNccl : OverlapBackend::kSymmetricMemory);
+        set_overlap_backend(overlap_backend_named(name, "set_overlap_backend"));
       },
       py::arg("name"),
-      "How the pipelined all-gather + GEMM and GEMM + reduce-scatter loops communicate: \"nccl\" "
-      "(c10d collectives, the "
-      "default) or \"symm_mem\" (copy-engine reads of torch's symmetric memory)");
+      "How the pipelined all-gather + GEMM and GEMM + reduce-scatter loops communicate: "
+      "\"auto\" (the default: the copy engine where it was measured faster and every device "
+      "of the team reads its peers' memory, else c10d), \"nccl\" (c10d collectives) or "
+      "\"symm_mem\" (copy-engine reads of torch's symmetric memory)");
   m.def(
-      "overlap_backend",
-      [] { return overlap_backend() == OverlapBackend::kNccl ? "nccl" : "symm_mem"; },
-      "The overlap backend now: \"nccl\" or \"symm_mem\"");
+      "overlap_backend", [] { return overlap_backend_name(overlap_backend()); },
+      "The overlap backend now: \"auto\", \"nccl\" or \"symm_mem\"");
   m.def(
       "release_communicator",
       [] {

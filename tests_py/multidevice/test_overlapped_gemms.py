@@ -316,3 +316,63 @@ def test_benchmark_sequence_parallel_mlp_definition(world):
     assert (
         "pipelined Allgather + linear" in program and "pipelined linear + ReduceScatter" in program
     )
+
+
+def wide_gemm(kind, rows, d, mesh):
+    """An all-gather + linear with `rows` rows a device, or a linear +
+    reduce-scatter with `rows` rows a destination, fp32."""
+    m, n = rows * d, 48
+    k = 32 * d
+    with FusionDefinition() as fd:
+        x = fd.define_tensor((m, k), contiguity=True, dtype=DataType.Float)
+        w = fd.define_tensor((n, k), contiguity=True, dtype=DataType.Float)
+        y = fd.ops.linear(x, w)
+        fd.add_output(y)
+        if kind == "allgather":
+            shard_axis(x, 0, mesh)
+            w.set_device_mesh(mesh)
+            y.set_device_mesh(mesh)
+        else:
+            shard_axis(x, 1, mesh)
+            shard_axis(w, 1, mesh)
+            shard_axis(y, 0, mesh)
+    return fd, (x, (m, k)), (w, (n, k)), y
+
+
+@pytest.mark.parametrize("kind", ["allgather", "reduce_scatter"])
+@pytest.mark.parametrize("wide", [True, False])
+def test_auto_backend_takes_the_copy_engine_for_wide_gemms(world, monkeypatch, kind, wide):
+    """The default "auto" backend: the copy-engine loop for GEMMs of enough
+    rows a device (1024 for an all-gather, 2048 for a reduce-scatter) when
+    the team's GPUs read each other's memory, the NCCL loop otherwise; the
+    same result either way."""
+    if world.device.type != "cuda":
+        pytest.skip("symmetric memory is CUDA memory")
+    import nvfuse.multidevice as md
+    import nvfuse.multidevice.symmetric_memory as symmetric_memory
+
+    assert md.overlap_backend() == "auto"
+    copies = []
+    hook = "_pull" if kind == "allgather" else "_push"
+    real = getattr(symmetric_memory, hook)
+    monkeypatch.setattr(
+        symmetric_memory, hook, lambda *args: (copies.append(args[1]), real(*args))[1]
+    )
+    d = world.size
+    mesh = DeviceMesh(torch.arange(d))
+    wide_rows = 1024 if kind == "allgather" else 2048
+    fd, (x, x_shape), (w, w_shape), y = wide_gemm(
+        kind, wide_rows if wide else wide_rows // 2, d, mesh
+    )
+    full_x = world.randn(*x_shape, seed=30)
+    full_w = world.randn(*w_shape, seed=31)
+    expected = full_x @ full_w.T
+    for _ in range(2):
+        (y_local,) = fd.execute([shard_tensor(full_x, x, mesh), shard_tensor(full_w, w, mesh)])
+        torch.testing.assert_close(y_local, shard_tensor(expected, y, mesh), rtol=1e-4, atol=1e-4)
+    reachable = [
+        answer
+        for (_, device), answer in symmetric_memory._reachable.items()
+        if device == world.device.index
+    ]
+    assert bool(copies) == (wide and bool(reachable) and all(reachable))

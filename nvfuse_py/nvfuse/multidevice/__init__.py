@@ -26,16 +26,23 @@ from .sharding import Sharding, shard_tensor, unshard_tensor
 
 def set_overlap_backend(name):
     """How a pipelined all-gather + GEMM or GEMM + reduce-scatter
-    communicates, for every sharded fusion from the next call on: "nccl"
-    (c10d's collective per row chunk, the default) or "symm_mem" (torch's
-    symmetric memory and the copy engine, one device per step, so the GEMM
-    keeps every SM; CUDA tensors only). NVFUSE_OVERLAP_BACKEND sets it at startup. Anything
-    else is a DefinitionError."""
+    communicates, for every sharded fusion from the next call on:
+
+    - "auto" (the default): the copy engine for every all-gather + GEMM and
+      for a GEMM + reduce-scatter of at least 2048 GEMM rows a device, when
+      the tensors are on GPUs of one host that read each other's memory
+      (asked once per team, a collective); else "nccl";
+    - "nccl": c10d's collective per row chunk;
+    - "symm_mem": torch's symmetric memory and the copy engine, one device
+      per step, so the GEMM keeps every SM (CUDA tensors only).
+
+    NVFUSE_OVERLAP_BACKEND sets it at startup. Anything else is a
+    DefinitionError."""
     _C.set_overlap_backend(name)
 
 
 def overlap_backend():
-    """The overlap backend now: "nccl" or "symm_mem"."""
+    """The overlap backend now: "auto", "nccl" or "symm_mem"."""
     return _C.overlap_backend()
 
 

@@ -1,5 +1,7 @@
-"""The symmetric-memory calls of the copy-engine all-gather (the "symm_mem"
-overlap backend; set_overlap_backend in nvfuse.multidevice). nvfuse's C++
+"""The symmetric-memory calls of the copy-engine loops (the "symm_mem"
+overlap backend, and "auto" where it picks them; set_overlap_backend in
+nvfuse.multidevice), and the question "auto" asks first: can every device
+of the team read every other's memory? nvfuse's C++
 host program calls these on the current CUDA stream; they use torch's
 symmetric memory (torch.distributed._symmetric_memory), which nvfuse's C++
 side cannot link.
@@ -12,6 +14,7 @@ work already queued may still use it.
 """
 
 import os
+import socket
 
 import torch
 
@@ -20,6 +23,7 @@ _remote_views = {}  # (handle id, peer, shape, dtype, offset) -> a view of a pee
 # Buffers replaced by bigger ones: kept, since work already queued on a
 # stream may still use them.
 _retired = []
+_reachable = {}  # (group name, device index) -> whether the group's devices are peers
 
 
 def _buffer(group, device, nbytes):
@@ -97,3 +101,52 @@ def _sum_slots(out, slots, group):
     n = out.numel()
     partials = buffer[: slots * n * out.element_size()].view(out.dtype).view(slots, *out.shape)
     torch.sum(partials, dim=0, out=out)
+
+
+def _device_id(index):
+    """A name for a GPU that is the same in every process of the host
+    (device indices are not, under per-process CUDA_VISIBLE_DEVICES)."""
+    return str(torch.cuda.get_device_properties(index).uuid)
+
+
+def _reaches_all(device, members):
+    """Whether this process's `device` can read the memory of every
+    member's GPU: one host, each GPU visible here and peer-accessible."""
+    try:
+        import torch.distributed._symmetric_memory  # noqa: F401 - needed by the loops
+
+        visible = {_device_id(i): i for i in range(torch.cuda.device_count())}
+        host = socket.gethostname()
+        return all(
+            other_host == host
+            and other_id in visible
+            and (
+                visible[other_id] == device.index
+                or torch.cuda.can_device_access_peer(device.index, visible[other_id])
+            )
+            for other_host, other_id in members
+        )
+    except Exception:  # noqa: BLE001 - any doubt keeps the c10d loop
+        return False
+
+
+def _peers_reachable(like, group):
+    """Whether every device of `group` can read every other's memory, the
+    same answer on every device: a collective over the group (the members'
+    hosts and GPUs gathered, each one's verdict reduced by MIN), asked once
+    per group and device. Every member asks at the same call, since every
+    process runs the same program."""
+    import torch.distributed as dist
+    from torch.distributed.distributed_c10d import _resolve_process_group
+
+    key = (group, like.device.index)
+    if key not in _reachable:
+        process_group = _resolve_process_group(group)
+        members = [None] * dist.get_world_size(process_group)
+        dist.all_gather_object(
+            members, (socket.gethostname(), _device_id(like.device.index)), group=process_group
+        )
+        verdict = torch.tensor([int(_reaches_all(like.device, members))], device=like.device)
+        dist.all_reduce(verdict, op=dist.ReduceOp.MIN, group=process_group)
+        _reachable[key] = bool(verdict.item())
+    return _reachable[key]

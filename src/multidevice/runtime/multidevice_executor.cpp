@@ -14,6 +14,7 @@
 #include "multidevice/runtime/host/lower_allgather_gemm_by_copy_engine.h"
 #include "multidevice/runtime/host/lower_gemm_reduce_scatter_by_copy_engine.h"
 #include "multidevice/runtime/host/lower_gemm_reduce_scatter.h"
+#include "multidevice/overlap_backend.h"
 #include "multidevice/runtime/host/run_host_instructions.h"
 #include "multidevice/runtime/host/symmetric_memory.h"
 #include "passes/pass_list.h"
@@ -147,17 +148,42 @@ void MultiDeviceExecutor::lower_pipelines(
   }
 }
 
-const HostLoopProgram& MultiDeviceExecutor::Step::active_pipeline() const {
+const HostLoopProgram& MultiDeviceExecutor::printed_pipeline(const Step& step) {
   const bool copy_engine =
-      overlap_backend() == OverlapBackend::kSymmetricMemory && copy_engine_pipeline != nullptr;
-  return copy_engine ? *copy_engine_pipeline : *pipeline;
+      overlap_backend() == OverlapBackend::kSymmetricMemory && step.copy_engine_pipeline != nullptr;
+  return copy_engine ? *step.copy_engine_pipeline : *step.pipeline;
+}
+
+const HostLoopProgram& MultiDeviceExecutor::pipeline_for_call(
+    const Step& step, const std::vector<at::Tensor>& inputs) const {
+  const at::Tensor& a = inputs[0];
+  OverlapCall call;
+  call.has_copy_engine_loop = step.copy_engine_pipeline != nullptr;
+  call.cuda = a.is_cuda();
+  call.team_size = step.team.size();
+  call.reduce_scatter = step.pipeline->communication->type == CommunicationType::ReduceScatter;
+  // The GEMM's first operand: this device's shard of the rows for an
+  // all-gather, every destination's rows for a reduce-scatter.
+  if (a.dim() > 0 && a.size(-1) > 0) {
+    call.rows_per_device = a.numel() / a.size(-1) / (call.reduce_scatter ? call.team_size : 1);
+  }
+  const bool copy_engine = use_copy_engine(overlap_backend(), call, [&] {
+    const SymmetricMemoryHooks& hooks = symmetric_memory_hooks();
+    return hooks.peers_reachable && hooks.peers_reachable(a, step.team.group().getGroupName());
+  });
+  return copy_engine ? *step.copy_engine_pipeline : *step.pipeline;
 }
 
 std::string MultiDeviceExecutor::host_program() const {
   std::ostringstream ss;
   for (const Step& step : steps_) {
     if (step.pipeline != nullptr) {
-      ss << "  " << step.active_pipeline().to_string("    ");
+      ss << "  " << printed_pipeline(step).to_string("    ");
+      if (overlap_backend() == OverlapBackend::kAuto && step.copy_engine_pipeline != nullptr) {
+        ss << "  or, on GPUs that read each other's memory where the copy engine pays off "
+              "(overlap backend \"auto\"):\n    "
+           << step.copy_engine_pipeline->to_string("      ");
+      }
     } else if (step.communication != nullptr) {
       ss << "  communicate: " << step.communication->to_string() << " -> "
          << step.communication->expr->output(0)->as<TensorView>()->name() << "\n";
@@ -188,7 +214,7 @@ std::vector<std::pair<int, std::string>> MultiDeviceExecutor::host_outline() con
   for (const Step& step : steps_) {
     if (step.pipeline != nullptr) {
       outline.emplace_back(0, "pipeline");
-      for (auto [depth, kind] : step.active_pipeline().outline()) {
+      for (auto [depth, kind] : printed_pipeline(step).outline()) {
         outline.emplace_back(depth + 1, std::move(kind));
       }
     } else {
@@ -299,11 +325,8 @@ at::Tensor MultiDeviceExecutor::run_local_slice(
 
 at::Tensor MultiDeviceExecutor::run_pipeline(
     const Step& step, std::vector<at::Tensor> inputs, int64_t me) const {
-  // The copy engine reads peers' CUDA memory: a team of one, or CPU
-  // tensors, take the c10d program (a copy, or Gloo). Both programs read
-  // the same inputs and make the same result.
-  const HostLoopProgram& program =
-      step.team.size() > 1 && inputs[0].is_cuda() ? step.active_pipeline() : *step.pipeline;
+  // Both loops read the same inputs and make the same result.
+  const HostLoopProgram& program = pipeline_for_call(step, inputs);
   HostFrame frame;
   frame.team = &step.team;
   frame.member = step.team.group_rank(me);  // ascending teams: the shard position

@@ -68,9 +68,13 @@ class MultiDeviceExecutor : public RuntimeState {
     std::shared_ptr<const HostLoopProgram> pipeline;
     // The same with the copy engine, where it applies (symmetric_memory.h).
     std::shared_ptr<const HostLoopProgram> copy_engine_pipeline;
-    // The one the overlap backend chooses now.
-    const HostLoopProgram& active_pipeline() const;
   };
+  // The loop a pipeline step runs on these inputs (multidevice/overlap_backend.h).
+  const HostLoopProgram& pipeline_for_call(
+      const Step& step, const std::vector<at::Tensor>& inputs) const;
+  // The loop host_program() and host_outline() show: the copy engine's
+  // under "symm_mem", else the c10d loop.
+  static const HostLoopProgram& printed_pipeline(const Step& step);
 
   void check_inputs(const std::vector<Argument>& args, int64_t world_size) const;
   // An in-place output must be distributed as the input it updates.

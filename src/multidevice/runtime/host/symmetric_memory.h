@@ -4,9 +4,10 @@
 // copy engine (cudaMemcpyAsync through NVLink), so the SMs stay with the
 // GEMM. nvfuse does not link torch's CUDA library, so Python does the
 // symmetric-memory calls (nvfuse.multidevice.symmetric_memory); the
-// bindings register them here. Chosen by NVFUSE_OVERLAP_BACKEND=symm_mem
-// or nvfuse.multidevice.set_overlap_backend("symm_mem"); NCCL is the
-// default.
+// bindings register them here. Chosen per call under the default "auto"
+// (multidevice/overlap_backend.h), always with NVFUSE_OVERLAP_BACKEND=symm_mem
+// or nvfuse.multidevice.set_overlap_backend("symm_mem"), never with
+// "nccl".
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -35,15 +36,14 @@ struct SymmetricMemoryHooks {
   // On the current stream: `out` = the sum of the first `slots` slots (of
   // out's size) of this device's buffer.
   std::function<void(const at::Tensor& out, int64_t slots, const std::string& group)> sum;
+  // Every device of the group at once: whether each device of the group
+  // can read every other's memory (same host, peer access), the same
+  // answer on every device; asked once per group and device.
+  std::function<bool(const at::Tensor& like, const std::string& group)> peers_reachable;
 };
 
 // Set once, when the Python module loads, before any fusion runs.
 void set_symmetric_memory_hooks(SymmetricMemoryHooks hooks);
 const SymmetricMemoryHooks& symmetric_memory_hooks();
-
-enum class OverlapBackend { kNccl, kSymmetricMemory };
-// NVFUSE_OVERLAP_BACKEND at first use ("nccl" or "symm_mem"), until set.
-OverlapBackend overlap_backend();
-void set_overlap_backend(OverlapBackend backend);
 
 }  // namespace nvfuse
