@@ -58,7 +58,11 @@ def _randn(g, shape, scale, dtype):
 
 def _waited(t):
     # DTensor's collectives return AsyncCollectiveTensors: wait, as a
-    # consumer would, so that the timing includes them.
+    # consumer would, so that the timing includes them. One never waited on
+    # stays registered with c10d's functional collectives, its memory with
+    # it, call after call (a training step's forward output, which only
+    # autograd reads, grew the registry by one tensor a step until an 80 GB
+    # card ran out of memory).
     return t.wait() if hasattr(t, "wait") else t
 
 
@@ -111,6 +115,7 @@ def mlp_cases(torch_mesh, d):
         def dtensor_step():
             with torch.enable_grad():
                 out = module(x_leaf)
+                _waited(out)  # the forward's all-reduce, as the loss reading it would
                 return _waited(torch.autograd.grad(out, [x_leaf] + params, grad_out)[0])
 
         yield ("MLP fwd+bwd", shape, dtype, nvfuse_step, dtensor_step)
@@ -187,6 +192,7 @@ def attention_cases(torch_mesh, d):
         def dtensor_step():
             with torch.enable_grad():
                 out = module(x_leaf)
+                _waited(out)  # the forward's all-reduce, as the loss reading it would
                 return _waited(torch.autograd.grad(out, [x_leaf] + params, grad_out)[0])
 
         yield ("attention fwd+bwd", shape, dtype, nvfuse_step, dtensor_step)
