@@ -163,7 +163,10 @@ const HostLoopProgram& MultiDeviceExecutor::pipeline_for_call(
   call.team_size = step.team.size();
   call.reduce_scatter = step.pipeline->communication->type == CommunicationType::ReduceScatter;
   // The GEMM's first operand: this device's shard of the rows for an
-  // all-gather, every destination's rows for a reduce-scatter.
+  // all-gather, every destination's rows for a reduce-scatter. Shards are
+  // even (local_shard.h refuses uneven splits), so every member of the team
+  // counts the same rows and makes the same choice, which the peer
+  // question, a collective, and the loops' barriers rely on.
   if (a.dim() > 0 && a.size(-1) > 0) {
     call.rows_per_device = a.numel() / a.size(-1) / (call.reduce_scatter ? call.team_size : 1);
   }
