@@ -112,9 +112,6 @@ void FusionExecutor::add_parts(std::vector<FusionSegment> plans) {
         new FusionExecutor(std::move(plan.fusion), plan.is_host_view));
     parts_.push_back({std::move(plan), std::move(executor)});
   }
-  if (parts_.empty()) {
-    return;  // not cut: segments_ runs it
-  }
   std::vector<const FusionSegment*> planned;
   for (const Part& part : parts_) {
     planned.push_back(&part.plan);
@@ -357,8 +354,9 @@ std::vector<at::Tensor> FusionExecutor::compute_parts(const std::vector<Argument
   std::vector<at::Tensor> slots(program_.slot_count);
   std::vector<bool> slot_from_kernel(program_.slot_count, false);
   std::vector<Argument> piece_args;
-  for (const ProgramStep& step : program_.steps) {
-    Part& part = parts_[step.part];
+  for (size_t p = 0; p < program_.steps.size(); ++p) {
+    const ProgramStep& step = program_.steps[p];  // runs part p
+    Part& part = parts_[p];
     piece_args.clear();
     for (const ValueSource& source : step.sources) {
       piece_args.push_back(value_of(source, args, slots));
@@ -367,7 +365,7 @@ std::vector<at::Tensor> FusionExecutor::compute_parts(const std::vector<Argument
       if (!part.plan.is_aten) {
         *code += fused_part_code(part, piece_args);
       }
-      if (&step == &program_.steps.back()) {
+      if (p + 1 == program_.steps.size()) {
         return {};  // nothing after the last part needs its values
       }
     }

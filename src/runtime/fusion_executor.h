@@ -102,8 +102,9 @@ class FusionExecutor : public RuntimeState {
   std::vector<Segment> segments_from(std::vector<KernelSegment> planned);
   // Fills segments_ and fallback_ from `plan`.
   void take_kernel_segments(KernelSegmentPlan plan);
-  // Appends a part per plan (of the prepared fusion), each with its own
-  // executor, and builds program_ over all the parts.
+  // Appends a part per plan (of the prepared fusion; `plans` is not empty:
+  // the fusion is cut), each with its own executor, and builds program_
+  // over all the parts.
   void add_parts(std::vector<FusionSegment> plans);
   // Replays program_ over the parts: the values of the fusion's outputs. With
   // `code`, appends each fused part's generated kernels to it instead (the

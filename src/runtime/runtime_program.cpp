@@ -56,7 +56,6 @@ RuntimeProgram build_runtime_program(
   for (size_t p = 0; p < plans.size(); ++p) {
     const FusionSegment& plan = *plans[p];
     ProgramStep step;
-    step.part = p;
     step.kind = kind_name(plan);
     for (size_t position : plan.inputs) {
       step.sources.push_back({/*from_argument=*/true, position});
@@ -96,8 +95,9 @@ RuntimeProgram build_runtime_program(
 
 std::string RuntimeProgram::to_string() const {
   std::ostringstream ss;
-  for (const ProgramStep& step : steps) {
-    ss << step.part << " " << step.kind << " (";
+  for (size_t p = 0; p < steps.size(); ++p) {
+    const ProgramStep& step = steps[p];
+    ss << p << " " << step.kind << " (";
     for (size_t i = 0; i < step.sources.size(); ++i) {
       ss << (i > 0 ? ", " : "") << describe(step.sources[i]);
     }

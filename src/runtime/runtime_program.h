@@ -33,8 +33,8 @@ struct ValueSource {
   const TensorView* expanded_as = nullptr;
 };
 
+// Step i runs plan (part) i: the plans come producers first.
 struct ProgramStep {
-  size_t part = 0;                   // the plan it runs, in plan order
   const char* kind = "fused";        // "fused", "aten" or "view"
   std::vector<ValueSource> sources;  // one per input of the part
   std::vector<size_t> destinations;  // the slot of each of its outputs
