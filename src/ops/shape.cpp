@@ -197,6 +197,29 @@ std::vector<TensorView*> in_common_dtype(std::vector<TensorView*> inputs) {
 
 }  // namespace
 
+namespace {
+
+// The axis a concatenation's output takes from its operands at a non-cat
+// axis: an iterating one where any operand iterates there, else an
+// expanded one, else the first operand's broadcast. An operand that is an
+// expanded broadcast (a class token expanded over the batch) must not make
+// the whole output a stride-0 broadcast.
+const IterDomain* cat_axis_source(const std::vector<TensorView*>& inputs, int64_t axis) {
+  const IterDomain* expanded = nullptr;
+  for (const TensorView* tv : inputs) {
+    const IterDomain* id = tv->logical()[axis];
+    if (!id->is_broadcast()) {
+      return id;
+    }
+    if (expanded == nullptr && id->is_expanded()) {
+      expanded = id;
+    }
+  }
+  return expanded != nullptr ? expanded : inputs.front()->logical()[axis];
+}
+
+}  // namespace
+
 TensorView* cat(const std::vector<TensorView*>& tensors, int64_t dim) {
   NVFUSE_CHECK(!tensors.empty(), "cat: needs at least one tensor");
   const std::vector<TensorView*> inputs = in_common_dtype(tensors);
@@ -225,7 +248,7 @@ TensorView* cat(const std::vector<TensorView*>& tensors, int64_t dim) {
   std::vector<IterDomain*> axes;
   for (int64_t i = 0; i < rank; ++i) {
     axes.push_back(
-        i == axis ? axis_of_extent(fusion, total) : copy_axis(fusion, first->logical()[i]));
+        i == axis ? axis_of_extent(fusion, total) : copy_axis(fusion, cat_axis_source(inputs, i)));
   }
   TensorView* out = tensor_of_axes(fusion, std::move(axes), first->dtype());
   std::vector<Val*> operands(inputs.begin(), inputs.end());

@@ -1,12 +1,16 @@
-"""One fused partition of an FX graph, run by nvfuse.
+"""One fused region of an FX graph, run by nvfuse.
 
-The partition's graph becomes a FusionDefinition the first time it runs
+The region's graph becomes a FusionDefinition the first time it runs
 with a given input layout (dtypes, which axes are size 1, contiguity and
 stride order). The sizes Dynamo fixed for the graph are fixed in the
 definition; those it made symbolic (dynamic batch or sequence) stay
 symbolic, so a new size reuses the definition. The fusion cache shares a
 definition between graphs of the same structure. Python numbers among the
-inputs (Dynamo's symbolic sizes) become symbolic scalars."""
+inputs (Dynamo's symbolic sizes) become symbolic scalars.
+
+What the region returns keeps torch's contract (layouts.py): each output
+has its meta value's stride order, and an input update (copy_ into a
+graph input) writes the input in place and returns the input itself."""
 
 import torch
 from torch.fx.node import map_arg
@@ -14,43 +18,9 @@ from torch.fx.node import map_arg
 from .. import _C
 from ..fusion_definition import FusionDefinition
 from ..pytorch_utils import python_scalar_dtype, torch_dtype_to_nvfuse_dtype
-from .translate import NEEDS_SIZES, TRANSLATIONS
-
-
-def _static_sizes_of(meta):
-    """Per axis, the size Dynamo fixed for this graph (an int), or None
-    where its size is symbolic; None for a non-tensor."""
-    if not isinstance(meta, torch.Tensor):
-        return None
-    return tuple(s if isinstance(s, int) else None for s in meta.shape)
-
-
-def _layout(value, static):
-    """(shape, contiguity, stride_order) to define `value` with: the sizes
-    Dynamo fixed stay fixed (the segmenter then knows, say, that two
-    reductions have different widths), the others symbolic; broadcast and
-    expanded axes as the tensor has them."""
-    shape, contiguity, order = _C.describe_tensor(list(value.shape), list(value.stride()))
-    if static is not None:
-        shape = [
-            fixed if fixed is not None and described == -1 and stride != 0 else described
-            for fixed, described, stride in zip(static, shape, value.stride())
-        ]
-    return list(shape), list(contiguity), list(order)
-
-
-def _layout_key(value, layout):
-    if layout is None:
-        return type(value)
-    shape, contiguity, order = layout
-    return (
-        value.dtype,
-        value.device.type,
-        value.dim() == 0 and value.is_cpu,
-        tuple(shape),
-        tuple(contiguity),
-        tuple(order),
-    )
+from .layouts import OutputLayout, input_layout, layout_key, static_sizes_of, stride_order_of
+from .passes.in_place_updates import is_input_update
+from .translate import translate_node
 
 
 def _outputs_of(graph):
@@ -86,7 +56,9 @@ def _define_input(fd, value, layout):
 def define_fusion(graph, args, layouts):
     """A FusionDefinition of `graph` (placeholders in order, then ATen
     nodes with translations) for `args`, each tensor defined with its
-    `layouts` entry (_layout; None for a number)."""
+    `layouts` entry (layouts.input_layout; None for a number). Input
+    updates become outputs written into their input; the others are
+    outputs in their meta value's stride order."""
     outputs, _ = _outputs_of(graph)
     placeholders = iter(zip(args, layouts))
     with FusionDefinition() as fd:
@@ -96,55 +68,51 @@ def define_fusion(graph, args, layouts):
                 env[node] = _define_input(fd, *next(placeholders))
             elif node.op == "call_function":
                 node_args, node_kwargs = map_arg((node.args, node.kwargs), lambda n: env[n])
-                if node.target in NEEDS_SIZES:
-                    node_kwargs = dict(node_kwargs, sizes=list(node.args[0].meta["val"].shape))
-                value = TRANSLATIONS[node.target](fd, *node_args, **node_kwargs)
+                value = translate_node(fd, node, node_args, node_kwargs)
                 env[node] = _with_meta_dtype(fd, value, node.meta.get("val"))
+        for node in graph.nodes:
+            if is_input_update(node):
+                fd.add_output(env[node], alias_input=env[node.args[0]])
         for out in outputs:
-            fd.add_output(env[out], stride_order=_stride_order_of(out.meta.get("val")))
+            if not is_input_update(out):
+                fd.add_output(env[out], stride_order=stride_order_of(out.meta.get("val")))
     return fd
 
 
-def _stride_order_of(meta):
-    """The stride order of the layout torch gives the value (None for
-    row-major or a layout that is not a dense permutation). ATen calls after
-    the region may rely on it: the attention backward kernels read a
-    gradient laid out as the forward's output was."""
-    if not isinstance(meta, torch.Tensor):
-        return None
-    from torch.fx.experimental.symbolic_shapes import size_hint
-
-    sizes = [size_hint(s) for s in meta.shape]
-    strides = [size_hint(s) for s in meta.stride()]
-    _, contiguity, order = _C.describe_tensor(sizes, strides)
-    if not order or not all(c is not False for c in contiguity):
-        return None
-    return list(order)
-
-
 class FusedRegion(torch.nn.Module):
-    """Runs a partition's graph as nvfuse fusions, one definition per input
+    """Runs a region's graph as nvfuse fusions, one definition per input
     layout."""
 
     def __init__(self, graph_module, name):
         super().__init__()
         self.name = name
         self.graph_module = graph_module
-        _, self._single = _outputs_of(graph_module.graph)
-        self._definitions = {}
-        self._fusion_ids = {}
-        self._static_sizes = [
-            _static_sizes_of(n.meta.get("val"))
-            for n in graph_module.graph.nodes
-            if n.op == "placeholder"
+        outputs, self._single = _outputs_of(graph_module.graph)
+        placeholders = [n for n in graph_module.graph.nodes if n.op == "placeholder"]
+        # Per output: ("fused", k), the fusion's k-th output, or ("input",
+        # i), the i-th input, updated in place.
+        fused = iter(range(len(outputs)))
+        self._returns = [
+            ("input", placeholders.index(out.args[0]))
+            if is_input_update(out)
+            else ("fused", next(fused))
+            for out in outputs
         ]
+        self._layouts = [
+            OutputLayout(out.meta.get("val")) for out in outputs if not is_input_update(out)
+        ]
+        # Input updates make the region's call impure: never dead code.
+        self._is_impure = any(is_input_update(n) for n in graph_module.graph.nodes)
+        self._definitions = {}
+        self._calls = {}
+        self._static_sizes = [static_sizes_of(n.meta.get("val")) for n in placeholders]
 
     def definition_for(self, args):
         layouts = [
-            _layout(a, s) if isinstance(a, torch.Tensor) else None
+            input_layout(a, s) if isinstance(a, torch.Tensor) else None
             for a, s in zip(args, self._static_sizes)
         ]
-        key = tuple(_layout_key(a, layout) for a, layout in zip(args, layouts))
+        key = tuple(layout_key(a, layout) for a, layout in zip(args, layouts))
         fd = self._definitions.get(key)
         if fd is None:
             fd = self._definitions[key] = define_fusion(self.graph_module.graph, args, layouts)
@@ -152,20 +120,31 @@ class FusedRegion(torch.nn.Module):
 
     def forward(self, *args):
         # Per call, the cheapest key that implies the layout (exact sizes
-        # and strides); a new one costs the layout key once.
+        # and strides); a new one costs the layout key once, and its first
+        # run says which outputs need copying into the promised layout.
         exact = tuple(
             (a.dtype, a.device, a.shape, a.stride()) if isinstance(a, torch.Tensor) else type(a)
             for a in args
         )
-        fusion_id = self._fusion_ids.get(exact)
-        if fusion_id is None:
-            if len(self._fusion_ids) >= 256:  # many dynamic sizes: start over
-                self._fusion_ids.clear()
+        call = self._calls.get(exact)
+        if call is None:
+            if len(self._calls) >= 256:  # many dynamic sizes: start over
+                self._calls.clear()
             fd = self.definition_for(args)
             fd._ensure_defined()
-            fusion_id = self._fusion_ids[exact] = fd._id
-        outputs = _C.execute(fusion_id, list(args), -1)
-        return outputs[0] if self._single else tuple(outputs)
+            outputs = _C.execute(fd._id, list(args), -1)
+            to_conform = [
+                k
+                for k, (out, layout) in enumerate(zip(outputs, self._layouts))
+                if not layout.accepts(out)
+            ]
+            call = self._calls[exact] = (fd._id, to_conform)
+        else:
+            outputs = _C.execute(call[0], list(args), -1)
+        for k in call[1]:
+            outputs[k] = self._layouts[k].conform(outputs[k])
+        returned = [outputs[k] if kind == "fused" else args[k] for kind, k in self._returns]
+        return returned[0] if self._single else tuple(returned)
 
     def node_targets(self):
         return [str(n.target) for n in self.graph_module.graph.nodes if n.op == "call_function"]

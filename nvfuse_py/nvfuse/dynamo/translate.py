@@ -16,7 +16,9 @@ import operator
 
 import torch
 
+from .._C import DataType
 from ..pytorch_utils import torch_dtype_to_nvfuse_dtype
+from .translate_indexing import INDEXING
 
 aten = torch.ops.aten
 prims = torch.ops.prims
@@ -228,6 +230,74 @@ BINARY = {  # aten name: fd.ops name
 }
 
 
+def _copy(fd, target, src, non_blocking=False, *, sizes):
+    """aten.copy (and functionalization's copy_ into an input): src
+    broadcast to target's shape; the cast to target's dtype follows from
+    the meta value."""
+    if src.ndim < len(sizes):
+        src = fd.ops.broadcast(src, [True] * (len(sizes) - src.ndim) + [False] * src.ndim)
+    return fd.ops.expand(src, list(sizes))
+
+
+def _full_like(fd, x, fill_value, *, dtype=None, sizes, **_ignored):
+    return fd.ops.full(list(sizes), fill_value, _nvfuse_dtype(dtype) if dtype else x.dtype)
+
+
+def _arange(fd, *bounds, dtype=None, out_sizes, **_ignored):
+    start, step = (0, 1) if len(bounds) == 1 else (bounds[0], bounds[2] if len(bounds) > 2 else 1)
+    if dtype is None:
+        exact = all(isinstance(b, int) for b in bounds)
+        dtype = torch.int64 if exact else torch.get_default_dtype()
+    return fd.ops.iota(out_sizes[0], start, step, _nvfuse_dtype(dtype))
+
+
+def _any(fd, x, dims=None, keepdim=False):
+    nonzero = fd.ops.cast(fd.ops.ne(x, False if x.dtype == DataType.Bool else 0), DataType.Int)
+    return fd.ops.gt(fd.ops.sum(nonzero, _dims(x, dims), keepdim), 0)
+
+
+def _cumsum(fd, x, dim, *, dtype=None):
+    if dtype is not None:
+        x = fd.ops.cast(x, _nvfuse_dtype(dtype))
+    return fd.ops.cumsum(x, dim % max(x.ndim, 1))
+
+
+def _constant_pad_nd(fd, x, pad, value=0):
+    return fd.ops.pad(x, list(pad), value)
+
+
+def _split_with_sizes(fd, x, split_sizes, dim=0, *, sizes):
+    dim = dim % x.ndim
+    pieces, start = [], 0
+    for length in split_sizes:
+        pieces.append(_slice(fd, x, dim, start, start + length, sizes=sizes))
+        start += length
+    return tuple(pieces)
+
+
+def _split(fd, x, split_size, dim=0, *, sizes):
+    extent = sizes[dim % x.ndim]
+    lengths = [min(split_size, extent - s) for s in range(0, extent, split_size)] or [0]
+    return _split_with_sizes(fd, x, lengths, dim, sizes=sizes)
+
+
+def _select(fd, x, dim, index, *, sizes):
+    dim = dim % x.ndim
+    return fd.ops.select(x, index % sizes[dim] if index < 0 else index, dim)
+
+
+def _native_dropout(fd, x, p, train):
+    """(x * mask / (1 - p), mask), the mask drawn from torch's generator
+    (uniform values below 1 - p are kept), as torch's native_dropout."""
+    if train is False:
+        return x, fd.ops.full(fd.ops.shape(x), True, DataType.Bool)
+    keep = 1.0 - p
+    draws = fd.ops.uniform(0.0, 1.0, fd.ops.shape(x), dtype=DataType.Float)
+    mask = fd.ops.lt(draws, keep)
+    scale = 0.0 if keep == 0 else 1.0 / keep
+    return fd.ops.mul(fd.ops.mul(x, mask), scale), mask
+
+
 def _table():
     table = {}
     for name in UNARY:
@@ -283,16 +353,73 @@ def _table():
             aten.scalar_tensor.default: _scalar_tensor,
             aten.index_select.default: _index_select,
             aten.gather.default: _gather,
+            aten.copy.default: _copy,
+            aten.copy_.default: _copy,
+            aten.lift_fresh_copy.default: _clone,
+            aten.full_like.default: _full_like,
+            aten.arange.default: _arange,
+            aten.arange.start: _arange,
+            aten.arange.start_step: _arange,
+            aten.any.default: _any,
+            aten.any.dim: _any,
+            aten.any.dims: _any,
+            aten.cumsum.default: _cumsum,
+            aten.constant_pad_nd.default: _constant_pad_nd,
+            aten.split_with_sizes.default: _split_with_sizes,
+            aten.split.Tensor: _split,
+            aten.select.int: _select,
+            aten.native_dropout.default: _native_dropout,
             operator.getitem: _getitem,
         }
     )
+    table.update(INDEXING)
     return table
 
 
 TRANSLATIONS = _table()
 
-# Ops that take the input's static sizes (keyword `sizes`).
-NEEDS_SIZES = {aten.squeeze.dim, aten.squeeze.dims, aten.squeeze.default, aten.slice.Tensor}
+# Ops whose translation takes static sizes: `sizes`, those of the node's
+# first argument; `out_sizes`, those of its value.
+NEEDS_SIZES = {
+    aten.squeeze.dim: ("sizes",),
+    aten.squeeze.dims: ("sizes",),
+    aten.squeeze.default: ("sizes",),
+    aten.slice.Tensor: ("sizes",),
+    aten.copy.default: ("sizes",),
+    aten.copy_.default: ("sizes",),
+    aten.full_like.default: ("sizes",),
+    aten.arange.default: ("out_sizes",),
+    aten.arange.start: ("out_sizes",),
+    aten.arange.start_step: ("out_sizes",),
+    aten.split_with_sizes.default: ("sizes",),
+    aten.split.Tensor: ("sizes",),
+    aten.select.int: ("sizes",),
+    aten.index.Tensor: ("sizes", "out_sizes"),
+    aten._unsafe_index.Tensor: ("sizes", "out_sizes"),
+    aten.index_put.default: ("sizes",),
+    aten._unsafe_index_put.default: ("sizes",),
+    aten.embedding_dense_backward.default: ("sizes",),
+    aten.slice_scatter.default: ("sizes",),
+    aten.as_strided_scatter.default: ("sizes",),
+}
+
+
+def static_sizes(node, which):
+    """The sizes `which` ("sizes" or "out_sizes") of NEEDS_SIZES for
+    `node`, as FX's meta values give them (ints, or SymInts where
+    symbolic)."""
+    meta = node.meta["val"] if which == "out_sizes" else node.args[0].meta["val"]
+    if isinstance(meta, (tuple, list)):
+        meta = meta[0]
+    return list(meta.shape)
+
+
+def translate_node(fd, node, args, kwargs):
+    """The nvfuse value of FX node `node`, its arguments already
+    translated (`args`, `kwargs`)."""
+    for which in NEEDS_SIZES.get(node.target, ()):
+        kwargs = dict(kwargs, **{which: static_sizes(node, which)})
+    return TRANSLATIONS[node.target](fd, *args, **kwargs)
 
 # Overloads that only relabel memory: never worth a fusion of their own,
 # and left outside a fusion at its edges (the partitioner's non-compute

@@ -1,0 +1,57 @@
+"""One ATen graph from AOTAutograd through the backend's passes
+(passes/__init__.py lists them): input updates marked, fusible regions
+partitioned and installed as nvfuse fusions, and the graph's report."""
+
+import os
+import sys
+
+from .passes.in_place_updates import mark_in_place_updates
+from .passes.partition import partition_regions
+from .passes.regions import install_regions
+from .report import report_graph
+from .support import NvfuseSupport
+
+_REPORTS = []
+
+
+def reports():
+    """The reports of the graphs compiled so far in this process, oldest
+    first."""
+    return list(_REPORTS)
+
+
+def clear_reports():
+    _REPORTS.clear()
+
+
+def compile_graph(gm, example_inputs, kind, dump=False):
+    """`gm` (an ATen graph from AOTAutograd) with its fusible regions run
+    by nvfuse, as a boxed function."""
+    mark_in_place_updates(gm)
+    nodes = list(gm.graph.nodes)
+    support = NvfuseSupport()
+    fused, region_nodes = partition_regions(gm, support)
+    regions = install_regions(fused)
+    report = report_graph(kind, nodes, regions, region_nodes, support.reasons)
+    _REPORTS.append(report)
+    if dump or "dynamo" in os.environ.get("NVFUSE_DUMP", "").split(","):
+        print(report, file=sys.stderr)
+    return _boxed(fused)
+
+
+def _boxed(graph_module):
+    """The graph as AOTAutograd's boxed function: it takes its inputs as
+    one list and empties it, so each input (a saved activation, in a
+    backward) is freed after its last use rather than when the step ends;
+    CUDA-graph trees require this too."""
+    from torch.fx.graph import _BoxedCodeGen
+
+    graph_module.graph.set_codegen(_BoxedCodeGen())
+    graph_module.recompile()
+    forward = graph_module.forward
+
+    def run(args):
+        return forward(args)
+
+    run._boxed_call = True
+    return run
