@@ -1,7 +1,8 @@
 """Runs the real-model zoo (workloads/model_zoo.py) through
 torch.compile(backend="nvfuse"), an inference step and a training step
-each, against eager, and prints per model: the largest relative errors of
-the outputs and the gradients, the share of non-GEMM ops nvfuse ran, and
+each, against eager (workloads/zoo_accuracy.py), and prints per model:
+whether it is within bounds, the largest relative errors of the outputs,
+gradients and running statistics, the share of non-GEMM ops nvfuse ran, and
 the ATen calls left outside nvfuse with their reasons, counted.
 
     python3 tools/zoo_report.py                      # tiny sizes on the CPU
@@ -21,32 +22,11 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import torch  # noqa: E402
 
 import nvfuse.dynamo  # noqa: E402
-from workloads import model_zoo  # noqa: E402
+from workloads import model_zoo, zoo_accuracy  # noqa: E402
 
 
-def _run(name, size, device, dtype, training):
-    import copy
-
-    zoo = model_zoo.build(name, size)
-    model = zoo.model.to(device).train(training)
-    eager = copy.deepcopy(model)
-    compiled = torch.compile(model, backend="nvfuse")
-    batch = zoo.batch(device)
-    autocast = torch.autocast(device, dtype=torch.bfloat16, enabled=dtype == "bf16")
-    results = {}
-    for label, fn in (("eager", eager), ("nvfuse", compiled)):
-        start = time.perf_counter()
-        with autocast, torch.set_grad_enabled(training):
-            out = fn(**batch)
-            loss = zoo.loss(out)
-            if training:
-                loss.backward()
-        results[label] = (zoo.logits(out).detach(), loss.detach(), time.perf_counter() - start)
-    errors = {"output": model_zoo.relative_error(results["nvfuse"][0], results["eager"][0])}
-    if training:
-        errors["gradient"] = max(model_zoo.gradient_errors(model, eager).values())
-        errors["buffer"] = max(model_zoo.buffer_errors(model, eager).values(), default=0.0)
-    return errors, results["nvfuse"][2]
+def _shown(errors):
+    return ", ".join(f"{k} {v:.1e}" if isinstance(v, float) else f"{k} {v}" for k, v in errors.items())
 
 
 def main():
@@ -62,19 +42,24 @@ def main():
             torch._dynamo.reset()
             nvfuse.dynamo.clear_reports()
             step = "training" if training else "inference"
+            start = time.perf_counter()
             try:
-                errors, seconds = _run(name, args.size, args.device, args.dtype, training)
+                errors = zoo_accuracy.step_errors(
+                    name, args.size, args.device, args.dtype == "bf16", training
+                )
             except Exception as error:  # noqa: BLE001 (a report, not a test)
                 print(f"{name} {step}: FAILED {type(error).__name__}: {str(error)[:300]}")
-                traceback.print_exc(limit=-3)
+                traceback.print_exc()
                 continue
+            seconds = time.perf_counter() - start
             reports = nvfuse.dynamo.reports()
             fused = sum(r.fused_ops for r in reports)
             total = sum(r.non_gemm_ops for r in reports)
-            shown = ", ".join(f"{k} {v:.1e}" for k, v in errors.items())
+            verdict = "out of bounds" if zoo_accuracy.over_bounds(errors) else "ok"
+            eager = f"; eager {_shown(errors['eager'])}" if errors["eager"] else ""
             print(
-                f"{name} {step}: {shown}; nvfuse ran {fused} of {total} non-GEMM ops; "
-                f"first call {seconds:.1f} s"
+                f"{name} {step}: {verdict}: nvfuse {_shown(errors['nvfuse'])}{eager}; "
+                f"nvfuse ran {fused} of {total} non-GEMM ops; {seconds:.1f} s"
             )
             for report in reports:
                 for _, target, reason in report.unfused:

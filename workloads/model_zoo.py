@@ -264,52 +264,6 @@ def convnext(size):
     return model, _images(batch, side, key="x")
 
 
-def relative_error(got, want):
-    """|got - want| / |want| in the 2-norm, computed in double (0 when
-    both are zero)."""
-    got, want = got.detach().double(), want.detach().double()
-    scale = want.norm().item()
-    difference = (got - want).norm().item()
-    return difference / scale if scale > 0 else difference
-
-
-# A gradient whose eager norm is below this share of the model's largest
-# gradient norm is rounding noise around an exact zero (a key projection's
-# bias under softmax, which is invariant to it): its error is measured
-# against that floor instead of its own norm.
-GRADIENT_FLOOR = 1e-6
-
-
-def gradient_errors(model, eager):
-    """Per parameter name, the relative error of `model`'s gradient against
-    `eager`'s (a copy that ran the same step), each against at least
-    GRADIENT_FLOOR times the largest gradient norm."""
-    pairs = [
-        (name, p.grad, q.grad)
-        for (name, p), q in zip(model.named_parameters(), eager.parameters())
-        if q.grad is not None
-    ]
-    floor = GRADIENT_FLOOR * max((want.double().norm().item() for _, _, want in pairs), default=0)
-    errors = {}
-    for name, got, want in pairs:
-        if got is None:
-            errors[name] = float("inf")
-            continue
-        difference = (got.double() - want.double()).norm().item()
-        errors[name] = difference / max(want.double().norm().item(), floor, 1e-30)
-    return errors
-
-
-def buffer_errors(model, eager):
-    """Per buffer name (batch norm's running statistics), the relative
-    error against `eager`'s."""
-    return {
-        name: relative_error(b, c)
-        for (name, b), c in zip(model.named_buffers(), eager.buffers())
-        if b.is_floating_point()
-    }
-
-
 BUILDERS = {
     "gpt2": gpt2,
     "llama": llama,

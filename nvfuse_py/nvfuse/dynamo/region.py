@@ -79,6 +79,16 @@ def define_fusion(graph, args, layouts):
     return fd
 
 
+def _cuda_device_of(outputs):
+    """The index of the CUDA device the outputs' meta values are on, or -1
+    (the CPU)."""
+    for out in outputs:
+        meta = out.meta.get("val")
+        if isinstance(meta, torch.Tensor) and meta.device.type == "cuda":
+            return meta.device.index if meta.device.index is not None else 0
+    return -1
+
+
 class FusedRegion(torch.nn.Module):
     """Runs a region's graph as nvfuse fusions, one definition per input
     layout."""
@@ -101,6 +111,10 @@ class FusedRegion(torch.nn.Module):
         self._layouts = [
             OutputLayout(out.meta.get("val")) for out in outputs if not is_input_update(out)
         ]
+        # Where a fusion that reads no CUDA tensor runs (creation ops only,
+        # say arange and full for an attention bias): the device torch's
+        # meta values put the outputs on.
+        self._cuda_device = _cuda_device_of(outputs)
         # Input updates make the region's call impure: never dead code.
         self._is_impure = any(is_input_update(n) for n in graph_module.graph.nodes)
         self._definitions = {}
@@ -132,7 +146,7 @@ class FusedRegion(torch.nn.Module):
                 self._calls.clear()
             fd = self.definition_for(args)
             fd._ensure_defined()
-            outputs = _C.execute(fd._id, list(args), -1)
+            outputs = _C.execute(fd._id, list(args), self._cuda_device)
             to_conform = [
                 k
                 for k, (out, layout) in enumerate(zip(outputs, self._layouts))
@@ -140,7 +154,7 @@ class FusedRegion(torch.nn.Module):
             ]
             call = self._calls[exact] = (fd._id, to_conform)
         else:
-            outputs = _C.execute(call[0], list(args), -1)
+            outputs = _C.execute(call[0], list(args), self._cuda_device)
         for k in call[1]:
             outputs[k] = self._layouts[k].conform(outputs[k])
         returned = [outputs[k] if kind == "fused" else args[k] for kind, k in self._returns]
