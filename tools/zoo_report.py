@@ -26,7 +26,9 @@ from workloads import model_zoo, zoo_accuracy  # noqa: E402
 
 
 def _shown(errors):
-    return ", ".join(f"{k} {v:.1e}" if isinstance(v, float) else f"{k} {v}" for k, v in errors.items())
+    return ", ".join(
+        f"{k} {v:.1e}" if isinstance(v, float) else f"{k} {v}" for k, v in errors.items()
+    )
 
 
 def main():
@@ -56,9 +58,11 @@ def main():
             fused = sum(r.fused_ops for r in reports)
             total = sum(r.non_gemm_ops for r in reports)
             verdict = "out of bounds" if zoo_accuracy.over_bounds(errors) else "ok"
-            eager = f"; eager {_shown(errors['eager'])}" if errors["eager"] else ""
+            against = "fp32" if args.dtype == "bf16" else "fp64"
+            direct = f"against eager {_shown(errors['direct'])}; " if errors["direct"] else ""
             print(
-                f"{name} {step}: {verdict}: nvfuse {_shown(errors['nvfuse'])}{eager}; "
+                f"{name} {step}: {verdict}: {direct}against {against}: nvfuse "
+                f"{_shown(errors['nvfuse'])}, eager {_shown(errors['eager'])}; "
                 f"nvfuse ran {fused} of {total} non-GEMM ops; {seconds:.1f} s"
             )
             for report in reports:

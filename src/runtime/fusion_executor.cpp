@@ -349,8 +349,10 @@ std::string FusionExecutor::fused_part_code(Part& part, const std::vector<Argume
 
 std::vector<at::Tensor> FusionExecutor::compute_parts(const std::vector<Argument>& args,
     std::vector<bool>& from_kernel, c10::Device& device, std::string* code) {
-  check_argument_count(*fusion_, args);          // parts bind only what they use
-  device = device_of_arguments(*fusion_, args);  // parts without tensors too
+  check_argument_count(*fusion_, args);  // parts bind only what they use
+  // Parts without tensors run there too; a fusion that reads no tensor (or
+  // only CPU scalars) runs where the caller asked.
+  device = device_of_arguments(*fusion_, args, device);
   std::vector<at::Tensor> slots(program_.slot_count);
   std::vector<bool> slot_from_kernel(program_.slot_count, false);
   std::vector<Argument> piece_args;

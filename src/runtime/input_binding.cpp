@@ -340,7 +340,8 @@ BoundInputs bind_inputs(
   return InputBinder(fusion, args, device).bind();
 }
 
-c10::Device device_of_arguments(const Fusion& fusion, const std::vector<Argument>& args) {
+c10::Device device_of_arguments(
+    const Fusion& fusion, const std::vector<Argument>& args, c10::Device fallback) {
   const auto& inputs = fusion.inputs();
   for (size_t i = 0; i < inputs.size() && i < args.size(); ++i) {
     const auto* t = std::get_if<at::Tensor>(&args[i]);
@@ -349,7 +350,7 @@ c10::Device device_of_arguments(const Fusion& fusion, const std::vector<Argument
       return t->device();
     }
   }
-  return c10::Device(c10::kCPU);
+  return fallback;
 }
 
 }  // namespace nvfuse

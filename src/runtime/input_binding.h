@@ -25,9 +25,11 @@ struct BoundInputs {
 BoundInputs bind_inputs(const Fusion& fusion, const std::vector<Argument>& args,
     c10::Device device = c10::Device(c10::kCPU));
 
-// The device of the first tensor input that is not a CPU scalar (the CPU
-// when there is none), without validating anything.
-c10::Device device_of_arguments(const Fusion& fusion, const std::vector<Argument>& args);
+// The device of the first tensor input that is not a CPU scalar
+// (`fallback`, where the caller asked the fusion to run, when there is
+// none), without validating anything.
+c10::Device device_of_arguments(
+    const Fusion& fusion, const std::vector<Argument>& args, c10::Device fallback);
 
 // An InputError listing the expected inputs unless there is one argument
 // per fusion input (bind_inputs checks it too).

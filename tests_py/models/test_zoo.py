@@ -11,7 +11,6 @@ autocast no worse than twice eager's own error against fp32
 to ATen: the report names only GEMMs, convolutions, attention, lone ops
 and ops nvfuse does not implement."""
 
-
 import pytest
 import torch
 

@@ -64,9 +64,7 @@ def decompositions():
     (torch's decomposition of CPU flash attention also gets the causal
     backward wrong) and KEPT_WHOLE, plus FUSIBLE_COMPOSITES."""
     table = {
-        op: fn
-        for op, fn in torch._decomp.core_aten_decompositions().items()
-        if not _kept_whole(op)
+        op: fn for op, fn in torch._decomp.core_aten_decompositions().items() if not _kept_whole(op)
     }
     packets = [getattr(aten, n) for n in FUSIBLE_COMPOSITES if hasattr(aten, n)]
     table.update(torch._decomp.get_decompositions(packets))

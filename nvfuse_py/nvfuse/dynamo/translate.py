@@ -421,6 +421,7 @@ def translate_node(fd, node, args, kwargs):
         kwargs = dict(kwargs, **{which: static_sizes(node, which)})
     return TRANSLATIONS[node.target](fd, *args, **kwargs)
 
+
 # Overloads that only relabel memory: never worth a fusion of their own,
 # and left outside a fusion at its edges (the partitioner's non-compute
 # ops).

@@ -1,0 +1,47 @@
+"""Partitioning (passes/partition.py) and the report (report.py) on small
+ATen graphs."""
+
+import operator
+
+import torch
+
+from nvfuse.dynamo.passes.partition import propose_regions
+from nvfuse.dynamo.report import GEMM_REASON, counts_as_op
+from nvfuse.dynamo.support import NvfuseSupport
+
+from .conftest import aten_graph
+
+
+def test_the_items_of_a_split_stay_in_its_region():
+    def f(x):
+        a, b = (x * 2).split([4, 4], -1)
+        return a @ b.t()  # the GEMM reads both pieces outside the region
+
+    gm = aten_graph(f, torch.randn(4, 8))
+    _, partitions = propose_regions(gm, NvfuseSupport())
+    (region,) = partitions
+    items = [n for n in region.nodes if n.target is operator.getitem]
+    assert len(items) == 2
+
+
+def test_a_lone_op_is_no_region():
+    gm = aten_graph(lambda x, w: (x @ w).exp() @ w, torch.randn(4, 4), torch.randn(4, 4))
+    _, partitions = propose_regions(gm, NvfuseSupport())
+    assert partitions == []
+
+
+def test_gemms_and_views_are_not_counted_as_ops():
+    gm = aten_graph(lambda x, w: (x @ w).view(-1).exp(), torch.randn(4, 4), torch.randn(4, 4))
+    counted = [n.target for n in gm.graph.nodes if counts_as_op(n)]
+    assert counted == [torch.ops.aten.exp.default]
+
+
+def test_the_report_counts_the_share_of_ops_in_nvfuse():
+    import nvfuse.dynamo
+
+    torch.compile(lambda x, w: ((x @ w) * 2).exp().sum(), backend="nvfuse")(
+        torch.randn(4, 4), torch.randn(4, 4)
+    )
+    (report,) = nvfuse.dynamo.reports()
+    assert report.fused_ops == report.non_gemm_ops == 3
+    assert any(reason == GEMM_REASON for _, _, reason in report.unfused)

@@ -1,0 +1,128 @@
+"""The ATen ops of real model graphs that nvfuse translates
+(translate.py, translate_indexing.py): each compiled against eager, and
+fused (not left to ATen)."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import nvfuse.dynamo
+
+DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
+
+
+def _fused_targets():
+    return {op for r in nvfuse.dynamo.reports() for _, ops in r.fusions for op in ops}
+
+
+def _left_targets():
+    return {target for r in nvfuse.dynamo.reports() for _, target, _ in r.unfused}
+
+
+def _matches_eager(fn, *inputs, grad=False):
+    got = torch.compile(fn, backend="nvfuse")(*inputs)
+    want = fn(*inputs)
+    for g, w in zip(
+        got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)
+    ):
+        torch.testing.assert_close(g, w, rtol=1e-5, atol=1e-5)
+    return got
+
+
+CASES = {
+    "aten.full_like.default": lambda x: (torch.full_like(x, 3.0) * x).exp(),
+    "aten.arange.start_step": lambda x: (
+        x * torch.arange(2, 2 + 3 * x.shape[-1], 3, device=x.device)
+    ),
+    "aten.any.dim": lambda x: (x > 0.5).any(-1) & (x.sum(-1) > 0),
+    "aten.cumsum.default": lambda x: torch.cumsum(x * 2, dim=-1).sin(),
+    "aten.constant_pad_nd.default": lambda x: F.pad(x * 2, (1, 2, 0, 1), value=-1.5).exp(),
+    "aten.split_with_sizes.default": lambda x: tuple(p.exp() for p in (x * 2).split([3, 5], -1)),
+    "aten.select.int": lambda x: (x * 2)[:, -2].exp(),
+    "aten.index.Tensor": lambda x: (x * 2)[torch.tensor([3, -1, 0], device=x.device)].exp(),
+    "aten.slice_scatter.default": lambda x: torch.slice_scatter(
+        x * 0, (x * 2)[:, 2:5], 1, 2, 5
+    ).exp(),
+}
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("target", list(CASES))
+def test_op_fuses_and_matches_eager(target, device):
+    torch.manual_seed(0)
+    _matches_eager(CASES[target], torch.rand(4, 8, device=device))
+    assert target in _fused_targets(), nvfuse.dynamo.reports()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_index_with_broadcast_index_tensors(device):
+    # The padding-mask lookup of transformers' mask functions:
+    # x[batch[:, None], positions[None, :]].
+    def f(x, rows, cols):
+        return (x.cumsum(-1))[rows[:, None, None], cols[None, :, None]] * 2
+
+    x = torch.randint(0, 5, (3, 7), device=device)
+    rows = torch.tensor([2, 0, 1], device=device)
+    cols = torch.tensor([6, 0, 3, 3], device=device)
+    _matches_eager(f, x, rows, cols)
+    assert "aten.index.Tensor" in _fused_targets()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_embedding_forward_and_backward_fuse(device):
+    torch.manual_seed(0)
+    table = torch.nn.Embedding(50, 16, padding_idx=3).to(device)
+    ids = torch.tensor([[1, 3, 3, 7], [7, 7, 0, 49]], device=device)
+
+    def f(ids):
+        return (table(ids) * 2).tanh().sum()
+
+    torch.compile(f, backend="nvfuse")(ids).backward()
+    got = table.weight.grad.clone()
+    table.weight.grad = None
+    f(ids).backward()
+    torch.testing.assert_close(got, table.weight.grad, rtol=1e-5, atol=1e-6)
+    assert got[3].abs().sum() == 0  # no gradient into padding_idx
+    fused = _fused_targets()
+    assert "aten.embedding.default" in fused
+    assert "aten.embedding_dense_backward.default" in fused
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_dropout_draws_in_the_fusion_with_torch_statistics(device):
+    def f(x):
+        return F.dropout(x * 2, p=0.25, training=True) * 3
+
+    x = torch.ones(256, 256, device=device)
+    compiled = torch.compile(f, backend="nvfuse")
+    torch.manual_seed(5)
+    first = compiled(x)
+    torch.manual_seed(5)
+    assert torch.equal(first, compiled(x))
+    assert abs((first == 0).float().mean().item() - 0.25) < 0.02
+    torch.testing.assert_close(first[first != 0], torch.full_like(first[first != 0], 6 / 0.75))
+    assert "aten.native_dropout.default" in _fused_targets()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_cat_of_an_expanded_class_token(device):
+    # ViT's embeddings: a class token expanded over the batch, concatenated
+    # with the patches, plus positions.
+    def f(cls, patches, positions):
+        return torch.cat([cls.expand(patches.shape[0], -1, -1), patches], 1) + positions
+
+    cls = torch.randn(1, 1, 8, device=device)
+    patches = torch.randn(3, 8, 4, device=device).transpose(1, 2)
+    positions = torch.randn(1, 5, 8, device=device)
+    _matches_eager(f, cls, patches, positions)
+
+
+def test_ops_nvfuse_lacks_are_reported_as_such():
+    def f(x):
+        return F.max_pool2d((x * 2).relu(), 2).sum()
+
+    torch.compile(f, backend="nvfuse")(torch.randn(1, 2, 8, 8))
+    assert "aten.max_pool2d_with_indices.default" in _left_targets()
+    (report,) = nvfuse.dynamo.reports()
+    assert "non-GEMM ops in nvfuse" in str(report)
+    assert report.fused_ops < report.non_gemm_ops
