@@ -27,17 +27,31 @@ from torch._inductor.cudagraph_utils import (
 from torch._inductor.utils import BoxedBool, count_tangents, num_fw_fixed_arguments
 
 
-def _recorded(run, graph, inputs, fixed, device_index, is_backward, is_inference):
+class _GraphFacts:
+    """What torch's CUDA-graph trees need to know of an ATen graph, read
+    before the backend fuses it: inside a region, an input update
+    (copy_) is no longer a node of the graph that torch could see."""
+
+    def __init__(self, graph, fixed):
+        self.fixed = fixed
+        self.skip = check_for_skip(graph, fixed)
+        self.device_index = get_device_index(graph) if not self.skip else None
+        self.stack_traces = get_stack_traces(graph)
+        self.placeholders = get_placeholder_info(graph.graph)
+        self.mutated_input_idxs = find_input_mutations(graph.graph)
+
+
+def _recorded(run, facts, inputs, device_index, is_backward, is_inference):
     recorded = cudagraph_trees.cudagraphify_impl(
         run,
         inputs,
-        range(fixed),
+        range(facts.fixed),
         device_index=device_index,
         is_backward=is_backward,
         is_inference=is_inference,
-        stack_traces=get_stack_traces(graph),
-        placeholders=get_placeholder_info(graph.graph),
-        mutated_input_idxs=find_input_mutations(graph.graph),
+        stack_traces=facts.stack_traces,
+        placeholders=facts.placeholders,
+        mutated_input_idxs=facts.mutated_input_idxs,
     )
     recorded._boxed_call = True
     return recorded
@@ -56,19 +70,17 @@ class CudaGraphCompilers:
         self._device_index = BoxedDeviceIndex(None)
 
     def forward(self, graph, inputs, kind="forward"):
+        facts = _GraphFacts(graph, num_fw_fixed_arguments(self._num_dynamo_inputs, len(inputs)))
         run = self._compile(graph, inputs, kind)
-        fixed = num_fw_fixed_arguments(self._num_dynamo_inputs, len(inputs))
-        skip = check_for_skip(graph, fixed)
-        if skip:
+        if facts.skip:
             BoxedBool.disable(self._recording)
-            log_cudagraph_skip_and_bump_counter(f"skipping cudagraphs due to {skip}")
+            log_cudagraph_skip_and_bump_counter(f"skipping cudagraphs due to {facts.skip}")
             return run
-        self._device_index.set(get_device_index(graph))
+        self._device_index.set(facts.device_index)
         return _recorded(
             run,
-            graph,
+            facts,
             inputs,
-            fixed,
             self._device_index.value,
             is_backward=False,
             is_inference=kind == "inference",
@@ -78,16 +90,15 @@ class CudaGraphCompilers:
         return self.forward(graph, inputs, kind="inference")
 
     def backward(self, graph, inputs):
+        facts = _GraphFacts(graph, count_tangents(graph))
         run = self._compile(graph, inputs, "backward")
         if not self._recording:
             return run
-        fixed = count_tangents(graph)
-        skip = check_for_skip(graph, fixed)
-        if skip:
-            log_cudagraph_skip_and_bump_counter(f"skipping cudagraphs due to {skip}")
+        if facts.skip:
+            log_cudagraph_skip_and_bump_counter(f"skipping cudagraphs due to {facts.skip}")
             return self._unrecorded_backward(run)
         return _recorded(
-            run, graph, inputs, fixed, get_device_index(graph), is_backward=True, is_inference=False
+            run, facts, inputs, facts.device_index, is_backward=True, is_inference=False
         )
 
     def _unrecorded_backward(self, run):
