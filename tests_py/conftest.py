@@ -16,3 +16,15 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if "gpu" in item.keywords:
             item.add_marker(skip)
+
+
+@pytest.fixture
+def fresh_dynamo():
+    """torch.compile tests start with Dynamo's caches and nvfuse's backend
+    reports empty (use with pytest.mark.usefixtures)."""
+    import nvfuse.dynamo
+
+    torch._dynamo.reset()
+    nvfuse.dynamo.clear_reports()
+    yield
+    torch._dynamo.reset()

@@ -1,15 +1,9 @@
 import pytest
-import torch
-
-import nvfuse.dynamo
 
 
 @pytest.fixture(autouse=True)
-def fresh_dynamo():
-    torch._dynamo.reset()
-    nvfuse.dynamo.clear_reports()
-    yield
-    torch._dynamo.reset()
+def _fresh(fresh_dynamo):
+    """Every test here starts with Dynamo and the reports fresh."""
 
 
 def aten_graph(fn, *inputs):

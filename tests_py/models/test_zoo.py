@@ -31,12 +31,7 @@ NOT_IN_NVFUSE = {
 }
 
 
-@pytest.fixture(autouse=True)
-def fresh_dynamo():
-    torch._dynamo.reset()
-    nvfuse.dynamo.clear_reports()
-    yield
-    torch._dynamo.reset()
+pytestmark = pytest.mark.usefixtures("fresh_dynamo")
 
 
 def _check(errors):
