@@ -50,6 +50,25 @@ def as_nvfuser():
     return nvfuse
 
 
+def is_nvfuser():
+    """Whether as_nvfuser() made this process's `nvfuser` module nvfuse."""
+    module = sys.modules.get("nvfuser")
+    return module is not None and getattr(module, "__name__", "") == "nvfuse"
+
+
+def client_spelling(script):
+    """A printed definition or repro script as the client that imported
+    `nvfuser` expects it: under as_nvfuser() the function is
+    `nvfuser_fusion_idN` and the imports are `from nvfuser import ...`
+    (tools exec the text and look the function up by that name); else
+    unchanged."""
+    if not is_nvfuser():
+        return script
+    return script.replace("nvfuse_fusion_id", "nvfuser_fusion_id").replace(
+        "from nvfuse import", "from nvfuser import"
+    )
+
+
 def enable_automatic_serialization():
     """Accepted for compatibility: nvfuse always keeps compiled kernels in
     its disk cache (NVFUSE_CACHE_DIR), so there is nothing to turn on."""

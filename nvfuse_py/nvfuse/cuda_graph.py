@@ -18,7 +18,7 @@ from collections import OrderedDict
 
 import torch
 
-from .errors import InputError, UnsupportedError
+from .errors import InputError, NvfuseError, UnsupportedError
 
 GRAPHS_PER_DEFINITION = 8
 
@@ -75,7 +75,7 @@ class FusionGraphs:
         try:
             with torch.cuda.graph(graph):
                 outputs = self._run(inputs, cuda_device)
-        except UnsupportedError:
+        except NvfuseError:  # nvfuse's own errors (RuntimeErrors too) as they are
             raise
         except RuntimeError as error:
             raise UnsupportedError(

@@ -1,16 +1,19 @@
 """The exceptions nvfuse raises.
 
-Every error is an :class:`NvfuseError`. User errors also derive from the
-built-in exception that fits (``ValueError``/``TypeError``), so existing
-``except ValueError`` code keeps working; their messages name the offending
-op or input, what was expected and what was given.
+Every error is an :class:`NvfuseError`, which is a ``RuntimeError`` as
+every error of the predecessor (nvFuser) was, so clients that catch
+``RuntimeError`` keep working. User errors also derive from the built-in
+exception that fits (``ValueError``/``TypeError``), so ``except
+ValueError`` code works too; their messages name the offending op or
+input, what was expected and what was given.
 """
 
 from . import _C
 
 
-class NvfuseError(Exception):
-    """Base class of every nvfuse error."""
+class NvfuseError(RuntimeError):
+    """Base class of every nvfuse error (a RuntimeError, as the
+    predecessor's errors were)."""
 
 
 class DefinitionError(NvfuseError, ValueError):
@@ -35,7 +38,7 @@ class UnsupportedError(NvfuseError, NotImplementedError):
     """A valid request that nvfuse does not handle yet."""
 
 
-class InternalError(NvfuseError, RuntimeError):
+class InternalError(NvfuseError):
     """A bug in nvfuse. The message carries a repro script; please report it."""
 
 

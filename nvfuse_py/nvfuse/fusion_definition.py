@@ -24,6 +24,7 @@ from .errors import (
     InputTypeError,
     UnsupportedError,
 )
+from .alias import client_spelling
 from .handles import Scalar, Tensor, Vector, _Handle, make_handle
 from .ops import Operators
 from .pytorch_utils import python_scalar_dtype
@@ -260,6 +261,11 @@ class FusionDefinition:
                 raise DefinitionTypeError(
                     f"define_vector: element {i} must be an int or an integer scalar, got {v!r}"
                 )
+            if isinstance(v, Scalar) and v.dtype in _FLOATING_SCALARS:
+                # Thunder spells sizes as Float expressions of Int scalars
+                # (192 * reciprocal(S3) - flag); the predecessor took them
+                # as the Int sizes they are (truncated, as a cast does).
+                v = self.ops.cast(v, DataType.Int)
             refs.append(self._operand(v, "fd.define_vector"))
         return make_handle(self, state.define_vector(refs), state)
 
@@ -393,6 +399,9 @@ class FusionDefinition:
         try:
             return _C.execute(self._id, inputs, cuda_device)
         except (RuntimeError, TypeError, ValueError):
+            spread = _vectors_spread(inputs)  # vector inputs as lists: off the fast path
+            if spread is not inputs:
+                return _C.execute(self._id, spread, cuda_device)
             # Only on failure: name an unbindable input if there is one
             # (pybind11's and ATen's own errors name none).
             _refuse_unbindable(inputs)
@@ -488,7 +497,7 @@ class FusionDefinition:
             inputs = self._saved_inputs
         if inputs is not None:
             text += "\n" + inputs_script(inputs)
-        return text
+        return client_spelling(text)
 
     def repro_script_for(self, inputs=None) -> str:
         """repro_script(inputs), by the predecessor's name."""
@@ -507,12 +516,13 @@ class FusionDefinition:
     def __repr__(self) -> str:
         """The definition as the predecessor prints it: a newline, then
         `def nvfuse_fusion_idN(fd : FusionDefinition) -> None :` and its
-        body, which tools exec and call by name."""
+        body, which tools exec and call by name (`nvfuser_fusion_idN`
+        under as_nvfuser(), the name such tools look up)."""
         if self._state is None and self._id is None:
             return "<FusionDefinition (empty)>"
         if self._state is not None:
-            return "\n" + self._state.python_definition("nvfuse_fusion")
-        return "\n" + _C.cached_python_definition(self._id)
+            return client_spelling("\n" + self._state.python_definition("nvfuse_fusion"))
+        return client_spelling("\n" + _C.cached_python_definition(self._id))
 
     def __str__(self) -> str:
         """print(fd): the whole runnable script (fd.repro_script())."""
@@ -642,15 +652,25 @@ def report_unused_options(enable_options, disable_options):
 
 
 def clone(fd, other):
-    """Records `fd`'s definition into `other`, a FusionDefinition that is
-    being defined (inside its `with`), as the predecessor's clone(fd, other)
-    does."""
+    """Records `fd`'s definition into `other`, as the predecessor's
+    clone(fd, other) does: into `other` while it is being defined (inside
+    its `with`), or, for a fresh FusionDefinition() not yet defined, as
+    its whole definition (the predecessor's helpers clone that way)."""
     if not isinstance(fd, FusionDefinition) or not isinstance(other, FusionDefinition):
         raise DefinitionTypeError(
             "clone(fd, other): both must be FusionDefinitions, got "
             f"{type(fd).__name__} and {type(other).__name__}"
         )
+    if other._state is None and other._id is None:
+        with other:
+            _record_definition_of(fd, other)
+        return
     other._require_recording("clone(fd, other)")
+    _record_definition_of(fd, other)
+
+
+def _record_definition_of(fd, other):
+    """Replays fd's printed definition into `other`, which is recording."""
     text = repr(fd)
     from ._C import ParallelType
     from .multidevice import DeviceMesh
@@ -669,21 +689,53 @@ def clone(fd, other):
 _INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
 
 
-def _input_list(inputs):
-    """execute()'s inputs as a list; a lone tensor (which list() would
-    split into its rows) or a non-iterable is an InputTypeError."""
-    if type(inputs) is list:
+_FLOATING_SCALARS = (DataType.Double, DataType.Float, DataType.Half, DataType.BFloat16)
+
+
+def _with_vectors_flattened(inputs):
+    """execute()'s inputs with each list or tuple of ints (the value of a
+    define_vector(n) input, as the predecessor took it) spread into its n
+    scalar inputs; None when a list holds anything else (the input is then
+    refused as it stands, naming its type)."""
+    flat = []
+    for value in inputs:
+        if not isinstance(value, (list, tuple)):
+            flat.append(value)
+        elif all(isinstance(v, int) and not isinstance(v, bool) for v in value):
+            flat.extend(value)
+        else:
+            return None
+    return flat
+
+
+def _has_vectors(inputs):
+    return any(isinstance(value, (list, tuple)) for value in inputs)
+
+
+def _vectors_spread(inputs):
+    if not _has_vectors(inputs):
         return inputs
+    flat = _with_vectors_flattened(inputs)
+    return inputs if flat is None else flat
+
+
+def _input_list(inputs):
+    """execute()'s inputs as a list, vectors spread into their elements; a
+    lone tensor (which list() would split into its rows) or a non-iterable
+    is an InputTypeError."""
+    if type(inputs) is list:
+        return _vectors_spread(inputs)
     if isinstance(inputs, torch.Tensor):
         raise InputTypeError(
             "execute takes a list (or tuple) of inputs, got a tensor; pass [tensor]"
         )
     try:
-        return list(inputs)
+        inputs = list(inputs)
     except TypeError:
         raise InputTypeError(
             f"execute takes a list (or tuple) of inputs, got {type(inputs).__name__}"
         ) from None
+    return _vectors_spread(inputs)
 
 
 def _refuse_unbindable(inputs):
@@ -733,9 +785,17 @@ class FusionCache:
     _instance = None
 
     @classmethod
-    def get(cls) -> "FusionCache":
+    def get(cls, max_fusions=None, selected_device=None, load_from_default_workspace=True):
+        """The process's cache, as the predecessor's FusionCache.get. A
+        `max_fusions` bounds how many definitions keep their compiled state
+        (set_max; nvfuse never refuses to cache a definition). nvfuse takes
+        no `selected_device` (each execute runs where its inputs are) and
+        has no serialized workspace to load (its disk kernel cache is always
+        read): those two are accepted and change nothing."""
         if cls._instance is None:
             cls._instance = cls()
+        if max_fusions is not None:
+            cls.set_max(max_fusions)
         return cls._instance
 
     def num_fusions(self) -> int:

@@ -60,6 +60,30 @@ def _dims_list(dims):
     return list(dims)
 
 
+def _reduced_axes(what, tensor, dims, dim):
+    """The axes a reduction of `tensor` takes, from `dims` or the
+    predecessor's singular keyword `dim`. Axis 0 or -1 of a 0-d tensor is
+    the tensor itself, as torch has it: nothing to reduce."""
+    if dim is not None:
+        if dims is not None:
+            raise DefinitionTypeError(f"{what}: give dims or dim, not both")
+        dims = dim
+    axes = _dims_list(dims)
+    if getattr(tensor, "ndim", None) == 0 and all(a in (0, -1) for a in axes):
+        return []
+    return axes
+
+
+def _dims_and_dtype(dims, dtype):
+    """The predecessor's overload reduction(arg, dtype): a DataType given
+    where the dims go is the dtype."""
+    if isinstance(dims, DataType):
+        if dtype != DataType.Null:
+            raise DefinitionTypeError("a reduction got its dtype twice")
+        return None, dims
+    return dims, dtype
+
+
 class Operators(TensorOps, CompositeOps):
     """The `fd.ops` namespace of one FusionDefinition."""
 
@@ -95,46 +119,53 @@ class Operators(TensorOps, CompositeOps):
         shape_arg = fd._shape_operand(shape, "fd.ops.expand")
         return fd._record(lambda s: s.expand(tensor, shape_arg))
 
-    def _reduction(self, name, arg, dims, keepdim, dtype):
+    def _reduction(self, name, arg, dims, keepdim, dtype, dim):
         fd = self._fd
-        tensor = fd._operand(arg, f"fd.ops.{name}")
+        what = f"fd.ops.{name}"
+        dims, dtype = _dims_and_dtype(dims, dtype)
+        tensor = fd._operand(arg, what)
+        axes = _reduced_axes(what, arg, dims, dim)
         return fd._record(
-            lambda s: s.reduction(
-                name, tensor, _dims_list(dims), bool(keepdim), _dtype(dtype, f"fd.ops.{name}")
-            )
+            lambda s: s.reduction(name, tensor, axes, bool(keepdim), _dtype(dtype, what))
         )
 
-    def sum(self, arg, dims=None, keepdim=False, dtype=DataType.Null):
+    # Reductions take the predecessor's spellings too: the singular keyword
+    # `dim`, and a DataType in the place of `dims` (reduction(arg, dtype)).
+
+    def sum(self, arg, dims=None, keepdim=False, dtype=DataType.Null, *, dim=None):
         """Sum over `dims` (all when None). Integer inputs sum in Int."""
-        return self._reduction("sum", arg, dims, keepdim, dtype)
+        return self._reduction("sum", arg, dims, keepdim, dtype, dim)
 
-    def prod(self, arg, dims=None, keepdim=False, dtype=DataType.Null):
+    def prod(self, arg, dims=None, keepdim=False, dtype=DataType.Null, *, dim=None):
         """Product over `dims` (all when None)."""
-        return self._reduction("prod", arg, dims, keepdim, dtype)
+        return self._reduction("prod", arg, dims, keepdim, dtype, dim)
 
-    def max(self, arg, dims=None, keepdim=False, dtype=DataType.Null):
+    def max(self, arg, dims=None, keepdim=False, dtype=DataType.Null, *, dim=None):
         """Maximum over `dims` (all when None); NaN propagates."""
-        return self._reduction("max", arg, dims, keepdim, dtype)
+        return self._reduction("max", arg, dims, keepdim, dtype, dim)
 
-    def min(self, arg, dims=None, keepdim=False, dtype=DataType.Null):
+    def min(self, arg, dims=None, keepdim=False, dtype=DataType.Null, *, dim=None):
         """Minimum over `dims` (all when None); NaN propagates."""
-        return self._reduction("min", arg, dims, keepdim, dtype)
+        return self._reduction("min", arg, dims, keepdim, dtype, dim)
 
-    def var_mean(self, arg, dims=None, correction=None, keepdim=False, *, unbiased=None):
+    def var_mean(self, arg, dims=None, correction=None, keepdim=False, *, unbiased=None, dim=None):
         """(variance, mean) over `dims`; variance divides by N - correction
         (default 1; `unbiased` is the older spelling)."""
         fd = self._fd
         tensor = fd._operand(arg, "fd.ops.var_mean")
         correction = _correction(correction, unbiased)
-        return fd._record(lambda s: s.var_mean(tensor, _dims_list(dims), correction, bool(keepdim)))
+        axes = _reduced_axes("fd.ops.var_mean", arg, dims, dim)
+        return fd._record(lambda s: s.var_mean(tensor, axes, correction, bool(keepdim)))
 
-    def mean(self, arg, dims=None, keepdim=False, dtype=DataType.Null):
+    def mean(self, arg, dims=None, keepdim=False, dtype=DataType.Null, *, dim=None):
         """Mean over `dims` (all when None): sum / number of values, for
         floating-point inputs (or a floating-point `dtype`), as torch.mean."""
         fd = self._fd
+        dims, dtype = _dims_and_dtype(dims, dtype)
         tensor = fd._operand(arg, "fd.ops.mean")
+        axes = _reduced_axes("fd.ops.mean", arg, dims, dim)
         return fd._record(
-            lambda s: s.mean(tensor, _dims_list(dims), bool(keepdim), _dtype(dtype, "fd.ops.mean"))
+            lambda s: s.mean(tensor, axes, bool(keepdim), _dtype(dtype, "fd.ops.mean"))
         )
 
     def welford(self, arg, dims=None):
@@ -144,12 +175,13 @@ class Operators(TensorOps, CompositeOps):
         tensor = fd._operand(arg, "fd.ops.welford")
         return fd._record(lambda s: tuple(s.welford(tensor, _dims_list(dims))))
 
-    def var(self, arg, dims=None, correction=None, keepdim=False, *, unbiased=None):
+    def var(self, arg, dims=None, correction=None, keepdim=False, *, unbiased=None, dim=None):
         """Variance over `dims`, dividing by N - correction (default 1)."""
         fd = self._fd
         tensor = fd._operand(arg, "fd.ops.var")
         correction = _correction(correction, unbiased)
-        return fd._record(lambda s: s.var(tensor, _dims_list(dims), correction, bool(keepdim)))
+        axes = _reduced_axes("fd.ops.var", arg, dims, dim)
+        return fd._record(lambda s: s.var(tensor, axes, correction, bool(keepdim)))
 
 
 def _correction(correction, unbiased):

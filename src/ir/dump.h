@@ -19,7 +19,8 @@ namespace nvfuse {
   X(python_definition)         \
   X(compile_time)              \
   X(recompile)                 \
-  X(host_time)
+  X(host_time)                 \
+  X(dynamo) /* read by the torch.compile backend (Python) */
 
 enum class DumpOption {
 #define NVFUSE_DUMP_ENUM(name) name,

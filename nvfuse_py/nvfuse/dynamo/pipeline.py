@@ -2,8 +2,9 @@
 (passes/__init__.py lists them): input updates marked, fusible regions
 partitioned and installed as nvfuse fusions, and the graph's report."""
 
-import os
 import sys
+
+from ..dumps import get_dump
 
 from .passes.in_place_updates import mark_in_place_updates
 from .passes.partition import partition_regions
@@ -34,7 +35,7 @@ def compile_graph(gm, example_inputs, kind, dump=False):
     regions = install_regions(fused)
     report = report_graph(kind, nodes, regions, region_nodes, support.reasons)
     _REPORTS.append(report)
-    if dump or "dynamo" in os.environ.get("NVFUSE_DUMP", "").split(","):
+    if dump or "dynamo" in get_dump():
         print(report, file=sys.stderr)
     return _boxed(fused)
 
