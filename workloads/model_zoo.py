@@ -11,7 +11,7 @@ own loss, and `ZooModel.loss(output)` reduces an output to the scalar a
 training step differentiates.
 
 Dropout probabilities are zero so that compiled and eager steps can be
-compared value for value; the dropout path has tests of its own."""
+compared value for value, unless `build` is given one."""
 
 from dataclasses import dataclass
 from typing import Callable
@@ -280,9 +280,15 @@ BUILDERS = {
 }
 
 
-def build(name, size="tiny", seed=0):
+def build(name, size="tiny", seed=0, dropout=0.0):
     """The zoo model `name` at `size` (see SIZES), with weights drawn from
-    torch's generator seeded with `seed`."""
+    torch's generator seeded with `seed`; `dropout` sets the probability of
+    every nn.Dropout module (zero by default, so that compiled and eager
+    steps compare value for value)."""
     torch.manual_seed(seed)
     model, make_batch = BUILDERS[name](size)
+    if dropout:
+        for module in model.modules():
+            if isinstance(module, torch.nn.Dropout):
+                module.p = dropout
     return ZooModel(name, model, make_batch)

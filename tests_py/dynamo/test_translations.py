@@ -126,3 +126,36 @@ def test_ops_nvfuse_lacks_are_reported_as_such():
     (report,) = nvfuse.dynamo.reports()
     assert "non-GEMM ops in nvfuse" in str(report)
     assert report.fused_ops < report.non_gemm_ops
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_cat_skips_a_legacy_empty_operand(device):
+    # transformers' GPT-2 concatenates its keys onto a torch.tensor([]).
+    def f(keys):
+        return torch.cat([torch.tensor([], device=keys.device), keys * 2], -2) * 0.5
+
+    _matches_eager(f, torch.randn(2, 4, 16, 8, device=device))
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_gpt2_trains_with_dropout(device):
+    transformers = pytest.importorskip("transformers")
+    config = transformers.GPT2Config(
+        vocab_size=1000,
+        n_positions=64,
+        n_embd=64,
+        n_layer=1,
+        n_head=4,
+        resid_pdrop=0.1,
+        embd_pdrop=0.1,
+        attn_pdrop=0.1,
+        bos_token_id=1,
+        eos_token_id=2,
+        pad_token_id=0,
+    )
+    model = transformers.GPT2LMHeadModel(config).to(device).train()
+    ids = torch.randint(0, 1000, (2, 16), device=device)
+    out = torch.compile(model, backend="nvfuse")(input_ids=ids, labels=ids)
+    out.loss.backward()
+    assert torch.isfinite(out.loss) and model.lm_head.weight.grad is not None
+    assert "aten.native_dropout.default" in _fused_targets()

@@ -171,6 +171,8 @@ ARGUMENT_CHECKS = {
 
 def _refuses_its_arguments(node):
     for which in NEEDS_SIZES.get(node.target, ()):
+        if which == "operand_sizes":
+            continue  # read as they are
         if not all(isinstance(s, int) for s in static_sizes(node, which)):
             return "needs static sizes, which are symbolic here"
     check = ARGUMENT_CHECKS.get(node.target)

@@ -144,8 +144,17 @@ def _slice(fd, x, dim=0, start=None, end=None, step=1, *, sizes):
     return fd.ops.slice(x, starts, ends, steps)
 
 
-def _cat(fd, tensors, dim=0):
-    return fd.ops.cat(list(tensors), dim)
+def _legacy_empty(sizes):
+    return len(sizes) == 1 and isinstance(sizes[0], int) and sizes[0] == 0
+
+
+def _cat(fd, tensors, dim=0, *, operand_sizes):
+    """torch.cat, which skips 1-D operands of size 0 whatever the others'
+    rank (transformers' caches start from such an empty tensor)."""
+    kept = [t for t, sizes in zip(tensors, operand_sizes) if not _legacy_empty(sizes)]
+    if not kept:
+        return fd.ops.set(tensors[0])
+    return fd.ops.cat(kept, dim) if len(kept) > 1 else fd.ops.set(kept[0])
 
 
 def _full(fd, size, fill_value, *, dtype=None, **_ignored):
@@ -378,9 +387,12 @@ def _table():
 
 TRANSLATIONS = _table()
 
-# Ops whose translation takes static sizes: `sizes`, those of the node's
-# first argument; `out_sizes`, those of its value.
+# Ops whose translation takes sizes from FX's meta values: `sizes`, those
+# of the node's first argument, and `out_sizes`, those of its value, both
+# static (support.py refuses symbolic ones); `operand_sizes`, those of each
+# tensor in its first argument (a list), as they are.
 NEEDS_SIZES = {
+    aten.cat.default: ("operand_sizes",),
     aten.squeeze.dim: ("sizes",),
     aten.squeeze.dims: ("sizes",),
     aten.squeeze.default: ("sizes",),
@@ -405,9 +417,10 @@ NEEDS_SIZES = {
 
 
 def static_sizes(node, which):
-    """The sizes `which` ("sizes" or "out_sizes") of NEEDS_SIZES for
-    `node`, as FX's meta values give them (ints, or SymInts where
-    symbolic)."""
+    """The sizes `which` (of NEEDS_SIZES) for `node`, as FX's meta values
+    give them (ints, or SymInts where symbolic)."""
+    if which == "operand_sizes":
+        return [list(operand.meta["val"].shape) for operand in node.args[0]]
     meta = node.meta["val"] if which == "out_sizes" else node.args[0].meta["val"]
     if isinstance(meta, (tuple, list)):
         meta = meta[0]
