@@ -58,11 +58,17 @@ def main():
             fused = sum(r.fused_ops for r in reports)
             total = sum(r.non_gemm_ops for r in reports)
             verdict = "out of bounds" if zoo_accuracy.over_bounds(errors) else "ok"
-            against = "fp32" if args.dtype == "bf16" else "fp64"
-            direct = f"against eager {_shown(errors['direct'])}; " if errors["direct"] else ""
+            shown = []
+            if errors["direct"]:
+                shown.append(f"against eager {_shown(errors['direct'])}")
+            if errors["nvfuse"]:
+                against = "fp32" if args.dtype == "bf16" else "fp64"
+                shown.append(
+                    f"against {against}: nvfuse {_shown(errors['nvfuse'])}, "
+                    f"eager {_shown(errors['eager'])}"
+                )
             print(
-                f"{name} {step}: {verdict}: {direct}against {against}: nvfuse "
-                f"{_shown(errors['nvfuse'])}, eager {_shown(errors['eager'])}; "
+                f"{name} {step}: {verdict}: {'; '.join(shown)}; "
                 f"nvfuse ran {fused} of {total} non-GEMM ops; {seconds:.1f} s"
             )
             for report in reports:
