@@ -15,9 +15,10 @@ against the higher-precision reference, nvfuse's error may be at most
 twice eager's own plus a slack (SLACK): eager's error is the measure of
 what rounding does to this model.
 
-A gradient whose reference norm is below GRADIENT_FLOOR of the largest
-gradient norm is rounding noise around an exact zero (a key projection's
-bias under softmax, which is invariant to it): its error is measured
+A gradient (or running statistic) whose reference norm is below
+NOISE_FLOOR of the largest is rounding noise around an exact zero (a key
+projection's bias under softmax, which is invariant to it; the running
+mean of a batch norm whose input has zero mean): its error is measured
 against that floor instead of its own norm."""
 
 import contextlib
@@ -29,7 +30,7 @@ from . import model_zoo
 
 FP32_BOUNDS = {"output": 1e-4, "gradient": 1e-3, "buffer": 1e-4}
 SLACK = {torch.float32: 1e-5, torch.bfloat16: 1e-3}
-GRADIENT_FLOOR = 1e-5
+NOISE_FLOOR = 1e-5
 
 
 def relative_error(got, want):
@@ -41,16 +42,10 @@ def relative_error(got, want):
     return difference / scale if scale > 0 else difference
 
 
-def gradient_errors(model, reference):
-    """Per parameter name, the relative error of `model`'s gradient against
-    `reference`'s (a copy that ran the same step), against at least
-    GRADIENT_FLOOR times the largest reference gradient norm."""
-    pairs = [
-        (name, p.grad, q.grad)
-        for (name, p), q in zip(model.named_parameters(), reference.parameters())
-        if q.grad is not None
-    ]
-    floor = GRADIENT_FLOOR * max((w.double().norm().item() for _, _, w in pairs), default=0)
+def _floored_errors(pairs):
+    """Per name, |got - want| / |want| for (name, got, want) triples, each
+    against at least NOISE_FLOOR times the largest |want|."""
+    floor = NOISE_FLOOR * max((w.double().norm().item() for _, _, w in pairs), default=0)
     errors = {}
     for name, got, want in pairs:
         if got is None:
@@ -61,14 +56,28 @@ def gradient_errors(model, reference):
     return errors
 
 
+def gradient_errors(model, reference):
+    """Per parameter name, the relative error of `model`'s gradient against
+    `reference`'s (a copy that ran the same step)."""
+    return _floored_errors(
+        [
+            (name, p.grad, q.grad)
+            for (name, p), q in zip(model.named_parameters(), reference.parameters())
+            if q.grad is not None
+        ]
+    )
+
+
 def buffer_errors(model, reference):
     """Per floating-point buffer (batch norm's running statistics), the
     relative error against `reference`'s."""
-    return {
-        name: relative_error(b, c)
-        for (name, b), c in zip(model.named_buffers(), reference.buffers())
-        if b.is_floating_point()
-    }
+    return _floored_errors(
+        [
+            (name, b, c)
+            for (name, b), c in zip(model.named_buffers(), reference.buffers())
+            if b.is_floating_point()
+        ]
+    )
 
 
 @contextlib.contextmanager

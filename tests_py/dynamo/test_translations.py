@@ -159,3 +159,23 @@ def test_gpt2_trains_with_dropout(device):
     out.loss.backward()
     assert torch.isfinite(out.loss) and model.lm_head.weight.grad is not None
     assert "aten.native_dropout.default" in _fused_targets()
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_stochastic_depth_draws_in_the_fusion(device):
+    # timm's drop_path: x.new_empty(...).bernoulli_(keep) / keep, per sample.
+    def drop_path(x, keep=0.75):
+        mask = x.new_empty((x.shape[0], 1)).bernoulli_(keep)
+        return x * mask / keep + 1
+
+    x = torch.ones(4096, 8, device=device)
+    compiled = torch.compile(drop_path, backend="nvfuse")
+    torch.manual_seed(3)
+    first = compiled(x)
+    torch.manual_seed(3)
+    assert torch.equal(first, compiled(x))
+    kept = first[:, 0] != 1
+    assert abs(kept.float().mean().item() - 0.75) < 0.03
+    torch.testing.assert_close(first[kept], torch.full_like(first[kept], 1 + 1 / 0.75))
+    fused = _fused_targets()
+    assert "aten.bernoulli.p" in fused and "aten.empty.memory_format" in fused

@@ -145,6 +145,18 @@ def _refuses_other_devices(node):
     return None
 
 
+def _refuses_explicit_generator(node):
+    if node.kwargs.get("generator") is not None:
+        return "draws from an explicit torch.Generator (nvfuse draws from the default one)"
+    return None
+
+
+def _refuses_symbolic_sizes(node):
+    if not all(isinstance(s, int) for s in node.args[0]):
+        return "needs static sizes, which are symbolic here"
+    return _refuses_other_devices(node)
+
+
 # Per overload, what else its arguments must satisfy.
 ARGUMENT_CHECKS = {
     aten._to_copy.default: _refuses_copy,
@@ -163,6 +175,9 @@ ARGUMENT_CHECKS = {
     aten.split.Tensor: _refuses_symbolic(1),
     aten.embedding_dense_backward.default: _refuses_embedding_backward,
     aten.copy_.default: _refuses_in_place,
+    aten.bernoulli.p: _refuses_explicit_generator,
+    aten.empty.memory_format: _refuses_symbolic_sizes,
+    aten.empty_permuted.default: _refuses_symbolic_sizes,
     aten.slice_scatter.default: _refuses_slice_scatter,
     aten.as_strided.default: _refuses_strided_view,
     aten.as_strided_scatter.default: _refuses_strided_view,

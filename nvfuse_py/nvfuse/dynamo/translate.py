@@ -307,6 +307,20 @@ def _native_dropout(fd, x, p, train):
     return fd.ops.mul(fd.ops.mul(x, mask), scale), mask
 
 
+def _bernoulli(fd, x, p=0.5, *, generator=None):
+    """torch.bernoulli(x, p): ones where a uniform draw from torch's
+    generator is below p, in x's shape and dtype (support.py refuses an
+    explicit generator)."""
+    draws = fd.ops.uniform(0.0, 1.0, fd.ops.shape(x), dtype=DataType.Float)
+    return fd.ops.cast(fd.ops.lt(draws, p), x.dtype)
+
+
+def _empty(fd, size, *args, dtype=None, **_ignored):
+    """Uninitialized memory (empty, empty_permuted): zeros are as good as
+    any values; the layout follows from the meta value's strides."""
+    return _full(fd, size, 0, dtype=dtype)
+
+
 def _table():
     table = {}
     for name in UNARY:
@@ -378,6 +392,9 @@ def _table():
             aten.split.Tensor: _split,
             aten.select.int: _select,
             aten.native_dropout.default: _native_dropout,
+            aten.bernoulli.p: _bernoulli,
+            aten.empty.memory_format: _empty,
+            aten.empty_permuted.default: _empty,
             operator.getitem: _getitem,
         }
     )
