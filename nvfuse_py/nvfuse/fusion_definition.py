@@ -20,17 +20,28 @@ from ._C import DataType, StateKind
 from .errors import (
     DefinitionError,
     DefinitionTypeError,
-    InputError,
-    InputTypeError,
     UnsupportedError,
 )
 from .alias import client_spelling
+from .execute_inputs import (
+    INT64_MAX,
+    INT64_MIN,
+    check_device,
+    input_list,
+    normalized_device,
+    refuse_unbindable,
+    vectors_spread,
+)
 from .handles import Scalar, Tensor, Vector, _Handle, make_handle
 from .ops import Operators
 from .pytorch_utils import python_scalar_dtype
 from .repro import inputs_script
 from .schedule import Schedule
 from .tensor_ops import _dtype
+
+
+# Scalar dtypes define_vector casts to Int (sizes Thunder spells as floats).
+_FLOATING_SCALARS = (DataType.Double, DataType.Float, DataType.Half, DataType.BFloat16)
 
 
 class FusionDefinition:
@@ -229,10 +240,10 @@ class FusionDefinition:
         if (
             isinstance(value, int)
             and not isinstance(value, bool)
-            and not _INT64_MIN <= value <= _INT64_MAX
+            and not INT64_MIN <= value <= INT64_MAX
         ):
             raise DefinitionError(
-                f"define_scalar: {value} is outside int64 [{_INT64_MIN}, {_INT64_MAX}]"
+                f"define_scalar: {value} is outside int64 [{INT64_MIN}, {INT64_MAX}]"
             )
         if dtype is None:
             dtype = python_scalar_dtype(value) if value is not None else DataType.Double
@@ -362,11 +373,11 @@ class FusionDefinition:
             return self._execute_plain(inputs, -1)
         self._ensure_defined()
         report_unused_options(_enable_options, _disable_options)
-        inputs = _input_list(inputs)
+        inputs = input_list(inputs)
         cuda_device = -1
         if device is not None:
-            device = _normalized_device(device)
-            _check_device(inputs, device)
+            device = normalized_device(device)
+            check_device(inputs, device)
             cuda_device = device.index if device.type == "cuda" else -1
         if save_repro_inputs:
             self._saved_inputs = [
@@ -399,12 +410,12 @@ class FusionDefinition:
         try:
             return _C.execute(self._id, inputs, cuda_device)
         except (RuntimeError, TypeError, ValueError):
-            spread = _vectors_spread(inputs)  # vector inputs as lists: off the fast path
+            spread = vectors_spread(inputs)  # vector inputs as lists: off the fast path
             if spread is not inputs:
                 return _C.execute(self._id, spread, cuda_device)
             # Only on failure: name an unbindable input if there is one
             # (pybind11's and ATen's own errors name none).
-            _refuse_unbindable(inputs)
+            refuse_unbindable(inputs)
             raise
 
     def _execute_graphed(self, inputs, cuda_device, profile, capture_debug_output):
@@ -684,99 +695,6 @@ def _record_definition_of(fd, other):
     exec(text, namespace)
     name = text.split("def ", 1)[1].split("(", 1)[0]
     namespace[name](other)
-
-
-_INT64_MIN, _INT64_MAX = -(2**63), 2**63 - 1
-
-
-_FLOATING_SCALARS = (DataType.Double, DataType.Float, DataType.Half, DataType.BFloat16)
-
-
-def _with_vectors_flattened(inputs):
-    """execute()'s inputs with each list or tuple of ints (the value of a
-    define_vector(n) input, as the predecessor took it) spread into its n
-    scalar inputs; None when a list holds anything else (the input is then
-    refused as it stands, naming its type)."""
-    flat = []
-    for value in inputs:
-        if not isinstance(value, (list, tuple)):
-            flat.append(value)
-        elif all(isinstance(v, int) and not isinstance(v, bool) for v in value):
-            flat.extend(value)
-        else:
-            return None
-    return flat
-
-
-def _has_vectors(inputs):
-    return any(isinstance(value, (list, tuple)) for value in inputs)
-
-
-def _vectors_spread(inputs):
-    if not _has_vectors(inputs):
-        return inputs
-    flat = _with_vectors_flattened(inputs)
-    return inputs if flat is None else flat
-
-
-def _input_list(inputs):
-    """execute()'s inputs as a list, vectors spread into their elements; a
-    lone tensor (which list() would split into its rows) or a non-iterable
-    is an InputTypeError."""
-    if type(inputs) is list:
-        return _vectors_spread(inputs)
-    if isinstance(inputs, torch.Tensor):
-        raise InputTypeError(
-            "execute takes a list (or tuple) of inputs, got a tensor; pass [tensor]"
-        )
-    try:
-        inputs = list(inputs)
-    except TypeError:
-        raise InputTypeError(
-            f"execute takes a list (or tuple) of inputs, got {type(inputs).__name__}"
-        ) from None
-    return _vectors_spread(inputs)
-
-
-def _refuse_unbindable(inputs):
-    """Raises a typed error naming the first input nvfuse cannot bind:
-    nested, sparse or meta tensors, ints outside int64. Run when execute
-    failed, so that calls that work pay nothing for it."""
-    for i, value in enumerate(inputs):
-        if isinstance(value, torch.Tensor):
-            if value.is_nested:
-                raise InputTypeError(f"input {i} is a nested tensor; nvfuse takes strided tensors")
-            if value.layout != torch.strided:
-                raise InputTypeError(
-                    f"input {i} has layout {value.layout}; nvfuse takes strided (dense) "
-                    "tensors, e.g. t.to_dense()"
-                )
-            if value.is_meta:
-                raise InputError(
-                    f"input {i} is a meta tensor, which holds no data; pass a CPU or CUDA tensor"
-                )
-        elif isinstance(value, int) and not isinstance(value, bool):
-            if not _INT64_MIN <= value <= _INT64_MAX:
-                raise InputError(
-                    f"input {i} is the int {value}, outside int64 [{_INT64_MIN}, {_INT64_MAX}]"
-                )
-
-
-def _normalized_device(device):
-    """torch.device(device), with "cuda" resolved to the current GPU."""
-    device = torch.device(device)
-    if device.type == "cuda" and device.index is None:
-        device = torch.device("cuda", torch.cuda.current_device())
-    return device
-
-
-def _check_device(inputs, device):
-    for i, t in enumerate(inputs):
-        if isinstance(t, torch.Tensor) and t.dim() > 0 and t.device != device:
-            raise InputError(
-                f"execute(device={device}): input {i} is on {t.device}; move "
-                "it, or leave device unset"
-            )
 
 
 class FusionCache:
