@@ -89,6 +89,14 @@ TEST(IrConstruction, ReductionDropsAxesUnlessKeepdim) {
   EXPECT_TRUE(kept->logical()[1]->is_broadcast());
 }
 
+TEST(IrConstruction, AxisZeroOfA0dTensorReducesNothing) {
+  Fusion f;
+  TensorView* scalar = symbolic_input(f, 0, DataType::Float);
+  EXPECT_EQ(reduce(OpType::maximum, scalar, {0}, false, DataType::Null)->rank(), 0);
+  EXPECT_EQ(reduce(OpType::add, scalar, {-1}, true, DataType::Null)->rank(), 0);
+  EXPECT_ANY_THROW(reduce(OpType::add, scalar, {1}, false, DataType::Null));
+}
+
 TEST(IrConstruction, IntegerSumAccumulatesInInt) {
   Fusion f;
   TensorView* a = symbolic_input(f, 2, DataType::Int32);

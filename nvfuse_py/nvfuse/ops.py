@@ -60,18 +60,14 @@ def _dims_list(dims):
     return list(dims)
 
 
-def _reduced_axes(what, tensor, dims, dim):
-    """The axes a reduction of `tensor` takes, from `dims` or the
-    predecessor's singular keyword `dim`. Axis 0 or -1 of a 0-d tensor is
-    the tensor itself, as torch has it: nothing to reduce."""
+def _reduced_axes(what, dims, dim):
+    """The axes a reduction takes, from `dims` or the predecessor's
+    singular keyword `dim`."""
     if dim is not None:
         if dims is not None:
             raise DefinitionTypeError(f"{what}: give dims or dim, not both")
         dims = dim
-    axes = _dims_list(dims)
-    if getattr(tensor, "ndim", None) == 0 and all(a in (0, -1) for a in axes):
-        return []
-    return axes
+    return _dims_list(dims)
 
 
 def _dims_and_dtype(dims, dtype):
@@ -124,7 +120,7 @@ class Operators(TensorOps, CompositeOps):
         what = f"fd.ops.{name}"
         dims, dtype = _dims_and_dtype(dims, dtype)
         tensor = fd._operand(arg, what)
-        axes = _reduced_axes(what, arg, dims, dim)
+        axes = _reduced_axes(what, dims, dim)
         return fd._record(
             lambda s: s.reduction(name, tensor, axes, bool(keepdim), _dtype(dtype, what))
         )
@@ -154,7 +150,7 @@ class Operators(TensorOps, CompositeOps):
         fd = self._fd
         tensor = fd._operand(arg, "fd.ops.var_mean")
         correction = _correction(correction, unbiased)
-        axes = _reduced_axes("fd.ops.var_mean", arg, dims, dim)
+        axes = _reduced_axes("fd.ops.var_mean", dims, dim)
         return fd._record(lambda s: s.var_mean(tensor, axes, correction, bool(keepdim)))
 
     def mean(self, arg, dims=None, keepdim=False, dtype=DataType.Null, *, dim=None):
@@ -163,7 +159,7 @@ class Operators(TensorOps, CompositeOps):
         fd = self._fd
         dims, dtype = _dims_and_dtype(dims, dtype)
         tensor = fd._operand(arg, "fd.ops.mean")
-        axes = _reduced_axes("fd.ops.mean", arg, dims, dim)
+        axes = _reduced_axes("fd.ops.mean", dims, dim)
         return fd._record(
             lambda s: s.mean(tensor, axes, bool(keepdim), _dtype(dtype, "fd.ops.mean"))
         )
@@ -180,7 +176,7 @@ class Operators(TensorOps, CompositeOps):
         fd = self._fd
         tensor = fd._operand(arg, "fd.ops.var")
         correction = _correction(correction, unbiased)
-        axes = _reduced_axes("fd.ops.var", arg, dims, dim)
+        axes = _reduced_axes("fd.ops.var", dims, dim)
         return fd._record(lambda s: s.var(tensor, axes, correction, bool(keepdim)))
 
 

@@ -13,9 +13,14 @@ namespace nvfuse {
 
 namespace {
 
+// The axes a reduction takes: all when none are named. Axis 0 or -1 of a
+// 0-d tensor is the tensor itself, as torch has it: nothing to reduce
+// (Thunder's softmax of a 0-d tensor reduces over axis 0).
 std::vector<int64_t> reduction_axes(
     const TensorView* in, const std::vector<int64_t>& axes, const char* what) {
-  if (axes.empty()) {
+  const bool whole_0d = in->rank() == 0 &&
+      std::all_of(axes.begin(), axes.end(), [](int64_t a) { return a == 0 || a == -1; });
+  if (axes.empty() || whole_0d) {
     std::vector<int64_t> all(in->rank());
     for (int64_t i = 0; i < in->rank(); ++i) {
       all[i] = i;

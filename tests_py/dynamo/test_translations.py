@@ -88,17 +88,23 @@ def test_embedding_forward_and_backward_fuse(device):
     assert "aten.embedding_dense_backward.default" in fused
 
 
+def _drawn_twice_from_one_seed(fn, x):
+    """`fn` compiled and run twice after the same torch.manual_seed: the
+    draws must repeat. Returns the first result."""
+    compiled = torch.compile(fn, backend="nvfuse")
+    torch.manual_seed(5)
+    first = compiled(x)
+    torch.manual_seed(5)
+    assert torch.equal(first, compiled(x))
+    return first
+
+
 @pytest.mark.parametrize("device", DEVICES)
 def test_dropout_draws_in_the_fusion_with_torch_statistics(device):
     def f(x):
         return F.dropout(x * 2, p=0.25, training=True) * 3
 
-    x = torch.ones(256, 256, device=device)
-    compiled = torch.compile(f, backend="nvfuse")
-    torch.manual_seed(5)
-    first = compiled(x)
-    torch.manual_seed(5)
-    assert torch.equal(first, compiled(x))
+    first = _drawn_twice_from_one_seed(f, torch.ones(256, 256, device=device))
     assert abs((first == 0).float().mean().item() - 0.25) < 0.02
     torch.testing.assert_close(first[first != 0], torch.full_like(first[first != 0], 6 / 0.75))
     assert "aten.native_dropout.default" in _fused_targets()
@@ -168,12 +174,7 @@ def test_stochastic_depth_draws_in_the_fusion(device):
         mask = x.new_empty((x.shape[0], 1)).bernoulli_(keep)
         return x * mask / keep + 1
 
-    x = torch.ones(4096, 8, device=device)
-    compiled = torch.compile(drop_path, backend="nvfuse")
-    torch.manual_seed(3)
-    first = compiled(x)
-    torch.manual_seed(3)
-    assert torch.equal(first, compiled(x))
+    first = _drawn_twice_from_one_seed(drop_path, torch.ones(4096, 8, device=device))
     kept = first[:, 0] != 1
     assert abs(kept.float().mean().item() - 0.75) < 0.03
     torch.testing.assert_close(first[kept], torch.full_like(first[kept], 1 + 1 / 0.75))

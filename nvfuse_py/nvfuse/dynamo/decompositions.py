@@ -51,12 +51,11 @@ FUSIBLE_COMPOSITES = [
 # torch decomposes them: the embedding backward is one scatter-add kernel
 # (index_put_accumulate), where the decomposition's index_put runs
 # ATen's sort-based kernel.
-KEPT_WHOLE = [aten.embedding_dense_backward]
+KEPT_WHOLE = {aten.embedding_dense_backward}
 
 
 def _kept_whole(op):
-    packets = set(KEPT_WHOLE)
-    return "scaled_dot_product" in str(op) or getattr(op, "overloadpacket", None) in packets
+    return "scaled_dot_product" in str(op) or getattr(op, "overloadpacket", None) in KEPT_WHOLE
 
 
 def decompositions():

@@ -117,6 +117,7 @@ class FusedRegion(torch.nn.Module):
         self._cuda_device = _cuda_device_of(outputs)
         # Input updates make the region's call impure: never dead code.
         self._is_impure = any(is_input_update(n) for n in graph_module.graph.nodes)
+        self._returns_inputs = any(kind == "input" for kind, _ in self._returns)
         self._definitions = {}
         self._calls = {}
         self._static_sizes = [static_sizes_of(n.meta.get("val")) for n in placeholders]
@@ -157,8 +158,9 @@ class FusedRegion(torch.nn.Module):
             outputs = _C.execute(call[0], list(args), self._cuda_device)
         for k in call[1]:
             outputs[k] = self._layouts[k].conform(outputs[k])
-        returned = [outputs[k] if kind == "fused" else args[k] for kind, k in self._returns]
-        return returned[0] if self._single else tuple(returned)
+        if self._returns_inputs:
+            outputs = [outputs[k] if kind == "fused" else args[k] for kind, k in self._returns]
+        return outputs[0] if self._single else tuple(outputs)
 
     def node_targets(self):
         return [str(n.target) for n in self.graph_module.graph.nodes if n.op == "call_function"]

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import torch
 
+from .passes.in_place_updates import in_place_updates_done
 from .translate import VIEWS
 
 aten = torch.ops.aten
@@ -42,7 +43,7 @@ def counts_as_op(node):
         and node.target not in VIEWS
         and node.target not in GEMM_LIKE
         and node.target is not operator.getitem
-        and getattr(node.target, "__name__", "") != "in_place_updates_done"
+        and node.target is not in_place_updates_done
     )
 
 
@@ -70,23 +71,21 @@ class GraphReport:
 
 
 def report_graph(kind, nodes, regions, region_nodes, reasons):
-    """The report of a graph of `nodes` (as they were before partitioning), cut into `region_nodes`
-    (node sets, one a region) run by `regions`; `reasons` maps the name
-    of each node nvfuse refused to (target, reason)."""
+    """The report of a graph of `nodes` (as they were before
+    partitioning), cut into `region_nodes` (node sets, one a region) run by
+    `regions`; `reasons` maps the name of each node nvfuse refused to
+    (target, reason)."""
     report = GraphReport(kind)
     report.fusions = [(r.name, r.node_targets()) for r in regions]
     fused = set().union(*region_nodes) if region_nodes else set()
     for node in nodes:
-        if not counts_as_op(node) and node.target not in GEMM_LIKE:
-            continue
-        if node.target in GEMM_LIKE:
+        if node.op == "call_function" and node.target in GEMM_LIKE:
             report.unfused.append((node.name, str(node.target), GEMM_REASON))
-            continue
-        report.non_gemm_ops += 1
-        if node in fused:
-            report.fused_ops += 1
-        elif node.name in reasons:
-            report.unfused.append((node.name, *reasons[node.name]))
-        else:
-            report.unfused.append((node.name, str(node.target), LONE_REASON))
+        elif counts_as_op(node):
+            report.non_gemm_ops += 1
+            if node in fused:
+                report.fused_ops += 1
+            else:
+                why = reasons.get(node.name, (str(node.target), LONE_REASON))
+                report.unfused.append((node.name, *why))
     return report

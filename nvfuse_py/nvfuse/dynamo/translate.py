@@ -243,9 +243,7 @@ def _copy(fd, target, src, non_blocking=False, *, sizes):
     """aten.copy (and functionalization's copy_ into an input): src
     broadcast to target's shape; the cast to target's dtype follows from
     the meta value."""
-    if src.ndim < len(sizes):
-        src = fd.ops.broadcast(src, [True] * (len(sizes) - src.ndim) + [False] * src.ndim)
-    return fd.ops.expand(src, list(sizes))
+    return _expand(fd, src, sizes)
 
 
 def _full_like(fd, x, fill_value, *, dtype=None, sizes, **_ignored):
