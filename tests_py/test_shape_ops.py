@@ -77,6 +77,26 @@ def test_squeeze_matches_torch(device):
     assert_close(out, x.squeeze((0, 2)))
 
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_squeeze_of_an_inferred_axis_after_a_reshape(device):
+    # The squeeze requires the inferred size to be 1; that requirement is
+    # the squeeze's, not a second element count of the reshape.
+    x = make_input((5,), torch.float32, device=device)
+    (out, squeezed), _ = run_fusion(
+        lambda fd, t: (r := fd.ops.reshape(t, [5, -1]), fd.ops.squeeze(r, [1])), [x]
+    )
+    assert_close(out, x.reshape(5, -1))
+    assert_close(squeezed, x)
+
+
+def test_squeezing_an_inferred_axis_that_is_not_one_names_the_squeeze():
+    with FusionDefinition() as fd:
+        t = fd.define_tensor([-1], contiguity=True)
+        fd.add_output(fd.ops.squeeze(fd.ops.reshape(t, [5, -1]), [1]))
+    with pytest.raises(InputError, match="squeeze"):
+        fd.execute([torch.randn(10)])
+
+
 def test_squeeze_of_a_sized_axis_is_a_definition_error():
     with pytest.raises(DefinitionError, match="only size-1 axes can be squeezed"):
         with FusionDefinition() as fd:

@@ -48,6 +48,17 @@ def test_lerp_with_tensor_and_scalar_weight_matches_torch(dtype):
     assert_close(outs[1], torch.lerp(a, b, 0.25))
 
 
+@pytest.mark.parametrize("dtype", FLOATS, ids=str)
+def test_lerp_with_a_number_in_any_operand_matches_torch(dtype):
+    a, w = make_input((4, 5), dtype), make_input((4, 5), dtype, 0.0, 1.0)
+    (end, start), _ = run_fusion(
+        lambda fd, x, y: (fd.ops.lerp(x, 2.0, y), fd.ops.lerp(-1.0, x, y)), [a, w]
+    )
+    assert end.dtype == start.dtype == dtype
+    assert_close(end, torch.lerp(a, torch.full_like(a, 2.0), w))
+    assert_close(start, torch.lerp(torch.full_like(a, -1.0), a, w))
+
+
 @pytest.mark.parametrize("dtype", FLOATS + [torch.int64], ids=str)
 def test_clamp_matches_torch(dtype):
     x = make_input((5, 5), dtype)

@@ -94,6 +94,7 @@ TensorView* squeeze(TensorView* in, const std::vector<int64_t>& dims) {
   std::vector<int64_t> axes_to_drop = normalize_axes(dims, in->rank(), "squeeze");
   Fusion* fusion = in->fusion();
   std::vector<IterDomain*> axes;
+  std::vector<Scalar*> symbolic_dropped;
   for (int64_t i = 0; i < in->rank(); ++i) {
     IterDomain* id = in->logical()[i];
     if (!std::binary_search(axes_to_drop.begin(), axes_to_drop.end(), i)) {
@@ -104,11 +105,17 @@ TensorView* squeeze(TensorView* in, const std::vector<int64_t>& dims) {
     NVFUSE_CHECK(!id->is_expanded() && (!size.has_value() || *size == 1), "squeeze: axis ", i,
         " has size ", id->logical_extent()->to_string(), "; only size-1 axes can be squeezed");
     if (!size.has_value()) {
-      fusion->add_extent_equality(id->logical_extent(), fusion->one(), in);
+      symbolic_dropped.push_back(id->logical_extent());
     }
   }
   TensorView* out = tensor_of_axes(fusion, std::move(axes), in->dtype());
   fusion->create<SqueezeOp>(ExprFields{{in}, {out}, {{"dims", axes_to_drop}}});
+  // Recorded against the squeeze's own output: the binder reads the op
+  // that required the equality from it (a reshape's input would be taken
+  // for the reshape's element-count check).
+  for (Scalar* extent : symbolic_dropped) {
+    fusion->add_extent_equality(extent, fusion->one(), out);
+  }
   return out;
 }
 

@@ -208,8 +208,11 @@ at::Tensor apply_pointwise(
     case OpType::where:
       return at::where(arg(0), arg(1), arg(2));
     case OpType::lerp:
-      return is_scalar(operands.at(2)) ? at::lerp(arg(0), arg(1), scalar_of(operands[2]))
-                                       : at::lerp(arg(0), arg(1), arg(2));
+      // lerp's Tensor overloads want its operands in one dtype; a number
+      // is held as a 64-bit wrapped number.
+      return is_scalar(operands.at(2))
+          ? at::lerp(arg(0).to(compute), arg(1).to(compute), scalar_of(operands[2]))
+          : at::lerp(arg(0).to(compute), arg(1).to(compute), arg(2).to(compute));
     case OpType::clamp:
       return at::clamp(arg(0), arg(1), arg(2));
     case OpType::threshold:  // torch.threshold: x <= threshold ? value : x

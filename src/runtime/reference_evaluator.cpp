@@ -36,12 +36,15 @@ at::ScalarType wrapped_type_of(at::ScalarType type) {
 // Float tensor from the value directly would raise on the overflow), then
 // held in the 64-bit type torch's wrapped numbers always have (exactly):
 // code that reads wrapped numbers, such as a Python dispatcher, knows
-// only those.
-at::Tensor wrapped_number(const ScalarValue& value, at::ScalarType type) {
+// only those. It lives on `device`, the device of the op's tensors: ATen's
+// binary ops take a CPU scalar beside CUDA tensors, but clamp's and
+// lerp's Tensor overloads (and ternary ops in general) refuse one.
+at::Tensor wrapped_number(const ScalarValue& value, at::ScalarType type, at::Device device) {
   at::Tensor t = at::scalar_tensor(
       to_aten_scalar(value), at::TensorOptions().dtype(to_aten(value.natural_dtype())))
                      .to(type)
-                     .to(wrapped_type_of(type));
+                     .to(wrapped_type_of(type))
+                     .to(device);
   t.unsafeGetTensorImpl()->set_wrapped_number(true);
   return t;
 }
@@ -52,6 +55,16 @@ at::Tensor to_type(const at::Tensor& t, DataType dtype) {
 }
 
 }  // namespace
+
+// Where the op's tensor operands live (the CPU when it has none).
+at::Device ReferenceEvaluator::device_of_tensor_operands(const Expr& e) const {
+  for (const Val* in : e.inputs()) {
+    if (in->is<TensorView>()) {
+      return tensor_of(in).device();
+    }
+  }
+  return at::kCPU;
+}
 
 at::Tensor ReferenceEvaluator::tensor_of(const Val* v) const {
   auto it = tensors_.find(v);
@@ -138,6 +151,7 @@ void ReferenceEvaluator::handle(const PointwiseOp& e) {
   }
   const int first_promoted = first_promoted_operand(e.op());
   const at::ScalarType math = math_type_of(compute_type_of(e));
+  const at::Device device = device_of_tensor_operands(e);
   std::vector<AtenOperand> operands;
   for (size_t i = 0; i < e.inputs().size(); ++i) {
     const Val* in = e.input(i);
@@ -148,7 +162,7 @@ void ReferenceEvaluator::handle(const PointwiseOp& e) {
     } else {
       // A scalar condition of `where` stays Bool.
       const ScalarValue v = scalar_of(in);
-      operands.push_back({wrapped_number(v, promoted ? math : at::kBool), v});
+      operands.push_back({wrapped_number(v, promoted ? math : at::kBool, device), v});
     }
   }
   tensors_[e.output(0)] = to_type(apply_pointwise(e.op(), operands, math), e.output(0)->dtype());

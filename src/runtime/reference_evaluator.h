@@ -72,6 +72,7 @@ class ReferenceEvaluator {
   void handle(const Split& e);
   void handle(const Merge& e);
   at::Tensor tensor_of(const Val* v) const;
+  at::Device device_of_tensor_operands(const Expr& e) const;
   ScalarValue scalar_of(const Val* v) const;
   std::vector<int64_t> int_values(const Expr& e, size_t first, size_t count) const;
   at::TensorOptions options_for(const Val* out) const;

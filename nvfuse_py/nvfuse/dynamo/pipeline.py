@@ -1,11 +1,13 @@
 """One ATen graph from AOTAutograd through the backend's passes
 (passes/__init__.py lists them): input updates marked, fusible regions
-partitioned and installed as nvfuse fusions, and the graph's report."""
+partitioned and installed as nvfuse fusions, unaligned GEMMs padded, and
+the graph's report."""
 
 import sys
 
 from ..dumps import get_dump
 
+from .passes.gemm_alignment import pad_unaligned_gemms
 from .passes.in_place_updates import mark_in_place_updates
 from .passes.partition import partition_regions
 from .passes.regions import install_regions
@@ -34,6 +36,7 @@ def compile_graph(gm, example_inputs, kind, dump=False):
     fused, region_nodes = partition_regions(gm, support)
     regions = install_regions(fused)
     report = report_graph(kind, nodes, regions, region_nodes, support.reasons)
+    report.padded_gemms = pad_unaligned_gemms(fused)
     _REPORTS.append(report)
     if dump or "dynamo" in get_dump():
         print(report, file=sys.stderr)

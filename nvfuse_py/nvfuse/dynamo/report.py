@@ -56,9 +56,12 @@ class GraphReport:
     unfused: list = field(default_factory=list)
     fused_ops: int = 0
     non_gemm_ops: int = 0
+    padded_gemms: int = 0
 
     def __str__(self):
         share = f"{self.fused_ops} of {self.non_gemm_ops} non-GEMM ops in nvfuse"
+        if self.padded_gemms:
+            share += f"; {self.padded_gemms} GEMMs padded to aligned sizes"
         lines = [
             f"nvfuse {self.kind} graph: {len(self.fusions)} fusions, "
             f"{len(self.unfused)} ATen calls; {share}"

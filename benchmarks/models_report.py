@@ -1,0 +1,68 @@
+"""The table of benchmarks/test_models.py's JSON: per model and step, ms
+per step for nvfuse, eager and Inductor, nvfuse's speed-up over each, first
+call, peak memory, and where nvfuse's GPU time went.
+
+    python3 benchmarks/models_report.py models.json
+"""
+
+import argparse
+import json
+import math
+from collections import defaultdict
+
+
+def rows_of(path):
+    with open(path) as f:
+        data = json.load(f)
+    rows = defaultdict(dict)
+    for bench in data["benchmarks"]:
+        params = bench.get("params") or {}
+        if "model_name" not in params:
+            continue
+        entry = {"ms": bench["stats"]["median"] * 1e3, **bench.get("extra_info", {})}
+        rows[(params["model_name"], params["step"])][params["executor"]] = entry
+    return rows
+
+
+def _split(entry):
+    split = entry.get("gpu_ms") or {}
+    parts = [f"{k} {v:.2f}" for k, v in split.items() if k != "kernels" and v]
+    return f"{', '.join(parts)} ({split.get('kernels', '?')} kernels)"
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("json")
+    args = parser.parse_args()
+    rows = rows_of(args.json)
+    print(
+        f"{'model':<10}{'step':<10}{'eager':>8}{'nvfuse':>8}{'Inductor':>9}"
+        f"{'vs Ind.':>8}{'vs eager':>9}{'first s':>16}{'peak MB':>18}"
+    )
+    speedups = defaultdict(list)
+    for (model, step), by in sorted(rows.items()):
+        ms = {k: by[k]["ms"] for k in ("eager", "nvfuse", "compile") if k in by}
+        vs_ind = ms["compile"] / ms["nvfuse"] if {"compile", "nvfuse"} <= ms.keys() else None
+        vs_eager = ms["eager"] / ms["nvfuse"] if {"eager", "nvfuse"} <= ms.keys() else None
+        if vs_ind:
+            speedups[step].append(vs_ind)
+        first = "/".join(f"{by[k].get('first_call_s', 0):.1f}" for k in ("nvfuse", "compile") if k in by)
+        peak = "/".join(str(by[k].get("peak_mb", "-")) for k in ("nvfuse", "compile") if k in by)
+        print(
+            f"{model:<10}{step:<10}"
+            + "".join(f"{ms.get(k, float('nan')):>{w}.2f}" for k, w in (("eager", 8), ("nvfuse", 8), ("compile", 9)))
+            + f"{(f'{vs_ind:.2f}x' if vs_ind else '-'):>8}{(f'{vs_eager:.2f}x' if vs_eager else '-'):>9}"
+            + f"{first:>16}{peak:>18}"
+        )
+    for step, values in speedups.items():
+        geomean = math.exp(sum(math.log(v) for v in values) / len(values))
+        print(f"geomean nvfuse vs Inductor, {step}: {geomean:.2f}x over {len(values)} models")
+    print("\nGPU ms per step by kernel author (nvfuse | Inductor):")
+    for (model, step), by in sorted(rows.items()):
+        for executor in ("nvfuse", "compile"):
+            if executor in by:
+                print(f"  {model:<10}{step:<10}{executor:<8} {_split(by[executor])}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,86 @@
+"""Whole real models through torch.compile: the model zoo
+(workloads/model_zoo.py) at its `bench` sizes (decoders 4 x 2048 tokens,
+GPT-2 8 x 1024, encoders 16 x 512, vision batch 64 at 224x224), bf16
+weights, an inference step (forward with the model's loss, no grad) and a
+training step (forward and backward), with backend="nvfuse" against eager
+and Inductor (default mode) in the same run.
+
+extra_info records per case the first call's time (compile included), the
+peak memory of a step, and the split of one step's GPU time by kernel
+author (workloads/gpu_time_split.py): nvfuse's or Inductor's kernels,
+GEMMs/convolutions/attention, layout copies and other ATen kernels.
+NVFUSE_BENCH_ZOO picks the models (default: all of the zoo).
+
+    python3 -m pytest benchmarks/test_models.py --benchmark-json=models.json
+    python3 benchmarks/models_report.py models.json
+"""
+
+import os
+import time
+
+import pytest
+import torch
+
+from workloads.gpu_time_split import gpu_time_split
+from workloads.model_zoo import BUILDERS, build
+
+MODELS = [m for m in os.environ.get("NVFUSE_BENCH_ZOO", ",".join(BUILDERS)).split(",") if m]
+EXECUTORS = ["nvfuse", "eager", "compile"]
+DTYPE = torch.bfloat16
+
+
+def _compiled(model, executor):
+    if executor == "eager":
+        return model
+    if executor == "nvfuse":
+        return torch.compile(model, backend="nvfuse")
+    return torch.compile(model)
+
+
+def _step(zoo, compiled, batch, training):
+    params = [p for p in zoo.model.parameters() if p.requires_grad]
+
+    def inference():
+        with torch.no_grad():
+            return zoo.loss(compiled(**batch))
+
+    def train():
+        for p in params:
+            p.grad = None
+        loss = zoo.loss(compiled(**batch))
+        loss.backward()
+        return loss
+
+    return train if training else inference
+
+
+@pytest.mark.parametrize("executor", EXECUTORS)
+@pytest.mark.parametrize("step", ["inference", "training"])
+@pytest.mark.parametrize("model_name", MODELS)
+def test_model_step(gpu_benchmark, benchmark, model_name, step, executor):
+    torch._dynamo.reset()
+    zoo = build(model_name, "bench")
+    zoo.model.to("cuda", DTYPE).train(step == "training")
+    batch = {
+        k: v.to(DTYPE) if v.is_floating_point() else v for k, v in zoo.batch("cuda").items()
+    }
+    fn = _step(zoo, _compiled(zoo.model, executor), batch, step == "training")
+    start = time.perf_counter()
+    fn()
+    torch.cuda.synchronize()
+    first_call = time.perf_counter() - start
+    fn()
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    fn()
+    torch.cuda.synchronize()
+    peak = torch.cuda.max_memory_allocated()
+    params_bytes = sum(p.numel() * p.element_size() for p in zoo.model.parameters())
+    gpu_benchmark(fn, params_bytes, rounds=20, warmup=2)
+    benchmark.extra_info.update(
+        first_call_s=round(first_call, 2),
+        peak_mb=round(peak / 2**20),
+        gpu_ms=gpu_time_split(fn),
+    )
+    del fn, zoo, batch
+    torch._dynamo.reset()

@@ -1,0 +1,175 @@
+"""Pads GEMMs whose leading dimensions cuBLAS cannot read aligned.
+
+cuBLAS picks its fast tensor-core kernels only when every matrix's
+leading dimension (and base address) is a multiple of 16 bytes. A
+language model's head against an odd vocabulary (GPT-2's 50,257 words,
+BERT's 30,522) breaks that: the logits' rows are 50,257 elements apart,
+and cuBLAS falls back to kernels that read one element at a time, five
+to eight times slower. Inductor pads such GEMMs too (its pad_mm pass).
+
+For `mm(a, b)` and `addmm(bias, a, b)` on a CUDA device with a = [M, K],
+b = [K, N], this pass pads, with zeros, the dimensions that make a
+leading dimension unaligned, computes the padded product and slices the
+result back to [M, N]:
+
+- N when the result's rows (N apart) are unaligned; b (and a bias) get
+  zero columns;
+- K when a row-major `a` or a column-major `b` has rows K apart; both
+  operands get zero K-slices, which add nothing to the sum;
+- M when a column-major `a` (a transposed activation, in a backward)
+  has columns M apart.
+
+Each padded operand keeps its memory order, so a transposed weight stays
+the transposed view cuBLAS reads without copying. Only GEMMs of at least
+PADDED_GEMM_MIN_FLOPS are padded: below that the copies cost more than the
+unaligned kernel loses.
+
+A result padded along N has rows Np apart. nvfuse regions read any
+layout, so a region (directly, or through a view that splits M) reads
+the padded result in place; every other user (an ATen op, the graph's
+output) reads one dense copy, which is what torch's meta value promises
+them."""
+
+import torch
+
+from ..region import FusedRegion
+
+aten = torch.ops.aten
+
+PADDED_GEMM_MIN_FLOPS = 1 << 30
+_ALIGNMENT_BYTES = 16
+_PADDED_TARGETS = (aten.mm.default, aten.addmm.default)
+_SPLITTING_VIEWS = (aten.view.default, aten._unsafe_view.default, aten.reshape.default)
+
+
+def padded_gemm(bias, a, b, m, k, n):
+    """`bias + a @ b` (no bias when `bias` is None) computed on operands
+    zero-padded to [m, k] and [k, n] (a bias to n columns), sliced back to
+    a's rows and b's columns."""
+    rows, cols = a.shape[0], b.shape[1]
+    a = _padded_matrix(a, m, k)
+    b = _padded_matrix(b, k, n)
+    if bias is None:
+        out = torch.mm(a, b)
+    else:
+        pad = n - bias.shape[-1]
+        out = torch.addmm(torch.nn.functional.pad(bias, (0, pad)) if pad else bias, a, b)
+    return out[:rows, :cols]
+
+
+def _padded_matrix(x, rows, cols):
+    """`x` padded with zeros to [rows, cols], column-major if it was."""
+    if tuple(x.shape) == (rows, cols):
+        return x
+    if _is_column_major(x.shape, x.stride()):
+        return _padded_matrix(x.t(), cols, rows).t()
+    return torch.nn.functional.pad(x, (0, cols - x.shape[1], 0, rows - x.shape[0]))
+
+
+def _is_column_major(shape, stride):
+    return stride[0] == 1 and shape[1] > 1 and stride[1] != 1
+
+
+def _aligned(size, itemsize):
+    return (size * itemsize) % _ALIGNMENT_BYTES == 0
+
+
+def _round_up(size, itemsize):
+    step = _ALIGNMENT_BYTES // itemsize
+    return -(-size // step) * step
+
+
+def padded_sizes(a, b):
+    """(M, K, N) padded where the GEMM of the meta values `a` = [M, K] and
+    `b` = [K, N] needs it, or None when every leading dimension is
+    aligned."""
+    (m, k), n = a.shape, b.shape[1]
+    itemsize = a.element_size()
+    a_column_major = _is_column_major(a.shape, a.stride())
+    b_column_major = _is_column_major(b.shape, b.stride())
+    pad_m = a_column_major and not _aligned(m, itemsize)
+    pad_k = not _aligned(k, itemsize) and (not a_column_major or b_column_major)
+    pad_n = not _aligned(n, itemsize)
+    if not (pad_m or pad_k or pad_n):
+        return None
+    return tuple(
+        _round_up(size, itemsize) if pad else size
+        for size, pad in ((m, pad_m), (k, pad_k), (n, pad_n))
+    )
+
+
+def _gemm_to_pad(node, devices, min_flops):
+    """(bias, a, b, padded sizes) of a GEMM node this pass pads, or None."""
+    if node.op != "call_function" or node.target not in _PADDED_TARGETS:
+        return None
+    if node.target is aten.addmm.default:
+        if node.kwargs:  # beta and alpha: rare, left as they are
+            return None
+        bias, a, b = node.args
+    else:
+        (a, b), bias = node.args, None
+    out = node.meta.get("val")
+    metas = [getattr(x, "meta", {}).get("val") for x in (a, b)]
+    if not isinstance(out, torch.Tensor) or not all(isinstance(v, torch.Tensor) for v in metas):
+        return None
+    if out.device.type not in devices or out.dtype not in (torch.float16, torch.bfloat16, torch.float32):
+        return None
+    (m, k), n = metas[0].shape, metas[1].shape[1]
+    if not all(isinstance(size, int) for size in (m, k, n)):  # symbolic: no guards now
+        return None
+    if 2 * m * k * n < min_flops:
+        return None
+    sizes = padded_sizes(*metas)
+    return None if sizes is None else (bias, a, b, sizes)
+
+
+def pad_unaligned_gemms(gm, devices=("cuda",), min_flops=PADDED_GEMM_MIN_FLOPS):
+    """Pads `gm`'s unaligned GEMMs of at least `min_flops` on `devices`
+    (see the module's doc); returns how many it padded."""
+    padded = 0
+    for node in list(gm.graph.nodes):
+        found = _gemm_to_pad(node, devices, min_flops)
+        if found is None:
+            continue
+        bias, a, b, sizes = found
+        with gm.graph.inserting_after(node):
+            gemm = gm.graph.call_function(padded_gemm, (bias, a, b, *sizes))
+        gemm.meta["val"] = node.meta["val"]
+        needs_dense = sizes[2] != node.meta["val"].shape[1]
+        _route_users(gm, node, gemm, needs_dense)
+        gm.graph.erase_node(node)
+        padded += 1
+    if padded:
+        gm.graph.lint()
+        gm.recompile()
+    return padded
+
+
+def _route_users(gm, old, padded, needs_dense):
+    """Moves `old`'s users onto `padded`, through one dense copy for the
+    users that cannot read padded rows (when `needs_dense`)."""
+    dense = None
+    for user in list(old.users):
+        if not needs_dense or _reads_any_layout(gm, user, old):
+            user.replace_input_with(old, padded)
+            continue
+        if dense is None:
+            with gm.graph.inserting_after(padded):
+                dense = gm.graph.call_function(
+                    aten.clone.default, (padded,), {"memory_format": torch.contiguous_format}
+                )
+            dense.meta["val"] = old.meta["val"]
+        user.replace_input_with(old, dense)
+
+
+def _reads_any_layout(gm, user, value):
+    """Whether `user` of the [M, N] `value` reads it with padded rows: a
+    region does, and so does a view that splits M whose users all are
+    regions."""
+    if user.op == "call_module":
+        return isinstance(getattr(gm, user.target, None), FusedRegion)
+    if user.op != "call_function" or user.target not in _SPLITTING_VIEWS:
+        return False
+    shape = user.args[1]
+    keeps_rows = len(shape) >= 2 and shape[-1] == value.meta["val"].shape[1]
+    return keeps_rows and all(_reads_any_layout(gm, u, user) for u in user.users)

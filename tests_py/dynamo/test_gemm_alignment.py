@@ -1,0 +1,123 @@
+"""GEMMs cuBLAS would read unaligned (an odd vocabulary's LM head) run on
+zero-padded operands (passes/gemm_alignment.py)."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import nvfuse.dynamo
+from nvfuse.dynamo.passes.gemm_alignment import pad_unaligned_gemms, padded_gemm, padded_sizes
+from nvfuse.dynamo.passes.in_place_updates import mark_in_place_updates
+from nvfuse.dynamo.passes.partition import partition_regions
+from nvfuse.dynamo.passes.regions import install_regions
+from nvfuse.dynamo.region import FusedRegion
+from nvfuse.dynamo.support import NvfuseSupport
+
+from .conftest import aten_graph
+
+VOCAB, WIDTH, TOKENS = 1001, 64, 24
+
+
+def _meta(*shape, transposed=False, dtype=torch.bfloat16):
+    if transposed:
+        return torch.empty(*reversed(shape), dtype=dtype, device="meta").t()
+    return torch.empty(*shape, dtype=dtype, device="meta")
+
+
+def test_the_lm_head_pads_the_vocabulary_of_its_logits():
+    hidden, weight_t = _meta(8192, 768), _meta(768, 50257, transposed=True)
+    assert padded_sizes(hidden, weight_t) == (8192, 768, 50264)
+
+
+def test_the_input_gradient_pads_the_vocabulary_it_sums_over():
+    grad_logits, weight = _meta(8192, 50257), _meta(50257, 768)
+    assert padded_sizes(grad_logits, weight) == (8192, 50264, 768)
+
+
+def test_the_weight_gradient_pads_the_rows_of_a_transposed_operand():
+    grad_logits_t, hidden = _meta(50257, 8192, transposed=True), _meta(8192, 768)
+    assert padded_sizes(grad_logits_t, hidden) == (50264, 8192, 768)
+
+
+def test_aligned_gemms_and_fp32_multiples_of_four_are_left_alone():
+    assert padded_sizes(_meta(8192, 768), _meta(768, 50264, transposed=True)) is None
+    fp32 = dict(dtype=torch.float32)
+    assert padded_sizes(_meta(100, 36, **fp32), _meta(36, 100, **fp32)) is None
+    assert padded_sizes(_meta(100, 36), _meta(36, 100)) == (100, 40, 104)
+
+
+@pytest.mark.parametrize("a_transposed", [False, True])
+@pytest.mark.parametrize("b_transposed", [False, True])
+@pytest.mark.parametrize("with_bias", [False, True])
+def test_a_padded_gemm_computes_the_product(a_transposed, b_transposed, with_bias):
+    torch.manual_seed(0)
+    a = torch.randn(30, 21) if not a_transposed else torch.randn(21, 30).t()
+    b = torch.randn(21, 13) if not b_transposed else torch.randn(13, 21).t()
+    bias = torch.randn(13) if with_bias else None
+    got = padded_gemm(bias, a, b, 32, 24, 16)
+    want = a @ b + (bias if with_bias else 0)
+    assert got.shape == (30, 13)
+    torch.testing.assert_close(got, want)
+
+
+def _lm_head_loss(hidden, weight, labels):
+    logits = hidden @ weight.t()
+    return logits, F.cross_entropy(logits.float(), labels)
+
+
+def _fused_graph(fn, *inputs):
+    gm = aten_graph(fn, *inputs)
+    mark_in_place_updates(gm)
+    fused, _ = partition_regions(gm, NvfuseSupport())
+    install_regions(fused)
+    return fused
+
+
+def test_regions_read_the_padded_logits_and_the_output_a_dense_copy():
+    torch.manual_seed(0)
+    hidden, weight = torch.randn(TOKENS, WIDTH), torch.randn(VOCAB, WIDTH)
+    labels = torch.randint(0, VOCAB, (TOKENS,))
+    gm = _fused_graph(_lm_head_loss, hidden, weight, labels)
+    assert pad_unaligned_gemms(gm, devices=("cpu",), min_flops=0) == 1
+    (gemm,) = [n for n in gm.graph.nodes if n.target is padded_gemm]
+    regions = [u for u in gemm.users if u.op == "call_module"]
+    assert [type(getattr(gm, u.target)) for u in regions] == [FusedRegion]
+    assert [u.target for u in gemm.users if u not in regions] == [torch.ops.aten.clone.default]
+    logits, loss = gm(hidden, weight, labels)
+    want_logits, want_loss = _lm_head_loss(hidden, weight, labels)
+    assert logits.stride() == want_logits.stride()
+    torch.testing.assert_close(logits, want_logits)
+    torch.testing.assert_close(loss, want_loss)
+
+
+def test_cpu_gemms_are_not_padded():
+    hidden, weight = torch.randn(TOKENS, WIDTH), torch.randn(VOCAB, WIDTH)
+    gm = _fused_graph(_lm_head_loss, hidden, weight, torch.zeros(TOKENS, dtype=torch.long))
+    assert pad_unaligned_gemms(gm, min_flops=0) == 0
+
+
+@pytest.mark.gpu
+def test_an_odd_vocabulary_trains_on_padded_gemms():
+    torch.manual_seed(0)
+    tokens, width, vocab = 4096, 768, 50257
+    hidden = torch.randn(tokens, width, device="cuda", dtype=torch.bfloat16, requires_grad=True)
+    weight = torch.randn(vocab, width, device="cuda", dtype=torch.bfloat16) * 0.02
+    weight.requires_grad_()
+    labels = torch.randint(0, vocab, (tokens,), device="cuda")
+
+    def step(fn):
+        logits, loss = fn(hidden, weight, labels)
+        loss.backward()
+        grads = hidden.grad.clone(), weight.grad.clone()
+        hidden.grad = weight.grad = None
+        return logits, loss, grads
+
+    nvfuse.dynamo.clear_reports()
+    got = step(torch.compile(_lm_head_loss, backend="nvfuse"))
+    want = step(_lm_head_loss)
+    padded = {r.kind: r.padded_gemms for r in nvfuse.dynamo.reports()}
+    assert padded == {"forward": 1, "backward": 2}
+    torch.testing.assert_close(got[0], want[0])
+    torch.testing.assert_close(got[1], want[1], rtol=1e-3, atol=1e-3)
+    for g, w in zip(got[2], want[2]):
+        torch.testing.assert_close(g, w, rtol=2e-2, atol=2e-3)
