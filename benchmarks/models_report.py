@@ -26,13 +26,14 @@ def rows_of(path):
 
 def _split(entry):
     split = entry.get("gpu_ms") or {}
-    parts = [f"{k} {v:.2f}" for k, v in split.items() if k != "kernels" and v]
+    parts = [f"{k} {v:.2f}" for k, v in split.items() if k not in ("kernels", "top") and v]
     return f"{', '.join(parts)} ({split.get('kernels', '?')} kernels)"
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("json")
+    parser.add_argument("--kernels", action="store_true", help="list each case's top kernels")
     args = parser.parse_args()
     rows = rows_of(args.json)
     print(
@@ -62,6 +63,9 @@ def main():
         for executor in ("nvfuse", "compile"):
             if executor in by:
                 print(f"  {model:<10}{step:<10}{executor:<8} {_split(by[executor])}")
+                if args.kernels:
+                    for name, kind, ms, count in (by[executor].get("gpu_ms") or {}).get("top", []):
+                        print(f"      {ms:8.3f} ms {count:4d}x {kind:<7}{name}")
 
 
 if __name__ == "__main__":

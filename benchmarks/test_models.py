@@ -9,7 +9,8 @@ extra_info records per case the first call's time (compile included), the
 peak memory of a step, and the split of one step's GPU time by kernel
 author (workloads/gpu_time_split.py): nvfuse's or Inductor's kernels,
 GEMMs/convolutions/attention, layout copies and other ATen kernels.
-NVFUSE_BENCH_ZOO picks the models (default: all of the zoo).
+NVFUSE_BENCH_ZOO picks the models (default: all of the zoo),
+NVFUSE_BENCH_EXECUTORS the executors (default nvfuse,eager,compile).
 
     python3 -m pytest benchmarks/test_models.py --benchmark-json=models.json
     python3 benchmarks/models_report.py models.json
@@ -25,7 +26,9 @@ from workloads.gpu_time_split import gpu_time_split
 from workloads.model_zoo import BUILDERS, build
 
 MODELS = [m for m in os.environ.get("NVFUSE_BENCH_ZOO", ",".join(BUILDERS)).split(",") if m]
-EXECUTORS = ["nvfuse", "eager", "compile"]
+EXECUTORS = [
+    e for e in os.environ.get("NVFUSE_BENCH_EXECUTORS", "nvfuse,eager,compile").split(",") if e
+]
 DTYPE = torch.bfloat16
 
 

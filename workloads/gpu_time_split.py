@@ -12,7 +12,9 @@ import re
 
 import torch
 
-_GEMM = re.compile(r"gemm|cutlass|xmma|cublas|conv|wgrad|dgrad|fmha|flash|attention|implicit", re.I)
+_GEMM = re.compile(
+    r"gemm|nvjet|cutlass|xmma|cublas|conv|wgrad|dgrad|fmha|flash|attention|implicit", re.I
+)
 _LAYOUT = re.compile(r"memcpy|memset|direct_copy|nchwToNhwc|nhwcToNchw|copy_kernel|transpose", re.I)
 KINDS = ("nvfuse", "triton", "gemm", "layout", "other")
 
@@ -29,9 +31,10 @@ def kind_of_kernel(name):
     return "other"
 
 
-def gpu_time_split(step):
+def gpu_time_split(step, top=12):
     """{kind: GPU milliseconds} of one call of `step`, plus `kernels` (how
-    many kernels it launched)."""
+    many kernels it launched) and `top`: its `top` kernels by time, as
+    [name (cut to 90 characters), kind, ms, launches]."""
     from torch.profiler import ProfilerActivity, profile
 
     torch.cuda.synchronize()
@@ -40,9 +43,18 @@ def gpu_time_split(step):
         torch.cuda.synchronize()
     split = dict.fromkeys(KINDS, 0.0)
     kernels = 0
+    by_kernel = []
     for event in prof.key_averages():
         if event.self_device_time_total <= 0:
             continue
-        split[kind_of_kernel(event.key)] += event.self_device_time_total / 1e3
+        ms = event.self_device_time_total / 1e3
+        kind = kind_of_kernel(event.key)
+        split[kind] += ms
         kernels += event.count
-    return {**{k: round(v, 3) for k, v in split.items()}, "kernels": kernels}
+        by_kernel.append([event.key[:90], kind, round(ms, 3), event.count])
+    by_kernel.sort(key=lambda row: -row[2])
+    return {
+        **{k: round(v, 3) for k, v in split.items()},
+        "kernels": kernels,
+        "top": by_kernel[:top],
+    }
