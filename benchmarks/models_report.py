@@ -47,11 +47,16 @@ def main():
         vs_eager = ms["eager"] / ms["nvfuse"] if {"eager", "nvfuse"} <= ms.keys() else None
         if vs_ind:
             speedups[step].append(vs_ind)
-        first = "/".join(f"{by[k].get('first_call_s', 0):.1f}" for k in ("nvfuse", "compile") if k in by)
+        first = "/".join(
+            f"{by[k].get('first_call_s', 0):.1f}" for k in ("nvfuse", "compile") if k in by
+        )
         peak = "/".join(str(by[k].get("peak_mb", "-")) for k in ("nvfuse", "compile") if k in by)
         print(
             f"{model:<10}{step:<10}"
-            + "".join(f"{ms.get(k, float('nan')):>{w}.2f}" for k, w in (("eager", 8), ("nvfuse", 8), ("compile", 9)))
+            + "".join(
+                f"{ms.get(k, float('nan')):>{w}.2f}"
+                for k, w in (("eager", 8), ("nvfuse", 8), ("compile", 9))
+            )
             + f"{(f'{vs_ind:.2f}x' if vs_ind else '-'):>8}{(f'{vs_eager:.2f}x' if vs_eager else '-'):>9}"
             + f"{first:>16}{peak:>18}"
         )

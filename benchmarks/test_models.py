@@ -64,9 +64,7 @@ def test_model_step(gpu_benchmark, benchmark, model_name, step, executor):
     torch._dynamo.reset()
     zoo = build(model_name, "bench")
     zoo.model.to("cuda", DTYPE).train(step == "training")
-    batch = {
-        k: v.to(DTYPE) if v.is_floating_point() else v for k, v in zoo.batch("cuda").items()
-    }
+    batch = {k: v.to(DTYPE) if v.is_floating_point() else v for k, v in zoo.batch("cuda").items()}
     fn = _step(zoo, _compiled(zoo.model, executor), batch, step == "training")
     start = time.perf_counter()
     fn()

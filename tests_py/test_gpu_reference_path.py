@@ -77,14 +77,29 @@ def test_inputs_on_the_second_gpu_run_there():
 _SCALAR_OPERAND_CASES = {
     "clamp": (lambda fd, t: fd.ops.clamp(t, 0.25, 0.75), lambda x: x.clamp(0.25, 0.75)),
     "clamp_tensor_min": (lambda fd, t: fd.ops.clamp(t, t, 0.75), lambda x: x.clamp(max=0.75)),
-    "where_numbers": (lambda fd, t: fd.ops.where(t > 0.5, 1.0, -1.0), lambda x: torch.where(x > 0.5, 1.0, -1.0)),
+    "where_numbers": (
+        lambda fd, t: fd.ops.where(t > 0.5, 1.0, -1.0),
+        lambda x: torch.where(x > 0.5, 1.0, -1.0),
+    ),
     "where_number_condition": (lambda fd, t: fd.ops.where(True, t, 2.0), lambda x: x),
-    "lerp_number_end": (lambda fd, t: fd.ops.lerp(t, 2.0, t), lambda x: torch.lerp(x, torch.full_like(x, 2.0), x)),
-    "lerp_number_weight": (lambda fd, t: fd.ops.lerp(t, t * 2.0, 0.5), lambda x: torch.lerp(x, x * 2, 0.5)),
+    "lerp_number_end": (
+        lambda fd, t: fd.ops.lerp(t, 2.0, t),
+        lambda x: torch.lerp(x, torch.full_like(x, 2.0), x),
+    ),
+    "lerp_number_weight": (
+        lambda fd, t: fd.ops.lerp(t, t * 2.0, 0.5),
+        lambda x: torch.lerp(x, x * 2, 0.5),
+    ),
     "addcmul": (lambda fd, t: fd.ops.addcmul(t, t, 3.0, 0.5), lambda x: x + x * 3.0 * 0.5),
-    "threshold": (lambda fd, t: fd.ops.threshold(t, 0.5, 7.0), lambda x: torch.threshold(x, 0.5, 7.0)),
+    "threshold": (
+        lambda fd, t: fd.ops.threshold(t, 0.5, 7.0),
+        lambda x: torch.threshold(x, 0.5, 7.0),
+    ),
     "pow_number_base": (lambda fd, t: fd.ops.pow(2.0, t), lambda x: torch.pow(2.0, x)),
-    "atan2_number": (lambda fd, t: fd.ops.atan2(1.0, t), lambda x: torch.atan2(torch.ones_like(x), x)),
+    "atan2_number": (
+        lambda fd, t: fd.ops.atan2(1.0, t),
+        lambda x: torch.atan2(torch.ones_like(x), x),
+    ),
     "fmod_number": (lambda fd, t: fd.ops.fmod(t, 0.3), lambda x: torch.fmod(x, 0.3)),
     "maximum_number": (lambda fd, t: fd.ops.maximum(t, 0.5), lambda x: torch.clamp_min(x, 0.5)),
     "compare_number": (lambda fd, t: fd.ops.lt(0.5, t), lambda x: 0.5 < x),

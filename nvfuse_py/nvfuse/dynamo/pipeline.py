@@ -1,5 +1,6 @@
 """One ATen graph from AOTAutograd through the backend's passes
-(passes/__init__.py lists them): input updates marked, fusible regions
+(passes/__init__.py lists them): reductions split into ones kernels
+take, views moved above casts, gathers moved below pointwise ops, input updates marked, fusible regions
 partitioned and installed as nvfuse fusions, unaligned GEMMs padded, and
 the graph's report."""
 
@@ -7,10 +8,13 @@ import sys
 
 from ..dumps import get_dump
 
+from .passes.gather_through_pointwise import push_gathers_through_pointwise
 from .passes.gemm_alignment import pad_unaligned_gemms
 from .passes.in_place_updates import mark_in_place_updates
 from .passes.partition import partition_regions
 from .passes.regions import install_regions
+from .passes.split_reductions import split_reductions
+from .passes.views_before_casts import move_views_before_casts
 from .report import report_graph
 from .support import NvfuseSupport
 
@@ -30,6 +34,9 @@ def clear_reports():
 def compile_graph(gm, example_inputs, kind, dump=False):
     """`gm` (an ATen graph from AOTAutograd) with its fusible regions run
     by nvfuse, as a boxed function."""
+    split_reductions(gm)
+    move_views_before_casts(gm)
+    push_gathers_through_pointwise(gm)
     mark_in_place_updates(gm)
     nodes = list(gm.graph.nodes)
     support = NvfuseSupport()

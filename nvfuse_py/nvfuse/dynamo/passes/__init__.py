@@ -1,12 +1,20 @@
 """The backend's FX passes over an ATen graph from AOTAutograd, one
 concern a file; `pipeline.compile_graph` runs them in order:
 
-1. `in_place_updates.mark_in_place_updates`: input updates get a reader,
-2. `partition.partition_regions`: the fusible regions become submodules
+1. `split_reductions.split_reductions`: reductions over axes not adjacent
+   in memory (batch norm's N, H, W around C) become reductions over runs
+   of adjacent axes, which generated kernels take,
+2. `views_before_casts.move_views_before_casts`: view(cast(x)) becomes
+   cast(view(x)), so that the view does not cut the cast from its readers,
+3. `gather_through_pointwise.push_gathers_through_pointwise`: a gather
+   of pointwise ops (cross-entropy's pick of the label's log-probability)
+   reads their inputs at the gathered elements only,
+4. `in_place_updates.mark_in_place_updates`: input updates get a reader,
+5. `partition.partition_regions`: the fusible regions become submodules
    (unsafe input updates left out by `in_place_updates`),
-3. `regions.install_regions`: each submodule is replaced by the
+6. `regions.install_regions`: each submodule is replaced by the
    FusedRegion that runs it as nvfuse fusions,
-4. `gemm_alignment.pad_unaligned_gemms`: GEMMs cuBLAS would read
+7. `gemm_alignment.pad_unaligned_gemms`: GEMMs cuBLAS would read
    unaligned get zero-padded operands.
 
 Decompositions run before them, inside AOTAutograd

@@ -112,7 +112,11 @@ def _gemm_to_pad(node, devices, min_flops):
     metas = [getattr(x, "meta", {}).get("val") for x in (a, b)]
     if not isinstance(out, torch.Tensor) or not all(isinstance(v, torch.Tensor) for v in metas):
         return None
-    if out.device.type not in devices or out.dtype not in (torch.float16, torch.bfloat16, torch.float32):
+    if out.device.type not in devices or out.dtype not in (
+        torch.float16,
+        torch.bfloat16,
+        torch.float32,
+    ):
         return None
     (m, k), n = metas[0].shape, metas[1].shape[1]
     if not all(isinstance(size, int) for size in (m, k, n)):  # symbolic: no guards now

@@ -1,0 +1,51 @@
+"""Moves a view above the cast it reads: view(cast(x)) becomes
+cast(view(x)).
+
+A view inside a region cuts nvfuse's fusion there (a reshape's output is
+materialized for the ops after it), so in `view(logits.float(), [-1, V])`
+ahead of a loss, the upcast logits were written in full before the loss
+read them back. The view of the input costs nothing, and the cast then
+fuses with the loss's reductions. Only casts read by nothing but the view
+move (another reader would need the cast at its own shape)."""
+
+import torch
+
+aten = torch.ops.aten
+
+_VIEWS = {aten.view.default, aten._unsafe_view.default}
+_CASTS = {aten._to_copy.default, torch.ops.prims.convert_element_type.default}
+
+
+def _is_plain_cast(node):
+    if node.op != "call_function" or node.target not in _CASTS:
+        return False
+    return node.target is not aten._to_copy.default or set(node.kwargs) <= {"dtype"}
+
+
+def move_views_before_casts(gm):
+    """Rewrites `gm`'s view(cast(x)) as cast(view(x)); returns how many."""
+    moved = 0
+    for node in list(gm.graph.nodes):
+        if node.op != "call_function" or node.target not in _VIEWS:
+            continue
+        cast = node.args[0]
+        if not isinstance(cast, torch.fx.Node) or not _is_plain_cast(cast):
+            continue
+        if len(cast.users) != 1:
+            continue
+        x = cast.args[0]
+        with gm.graph.inserting_before(node):
+            view = gm.graph.call_function(node.target, (x, *node.args[1:]), dict(node.kwargs))
+            new_cast = gm.graph.call_function(
+                cast.target, (view, *cast.args[1:]), dict(cast.kwargs)
+            )
+        view.meta["val"] = node.target(x.meta["val"], *node.args[1:])
+        new_cast.meta["val"] = node.meta["val"]
+        node.replace_all_uses_with(new_cast)
+        gm.graph.erase_node(node)
+        gm.graph.erase_node(cast)
+        moved += 1
+    if moved:
+        gm.graph.lint()
+        gm.recompile()
+    return moved

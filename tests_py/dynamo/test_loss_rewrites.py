@@ -1,0 +1,94 @@
+"""Cross-entropy over upcast logits without the upcast copy: views move
+above casts (passes/views_before_casts.py) and the label's gather moves
+below the log-softmax's pointwise ops (passes/gather_through_pointwise.py),
+so the region reads the logits once, in their own dtype."""
+
+import re
+
+import torch
+import torch.nn.functional as F
+
+from nvfuse.dynamo.passes.gather_through_pointwise import push_gathers_through_pointwise
+from nvfuse.dynamo.passes.views_before_casts import move_views_before_casts
+from nvfuse.dynamo.region import FusedRegion
+
+from .conftest import aten_graph
+
+aten = torch.ops.aten
+
+
+def _hf_causal_loss(logits, labels):
+    logits = logits.float()
+    return F.cross_entropy(logits.view(-1, logits.shape[-1]), labels.view(-1), ignore_index=-100)
+
+
+def _inputs(vocab=101):
+    torch.manual_seed(0)
+    logits = torch.randn(2, 6, vocab, dtype=torch.bfloat16)
+    labels = torch.randint(0, vocab, (2, 6))
+    labels[0, 0] = -100
+    return logits, labels
+
+
+def test_the_view_moves_above_the_upcast():
+    gm = aten_graph(_hf_causal_loss, *_inputs())
+    assert move_views_before_casts(gm) == 1
+    (cast,) = [
+        n for n in gm.graph.nodes if n.target is aten._to_copy.default and n.meta["val"].dim() == 2
+    ]
+    assert cast.args[0].target is aten.view.default
+    torch.testing.assert_close(gm(*_inputs()), _hf_causal_loss(*_inputs()))
+
+
+def test_a_cast_read_twice_stays_where_it_is():
+    def cast_read_twice(x):
+        y = x.float()
+        return y.view(-1), y.sum()
+
+    gm = aten_graph(cast_read_twice, torch.randn(3, 4, dtype=torch.bfloat16))
+    assert move_views_before_casts(gm) == 0
+
+
+def test_the_label_gather_reads_the_logits_themselves():
+    gm = aten_graph(_hf_causal_loss, *_inputs())
+    move_views_before_casts(gm)
+    assert push_gathers_through_pointwise(gm) == 1
+    (gather,) = [n for n in gm.graph.nodes if n.target is aten.gather.default]
+    assert gather.args[0].op == "placeholder"  # the bf16 logits
+    torch.testing.assert_close(gm(*_inputs()), _hf_causal_loss(*_inputs()))
+
+
+def test_a_gather_of_an_operand_broadcast_along_another_axis_stays():
+    def gather_of_column_broadcast(x, column, index):
+        return torch.gather(x * column, 1, index)
+
+    x, column = torch.randn(4, 5), torch.randn(1, 5)
+    index = torch.randint(0, 5, (4, 1))
+    gm = aten_graph(gather_of_column_broadcast, x, column, index)
+    assert push_gathers_through_pointwise(gm) == 0
+
+
+def test_the_compiled_loss_runs_without_an_upcast_kernel():
+    """CPU tensors stand in for CUDA ones' layouts: the loss region's
+    kernels are its row reductions and small pointwise kernels, none of
+    them writing an fp32 copy of the logits first."""
+    kernels = []
+    original = FusedRegion.forward
+
+    def recording(self, *args):
+        fd = self.definition_for(args)
+        fd._ensure_defined()
+        kernels.extend(
+            re.findall(r"void __launch_bounds__\(\d+\) (\w+)", fd.cuda_code_for(list(args)))
+        )
+        return original(self, *args)
+
+    FusedRegion.forward = recording
+    try:
+        got = torch.compile(_hf_causal_loss, backend="nvfuse")(*_inputs(4096))
+    finally:
+        FusedRegion.forward = original
+    torch.testing.assert_close(got, _hf_causal_loss(*_inputs(4096)))
+    # Without the rewrites a first pointwise kernel wrote the upcast logits.
+    assert sum(k.startswith("nvfuse_pointwise") for k in kernels) == 1
+    assert sum(k.startswith("nvfuse_reduction") for k in kernels) == 2
