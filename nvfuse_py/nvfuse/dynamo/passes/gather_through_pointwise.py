@@ -19,6 +19,9 @@ stops the move, which then gathers where it stopped."""
 
 import torch
 
+from .graph_edits import insert_call as _add
+from .graph_edits import meta_of as _meta
+
 aten = torch.ops.aten
 
 _POINTWISE = {
@@ -34,19 +37,6 @@ _POINTWISE = {
     torch.ops.prims.convert_element_type.default,
 }
 _VIEWS = {aten.view.default, aten._unsafe_view.default}
-
-
-def _meta(value):
-    return value.meta.get("val") if isinstance(value, torch.fx.Node) else None
-
-
-def _add(graph, anchor, target, args, kwargs=None):
-    kwargs = kwargs or {}
-    with graph.inserting_before(anchor):
-        node = graph.call_function(target, args, kwargs)
-    metas = torch.fx.node.map_arg((args, kwargs), lambda n: n.meta["val"])
-    node.meta["val"] = target(*metas[0], **metas[1])
-    return node
 
 
 def _gather_through(graph, anchor, src, dim, index):

@@ -19,7 +19,11 @@ the region stays generated code:
 Reductions whose sizes are symbolic are left as they are (the count of a
 correction would need a guard)."""
 
+import operator
+
 import torch
+
+from .graph_edits import insert_call, insert_item
 
 aten = torch.ops.aten
 
@@ -78,27 +82,16 @@ def _reduction_to_split(node):
 
 
 class _Builder:
-    """Inserts nodes before `anchor`, each with its meta value computed
-    from its operands' (fake tensors)."""
+    """Inserts nodes before `anchor` (graph_edits.py)."""
 
     def __init__(self, graph, anchor):
         self.graph, self.anchor = graph, anchor
 
     def call(self, target, args, kwargs=None):
-        kwargs = kwargs or {}
-        with self.graph.inserting_before(self.anchor):
-            node = self.graph.call_function(target, args, kwargs)
-        metas = torch.fx.node.map_arg((args, kwargs), lambda n: n.meta["val"])
-        node.meta["val"] = target(*metas[0], **metas[1])
-        return node
+        return insert_call(self.graph, self.anchor, target, args, kwargs)
 
     def item(self, node, index):
-        import operator
-
-        with self.graph.inserting_before(self.anchor):
-            item = self.graph.call_function(operator.getitem, (node, index))
-        item.meta["val"] = node.meta["val"][index]
-        return item
+        return insert_item(self.graph, self.anchor, node, index)
 
 
 def _nested(b, target, x, runs, kwargs):
@@ -147,8 +140,6 @@ def _split_var_mean(b, x, runs, keepdim, kwargs):
 def split_reductions(gm):
     """Splits `gm`'s reductions over axes that are not adjacent in memory
     (see the module's doc); returns how many it split."""
-    import operator
-
     split = 0
     for node in list(gm.graph.nodes):
         found = _reduction_to_split(node)
