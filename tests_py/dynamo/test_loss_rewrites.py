@@ -92,3 +92,12 @@ def test_the_compiled_loss_runs_without_an_upcast_kernel():
     # Without the rewrites a first pointwise kernel wrote the upcast logits.
     assert sum(k.startswith("nvfuse_pointwise") for k in kernels) == 1
     assert sum(k.startswith("nvfuse_reduction") for k in kernels) == 2
+
+
+def test_the_loss_with_symbolic_sizes_compiles_and_matches():
+    compiled = torch.compile(_hf_causal_loss, backend="nvfuse", dynamic=True)
+    for tokens in (6, 9):
+        torch.manual_seed(tokens)
+        logits = torch.randn(2, tokens, 101, dtype=torch.bfloat16)
+        labels = torch.randint(0, 101, (2, tokens))
+        torch.testing.assert_close(compiled(logits, labels), _hf_causal_loss(logits, labels))

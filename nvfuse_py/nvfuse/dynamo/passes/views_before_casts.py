@@ -33,6 +33,8 @@ def move_views_before_casts(gm):
             continue
         if len(cast.users) != 1:
             continue
+        if not all(isinstance(size, int) for size in node.args[1]):
+            continue  # symbolic sizes: the view stays where Dynamo put it
         x = cast.args[0]
         with gm.graph.inserting_before(node):
             view = gm.graph.call_function(node.target, (x, *node.args[1:]), dict(node.kwargs))
