@@ -30,14 +30,17 @@ def _forward_fd(nv, dropout_p, is_causal, scale):
     return fd
 
 
-def _backward_fd(nv, dropout_p, is_causal, scale):
+def _backward_fd(nv, dropout_p, is_causal, scale, rng_dtype=DataType.UInt64):
+    """The backward as Thunder defines it: its own fusion, the forward's
+    RNG state among its inputs (UInt64, as torch 2.7 and later return it;
+    Int as scripts for older torch spell it)."""
     with FusionDefinition() as fd:
         grad, q, k, v, out = (
             fd.define_tensor([-1, -1, -1, -1], contiguity=True, dtype=nv) for _ in range(5)
         )
         lse = fd.define_tensor([-1, -1, -1], contiguity=True, dtype=DataType.Float)
-        seed = fd.define_tensor([2], contiguity=True, dtype=DataType.Int)
-        offset = fd.define_tensor([], dtype=DataType.Int)
+        seed = fd.define_tensor([2], contiguity=True, dtype=rng_dtype)
+        offset = fd.define_tensor([], dtype=rng_dtype)
         for g in fd.ops.sdpfa_bwd(
             grad, q, k, v, out, lse, dropout_p, is_causal, seed, offset, scale
         ):
@@ -60,7 +63,8 @@ def test_sdpfa_forward_and_backward_match_torch_autograd(dtype, is_causal, scale
     q, k, v = _qkv(torch_dtype, device, seq_q=48, seq_k=seq_k)
     out, lse, seed, offset = _forward_fd(nv, 0.0, is_causal, scale).execute([q, k, v])
     assert lse.shape == (2, 4, 48) and lse.dtype == torch.float32
-    assert seed.shape == (2,) and offset.shape == () and seed.dtype == torch.int64
+    assert seed.shape == (2,) and offset.shape == ()
+    assert seed.dtype == offset.dtype == torch.uint64
 
     leaves = [t.float().requires_grad_() for t in (q, k, v)]
     expected = F.scaled_dot_product_attention(*leaves, is_causal=is_causal, scale=scale)
@@ -72,6 +76,28 @@ def test_sdpfa_forward_and_backward_match_torch_autograd(dtype, is_causal, scale
     for got, leaf in zip(grads, leaves):
         assert got.dtype == torch_dtype and got.shape == leaf.shape
         torch.testing.assert_close(got.float(), leaf.grad, rtol=5e-2, atol=5e-2)
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_sdpfa_backward_takes_an_rng_state_spelled_int(device):
+    """Scripts written for torch before 2.7 define the RNG state as Int
+    tensors; the backward reads the same words."""
+    q, k, v = _qkv(torch.bfloat16, device)
+    out, lse, seed, offset = _forward_fd(DataType.BFloat16, 0.0, False, None).execute([q, k, v])
+    grad = torch.randn_like(out)
+    as_uint = _backward_fd(DataType.BFloat16, 0.0, False, None).execute(
+        [grad, q, k, v, out, lse, seed, offset]
+    )
+    as_int = _backward_fd(DataType.BFloat16, 0.0, False, None, DataType.Int).execute(
+        [grad, q, k, v, out, lse, seed.view(torch.int64), offset.view(torch.int64)]
+    )
+    for a, b in zip(as_uint, as_int):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+
+
+def test_sdpfa_backward_refuses_a_float_rng_state():
+    with pytest.raises(DefinitionTypeError, match="philox_seed and philox_offset must be UInt64"):
+        _backward_fd(DataType.BFloat16, 0.0, False, None, DataType.Float)
 
 
 @pytest.mark.gpu
@@ -93,8 +119,8 @@ def test_sdpfa_backward_of_a_permuted_gradient_matches_torch(is_causal):
             for _ in range(4)
         )
         lse_in = fd.define_tensor([-1, -1, -1], contiguity=True, dtype=DataType.Float)
-        seed_in = fd.define_tensor([2], contiguity=True, dtype=DataType.Int)
-        offset_in = fd.define_tensor([], dtype=DataType.Int)
+        seed_in = fd.define_tensor([2], contiguity=True, dtype=DataType.UInt64)
+        offset_in = fd.define_tensor([], dtype=DataType.UInt64)
         for g in fd.ops.sdpfa_bwd(
             grad_in, q_in, k_in, v_in, out_in, lse_in, 0.0, is_causal, seed_in, offset_in
         ):

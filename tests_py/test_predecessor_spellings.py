@@ -3,7 +3,8 @@ taken as it did: errors that are RuntimeErrors, the printed definition's
 names under as_nvfuser(), clone into a fresh definition, the singular
 `dim` and a positional dtype in reductions, reductions of a 0-d tensor
 over axis 0 or -1, vector inputs as lists, Float-typed sizes, the
-FusionCache.get keywords and pytorch_utils' names. No client needed."""
+FusionCache.get keywords, pytorch_utils' names, and outputs of an input updated in
+place. No client needed."""
 
 import sys
 
@@ -13,6 +14,7 @@ import torch
 import nvfuse
 from nvfuse import DataType, FusionCache, FusionDefinition, clone
 from nvfuse import errors
+from fusion_helpers import DEVICES
 
 
 @pytest.fixture
@@ -199,3 +201,37 @@ def test_retry_on_oom_retries_once_then_skips():
 
     with pytest.raises(pytest.skip.Exception, match="out of GPU memory"):
         always()
+
+
+def _update_then_return(order, stride_order=None):
+    """t4 = t0 + t1 written into t0, and also returned, plainly, before or
+    after the in-place write; t0 returned too."""
+    with FusionDefinition() as fd:
+        t0 = fd.define_tensor([-1, -1], contiguity=True, stride_order=stride_order)
+        t1 = fd.define_tensor([-1, -1], contiguity=True)
+        t4 = fd.ops.add(t0, t1)
+        for entry in order:
+            if entry == "write":
+                fd.add_output(t4, t0)
+            else:
+                fd.add_output(t4 if entry == "t4" else t0)
+    return fd
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize(
+    "order", [("write", "t4", "t0"), ("t4", "write", "t0"), ("write", "t0"), ("write", "t4")]
+)
+@pytest.mark.parametrize("stride_order", [None, [0, 1]])
+def test_outputs_of_an_updated_input_share_its_storage(device, order, stride_order):
+    x = torch.randn(3, 4, device=device)
+    if stride_order:
+        x = x.t().contiguous().t()  # column-major, as stride_order [0, 1] defines it
+    y = torch.randn(3, 4, device=device)
+    want = x + y
+    outs = _update_then_return(order, stride_order).execute([x, y])
+    assert len(outs) == len(order) - 1
+    torch.testing.assert_close(x, want)
+    for out in outs:
+        assert out.data_ptr() == x.data_ptr()
+        torch.testing.assert_close(out, want)

@@ -114,8 +114,9 @@ std::vector<StateValue> Replayer::define_scalar() {
 
 std::vector<StateValue> Replayer::add_output() {
   TensorView* out = tensor(record_.positional(0), "add_output: the output");
+  TensorView* target = nullptr;
   if (record_.args.size() > 1 && record_.args[1].keyword.empty()) {
-    TensorView* target = tensor(record_.args[1].value, "add_output: alias_input");
+    target = tensor(record_.args[1].value, "add_output: alias_input");
     NVFUSE_CHECK(fusion_.is_input(target), "add_output: alias_input ",
         to_python(record_.args[1].value), " must be a fusion input");
     NVFUSE_CHECK(target != out, "add_output: a tensor cannot be aliased to itself");
@@ -140,8 +141,22 @@ std::vector<StateValue> Replayer::add_output() {
     }
     out->set_allocation_domain(allocation, TensorDomain::contiguous_for(allocation));
   }
-  fusion_.add_output(out);
+  add_output_entry(out, target);
   return {};
+}
+
+// An output written into an input is not returned; the same tensor also
+// added as a plain output (before or after) returns the input it was
+// written into, sharing its storage, as the predecessor returned it.
+void Replayer::add_output_entry(TensorView* out, TensorView* alias_target) {
+  if (alias_target != nullptr) {
+    fusion_.redirect_outputs(out, alias_target);
+    fusion_.add_output(out);
+  } else if (TensorView* written = fusion_.aliased_input(out)) {
+    fusion_.add_output(written);
+  } else {
+    fusion_.add_output(out);
+  }
 }
 
 std::vector<StateValue> Replayer::run() {

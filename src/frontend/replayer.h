@@ -72,6 +72,7 @@ class Replayer {
   std::vector<StateValue> define_tensor();
   std::vector<StateValue> define_scalar();
   std::vector<StateValue> add_output();
+  void add_output_entry(TensorView* out, TensorView* alias_target);
 
   const Record& record_;
   const std::vector<StateValue>& states_;

@@ -46,6 +46,11 @@ void Fusion::alias_output_to_input(TensorView* output, TensorView* input) {
   output_aliases_[output] = input;
 }
 
+void Fusion::redirect_outputs(const Val* from, Val* to) {
+  std::replace_if(
+      outputs_.begin(), outputs_.end(), [from](const Val* v) { return v == from; }, to);
+}
+
 bool Fusion::is_input(const Val* v) const {
   return std::find(inputs_.begin(), inputs_.end(), v) != inputs_.end();
 }

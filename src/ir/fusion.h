@@ -54,6 +54,8 @@ class Fusion {
   void add_output(Val* output);
   // `output` is written in place into `input`, and not returned.
   void alias_output_to_input(TensorView* output, TensorView* input);
+  // Every output entry that is `from` becomes `to`.
+  void redirect_outputs(const Val* from, Val* to);
 
   const std::vector<Val*>& inputs() const { return inputs_; }
   const std::vector<Val*>& outputs() const { return outputs_; }

@@ -34,7 +34,7 @@ class GroupedMmOp : public Expr {
 // dropout_p (Double), is_causal (Bool), then scale (Double) when given;
 // outputs the attention [N, H, L, E], logsumexp [N, H, L] (Float), and the
 // dropout RNG state that the backward replays: philox_seed [2] and
-// philox_offset [] (Int tensors holding torch's uint64 words).
+// philox_offset [] (UInt64 tensors, as torch's kernel returns them).
 class SdpaFwdOp : public Expr {
  public:
   NVFUSE_EXPR_BOILERPLATE(SdpaFwdOp)

@@ -47,13 +47,21 @@ void require_attention_shapes(
       "needs one head dim)");
 }
 
-// The RNG-state tensors of torch's flash attention, as Int tensors.
+// The RNG-state tensors of torch's flash attention: UInt64, as torch's
+// kernel returns them (and the predecessor, and Thunder's meta functions,
+// with torch 2.7 and later).
 TensorView* rng_state_tensor(Fusion* fusion, int64_t length) {
   std::vector<IterDomain*> axes;
   if (length > 0) {
     axes.push_back(axis_of_extent(fusion, fusion->index_constant(length)));
   }
-  return tensor_of_axes(fusion, std::move(axes), DataType::Int);
+  return tensor_of_axes(fusion, std::move(axes), DataType::UInt64);
+}
+
+// A backward's RNG state is the forward's (UInt64) or, as scripts for
+// torch before 2.7 spell it, Int; a fusion input or the forward's output.
+bool is_rng_state(const TensorView* tv) {
+  return (tv->dtype() == DataType::UInt64 || tv->dtype() == DataType::Int) && tv->rank() <= 1;
 }
 
 std::vector<Val*> defaulted_flags(Fusion* fusion, Scalar* dropout_p, Scalar* is_causal) {
@@ -108,10 +116,11 @@ SdpfaBwdResult sdpfa_bwd(TensorView* grad_output, TensorView* query, TensorView*
       ": log_sumexp must be the Float [batch, heads, sequence] tensor that "
       "sdpfa_fwd returns, got ",
       log_sumexp->dtype(), " of rank ", log_sumexp->rank());
-  NVFUSE_TYPE_CHECK(
-      philox_seed->dtype() == DataType::Int && philox_offset->dtype() == DataType::Int, op,
-      ": philox_seed and philox_offset must be the Int tensors that "
-      "sdpfa_fwd returns");
+  NVFUSE_TYPE_CHECK(is_rng_state(philox_seed) && is_rng_state(philox_offset), op,
+      ": philox_seed and philox_offset must be UInt64 (or Int) tensors of rank 0 or 1, as "
+      "sdpfa_fwd returns them, got ",
+      philox_seed->dtype(), " of rank ", philox_seed->rank(), " and ", philox_offset->dtype(),
+      " of rank ", philox_offset->rank());
   Fusion* fusion = query->fusion();
   SdpfaBwdResult result{new_tensor_like_axes(fusion, query->logical(), query->dtype()),
       new_tensor_like_axes(fusion, key->logical(), query->dtype()),

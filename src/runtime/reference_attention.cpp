@@ -10,6 +10,12 @@ namespace nvfuse {
 
 namespace {
 
+// torch's flash backward reads its RNG state as uint64 words; a state
+// spelled Int (scripts for torch before 2.7) holds the same bytes.
+at::Tensor rng_words(const at::Tensor& state) {
+  return state.scalar_type() == at::kUInt64 ? state : state.view(at::kUInt64);
+}
+
 // torch's CPU flash attention cannot drop out (nor replay a CUDA RNG state).
 void require_no_cpu_dropout(const at::Tensor& query, double dropout_p, const char* op) {
   if (query.is_cuda() || dropout_p == 0.0) {
@@ -98,10 +104,8 @@ void ReferenceEvaluator::handle(const SdpaFwdOp& e) {
         /*return_debug_mask=*/false, scale);
     tensors_[e.output(0)] = std::get<0>(results);
     tensors_[e.output(1)] = std::get<1>(results);
-    // torch's uint64 RNG words, seen as Int (same bytes) so that every
-    // nvfuse dtype path handles them; sdpfa_bwd views them back.
-    tensors_[e.output(2)] = std::get<6>(results).view(at::kLong);
-    tensors_[e.output(3)] = std::get<7>(results).view(at::kLong);
+    tensors_[e.output(2)] = std::get<6>(results);
+    tensors_[e.output(3)] = std::get<7>(results);
     return;
   }
   auto [output, log_sumexp] = at::_scaled_dot_product_flash_attention_for_cpu(
@@ -139,7 +143,7 @@ void ReferenceEvaluator::handle(const SdpaBwdOp& e) {
         log_sumexp,
         /*cum_seq_q=*/at::Tensor(), /*cum_seq_k=*/at::Tensor(),
         /*max_q=*/query.size(2), /*max_k=*/key.size(2), dropout_p, is_causal,
-        tensor_of(e.input(8)).view(at::kUInt64), tensor_of(e.input(9)).view(at::kUInt64), scale);
+        rng_words(tensor_of(e.input(8))), rng_words(tensor_of(e.input(9))), scale);
   } else {
     grads = at::_scaled_dot_product_flash_attention_for_cpu_backward(grad_output, query, key, value,
         output, log_sumexp, dropout_p, is_causal, /*attn_mask=*/std::nullopt, scale);
