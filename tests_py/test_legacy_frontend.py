@@ -202,6 +202,21 @@ def test_profile_reports_the_call(device):
     if device == "cuda":
         assert [k.name.startswith("nvfuse_") for k in profile.kernel_profiles] == [True]
         assert profile.kernel_time_ms > 0
+        (kernel,) = profile.kernel_profiles
+        assert kernel.scheduler == "pointwise" and kernel.input_bytes == 64 * 64 * 4
+        assert 0 < profile.percentage_peak_bandwith < 100
+
+
+@pytest.mark.gpu
+def test_profile_lists_the_aten_kernels_of_a_matmul():
+    with FusionDefinition() as fd:
+        a = fd.define_tensor([-1, -1], contiguity=True, dtype=DataType.BFloat16)
+        b = fd.define_tensor([-1, -1], contiguity=True, dtype=DataType.BFloat16)
+        fd.add_output(fd.ops.relu(fd.ops.matmul(a, b)))
+    x = torch.randn(256, 256, device="cuda", dtype=torch.bfloat16)
+    fd.execute([x, x], profile=True)
+    schedulers = [k.scheduler for k in fd.profile().kernel_profiles]
+    assert "expr_eval" in schedulers  # the GEMM's cuBLAS kernel, listed with nvfuse's
 
 
 def test_profile_without_a_profiled_call_is_an_error():
@@ -330,3 +345,30 @@ def test_define_constant_is_a_constant_scalar():
     with pytest.raises(NvfuseError, match="value is required"):
         with FusionDefinition() as fd:
             fd.define_constant(None)
+
+
+def test_kernel_profiles_have_the_predecessor_fields():
+    from nvfuse.profile import KernelProfile, scheduler_of
+
+    fields = (
+        "name segment_id device stream correlation_id compile_time_ms time_ms "
+        "effective_bandwidth_gbs percentage_peak_bandwidth grid_str block_str cluster_str "
+        "shared_mem_str registers input_bytes output_bytes scheduler"
+    ).split()
+    kernel = KernelProfile("nvfuse_reduction_inner_persistent", 0.5, 0)
+    assert all(hasattr(kernel, f) for f in fields)
+    assert kernel.scheduler == "reduction"
+    assert scheduler_of("nvfuse_pointwise_vec8") == "pointwise"
+    assert scheduler_of("nvjet_sm90_tst_192x128") == "expr_eval"  # an ATen segment's GEMM
+
+
+def test_a_cpu_profile_counts_the_bytes_of_the_call():
+    fd = _relu_fd()
+    x = torch.randn(8, 16)
+    fd.execute([x], profile=True)
+    profile = fd.profile()
+    assert profile.input_bytes == profile.output_bytes == x.numel() * 4
+    fields = "fusion_id segments cuda_evt_time_ms host_time_ms compile_time_ms kernel_time_ms "
+    fields += "effective_bandwidth_gbs percentage_peak_bandwith input_bytes output_bytes "
+    fields += "kernel_profiles verbose"
+    assert all(hasattr(profile, f) for f in fields.split())

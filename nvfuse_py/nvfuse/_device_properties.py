@@ -27,6 +27,11 @@ def device_properties() -> dict:
         "gpu_mem_clock_khz": props.memory_clock_rate,
         "gpu_mem_bus_width": props.memory_bus_width,
         "gpu_max_threads_per_sm": props.max_threads_per_multi_processor,
-        # Double data rate: two transfers a clock over the bus, in GB/s.
-        "gpu_peak_bandwidth_gbps": 2 * props.memory_bus_width * props.memory_clock_rate / (1e6 * 8),
+        "gpu_peak_bandwidth_gbps": peak_bandwidth_gbps(props),
     }
+
+
+def peak_bandwidth_gbps(props) -> float:
+    """Memory bandwidth in GB/s of torch's device properties `props`:
+    double data rate, two transfers a clock over the bus."""
+    return 2 * props.memory_bus_width * props.memory_clock_rate / (1e6 * 8)

@@ -443,7 +443,7 @@ class FusionDefinition:
         # A sharded fusion's per-process segments are not listed (its host
         # program is: NVFUSE_DUMP=host_ir); its profile counts none.
         segments = 0 if self._sharded else len(self.segment_summary())
-        outputs, self._profile = profiled_execute(run, self._id, segments, on_cuda)
+        outputs, self._profile = profiled_execute(run, self._id, segments, on_cuda, inputs)
         return outputs
 
     def debug_output(self):
