@@ -32,3 +32,53 @@ def test_cases_are_reproducible_and_shrink_to_what_an_output_needs():
     assert len(smaller["ops"]) <= len(case["ops"])
     assert smaller["outputs"] == [len(smaller["inputs"]) + sum(fuzz.value_counts(smaller)) - 1]
     assert fuzz.check_case(smaller, "cpu") is None
+
+
+def test_the_generator_reaches_the_widened_ops_and_inputs():
+    cases = [fuzz.random_case(seed) for seed in range(1500)]
+    names = {name for case in cases for name, _, _ in case["ops"]}
+    assert {"lerp", "clamp", "var", "amin", "pad", "fmod", "lgamma", "cosh", "where"} <= names
+    assert max(len(case["ops"]) for case in cases) > 20
+    assert any(case["spiced"] for case in cases)
+    assert any(layout == "padded" for case in cases for _, _, layout in case["inputs"])
+    slices = [p for case in cases for name, _, p in case["ops"] if name == "slice"]
+    assert any(min(p["starts"]) < 0 for p in slices)
+    assert any(max(p["ends"]) >= 1 << 40 for p in slices)
+
+
+# atan2(v, v) of the variance of 130 equal values: torch's float32 variance
+# is a rounding error away from 0 (atan2 then gives pi/4), nvfuse's and the
+# exact one are 0.
+_AMPLIFIED_ROUNDING = {
+    "seed": 2110,
+    "inputs": [([130], "float32", "expanded")],
+    "indices": [],
+    "ops": [("var", [0], {"dim": 0, "correction": 0}), ("atan2", [1, 1], {})],
+    "outputs": [2],
+    "spiced": False,
+}
+
+
+def test_a_difference_the_float64_evaluation_explains_is_no_finding():
+    import torch
+
+    inputs = fuzz.make_inputs(_AMPLIFIED_ROUNDING, "cpu")
+    assert fuzz.check_case(_AMPLIFIED_ROUNDING, "cpu") is None
+    exact = fuzz.apply(_AMPLIFIED_ROUNDING, [t.double() for t in inputs])[0]
+    assert exact.item() == 0.0
+    assert fuzz._matches_float64(_AMPLIFIED_ROUNDING, inputs, 0, exact.float())
+    assert not fuzz._matches_float64(_AMPLIFIED_ROUNDING, inputs, 0, torch.tensor(0.7854))
+
+
+def test_a_non_finite_value_cast_to_an_integer_skips_the_case():
+    case = {
+        "seed": 1,
+        "inputs": [([4], "float32", "contiguous")],
+        "indices": [],
+        "ops": [("log", [0], {}), ("cast", [1], {"dtype": "int32"})],
+        "outputs": [2],
+        "spiced": True,
+    }
+    with pytest.raises(RuntimeError, match="non-finite value cast"):
+        fuzz.apply(case, fuzz.make_inputs(case, "cpu"))
+    assert fuzz.check_case(case, "cpu") is None

@@ -7,7 +7,8 @@
 # default 2048x1600,32768x8192,4096x65536) and the transformer-op
 # benchmarks and the transformer-block benchmarks (NVFUSE_BENCHES picks
 # among pointwise,normalization,transformer_ops,blocks,loss_and_norm_blocks),
-# plus a differential-fuzzing batch (NVFUSE_FUZZ_CASES, default 2000),
+# plus a differential-fuzzing batch (NVFUSE_FUZZ_CASES, default 10000, in
+# NVFUSE_FUZZ_WORKERS processes side by side, default 8),
 # and prints a short summary last. NVFUSE_CPU_TESTS=0 skips the non-GPU
 # half of the suite (CI runs it) for a quicker device call. Logs and the
 # benchmark JSON/PNG go to $OUT when it is set (the device tool), else to
@@ -43,10 +44,11 @@ if [ "${NVFUSE_CPU_TESTS:-1}" != 0 ]; then
 fi
 
 # Differential fuzzing on the GPU (tools/fuzz.py): kernels against torch's
-# CUDA ops, NVFUSE_FUZZ_CASES of them (default 2000; 0 skips).
-if [ "${NVFUSE_FUZZ_CASES:-2000}" != 0 ]; then
-  if python3 tools/fuzz.py --cases "${NVFUSE_FUZZ_CASES:-2000}" --seed 0 --device cuda \
-      >"$LOG_DIR/fuzz.log" 2>&1; then
+# CUDA ops, NVFUSE_FUZZ_CASES of them (default 10000; 0 skips) in
+# NVFUSE_FUZZ_WORKERS worker processes side by side.
+if [ "${NVFUSE_FUZZ_CASES:-10000}" != 0 ]; then
+  if python3 tools/fuzz.py --cases "${NVFUSE_FUZZ_CASES:-10000}" --seed 0 --device cuda \
+      --workers "${NVFUSE_FUZZ_WORKERS:-8}" >"$LOG_DIR/fuzz.log" 2>&1; then
     record "fuzz" "$(tail -1 "$LOG_DIR/fuzz.log")"
   else
     record "fuzz" "FAILED: $(tail -1 "$LOG_DIR/fuzz.log")"
