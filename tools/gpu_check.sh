@@ -7,6 +7,8 @@
 # default 2048x1600,32768x8192,4096x65536) and the transformer-op
 # benchmarks and the transformer-block benchmarks (NVFUSE_BENCHES picks
 # among pointwise,normalization,transformer_ops,blocks,loss_and_norm_blocks),
+# Thunder's own nvFuser tests when its wheel is carried (.whl/, from
+# tools/fetch_client_wheels.sh; skips in tools/thunder_skips.txt),
 # plus a differential-fuzzing batch (NVFUSE_FUZZ_CASES, default 10000, in
 # NVFUSE_FUZZ_WORKERS processes side by side, default 8),
 # and prints a short summary last. NVFUSE_CPU_TESTS=0 skips the non-GPU
@@ -37,6 +39,28 @@ build_nvfuse
 
 python3 -m pytest tests_py -q -p no:cacheprovider -m gpu 2>&1 | tee "$LOG_DIR/gpu_tests.log" | tail -15
 record "gpu tests" "$(tail -1 "$LOG_DIR/gpu_tests.log")"
+
+# Thunder's own nvFuser tests (its wheel ships thunder/tests), with nvfuse
+# as nvFuser, when the Thunder wheel was carried; tools/thunder_skips.txt
+# lists the tests left out and why.
+thunder_tests=$(python3 -c "import importlib.util as u; s = u.find_spec('thunder'); \
+print(s.submodule_search_locations[0] + '/tests' if s else '')" 2>/dev/null)
+if [ -n "$thunder_tests" ] && [ -d "$thunder_tests" ]; then
+  deselect=()
+  while read -r test _; do
+    deselect+=(--deselect "$thunder_tests/$test")
+  done < <(grep -v '^#' tools/thunder_skips.txt | grep -v '^$')
+  run_thunder() {
+    PYTHONPATH="tools${PYTHONPATH:+:$PYTHONPATH}" python3 -m pytest -p thunder_as_nvfuser \
+      -q -p no:cacheprovider "${deselect[@]}" "$@" 2>&1
+  }
+  run_thunder "$thunder_tests/test_nvfuser.py" "$thunder_tests/test_nvfuser_remat.py" \
+    | tee "$LOG_DIR/thunder_nvfuser.log" | tail -3
+  record "thunder nvfuser" "$(tail -1 "$LOG_DIR/thunder_nvfuser.log")"
+  run_thunder "$thunder_tests/test_ops.py" "$thunder_tests/test_grad.py" -k nvFuser \
+    | tee "$LOG_DIR/thunder_ops.log" | tail -3
+  record "thunder ops" "$(tail -1 "$LOG_DIR/thunder_ops.log")"
+fi
 
 if [ "${NVFUSE_CPU_TESTS:-1}" != 0 ]; then
   python3 -m pytest tests_py -q -p no:cacheprovider -m "not gpu" 2>&1 | tee "$LOG_DIR/cpu_tests.log" | tail -3
