@@ -202,11 +202,18 @@ def random_ternary(rng, i, values):
     floats = [j for j, v in enumerate(values) if v[0] == shape and v[1] in FLOATS]
     if rng.random() < 0.5:
         end = rng.choice(floats) if rng.random() < 0.6 else ("number", number_for(rng, "f"))
-        weight = rng.choice(floats) if rng.random() < 0.3 else ("number", rng.choice([0.25, -0.5, 0.9, 1.5]))
+        weight = (
+            rng.choice(floats)
+            if rng.random() < 0.3
+            else ("number", rng.choice([0.25, -0.5, 0.9, 1.5]))
+        )
         # torch refuses mixed dtypes (the case is then skipped).
         return ("lerp", [i, end, weight], {}), (shape, dtype)
     low = rng.choice([-1.0, 0.0, 0.5])
-    return ("clamp", [i, ("number", low), ("number", low + rng.choice([0.5, 2.0]))], {}), (shape, dtype)
+    return ("clamp", [i, ("number", low), ("number", low + rng.choice([0.5, 2.0]))], {}), (
+        shape,
+        dtype,
+    )
 
 
 def random_slice(rng, i, value):
@@ -448,7 +455,6 @@ def check_case(case, device):
     rounding amplified (a variance of equal values that torch leaves at
     1e-9 under atan2, a power just under the Half maximum), which the
     reference is told about rather than reported."""
-    import torch
     from nvfuse import FusionDefinition
 
     inputs = make_inputs(case, device)
@@ -483,7 +489,6 @@ def _difference(got, want):
 
 def _matches_float64(case, inputs, k, got):
     """Whether output `k` matches the case evaluated in float64."""
-    import torch
 
     wide = [t.double() if t.is_floating_point() else t for t in inputs]
     try:

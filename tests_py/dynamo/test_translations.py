@@ -7,6 +7,7 @@ import torch
 import torch.nn.functional as F
 
 import nvfuse.dynamo
+from nvfuse.dynamo.support import LEFT_TO_ATEN
 
 DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)]
 
@@ -69,7 +70,7 @@ def test_index_with_broadcast_index_tensors(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-def test_embedding_forward_and_backward_fuse(device):
+def test_embedding_fuses_and_its_backward_runs_as_atens_kernel(device):
     torch.manual_seed(0)
     table = torch.nn.Embedding(50, 16, padding_idx=3).to(device)
     ids = torch.tensor([[1, 3, 3, 7], [7, 7, 0, 49]], device=device)
@@ -83,9 +84,14 @@ def test_embedding_forward_and_backward_fuse(device):
     f(ids).backward()
     torch.testing.assert_close(got, table.weight.grad, rtol=1e-5, atol=1e-6)
     assert got[3].abs().sum() == 0  # no gradient into padding_idx
-    fused = _fused_targets()
-    assert "aten.embedding.default" in fused
-    assert "aten.embedding_dense_backward.default" in fused
+    assert "aten.embedding.default" in _fused_targets()
+    reasons = {
+        reason
+        for r in nvfuse.dynamo.reports()
+        for _, target, reason in r.unfused
+        if target == "aten.embedding_dense_backward.default"
+    }
+    assert reasons == {LEFT_TO_ATEN[torch.ops.aten.embedding_dense_backward.default]}
 
 
 def _drawn_twice_from_one_seed(fn, x):

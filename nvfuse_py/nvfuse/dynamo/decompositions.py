@@ -47,10 +47,10 @@ FUSIBLE_COMPOSITES = [
     "native_batch_norm",
 ]
 
-# Ops in torch's core set that nvfuse translates whole rather than as
-# torch decomposes them: the embedding backward is one scatter-add kernel
-# (index_put_accumulate), where the decomposition's index_put runs
-# ATen's sort-based kernel.
+# Ops in torch's core set that stay whole rather than as torch decomposes
+# them: the embedding backward runs as ATen's own kernel (support.py,
+# LEFT_TO_ATEN), where the decomposition's index_put accumulates repeated
+# indices one after another.
 KEPT_WHOLE = {aten.embedding_dense_backward}
 
 

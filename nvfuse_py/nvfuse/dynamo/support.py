@@ -120,12 +120,6 @@ def _refuses_symbolic(*positions):
     return check
 
 
-def _refuses_embedding_backward(node):
-    if node.args[4]:
-        return "scale_grad_by_freq needs per-index counts (not translated)"
-    return None
-
-
 def _refuses_in_place(node):
     if not is_input_update(node):
         return "copy_ into a value that is not a graph input"
@@ -173,7 +167,6 @@ ARGUMENT_CHECKS = {
     aten.arange.start_step: _refuses_symbolic(0, 1, 2),
     aten.select.int: _refuses_symbolic(1, 2),
     aten.split.Tensor: _refuses_symbolic(1),
-    aten.embedding_dense_backward.default: _refuses_embedding_backward,
     aten.copy_.default: _refuses_in_place,
     aten.bernoulli.p: _refuses_explicit_generator,
     aten.empty.memory_format: _refuses_symbolic_sizes,
@@ -194,11 +187,20 @@ def _refuses_its_arguments(node):
     return None if check is None else check(node)
 
 
+# Ops left to ATen on purpose: its kernel is the faster one.
+LEFT_TO_ATEN = {
+    aten.embedding_dense_backward.default: "ATen's embedding backward sums each index's rows "
+    "in parallel segments; a scatter-add accumulates repeated indices one after another",
+}
+
+
 def why_not_fusible(node):
     """None when nvfuse can take `node`, else the reason it stays ATen."""
     if node.op != "call_function":
         return f"a {node.op} node"  # graph inputs and outputs stay outside
     target = node.target
+    if target in LEFT_TO_ATEN:
+        return LEFT_TO_ATEN[target]
     if target not in TRANSLATIONS:
         return f"{getattr(target, '__name__', target)} has no nvfuse translation"
     if "val" not in node.meta:

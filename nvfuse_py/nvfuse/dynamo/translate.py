@@ -425,7 +425,6 @@ NEEDS_SIZES = {
     aten._unsafe_index.Tensor: ("sizes", "out_sizes"),
     aten.index_put.default: ("sizes",),
     aten._unsafe_index_put.default: ("sizes",),
-    aten.embedding_dense_backward.default: ("sizes",),
     aten.slice_scatter.default: ("sizes",),
     aten.as_strided_scatter.default: ("sizes",),
 }

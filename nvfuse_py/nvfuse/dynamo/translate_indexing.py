@@ -58,22 +58,6 @@ def _embedding(fd, weight, indices, padding_idx=-1, scale_grad_by_freq=False, sp
     return fd.ops.embedding_fwd(indices, weight)
 
 
-def _embedding_backward(fd, grad, indices, num_weights, padding_idx, scale_grad_by_freq, *, sizes):
-    """The weight's gradient: grad's rows added at their indices (one
-    scatter-add, duplicates accumulated in float for half-precision
-    grads), none at padding_idx."""
-    width = sizes[-1]
-    rows = fd.ops.reshape(grad, [-1, width])
-    if rows.dtype in (DataType.Half, DataType.BFloat16):
-        rows = fd.ops.cast(rows, DataType.Float)
-    index = _flat(fd, indices)
-    if padding_idx >= 0:
-        padded = fd.ops.broadcast(fd.ops.eq(index, padding_idx), [False, True])
-        rows = fd.ops.where(padded, 0.0, rows)
-    zeros = fd.ops.full([num_weights, width], 0.0, rows.dtype)
-    return fd.ops.index_put_accumulate(zeros, index, rows)
-
-
 def _scatter(fd, x, dim, index, src):
     return fd.ops.scatter(x, index, src, dim % x.ndim)
 
@@ -144,7 +128,6 @@ INDEXING = {
     aten.index_put.default: _index_put,
     aten._unsafe_index_put.default: _index_put,
     aten.embedding.default: _embedding,
-    aten.embedding_dense_backward.default: _embedding_backward,
     aten.scatter.src: _scatter,
     aten.scatter.value: _scatter,
     aten.slice_scatter.default: _slice_scatter,
