@@ -6,7 +6,12 @@ import torch
 import torch.nn.functional as F
 
 import nvfuse.dynamo
-from nvfuse.dynamo.passes.gemm_alignment import pad_unaligned_gemms, padded_gemm, padded_sizes
+from nvfuse.dynamo.passes.gemm_alignment import (
+    pad_unaligned_gemms,
+    padded_gemm,
+    padded_operand,
+    padded_sizes,
+)
 from nvfuse.dynamo.passes.in_place_updates import mark_in_place_updates
 from nvfuse.dynamo.passes.partition import partition_regions
 from nvfuse.dynamo.passes.regions import install_regions
@@ -54,10 +59,34 @@ def test_a_padded_gemm_computes_the_product(a_transposed, b_transposed, with_bia
     a = torch.randn(30, 21) if not a_transposed else torch.randn(21, 30).t()
     b = torch.randn(21, 13) if not b_transposed else torch.randn(13, 21).t()
     bias = torch.randn(13) if with_bias else None
-    got = padded_gemm(bias, a, b, 32, 24, 16)
+    padded_a, padded_b = padded_operand(a, 32, 24), padded_operand(b, 24, 16)
+    assert padded_a.stride()[0] == 1 if a_transposed else padded_a.stride()[1] == 1
+    got = padded_gemm(bias, padded_a, padded_b, 30, 13)
     want = a @ b + (bias if with_bias else 0)
     assert got.shape == (30, 13)
     torch.testing.assert_close(got, want)
+
+
+def _lm_head_backward(grad_logits, hidden, weight):
+    """The LM head's input and weight gradients: both read grad_logits,
+    one of them transposed."""
+    return grad_logits @ weight, grad_logits.t() @ hidden
+
+
+def test_the_gradients_of_an_lm_head_share_one_padded_copy():
+    torch.manual_seed(0)
+    grad, hidden, weight = (
+        torch.randn(TOKENS, VOCAB),
+        torch.randn(TOKENS, WIDTH),
+        torch.randn(VOCAB, WIDTH),
+    )
+    gm = aten_graph(_lm_head_backward, grad, hidden, weight)
+    assert pad_unaligned_gemms(gm, devices=("cpu",), min_flops=0) == 2
+    pads = [n for n in gm.graph.nodes if n.target is padded_operand]
+    grad_pads = [n for n in pads if n.args[0].name.startswith("grad")]
+    assert len(grad_pads) == 1
+    for got, want in zip(gm(grad, hidden, weight), _lm_head_backward(grad, hidden, weight)):
+        torch.testing.assert_close(got, want)
 
 
 def _lm_head_loss(hidden, weight, labels):

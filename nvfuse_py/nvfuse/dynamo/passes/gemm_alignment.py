@@ -33,6 +33,7 @@ them."""
 import torch
 
 from ..region import FusedRegion
+from .graph_edits import insert_call
 
 aten = torch.ops.aten
 
@@ -42,27 +43,23 @@ _PADDED_TARGETS = (aten.mm.default, aten.addmm.default)
 _SPLITTING_VIEWS = (aten.view.default, aten._unsafe_view.default, aten.reshape.default)
 
 
-def padded_gemm(bias, a, b, m, k, n):
-    """`bias + a @ b` (no bias when `bias` is None) computed on operands
-    zero-padded to [m, k] and [k, n] (a bias to n columns), sliced back to
-    a's rows and b's columns."""
-    rows, cols = a.shape[0], b.shape[1]
-    a = _padded_matrix(a, m, k)
-    b = _padded_matrix(b, k, n)
+def padded_gemm(bias, a, b, rows, cols):
+    """`bias + a @ b` (no bias when `bias` is None) of zero-padded operands,
+    sliced back to [rows, cols]; a bias is padded to b's columns."""
     if bias is None:
         out = torch.mm(a, b)
     else:
-        pad = n - bias.shape[-1]
+        pad = b.shape[1] - bias.shape[-1]
         out = torch.addmm(torch.nn.functional.pad(bias, (0, pad)) if pad else bias, a, b)
     return out[:rows, :cols]
 
 
-def _padded_matrix(x, rows, cols):
+def padded_operand(x, rows, cols):
     """`x` padded with zeros to [rows, cols], column-major if it was."""
     if tuple(x.shape) == (rows, cols):
         return x
     if _is_column_major(x.shape, x.stride()):
-        return _padded_matrix(x.t(), cols, rows).t()
+        return padded_operand(x.t(), cols, rows).t()
     return torch.nn.functional.pad(x, (0, cols - x.shape[1], 0, rows - x.shape[0]))
 
 
@@ -131,22 +128,52 @@ def pad_unaligned_gemms(gm, devices=("cuda",), min_flops=PADDED_GEMM_MIN_FLOPS):
     """Pads `gm`'s unaligned GEMMs of at least `min_flops` on `devices`
     (see the module's doc); returns how many it padded."""
     padded = 0
+    pads = {}  # one padded copy per operand and size, shared by its GEMMs
     for node in list(gm.graph.nodes):
         found = _gemm_to_pad(node, devices, min_flops)
         if found is None:
             continue
-        bias, a, b, sizes = found
+        bias, a, b, (m, k, n) = found
+        a = _padded_node(gm.graph, node, a, m, k, pads)
+        b = _padded_node(gm.graph, node, b, k, n, pads)
+        rows, cols = node.meta["val"].shape
         with gm.graph.inserting_after(node):
-            gemm = gm.graph.call_function(padded_gemm, (bias, a, b, *sizes))
+            gemm = gm.graph.call_function(padded_gemm, (bias, a, b, rows, cols))
         gemm.meta["val"] = node.meta["val"]
-        needs_dense = sizes[2] != node.meta["val"].shape[1]
-        _route_users(gm, node, gemm, needs_dense)
+        _route_users(gm, node, gemm, needs_dense=n != cols)
         gm.graph.erase_node(node)
         padded += 1
     if padded:
         gm.graph.lint()
         gm.recompile()
     return padded
+
+
+def _padded_node(graph, anchor, x, rows, cols, pads):
+    """A node (before `anchor`) of `x` padded to [rows, cols]. A transposed
+    view pads its base, so that a GEMM of t(g) and another of g share one
+    padded copy of g (the weight and input gradients of an LM head both
+    read the logits' gradient)."""
+    if tuple(x.meta["val"].shape) == (rows, cols):
+        return x
+    base, transposed = _transposed_base(x)
+    key = (base, cols, rows) if transposed else (x, rows, cols)
+    if key not in pads:
+        pads[key] = insert_call(graph, anchor, padded_operand, key)
+    if not transposed:
+        return pads[key]
+    return insert_call(graph, anchor, aten.t.default, (pads[key],))
+
+
+def _transposed_base(x):
+    """(base, True) when `x` is t(base) or permute(base, [1, 0]), else
+    (x, False)."""
+    if x.op == "call_function" and (
+        x.target is aten.t.default
+        or (x.target is aten.permute.default and list(x.args[1]) == [1, 0])
+    ):
+        return x.args[0], True
+    return x, False
 
 
 def _route_users(gm, old, padded, needs_dense):
