@@ -59,6 +59,18 @@ def test_split_reductions_compute_what_torch_does(channels_last):
         torch.testing.assert_close(got, want)
 
 
+def test_half_precision_reductions_split_in_float_and_round_once():
+    torch.manual_seed(0)
+    x = (torch.randn(6, 4, 5, 7) * 3 + 1).to(torch.bfloat16)
+    gm = aten_graph(_statistics, x)
+    assert split_reductions(gm) == 6
+    for got, want, exact in zip(gm(x), _statistics(x), _statistics(x.double())):
+        assert got.dtype == want.dtype and got.shape == want.shape
+        # As close to the exact value as torch's own rounding is.
+        error, torch_error = (got.double() - exact).abs().max(), (want.double() - exact).abs().max()
+        assert error <= 2 * torch_error + 1e-6
+
+
 def _batch_norm_train(x, weight, bias, running_mean, running_var):
     y = F.batch_norm(x, running_mean, running_var, weight, bias, training=True)
     return F.relu(y)

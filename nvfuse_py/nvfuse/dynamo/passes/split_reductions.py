@@ -137,6 +137,12 @@ def _split_var_mean(b, x, runs, keepdim, kwargs):
     return _finished(b, var, dims, keepdim), _finished(b, mean, dims, keepdim)
 
 
+def node_dtype(node):
+    """The dtype of a reduction's value (var_mean's pair: its first)."""
+    value = node.meta["val"]
+    return (value[0] if isinstance(value, (tuple, list)) else value).dtype
+
+
 def split_reductions(gm):
     """Splits `gm`'s reductions over axes that are not adjacent in memory
     (see the module's doc); returns how many it split."""
@@ -148,18 +154,30 @@ def split_reductions(gm):
         kind, x, runs, keepdim, kwargs = found
         b = _Builder(gm.graph, node)
         dims = sorted(d for run in runs for d in run)
+        # Half-precision partial results would be rounded between the
+        # steps; torch rounds its float accumulation once, and so do these.
+        dtype = x.meta["val"].dtype
+        widened = dtype in (torch.float16, torch.bfloat16) and kind not in ("amax", "amin")
+        if widened and kwargs.get("dtype") is None:
+            x = b.call(aten._to_copy.default, (x,), {"dtype": torch.float32})
+
+        def rounded(value):
+            if not widened or value.meta["val"].dtype == node_dtype(node):
+                return value
+            return b.call(aten._to_copy.default, (value,), {"dtype": node_dtype(node)})
+
         if kind == "var":
             var, _ = _split_var_mean(b, x, runs, keepdim, kwargs)
-            node.replace_all_uses_with(var)
+            node.replace_all_uses_with(rounded(var))
         elif kind == "var_mean":
-            var, mean = _split_var_mean(b, x, runs, keepdim, kwargs)
+            var, mean = (rounded(v) for v in _split_var_mean(b, x, runs, keepdim, kwargs))
             for user in list(node.users):
                 if user.target is operator.getitem:
                     user.replace_all_uses_with(var if user.args[1] == 0 else mean)
                     gm.graph.erase_node(user)
         else:
             value = _finished(b, _nested(b, node.target, x, runs, kwargs), dims, keepdim)
-            node.replace_all_uses_with(value)
+            node.replace_all_uses_with(rounded(value))
         gm.graph.erase_node(node)
         split += 1
     if split:
