@@ -150,3 +150,70 @@ def test_philox_matches_the_random123_known_answers(counter, key, expected):
     from nvfuse import _C
 
     assert _C.philox4x32_10(counter, key) == expected
+
+
+def _uniform_in(low, high, seed=None, offset=None, normal=False):
+    with FusionDefinition() as fd:
+        t = fd.define_tensor([-1, -1], contiguity=True)
+        draw = fd.ops.normal if normal else fd.ops.uniform
+        r = draw(low, high, [64, 33], rng_seed=seed, rng_offset=offset, dtype=DataType.Float)
+        fd.add_output(fd.ops.add(t, r))
+    return fd
+
+
+@pytest.mark.parametrize("normal", [False, True])
+def test_definitions_differing_only_in_random_parameters_share_one_kernel(normal):
+    """The bounds (mean and std) and an explicit seed and offset are kernel
+    arguments: a loop over them compiles one kernel (CPU tensors stand in
+    for CUDA ones' layouts)."""
+    x = torch.zeros(64, 33)
+    codes = {
+        _without_comments(_uniform_in(low, high, seed, offset, normal).cuda_code_for([x]))
+        for low, high, seed, offset in [(0.5, 2.0, 1, 0), (-3.0, 7.5, 2, 4), (0.25, 0.5, 99, 8)]
+    }
+    assert len(codes) == 1
+
+
+def _without_comments(code):
+    """The code as the kernel cache keys it: comments (which name each
+    statement's expr, constants included) do not count."""
+    import re
+
+    return re.sub(r"//[^\n]*", "", code)
+
+
+def test_unit_uniform_keeps_its_bounds_in_the_code():
+    x = torch.zeros(64, 33)
+    unit = _uniform_in(0.0, 1.0).cuda_code_for([x])
+    other = _uniform_in(0.5, 2.0).cuda_code_for([x])
+    assert _without_comments(unit) != _without_comments(other) and "__fadd_rn" not in unit
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_random_parameters_passed_as_arguments_keep_their_values(device):
+    x = torch.zeros(64, 33, device=device)
+    (low_high,) = _uniform_in(-3.0, -2.0, 5, 0).execute([x])
+    assert low_high.min() >= -3.0 and low_high.max() < -2.0
+    (again,) = _uniform_in(-3.0, -2.0, 5, 0).execute([x])
+    (shifted,) = _uniform_in(7.0, 8.0, 5, 0).execute([x])
+    assert torch.equal(low_high, again)
+    torch.testing.assert_close(shifted - 10.0, low_high, rtol=0, atol=1e-5)
+    (other_seed,) = _uniform_in(-3.0, -2.0, 6, 0).execute([x])
+    assert not torch.equal(low_high, other_seed)
+
+
+@pytest.mark.gpu
+def test_a_loop_over_random_bounds_compiles_one_kernel():
+    import nvfuse
+
+    x = torch.zeros(64, 33, device="cuda")
+    nvfuse.set_dump("compile_time")
+    try:
+        compiles = 0
+        for k in range(6):
+            fd = _uniform_in(0.1 * k, 1.0 + k)
+            fd.execute([x], capture_debug_output=True)
+            compiles += (fd.debug_output() or "").count("compiled by NVRTC")
+    finally:
+        nvfuse.set_dump("")
+    assert compiles <= 1  # 0 when an earlier test or the disk cache compiled it

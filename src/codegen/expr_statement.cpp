@@ -11,6 +11,9 @@ std::string name_of_value(const Val* v) {
   if (v->is<TensorView>()) {
     return "t" + std::to_string(v->number());
   }
+  if (v->as<Scalar>()->is_constant()) {  // a constant passed by value
+    return "c" + std::to_string(v->number());
+  }
   return v->as<Scalar>()->to_string();
 }
 

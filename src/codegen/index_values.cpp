@@ -61,39 +61,43 @@ PhiloxKey drawn_philox_key(
   return {"nvfuse::uint64(args.seed_" + k + ")", "nvfuse::uint64(args.offset_" + k + ")"};
 }
 
+namespace {
+
+// Input `i` of a random op: the kernel's argument where the op passes it
+// by value (RngOp::passes_by_value), else its constant or argument.
+std::string parameter_text(const RngOp& expr, size_t i, const ArgText& arg_text) {
+  if (expr.passes_by_value(i)) {
+    return "nvfuse::cast<double>(" + arg_text(expr.input(i)) + ")";
+  }
+  return scalar_text_as(expr.input(i), DataType::Double, arg_text);
+}
+
+std::string seed_text(const RngOp& expr, size_t i, const ArgText& arg_text) {
+  if (expr.passes_by_value(i)) {
+    return "nvfuse::uint64(nvfuse::int64(" + arg_text(expr.input(i)) + "))";
+  }
+  return "nvfuse::uint64(" + int64_text(expr.input(i), arg_text) + ")";
+}
+
+}  // namespace
+
 PhiloxKey philox_key_of(const RngOp& expr, const ArgText& arg_text, const PhiloxKey& drawn) {
   if (!expr.has_explicit_seed()) {
     return drawn;
   }
-  return {"nvfuse::uint64(" + int64_text(expr.input(2), arg_text) + ")",
-      "nvfuse::uint64(" + int64_text(expr.input(3), arg_text) + ")"};
+  return {seed_text(expr, 2, arg_text), seed_text(expr, 3, arg_text)};
 }
-
-namespace {
-
-bool is_constant_equal(const Val* v, double expected) {
-  if (!v->is<Scalar>() || !v->as<Scalar>()->is_constant()) {
-    return false;
-  }
-  const ScalarValue& value = v->as<Scalar>()->value();
-  return !value.is_complex() && value.as_double() == expected;
-}
-
-}  // namespace
 
 bool uses_unit_floats(const RngOp& expr) {
   return !expr.is_normal() && expr.output(0)->dtype() != DataType::Double;
 }
 
-bool is_unit_uniform(const RngOp& expr) {
-  return uses_unit_floats(expr) && is_constant_equal(expr.input(0), 0.0) &&
-      is_constant_equal(expr.input(1), 1.0);
-}
+bool is_unit_uniform(const RngOp& expr) { return expr.is_unit_uniform(); }
 
 std::string random_value(const RngOp& expr, const std::string& index, const PhiloxKey& key,
     const std::string& unit, const ArgText& arg_text) {
-  const std::string a = scalar_text_as(expr.input(0), DataType::Double, arg_text);
-  const std::string b = scalar_text_as(expr.input(1), DataType::Double, arg_text);
+  const std::string a = parameter_text(expr, 0, arg_text);
+  const std::string b = parameter_text(expr, 1, arg_text);
   const std::string type = cuda_type_of(expr.output(0)->dtype());
   const std::string at = key.seed + ", " + key.offset + ", " + index;
   std::string value;

@@ -29,6 +29,20 @@ class RngOp : public Expr {
   bool is_normal() const { return attribute<bool>(0); }
   bool has_explicit_seed() const { return attribute<bool>(1); }
   size_t first_size_input() const { return has_explicit_seed() ? 4 : 2; }
+  // uniform(0, 1) in Float, Half or BFloat16: drawn as unit floats, its
+  // value is the unit float itself.
+  bool is_unit_uniform() const;
+  // Whether input `i` is a constant parameter (a bound, an explicit seed
+  // or offset) that kernels take as an argument rather than in their code:
+  // definitions that differ only in those values (a loop over uniform(lo,
+  // hi) or over seeds) then share one compiled kernel. uniform(0, 1) keeps
+  // its bounds in the code, where they vanish.
+  bool passes_by_value(size_t i) const;
 };
+
+// Whether `expr`'s input `i` is a constant that kernels take by value
+// (RngOp::passes_by_value); false for every other op's constants, which
+// kernels fold into their code.
+bool constant_passed_by_value(const Expr& expr, size_t i);
 
 }  // namespace nvfuse

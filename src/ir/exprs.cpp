@@ -1,6 +1,8 @@
 #include "ir/exprs.h"
 
+#include "ir/creation_exprs.h"
 #include "ir/fusion.h"
+#include "ir/scalar.h"
 
 namespace nvfuse {
 
@@ -70,6 +72,39 @@ const std::vector<int64_t>& reduced_axes_of(const Expr& reduction) {
   NVFUSE_ASSERT(is_reduction(&reduction), "not a reduction");
   return reduction.is<ReductionOp>() ? reduction.as<ReductionOp>()->axes()
                                      : reduction.as<VarMeanOp>()->axes();
+}
+
+}  // namespace nvfuse
+
+namespace nvfuse {
+
+namespace {
+
+bool is_constant_equal(const Val* v, double expected) {
+  if (!v->is<Scalar>() || !v->as<Scalar>()->is_constant()) {
+    return false;
+  }
+  const ScalarValue& value = v->as<Scalar>()->value();
+  return !value.is_complex() && value.as_double() == expected;
+}
+
+}  // namespace
+
+bool RngOp::is_unit_uniform() const {
+  return !is_normal() && output(0)->dtype() != DataType::Double &&
+      is_constant_equal(input(0), 0.0) && is_constant_equal(input(1), 1.0);
+}
+
+bool RngOp::passes_by_value(size_t i) const {
+  if (i >= first_size_input() || !input(i)->is<Scalar>() ||
+      !input(i)->as<Scalar>()->is_constant()) {
+    return false;
+  }
+  return i >= 2 || !is_unit_uniform();
+}
+
+bool constant_passed_by_value(const Expr& expr, size_t i) {
+  return expr.is<RngOp>() && expr.as<RngOp>()->passes_by_value(i);
 }
 
 }  // namespace nvfuse

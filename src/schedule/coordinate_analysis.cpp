@@ -266,6 +266,11 @@ std::optional<CoordinateAnalysis> analyze_coordinates(const Fusion& fusion, std:
       }
       add_value_input(s);
     }
+    for (size_t i = 0; i < expr->inputs().size(); ++i) {
+      if (constant_passed_by_value(*expr, i)) {
+        add_value_input(expr->input(i));
+      }
+    }
   }
   return analysis;
 }

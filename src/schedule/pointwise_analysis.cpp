@@ -249,13 +249,16 @@ std::optional<PointwiseAnalysis> analyze_pointwise(const Fusion& fusion, std::st
     }
   }
   analysis.heavy_math_ops = heavy_math_ops_of(fusion);
-  // Symbolic scalars used by tensor exprs are computed on the host.
+  // Symbolic scalars used by tensor exprs are computed on the host, and
+  // the constants kernels take by value are passed as they are.
   for (const Expr* expr : fusion.exprs()) {
     if (!expr->output(0)->is<TensorView>() || expr->is<ExpandOp>()) {
       continue;
     }
-    for (const Val* in : expr->inputs()) {
-      if (in->is<Scalar>() && !in->as<Scalar>()->is_constant() &&
+    for (size_t i = 0; i < expr->inputs().size(); ++i) {
+      const Val* in = expr->input(i);
+      if (in->is<Scalar>() &&
+          (!in->as<Scalar>()->is_constant() || constant_passed_by_value(*expr, i)) &&
           std::find(analysis.value_inputs.begin(), analysis.value_inputs.end(), in) ==
               analysis.value_inputs.end()) {
         if (!is_codegen_dtype(in->dtype())) {

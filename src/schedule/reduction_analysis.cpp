@@ -402,11 +402,13 @@ class Analyzer {
   void assign_phases() {
     for (const Expr* expr : a_.exprs) {
       int phase = 0;
-      for (const Val* in : expr->inputs()) {
+      for (size_t i = 0; i < expr->inputs().size(); ++i) {
+        const Val* in = expr->input(i);
         if (in->is<TensorView>()) {
           auto it = a_.phase.find(in->as<TensorView>());
           phase = std::max(phase, it == a_.phase.end() ? 0 : it->second);
-        } else if (!in->as<Scalar>()->is_constant() && !expr->is<ExpandOp>() &&
+        } else if ((!in->as<Scalar>()->is_constant() || constant_passed_by_value(*expr, i)) &&
+            !expr->is<ExpandOp>() &&
             std::find(a_.value_inputs.begin(), a_.value_inputs.end(), in) ==
                 a_.value_inputs.end()) {
           a_.value_inputs.push_back(in);

@@ -35,11 +35,41 @@ uint64_t fnv1a(const std::string& text, uint64_t seed) {
   return h;
 }
 
+// `source` without its // comments (string and character literals kept
+// whole). Generated kernels comment each statement with the expr it
+// computes, constants included; kernels that differ only there (a random
+// op's bounds, passed by value) are one binary.
+std::string without_line_comments(const std::string& source) {
+  std::string code;
+  code.reserve(source.size());
+  char quote = 0;
+  for (size_t i = 0; i < source.size(); ++i) {
+    const char c = source[i];
+    if (quote != 0) {
+      code += c;
+      if (c == '\\' && i + 1 < source.size()) {
+        code += source[++i];
+      } else if (c == quote) {
+        quote = 0;
+      }
+    } else if (c == '/' && i + 1 < source.size() && source[i + 1] == '/') {
+      while (i < source.size() && source[i] != '\n') {
+        ++i;
+      }
+      code += '\n';
+    } else {
+      quote = (c == '"' || c == '\'') ? c : 0;
+      code += c;
+    }
+  }
+  return code;
+}
+
 // A 128-bit content hash of everything that changes the binary.
 std::string cache_key(const std::string& source, int arch) {
   const NvrtcVersion version = nvrtc_version();
   std::ostringstream material;
-  material << source << '\0';
+  material << without_line_comments(source) << '\0';
   for (const std::string& option : nvrtc_options(arch, {})) {
     material << option << '\0';
   }
