@@ -76,7 +76,14 @@ BINARY = {
     "le": "fi",
     "gt": "fi",
 }
-REDUCTIONS = {"sum": "fib", "amax": "fi", "amin": "fi", "mean": "f", "var": "f"}
+REDUCTIONS = {
+    "sum": "fib",
+    "amax": "fi",
+    "amin": "fi",
+    "mean": "f",
+    "var": "f",
+    "var_mean_mean": "f",
+}
 MAX_OPS = 30
 # Indexing ops: torch.<name>(x, dim, index) is fd.ops.<name>(x, index, dim)
 # (take_along_axis is torch.take_along_dim(x, index, dim)).
@@ -362,6 +369,13 @@ def apply(case, inputs, fd=None):
             values.append(torch.var(ins[0], params["dim"], correction=params["correction"]))
         elif name == "var":
             values.append(fd.ops.var(ins[0], [params["dim"]], correction=params["correction"]))
+        elif name == "var_mean_mean" and fd is None:
+            # nvfuse's var_mean gives torch.mean's mean, an infinity
+            # included, where torch's Welford var_mean may give NaN
+            # (docs/api.md): the mirror is told so.
+            values.append(torch.mean(ins[0], params["dim"]))
+        elif name == "var_mean_mean":
+            values.append(fd.ops.var_mean(ins[0], [params["dim"]], correction=0)[1])
         elif name in REDUCTIONS and fd is None:
             values.append(getattr(torch, name)(ins[0], params["dim"]))
         elif name in REDUCTIONS:
@@ -401,12 +415,18 @@ def apply(case, inputs, fd=None):
 
 
 def _torch_lerp(start, end, weight):
-    """torch.lerp with a number `end` (torch takes only tensors there)."""
+    """torch.lerp with a number `end`, which torch takes only as a tensor:
+    as nvfuse reads a number beside half-precision tensors (as torch's CUDA
+    kernels read a Scalar weight), unrounded, in float, with one rounding
+    of the result."""
     import torch
 
-    if not isinstance(end, torch.Tensor):
-        end = torch.full_like(start, end)
-    return torch.lerp(start, end, weight)
+    if isinstance(end, torch.Tensor):
+        return torch.lerp(start, end, weight)
+    wide = start.float() if start.dtype in (torch.float16, torch.bfloat16) else start
+    if isinstance(weight, torch.Tensor):
+        weight = weight.to(wide.dtype)
+    return torch.lerp(wide, torch.full_like(wide, end), weight).to(start.dtype)
 
 
 # Ops whose torch CUDA kernels read a Python number unrounded (in Float).

@@ -247,9 +247,12 @@ void ReferenceEvaluator::handle(const ReductionOp& e) {
 void ReferenceEvaluator::handle(const VarMeanOp& e) {
   at::Tensor t = tensor_of(e.input(0));
   t = t.to(math_type_of(from_aten(t.scalar_type())));
-  auto [var, mean] = at::var_mean(t, e.axes(), at::Scalar(e.correction()), /*keepdim=*/false);
+  // The mean is torch.mean's (an infinity among the values is the mean),
+  // as the generated kernels compute it; torch's Welford var_mean turns it
+  // NaN once an infinity meets a later finite value (docs/api.md).
+  at::Tensor var = std::get<0>(at::var_mean(t, e.axes(), at::Scalar(e.correction()), false));
   tensors_[e.output(0)] = to_type(var, e.output(0)->dtype());
-  tensors_[e.output(1)] = to_type(mean, e.output(1)->dtype());
+  tensors_[e.output(1)] = to_type(at::mean(t, e.axes()), e.output(1)->dtype());
 }
 
 void ReferenceEvaluator::handle(const Split& e) {
