@@ -74,10 +74,6 @@ const std::vector<int64_t>& reduced_axes_of(const Expr& reduction) {
                                      : reduction.as<VarMeanOp>()->axes();
 }
 
-}  // namespace nvfuse
-
-namespace nvfuse {
-
 namespace {
 
 bool is_constant_equal(const Val* v, double expected) {
