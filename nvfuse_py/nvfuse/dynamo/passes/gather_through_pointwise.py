@@ -19,8 +19,7 @@ stops the move, which then gathers where it stopped."""
 
 import torch
 
-from .graph_edits import insert_call as _add
-from .graph_edits import meta_of as _meta
+from .graph_edits import RESHAPING_VIEWS, insert_call, is_plain_cast, meta_of
 
 aten = torch.ops.aten
 
@@ -36,21 +35,20 @@ _POINTWISE = {
     aten._to_copy.default,
     torch.ops.prims.convert_element_type.default,
 }
-_VIEWS = {aten.view.default, aten._unsafe_view.default}
 
 
 def _gather_through(graph, anchor, src, dim, index):
     """A node computing gather(src, dim, index) that reads src's pointwise
     inputs only at the gathered elements, or None when src is not a
     pointwise op or view this pass moves through."""
-    meta = _meta(src)
+    meta = meta_of(src)
     if src.op != "call_function" or not isinstance(meta, torch.Tensor):
         return None
-    if src.target in _VIEWS:
+    if src.target in RESHAPING_VIEWS:
         return _through_view(graph, anchor, src, dim, index)
     if src.target not in _POINTWISE:
         return None
-    if src.target is aten._to_copy.default and set(src.kwargs) - {"dtype"}:
+    if src.target is aten._to_copy.default and not is_plain_cast(src):
         return None  # a device or layout change, not a cast
     roles = [_operand_role(arg, meta, dim) for arg in src.args]
     if None in roles:
@@ -59,9 +57,9 @@ def _gather_through(graph, anchor, src, dim, index):
     for arg, role in zip(src.args, roles):
         if role == "gathered":
             moved = _gather_through(graph, anchor, arg, dim, index)
-            arg = moved or _add(graph, anchor, aten.gather.default, (arg, dim, index))
+            arg = moved or insert_call(graph, anchor, aten.gather.default, (arg, dim, index))
         args.append(arg)
-    return _add(graph, anchor, src.target, tuple(args), dict(src.kwargs))
+    return insert_call(graph, anchor, src.target, tuple(args), dict(src.kwargs))
 
 
 def _operand_role(arg, meta, dim):
@@ -69,7 +67,7 @@ def _operand_role(arg, meta, dim):
     gathered elements: "gathered" (it has the value's sizes), "as is" (a
     number, a 0-d tensor, or size 1 along the gathered axis), or None
     (some other broadcast, which this pass leaves alone)."""
-    arg_meta = _meta(arg)
+    arg_meta = meta_of(arg)
     if not isinstance(arg_meta, torch.Tensor) or arg_meta.dim() == 0:
         return "as is"
     if tuple(arg_meta.shape) == tuple(meta.shape):
@@ -83,19 +81,19 @@ def _through_view(graph, anchor, view, dim, index):
     """gather(view(x), last, index) as view(gather(x, last, index')) when
     the view only reshapes the axes before the last, gathered one."""
     x = view.args[0]
-    meta, x_meta = _meta(view), _meta(x)
+    meta, x_meta = meta_of(view), meta_of(x)
     if not isinstance(x_meta, torch.Tensor) or x_meta.dim() == 0:
         return None
     last = meta.dim() - 1
     if dim != last or x_meta.shape[-1] != meta.shape[-1]:
         return None
-    index_meta = _meta(index)
+    index_meta = meta_of(index)
     new_index_shape = [*x_meta.shape[:-1], index_meta.shape[-1]]
-    index = _add(graph, anchor, aten.view.default, (index, new_index_shape))
+    index = insert_call(graph, anchor, aten.view.default, (index, new_index_shape))
     x_last = x_meta.dim() - 1
     gathered = _gather_through(graph, anchor, x, x_last, index)
-    gathered = gathered or _add(graph, anchor, aten.gather.default, (x, x_last, index))
-    return _add(graph, anchor, aten.view.default, (gathered, list(index_meta.shape)))
+    gathered = gathered or insert_call(graph, anchor, aten.gather.default, (x, x_last, index))
+    return insert_call(graph, anchor, aten.view.default, (gathered, list(index_meta.shape)))
 
 
 def _movable(node):
@@ -106,7 +104,7 @@ def _movable(node):
     if node.kwargs.get("sparse_grad") or len(node.args) > 3 and node.args[3]:
         return False
     src, dim, index = node.args[:3]
-    meta, index_meta = _meta(src), _meta(index)
+    meta, index_meta = meta_of(src), meta_of(index)
     if not isinstance(meta, torch.Tensor) or not isinstance(index_meta, torch.Tensor):
         return False
     if not all(isinstance(s, int) for s in (*meta.shape, *index_meta.shape)):
@@ -121,7 +119,7 @@ def _movable(node):
 def _erase_if_dead(graph, node, seen):
     if node in seen or node.op != "call_function" or node.users:
         return
-    if node.target not in _POINTWISE and node.target not in _VIEWS:
+    if node.target not in _POINTWISE and node.target not in RESHAPING_VIEWS:
         return
     seen.add(node)
     inputs = node.all_input_nodes
@@ -138,7 +136,7 @@ def push_gathers_through_pointwise(gm):
         if not _movable(node):
             continue
         src, dim, index = node.args[:3]
-        new = _gather_through(gm.graph, node, src, dim % _meta(src).dim(), index)
+        new = _gather_through(gm.graph, node, src, dim % meta_of(src).dim(), index)
         if new is None:
             continue
         node.replace_all_uses_with(new)

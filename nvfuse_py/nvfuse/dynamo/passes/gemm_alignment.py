@@ -33,14 +33,14 @@ them."""
 import torch
 
 from ..region import FusedRegion
-from .graph_edits import insert_call
+from .graph_edits import RESHAPING_VIEWS, insert_call
 
 aten = torch.ops.aten
 
 PADDED_GEMM_MIN_FLOPS = 1 << 30
 _ALIGNMENT_BYTES = 16
 _PADDED_TARGETS = (aten.mm.default, aten.addmm.default)
-_SPLITTING_VIEWS = (aten.view.default, aten._unsafe_view.default, aten.reshape.default)
+_SPLITTING_VIEWS = RESHAPING_VIEWS | {aten.reshape.default}
 
 
 def padded_gemm(bias, a, b, rows, cols):

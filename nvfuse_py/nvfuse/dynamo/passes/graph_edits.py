@@ -1,9 +1,24 @@
 """Small edits the passes make to an ATen graph, each new node with the
-meta value (a fake tensor) later passes and the regions read."""
+meta value (a fake tensor) later passes and the regions read, and the
+node kinds more than one pass asks about."""
 
 import operator
 
 import torch
+
+aten = torch.ops.aten
+
+# Views that reshape a tensor (FX graphs from AOTAutograd spell reshape so).
+RESHAPING_VIEWS = {aten.view.default, aten._unsafe_view.default}
+_CASTS = {aten._to_copy.default, torch.ops.prims.convert_element_type.default}
+
+
+def is_plain_cast(node):
+    """Whether `node` only changes its operand's dtype (a _to_copy with a
+    device or layout is not)."""
+    if node.op != "call_function" or node.target not in _CASTS:
+        return False
+    return node.target is not aten._to_copy.default or set(node.kwargs) <= {"dtype"}
 
 
 def meta_of(value):

@@ -10,26 +10,17 @@ move (another reader would need the cast at its own shape)."""
 
 import torch
 
-aten = torch.ops.aten
-
-_VIEWS = {aten.view.default, aten._unsafe_view.default}
-_CASTS = {aten._to_copy.default, torch.ops.prims.convert_element_type.default}
-
-
-def _is_plain_cast(node):
-    if node.op != "call_function" or node.target not in _CASTS:
-        return False
-    return node.target is not aten._to_copy.default or set(node.kwargs) <= {"dtype"}
+from .graph_edits import RESHAPING_VIEWS, is_plain_cast
 
 
 def move_views_before_casts(gm):
     """Rewrites `gm`'s view(cast(x)) as cast(view(x)); returns how many."""
     moved = 0
     for node in list(gm.graph.nodes):
-        if node.op != "call_function" or node.target not in _VIEWS:
+        if node.op != "call_function" or node.target not in RESHAPING_VIEWS:
             continue
         cast = node.args[0]
-        if not isinstance(cast, torch.fx.Node) or not _is_plain_cast(cast):
+        if not isinstance(cast, torch.fx.Node) or not is_plain_cast(cast):
             continue
         if len(cast.users) != 1:
             continue
