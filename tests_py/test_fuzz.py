@@ -8,20 +8,28 @@ from tools import fuzz
 
 
 def test_fixed_seed_batch_matches_torch_on_the_cpu_path():
-    findings = fuzz.run_cases([fuzz.random_case(seed) for seed in range(400)], "cpu")
-    assert not findings, findings
+    findings, ran = fuzz.run_cases([fuzz.random_case(seed) for seed in range(400)], "cpu")
+    assert not findings and ran == 400, findings
 
 
 @pytest.mark.gpu
 def test_fixed_seed_batch_matches_torch_on_the_gpu():
-    findings = fuzz.run_cases([fuzz.random_case(seed) for seed in range(400)], "cuda")
-    assert not findings, findings
+    findings, ran = fuzz.run_cases([fuzz.random_case(seed) for seed in range(400)], "cuda")
+    assert not findings and ran == 400, findings
 
 
 def test_a_case_that_kills_its_worker_is_a_crash_finding_and_the_run_goes_on():
     cases = [fuzz.random_case(1), dict(fuzz.random_case(2), abort=True), fuzz.random_case(3)]
-    findings = fuzz.run_cases(cases, "cpu")
-    assert list(findings) == [2] and findings[2].startswith("CRASH")
+    findings, ran = fuzz.run_cases(cases, "cpu")
+    assert list(findings) == [2] and findings[2].startswith("CRASH") and ran == 3
+
+
+def test_a_batch_past_its_deadline_reports_only_the_cases_it_ran():
+    import time
+
+    cases = [fuzz.random_case(seed) for seed in range(50)]
+    findings, ran = fuzz.run_cases(cases, "cpu", deadline=time.monotonic() - 1)
+    assert findings == {} and ran == 0
 
 
 def test_cases_are_reproducible_and_shrink_to_what_an_output_needs():

@@ -27,6 +27,7 @@ import argparse
 import multiprocessing as mp
 import random
 import sys
+import time
 
 DTYPES = ["bfloat16", "float16", "float32", "int32", "int64", "bool"]
 FLOATS = ["bfloat16", "float16", "float32"]
@@ -546,13 +547,16 @@ def worker(jobs, results, device):
         results.send((case["seed"], finding))
 
 
-def run_cases(cases, device, case_timeout=300):
-    """{seed: finding} over `cases`, a worker process at a time; a worker
-    that dies (or runs one case past `case_timeout` seconds) is a crash
-    finding of the case it was running, and a new worker goes on."""
+def run_cases(cases, device, case_timeout=300, deadline=None):
+    """({seed: finding}, cases run) over `cases`, a worker process at a
+    time; a worker that dies (or runs one case past `case_timeout` seconds)
+    is a crash finding of the case it was running, and a new worker goes on.
+    Past `deadline` (time.monotonic()), the cases not yet run are left out,
+    so that a batch fits a time budget and still reports what it ran."""
     ctx = mp.get_context("spawn")
     findings = {}
     pending = list(cases)
+    ran = 0
     while pending:
         jobs = ctx.Queue()
         receive, send = ctx.Pipe(duplex=False)
@@ -565,6 +569,10 @@ def run_cases(cases, device, case_timeout=300):
         done = 0
         waited = 0
         while done < len(pending):
+            if deadline is not None and time.monotonic() > deadline:
+                process.kill()
+                jobs.cancel_join_thread()
+                return findings, ran + done
             ended = False
             if receive.poll(5):
                 try:
@@ -595,20 +603,24 @@ def run_cases(cases, device, case_timeout=300):
         # its feeder thread would block exit on a pipe nobody reads.
         jobs.cancel_join_thread()
         pending = pending[done:]
-    return findings
+        ran += done
+    return findings, ran
 
 
-def run_side_by_side(cases, device, workers):
+def run_side_by_side(cases, device, workers, deadline=None):
     """run_cases over `workers` shares of `cases`, each in its own worker
-    process, side by side."""
+    process, side by side: ({seed: finding}, cases run)."""
     from concurrent.futures import ThreadPoolExecutor
 
     shares = [cases[k::workers] for k in range(max(1, workers))]
-    findings = {}
+    findings, ran = {}, 0
     with ThreadPoolExecutor(len(shares)) as pool:
-        for found in pool.map(lambda share: run_cases(share, device), shares):
+        for found, share_ran in pool.map(
+            lambda share: run_cases(share, device, deadline=deadline), shares
+        ):
             findings.update(found)
-    return findings
+            ran += share_ran
+    return findings, ran
 
 
 def value_counts(case):
@@ -668,15 +680,22 @@ def main():
     parser.add_argument(
         "--shrink", action="store_true", help="print each failing case shrunk, as a script"
     )
+    parser.add_argument(
+        "--time-limit",
+        type=float,
+        default=None,
+        help="seconds; cases not started by then are left out (the summary counts those run)",
+    )
     args = parser.parse_args()
     cases = [random_case(args.seed + k) for k in range(args.cases)]
-    findings = run_side_by_side(cases, args.device, args.workers)
+    deadline = None if args.time_limit is None else time.monotonic() + args.time_limit
+    findings, ran = run_side_by_side(cases, args.device, args.workers, deadline)
     crashes = [s for s, f in findings.items() if f.startswith("CRASH")]
     for seed, finding in sorted(findings.items()):
         print(f"case {seed}: {finding}")
         if args.shrink and not finding.startswith("CRASH"):
             print(script_of(shrink(random_case(seed), args.device), args.device))
-    print(f"{len(cases)} cases on {args.device}: {len(findings)} findings, {len(crashes)} crashes")
+    print(f"{ran} cases on {args.device}: {len(findings)} findings, {len(crashes)} crashes")
     return 1 if findings else 0
 
 

@@ -69,10 +69,14 @@ fi
 
 # Differential fuzzing on the GPU (tools/fuzz.py): kernels against torch's
 # CUDA ops, NVFUSE_FUZZ_CASES of them (default 10000; 0 skips) in
-# NVFUSE_FUZZ_WORKERS worker processes side by side.
+# NVFUSE_FUZZ_WORKERS worker processes side by side, starting at seed
+# NVFUSE_FUZZ_SEED (default 0); NVFUSE_FUZZ_SECONDS bounds the batch's time
+# (the summary counts the cases run), so that a batch can be split over
+# device calls by seed.
 if [ "${NVFUSE_FUZZ_CASES:-10000}" != 0 ]; then
-  if python3 tools/fuzz.py --cases "${NVFUSE_FUZZ_CASES:-10000}" --seed 0 --device cuda \
-      --workers "${NVFUSE_FUZZ_WORKERS:-8}" >"$LOG_DIR/fuzz.log" 2>&1; then
+  if python3 tools/fuzz.py --cases "${NVFUSE_FUZZ_CASES:-10000}" --seed "${NVFUSE_FUZZ_SEED:-0}" \
+      --device cuda --workers "${NVFUSE_FUZZ_WORKERS:-8}" \
+      ${NVFUSE_FUZZ_SECONDS:+--time-limit "$NVFUSE_FUZZ_SECONDS"} >"$LOG_DIR/fuzz.log" 2>&1; then
     record "fuzz" "$(tail -1 "$LOG_DIR/fuzz.log")"
   else
     record "fuzz" "FAILED: $(tail -1 "$LOG_DIR/fuzz.log")"
