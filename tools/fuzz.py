@@ -424,6 +424,10 @@ def _torch_lerp(start, end, weight):
 
     if isinstance(end, torch.Tensor):
         return torch.lerp(start, end, weight)
+    if isinstance(weight, torch.Tensor) and weight.dtype != start.dtype:
+        # torch refuses a weight of another dtype (the case is skipped):
+        # this raises as torch.lerp does.
+        return torch.lerp(start, torch.full_like(start, end), weight)
     wide = start.float() if start.dtype in (torch.float16, torch.bfloat16) else start
     if isinstance(weight, torch.Tensor):
         weight = weight.to(wide.dtype)
