@@ -108,6 +108,18 @@ def test_ternary_kernels_match_torch(dtype):
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_lerp_picks_torchs_form_by_the_weights_magnitude(dtype):
+    # torch uses start + w * (end - start) only for |w| < 0.5: a weight of
+    # -inf takes the other form, NaN where the first gives an infinity.
+    special = [float("-inf"), -2.0, -0.5, -0.49, 0.0, 0.49, 0.5, 2.0, float("inf"), float("nan")]
+    values = torch.tensor(special, dtype=dtype, device="cuda")
+    start, end, weight = torch.meshgrid(values, values, values, indexing="ij")
+    start, end, weight = start.contiguous(), end.contiguous(), weight.contiguous()
+    (out,), _ = run_kernel(lambda fd, x, y, z: fd.ops.lerp(x, y, z), [start, end, weight])
+    torch.testing.assert_close(out, torch.lerp(start, end, weight), equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_row_and_column_broadcasts(dtype):
     x = make_input((300, 520), dtype, device="cuda")
     row = make_input((520,), dtype, device="cuda")

@@ -195,12 +195,17 @@ def test_capture_debug_output_keeps_the_dumps_of_the_call():
 @pytest.mark.parametrize("device", _devices())
 def test_profile_reports_the_call(device):
     fd = _relu_fd()
-    fd.execute([torch.randn(64, 64, device=device)], profile=True)
+    x = torch.randn(64, 64, device=device)
+    # The first call may also run the fusion on ATen while its kernel
+    # compiles (docs/api.md: profile a later call).
+    fd.execute([x])
+    fd.execute([x], profile=True)
     profile = fd.profile()
     assert profile.fusion_id == fd.id() and profile.segments == 1
     assert profile.host_time_ms > 0
     if device == "cuda":
-        assert [k.name.startswith("nvfuse_") for k in profile.kernel_profiles] == [True]
+        names = [k.name for k in profile.kernel_profiles]
+        assert [n.startswith("nvfuse_") for n in names] == [True], names
         assert profile.kernel_time_ms > 0
         (kernel,) = profile.kernel_profiles
         assert kernel.scheduler == "pointwise" and kernel.input_bytes == 64 * 64 * 4

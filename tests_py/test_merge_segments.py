@@ -147,6 +147,33 @@ def test_a_chain_of_40_reductions_over_alternating_axes_segments_in_under_a_seco
     torch.testing.assert_close(out, want, rtol=1e-4, atol=1e-4)
 
 
+def _normalize_by_statistics_of_partials():
+    """Batch norm's statistics reduced from [N, C] partials (as
+    split_reductions leaves them), applied to the [N, C, H, W] activation."""
+    with FusionDefinition() as fd:
+        partials = fd.define_tensor([4, 3], contiguity=True, dtype=DataType.Float)
+        x = fd.define_tensor([4, 3, 5, 6], contiguity=True, dtype=DataType.Float)
+        wide = fd.ops.broadcast_in_dim(partials, [4, 3, 1, 1], [0, 1])
+        var, mean = fd.ops.var_mean(wide, dims=[0], correction=0, keepdim=True)
+        fd.add_output(fd.ops.mul(fd.ops.sub(x, mean), fd.ops.rsqrt(fd.ops.add(var, 1e-5))))
+    return fd
+
+
+def test_statistics_applied_to_a_tensor_wider_than_the_reduced_one_get_their_own_kernel():
+    # One reduction kernel walks the partials' [4, 3, 1, 1]; with the
+    # normalization of the [4, 3, 5, 6] tensor in it, it declined every
+    # call and the whole ran on the reference evaluator.
+    fd = _normalize_by_statistics_of_partials()
+    kinds = [kind for kind, _ in fd.segment_summary()]
+    assert len(kinds) == 2 and "var_mean" in fd.segment_summary()[0][1]
+    code = fd.cuda_code_for([torch.randn(4, 3), torch.randn(4, 3, 5, 6)])
+    assert len(kernel_parts(code)) == 2 and REFERENCE_NOTE not in code
+    partials, x = torch.randn(4, 3), torch.randn(4, 3, 5, 6)
+    var, mean = torch.var_mean(partials[:, :, None, None], dim=0, correction=0, keepdim=True)
+    (out,) = fd.execute([partials, x])
+    assert_close(out, (x - mean) * torch.rsqrt(var + 1e-5))
+
+
 # --- on the GPU ----------------------------------------------------------
 
 
@@ -159,3 +186,19 @@ def test_merge_segments_match_torch_on_the_gpu(name):
     for out, want in zip(fd.execute([x]), torch_results(name, x)):
         torch.testing.assert_close(out, want, rtol=1e-4, atol=1e-2)
     assert len(kernel_parts(fd.last_cuda_code())) == kernels
+
+
+@pytest.mark.gpu
+def test_statistics_applied_to_a_wider_tensor_run_as_kernels_on_the_gpu():
+    import nvfuse
+
+    fd = _normalize_by_statistics_of_partials()
+    partials, x = torch.randn(4, 3, device="cuda"), torch.randn(4, 3, 5, 6, device="cuda")
+    nvfuse.set_dump("launch")
+    try:
+        (out,) = fd.execute([partials, x], capture_debug_output=True)
+    finally:
+        nvfuse.set_dump("")
+    assert "declined" not in (fd.debug_output() or "")
+    var, mean = torch.var_mean(partials[:, :, None, None], dim=0, correction=0, keepdim=True)
+    torch.testing.assert_close(out, (x - mean) * torch.rsqrt(var + 1e-5))

@@ -375,10 +375,12 @@ template <typename T>
 __device__ __forceinline__ T ceil_div(T a, T b) {
   return (a + b - 1) / b;
 }
-// torch.lerp's formula, exact at both ends.
+// torch.lerp's formula, exact at both ends; the first form for weights
+// with |weight| < 0.5, as torch's is_lerp_weight_small (a weight of -inf
+// takes the second form, which gives NaN where the first gives inf).
 template <typename T>
 __device__ __forceinline__ T lerp(T start, T end, T weight) {
-  return (weight < T(0.5)) ? start + weight * (end - start)
+  return (weight > T(-0.5) && weight < T(0.5)) ? start + weight * (end - start)
                            : end - (end - start) * (T(1) - weight);
 }
 // torch.clamp: NaN input stays NaN; NaN bounds propagate.

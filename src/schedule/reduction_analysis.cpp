@@ -18,7 +18,7 @@ class Analyzer {
 
   std::optional<ReductionAnalysis> run() {
     if (!check_exprs() || !split_outer_reductions() || !find_reference() || !anchor() ||
-        !propagate()) {
+        !propagate() || !check_reference_spans_all()) {
       return std::nullopt;
     }
     classify();
@@ -347,6 +347,30 @@ class Analyzer {
       }
     }
     a_.reductions = reductions_;
+    return true;
+  }
+
+  // The kernel walks the reference's shape, so a tensor that is wider than
+  // the reference on one of its broadcast axes (a normalization applying
+  // statistics reduced from [N, C, 1, 1] partials to the [N, C, H, W]
+  // activation) would make every call decline at run time
+  // (matches_reference_shape) and run on the reference evaluator. Rejected
+  // here when the sizes say so, the segmenter gives that epilogue its own
+  // kernel instead.
+  bool check_reference_spans_all() {
+    for (const auto& [tv, map] : a_.axis_map) {
+      for (size_t axis = 0; axis < map.size(); ++axis) {
+        if (map[axis] < 0 || !a_.reference->logical()[map[axis]]->is_broadcast()) {
+          continue;
+        }
+        const IterDomain* id = tv->logical()[axis];
+        const auto extent = id->logical_extent()->constant_int();
+        if (!id->is_broadcast() && extent.has_value() && *extent > 1) {
+          return reject(tv->name() + " is wider than the reduced tensor on its broadcast axis " +
+              std::to_string(map[axis]) + " (one kernel walks the reduced tensor's shape)");
+        }
+      }
+    }
     return true;
   }
 
