@@ -174,6 +174,32 @@ def test_statistics_applied_to_a_tensor_wider_than_the_reduced_one_get_their_own
     assert_close(out, (x - mean) * torch.rsqrt(var + 1e-5))
 
 
+def _centered_by_a_sum_of_sums():
+    """A bf16 input widened once, read by a row-sum kernel and by the
+    pointwise kernel after the column sum of those sums."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor([-1, -1], contiguity=True, dtype=DataType.BFloat16)
+        wide = fd.ops.cast(x, DataType.Float)
+        total = fd.ops.sum(fd.ops.sum(wide, [1], keepdim=True), [0], keepdim=True)
+        fd.add_output(fd.ops.sub(wide, total))
+    return fd
+
+
+def test_a_cast_of_an_input_is_recomputed_by_each_kernel_that_reads_it():
+    # Written by the first kernel and read back by the last, the float copy
+    # cost twice the bf16 input's bytes each way.
+    fd = _centered_by_a_sum_of_sums()
+    assert _ops(fd) == [["cast", "sum"], ["sum"], ["cast", "sub"]]
+    x = torch.randn(6, 10, dtype=torch.bfloat16)
+    code = fd.cuda_code_for([x])
+    first, _, last = kernel_parts(code)
+    assert "const nvfuse::BFloat16*" in first and "const nvfuse::BFloat16*" in last
+    assert first.count("float* t") == 1  # the row sums: no float copy of x
+    wide = x.float()
+    (out,) = fd.execute([x])
+    assert_close(out, wide - wide.sum(1, keepdim=True).sum(0, keepdim=True))
+
+
 # --- on the GPU ----------------------------------------------------------
 
 
@@ -194,6 +220,7 @@ def test_statistics_applied_to_a_wider_tensor_run_as_kernels_on_the_gpu():
 
     fd = _normalize_by_statistics_of_partials()
     partials, x = torch.randn(4, 3, device="cuda"), torch.randn(4, 3, 5, 6, device="cuda")
+    fd.execute([partials, x])  # the first call runs on ATen while the kernels compile
     nvfuse.set_dump("launch")
     try:
         (out,) = fd.execute([partials, x], capture_debug_output=True)

@@ -353,10 +353,10 @@ class Analyzer {
   // The kernel walks the reference's shape, so a tensor that is wider than
   // the reference on one of its broadcast axes (a normalization applying
   // statistics reduced from [N, C, 1, 1] partials to the [N, C, H, W]
-  // activation) would make every call decline at run time
-  // (matches_reference_shape) and run on the reference evaluator. Rejected
-  // here when the sizes say so, the segmenter gives that epilogue its own
-  // kernel instead.
+  // activation) makes every call decline at run time
+  // (matches_reference_shape) unless that axis has size 1 then. Rejected
+  // here unless the size is 1 by definition, the segmenter gives that
+  // epilogue its own kernel instead of the reference evaluator running it.
   bool check_reference_spans_all() {
     for (const auto& [tv, map] : a_.axis_map) {
       for (size_t axis = 0; axis < map.size(); ++axis) {
@@ -364,8 +364,7 @@ class Analyzer {
           continue;
         }
         const IterDomain* id = tv->logical()[axis];
-        const auto extent = id->logical_extent()->constant_int();
-        if (!id->is_broadcast() && extent.has_value() && *extent > 1) {
+        if (!id->is_broadcast() && !id->logical_extent()->is_constant_int(1)) {
           return reject(tv->name() + " is wider than the reduced tensor on its broadcast axis " +
               std::to_string(map[axis]) + " (one kernel walks the reduced tensor's shape)");
         }

@@ -15,6 +15,7 @@
 #include "segment/kernel_choice.h"
 #include "segment/kernel_segments.h"
 #include "segment/merge_groups.h"
+#include "segment/recompute_casts.h"
 
 namespace nvfuse {
 
@@ -143,8 +144,10 @@ std::vector<size_t> needed_inputs(const Fusion& piece, size_t original_count) {
   return positions;
 }
 
-FusionSegment build_segment(
-    const Fusion& fusion, const std::vector<const Expr*>& members, bool is_aten) {
+// `recomputed`: exprs whose every reader computes its own copy
+// (segment/recompute_casts.h), so their results are no segment's output.
+FusionSegment build_segment(const Fusion& fusion, const std::vector<const Expr*>& members,
+    bool is_aten, const std::unordered_set<const Expr*>& recomputed = {}) {
   std::unordered_set<const Expr*> in_segment(members.begin(), members.end());
   FusionSegment segment;
   segment.is_aten = is_aten;
@@ -160,7 +163,7 @@ FusionSegment build_segment(
     for (const Val* out : expr->outputs()) {
       bool used_outside = fusion.is_output(out);
       for (const Expr* use : out->uses()) {
-        used_outside = used_outside || !in_segment.count(use);
+        used_outside = used_outside || (!in_segment.count(use) && !recomputed.count(expr));
       }
       if (used_outside) {
         segment.outputs.push_back(out);
@@ -249,10 +252,12 @@ struct Planned {
 };
 
 // Kernel groups that the schedulers do not take whole (a sum of a sum),
-// each split into groups that one kernel takes (segment/merge_groups.h);
-// the pieces keep the group's place in the run order.
-std::vector<Planned> split_unschedulable_kernels(
-    const Fusion& fusion, std::vector<Planned> planned) {
+// each split into groups that one kernel takes (segment/merge_groups.h),
+// casts of inputs recomputed by their readers (segment/recompute_casts.h,
+// those go into `recomputed`); the pieces keep the group's place in the
+// run order.
+std::vector<Planned> split_unschedulable_kernels(const Fusion& fusion, std::vector<Planned> planned,
+    std::unordered_set<const Expr*>& recomputed) {
   const GroupCheck one_kernel = [&](const std::vector<const Expr*>& exprs) {
     return is_one_kernel(*build_segment(fusion, exprs, false).fusion);
   };
@@ -263,7 +268,9 @@ std::vector<Planned> split_unschedulable_kernels(
       result.push_back(std::move(group));
       continue;
     }
-    for (MergedGroup& piece : merge_into_kernel_groups(fusion, group.members, one_kernel)) {
+    std::vector<MergedGroup> pieces = recompute_input_casts(fusion, group.members,
+        merge_into_kernel_groups(fusion, group.members, one_kernel), one_kernel, recomputed);
+    for (MergedGroup& piece : pieces) {
       result.push_back({group.depth, group.phase, std::move(piece.exprs)});
     }
   }
@@ -433,8 +440,9 @@ std::vector<FusionSegment> segment_at_cuts(const Fusion& fusion,
     }
     ordered[it->second].members.push_back(exprs[i]);
   }
+  std::unordered_set<const Expr*> recomputed;
   if (split_kernels) {
-    ordered = split_unschedulable_kernels(fusion, std::move(ordered));
+    ordered = split_unschedulable_kernels(fusion, std::move(ordered), recomputed);
   }
   // One kernel needs no cutting; one ATen expr or host view still runs as
   // its own segment (a view must not become a copy kernel).
@@ -446,7 +454,8 @@ std::vector<FusionSegment> segment_at_cuts(const Fusion& fusion,
   });
   std::vector<FusionSegment> segments;
   for (const Planned& planned : ordered) {
-    segments.push_back(build_segment(fusion, planned.members, !is_kernel(planned.phase)));
+    segments.push_back(
+        build_segment(fusion, planned.members, !is_kernel(planned.phase), recomputed));
     segments.back().is_host_view =
         !is_kernel(planned.phase) && host_views.count(planned.members[0]);
   }
