@@ -30,8 +30,8 @@ bool is_recomputable_cast(
     return false;
   }
   const auto& uses = expr.output(0)->uses();
-  return !uses.empty() && std::all_of(uses.begin(), uses.end(),
-                              [&](const Expr* use) { return index.count(use) > 0; });
+  return !uses.empty() &&
+      std::all_of(uses.begin(), uses.end(), [&](const Expr* use) { return index.count(use) > 0; });
 }
 
 // `group` with `expr` among its exprs, in the order of `index`.

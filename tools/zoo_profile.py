@@ -1,0 +1,114 @@
+"""Where one zoo model's step spends its time under backend="nvfuse", on a
+GPU machine: the step time, the step's kernels by GPU time, the ATen ops by
+device time, and the generated kernels that declined their inputs (each
+such segment runs op by op on the reference evaluator).
+
+    python3 tools/zoo_profile.py resnet training [nvfuse|inductor]
+"""
+
+import collections
+import logging
+import sys
+
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+sys.path.insert(0, ".")
+import nvfuse  # noqa: E402
+import nvfuse.dynamo  # noqa: E402,F401 (registers the backend)
+from workloads.model_zoo import build  # noqa: E402
+
+
+def step_of(name, training, backend):
+    torch._dynamo.reset()
+    zoo = build(name, "bench")
+    zoo.model.to("cuda", torch.bfloat16).train(training)
+    batch = {
+        k: v.to(torch.bfloat16) if v.is_floating_point() else v
+        for k, v in zoo.batch("cuda").items()
+    }
+    compiled = torch.compile(zoo.model, backend=backend)
+    params = list(zoo.model.parameters())
+
+    def step():
+        if training:
+            for p in params:
+                p.grad = None
+            zoo.loss(compiled(**batch)).backward()
+        else:
+            with torch.no_grad():
+                zoo.loss(compiled(**batch))
+
+    return step
+
+
+def step_ms(step, steps=10):
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    start.record()
+    for _ in range(steps):
+        step()
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) / steps
+
+
+def print_kernels(prof, top=22):
+    kernels = collections.defaultdict(lambda: [0, 0.0])
+    for event in prof.events():
+        if event.device_type == torch.autograd.DeviceType.CUDA:
+            entry = kernels[event.name[:90]]
+            entry[0] += 1
+            entry[1] += event.device_time_total / 1000
+    total = sum(ms for _, ms in kernels.values())
+    print(f"GPU kernel time {total:.2f} ms, {sum(n for n, _ in kernels.values())} kernels")
+    for name, (count, ms) in sorted(kernels.items(), key=lambda kv: -kv[1][1])[:top]:
+        print(f"  {ms:7.3f} ms {count:5d}x {name}")
+    print("ATen ops by device time:")
+    for avg in sorted(prof.key_averages(), key=lambda a: -a.device_time_total)[:15]:
+        if avg.key.startswith("aten::") and avg.device_time_total >= 300:
+            print(f"  {avg.device_time_total / 1000:7.3f} ms {avg.count:4d}x {avg.key}")
+
+
+def declined_launches(step):
+    """The launch dump's records of kernels that declined, over one step."""
+    records = []
+
+    class Collect(logging.Handler):
+        def emit(self, record):
+            records.append(record.getMessage())
+
+    logger = logging.getLogger("nvfuse")
+    handler = Collect()
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    nvfuse.set_dump("launch")
+    try:
+        step()
+        torch.cuda.synchronize()
+    finally:
+        nvfuse.set_dump("")
+        logger.removeHandler(handler)
+    return [r for r in records if "declined" in r]
+
+
+def main():
+    name, step_kind = sys.argv[1], sys.argv[2]
+    backend = sys.argv[3] if len(sys.argv) > 3 else "nvfuse"
+    step = step_of(name, step_kind == "training", backend)
+    for _ in range(3):
+        step()
+    torch.cuda.synchronize()
+    print(f"{name} {step_kind} ({backend}): {step_ms(step):.2f} ms/step")
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        step()
+        torch.cuda.synchronize()
+    print_kernels(prof)
+    if backend == "nvfuse":
+        declined = declined_launches(step)
+        print(f"{len(declined)} declined launches in a step")
+        for record in declined[:3]:
+            print(record[:900])
+
+
+if __name__ == "__main__":
+    main()
