@@ -355,8 +355,8 @@ class Analyzer {
   // statistics reduced from [N, C, 1, 1] partials to the [N, C, H, W]
   // activation) makes every call decline at run time
   // (matches_reference_shape) unless that axis has size 1 then. Rejected
-  // here unless the size is 1 by definition, the segmenter gives that
-  // epilogue its own kernel instead of the reference evaluator running it.
+  // here (unless the size is 1 by definition), so that the segmenter gives
+  // that epilogue its own kernel instead of the reference evaluator.
   bool check_reference_spans_all() {
     for (const auto& [tv, map] : a_.axis_map) {
       for (size_t axis = 0; axis < map.size(); ++axis) {
