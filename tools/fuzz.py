@@ -20,7 +20,11 @@ and this file.
 
 The reference is torch on the case's device, with half precision computed
 as torch's CUDA kernels compute it (cuda_like): where torch's CPU and CUDA
-kernels disagree, nvfuse follows CUDA (docs/api.md).
+kernels disagree, nvfuse follows CUDA (docs/api.md). An output that
+matches neither torch nor the case in float64, but lies between float64
+evaluations whose reductions are nudged by a float sum's rounding, is
+counted as explained (a reduction's rounding magnified by what follows
+it: docs/api.md), not as a finding.
 """
 
 import argparse
@@ -344,9 +348,12 @@ def _spiced(t, g):
     return flat.view(t.shape)
 
 
-def apply(case, inputs, fd=None):
+def apply(case, inputs, fd=None, nudge=0):
     """The case's outputs: computed by torch on `inputs` (fd None), or
-    recorded into `fd` over its input handles (index tensors last)."""
+    recorded into `fd` over its input handles (index tensors last). With
+    `nudge` (+1 or -1, torch only), every reduction that rounds (sum, mean,
+    var, var_mean's mean) is moved by that much of the rounding a float
+    reduction may leave (_nudged)."""
     import torch
 
     values = list(inputs[: len(case["inputs"])])
@@ -358,7 +365,12 @@ def apply(case, inputs, fd=None):
 
     for name, args, params in case["ops"]:
         ins = [operand(a) for a in args]
-        if name == "where":
+        if fd is None and name in REDUCTIONS:
+            value = _torch_reduction(name, ins[0], params)
+            if nudge and name in ROUNDING_REDUCTIONS:
+                value = _nudged(value, ins[0], name, params["dim"], nudge)
+            values.append(value)
+        elif name == "where":
             values.append(lib.ne(ins[0], 0))
             values.append(lib.where(values[-1], ins[1], ins[2]))
         elif name == "cast":
@@ -366,19 +378,10 @@ def apply(case, inputs, fd=None):
             if fd is None:
                 _refuse_undefined_cast(ins[0], dtype)
             values.append(ins[0].to(dtype) if fd is None else fd.ops.cast(ins[0], dtype))
-        elif name == "var" and fd is None:
-            values.append(torch.var(ins[0], params["dim"], correction=params["correction"]))
         elif name == "var":
             values.append(fd.ops.var(ins[0], [params["dim"]], correction=params["correction"]))
-        elif name == "var_mean_mean" and fd is None:
-            # nvfuse's var_mean gives torch.mean's mean, an infinity
-            # included, where torch's Welford var_mean may give NaN
-            # (docs/api.md): the mirror is told so.
-            values.append(torch.mean(ins[0], params["dim"]))
         elif name == "var_mean_mean":
             values.append(fd.ops.var_mean(ins[0], [params["dim"]], correction=0)[1])
-        elif name in REDUCTIONS and fd is None:
-            values.append(getattr(torch, name)(ins[0], params["dim"]))
         elif name in REDUCTIONS:
             spelled = {"amax": "max", "amin": "min"}.get(name, name)
             values.append(getattr(fd.ops, spelled)(ins[0], [params["dim"]]))
@@ -413,6 +416,43 @@ def apply(case, inputs, fd=None):
         else:
             values.append(getattr(lib, name)(*ins))
     return [values[i] for i in case["outputs"]]
+
+
+# Reductions whose float result depends on the order values are summed in.
+ROUNDING_REDUCTIONS = {"sum", "mean", "var", "var_mean_mean"}
+
+
+def _torch_reduction(name, x, params):
+    import torch
+
+    if name == "var":
+        return torch.var(x, params["dim"], correction=params["correction"])
+    if name == "var_mean_mean":
+        # nvfuse's var_mean gives torch.mean's mean, an infinity included,
+        # where torch's Welford var_mean may give NaN (docs/api.md): the
+        # mirror is told so.
+        return torch.mean(x, params["dim"])
+    return getattr(torch, name)(x, params["dim"])
+
+
+# How far a float reduction's result may land from the exact one: a few
+# float32 roundings per value summed, relative to the values' magnitude.
+NUDGE = 2.0**-20
+
+
+def _nudged(value, x, name, dim, nudge):
+    """`value`, a reduction of `x` over `dim`, moved by `nudge` times the
+    rounding a float reduction in another summation order may leave: NUDGE
+    of the largest finite value's magnitude (its square for a variance,
+    whose exact 0 for equal values a sum-based variance misses), plus NUDGE
+    of the value's own."""
+    import torch
+
+    if not value.is_floating_point() or x.numel() == 0 or x.shape[dim] == 0:
+        return value
+    magnitude = torch.where(torch.isfinite(x), x, torch.zeros_like(x)).abs().amax(dim)
+    scale = magnitude * magnitude if name == "var" else magnitude
+    return value + nudge * NUDGE * (value.abs() + scale.to(value.dtype))
 
 
 def _torch_lerp(start, end, weight):
@@ -497,6 +537,8 @@ def check_case(case, device):
             return f"output {k}: {g.dtype}{list(g.shape)} vs torch {w.dtype}{list(w.shape)}"
         difference = _difference(g, w)
         if difference and not _matches_float64(case, inputs, k, g):
+            if _within_nudged_reductions(case, inputs, k, g):
+                return f"{EXPLAINED} output {k}: {difference}"
             return f"output {k}: {difference}"
     return None
 
@@ -521,6 +563,44 @@ def _matches_float64(case, inputs, k, got):
     except (RuntimeError, TypeError):
         return False
     return _difference(got, exact.to(got.dtype)) is None
+
+
+# A finding explained as a reduction's rounding magnified by what follows
+# it (docs/api.md: ill-conditioned ops after a reduction, the variance of
+# equal values): counted apart, not a failure.
+EXPLAINED = "explained (a reduction's rounding, magnified):"
+
+
+def unexplained(findings):
+    return {seed: f for seed, f in findings.items() if not f.startswith(EXPLAINED)}
+
+
+def _within_nudged_reductions(case, inputs, k, got):
+    """Whether output `k` lies, element by element, between the case's
+    float64 evaluations with every rounding reduction nudged down, exact
+    and nudged up (NaN only where one of them is NaN): the output is that
+    sensitive to the last bits of a sum, as atan2(var, var) of equal
+    values or pow(mean, -2.5) of a mean near 0 are."""
+    import torch
+
+    if not got.is_floating_point():
+        return False
+    wide = [t.double() if t.is_floating_point() else t for t in inputs]
+    try:
+        runs = [apply(case, wide, nudge=n)[k] for n in (-1, 0, 1)]
+    except (RuntimeError, TypeError):
+        return False
+    if any(not r.is_floating_point() or r.shape != got.shape for r in runs):
+        return False
+    stacked = torch.stack([r.to(torch.float64) for r in runs])
+    nan = torch.isnan(stacked)
+    low = torch.where(nan, float("inf"), stacked).amin(0)
+    high = torch.where(nan, float("-inf"), stacked).amax(0)
+    rtol, atol = tolerance(got.dtype)
+    slack = atol + rtol * torch.maximum(low.abs(), high.abs()).nan_to_num(posinf=0.0)
+    value = got.to(torch.float64)
+    inside = (value >= low - slack) & (value <= high + slack)
+    return bool(torch.where(torch.isnan(value), nan.any(0), inside).all())
 
 
 def script_of(case, device):
@@ -697,10 +777,14 @@ def main():
     crashes = [s for s, f in findings.items() if f.startswith("CRASH")]
     for seed, finding in sorted(findings.items()):
         print(f"case {seed}: {finding}")
-        if args.shrink and not finding.startswith("CRASH"):
+        if args.shrink and not finding.startswith(("CRASH", EXPLAINED)):
             print(script_of(shrink(random_case(seed), args.device), args.device))
-    print(f"{ran} cases on {args.device}: {len(findings)} findings, {len(crashes)} crashes")
-    return 1 if findings else 0
+    failing = unexplained(findings)
+    print(
+        f"{ran} cases on {args.device}: {len(failing)} findings, {len(crashes)} crashes "
+        f"({len(findings) - len(failing)} more explained as a reduction's rounding)"
+    )
+    return 1 if failing else 0
 
 
 if __name__ == "__main__":
