@@ -53,12 +53,30 @@ def _define_input(fd, value, layout):
     )
 
 
+# Copies whose result is only read inside the fusion are their input there:
+# an intermediate's memory layout is the fusion's to choose, and a copy
+# kept as a `set` is a copy kernel of its own, which also keeps a permute
+# of its result from being a zero-copy view (ConvNeXt's blocks cloned each
+# MLP output, copied it, permuted the copy in another kernel, then
+# scaled it).
+COPIES = {
+    torch.ops.aten.clone.default,
+    torch.ops.aten.alias.default,
+    torch.ops.aten.lift_fresh_copy.default,
+}
+
+
+def _is_inner_copy(node, outputs):
+    return node.target in COPIES and node not in outputs and len(node.args) == 1
+
+
 def define_fusion(graph, args, layouts):
     """A FusionDefinition of `graph` (placeholders in order, then ATen
     nodes with translations) for `args`, each tensor defined with its
     `layouts` entry (layouts.input_layout; None for a number). Input
     updates become outputs written into their input; the others are
-    outputs in their meta value's stride order."""
+    outputs in their meta value's stride order. Copies read only inside
+    the fusion are their input (COPIES)."""
     outputs, _ = _outputs_of(graph)
     placeholders = iter(zip(args, layouts))
     with FusionDefinition() as fd:
@@ -66,6 +84,8 @@ def define_fusion(graph, args, layouts):
         for node in graph.nodes:
             if node.op == "placeholder":
                 env[node] = _define_input(fd, *next(placeholders))
+            elif node.op == "call_function" and _is_inner_copy(node, outputs):
+                env[node] = env[node.args[0]]
             elif node.op == "call_function":
                 node_args, node_kwargs = map_arg((node.args, node.kwargs), lambda n: env[n])
                 value = translate_node(fd, node, node_args, node_kwargs)
