@@ -101,3 +101,51 @@ def test_the_loss_with_symbolic_sizes_compiles_and_matches():
         logits = torch.randn(2, tokens, 101, dtype=torch.bfloat16)
         labels = torch.randint(0, 101, (2, tokens))
         torch.testing.assert_close(compiled(logits, labels), _hf_causal_loss(logits, labels))
+
+
+def _loss_gradient(logits, labels):
+    logits = logits.detach().requires_grad_()
+    (grad,) = torch.autograd.grad(_hf_causal_loss(logits, labels), logits)
+    return grad
+
+
+def _float_inputs(vocab=101):
+    logits, labels = _inputs(vocab)
+    return logits.float(), labels
+
+
+def test_the_backwards_one_hot_scatter_becomes_a_comparison():
+    from nvfuse.dynamo.passes.one_hot_scatters import rewrite_one_hot_scatters
+
+    gm = aten_graph(_loss_gradient, *_float_inputs())
+    assert any(n.target is aten.scatter.value for n in gm.graph.nodes)
+    assert rewrite_one_hot_scatters(gm) == 1
+    assert all(n.target is not aten.scatter.value for n in gm.graph.nodes)
+    torch.testing.assert_close(gm(*_float_inputs()), _loss_gradient(*_float_inputs()))
+
+
+def test_a_scatter_of_several_elements_a_row_stays():
+    from nvfuse.dynamo.passes.one_hot_scatters import rewrite_one_hot_scatters
+
+    def two_a_row(x, index):
+        return torch.zeros_like(x).scatter(1, index, -1.0) + x
+
+    x, index = torch.randn(4, 7), torch.tensor([[0, 1], [2, 3], [4, 5], [6, 0]])
+    gm = aten_graph(two_a_row, x, index)
+    assert rewrite_one_hot_scatters(gm) == 0
+    torch.testing.assert_close(gm(x, index), two_a_row(x, index))
+
+
+def test_the_compiled_loss_backward_runs_without_a_scatter_kernel():
+    import nvfuse.dynamo
+
+    logits, labels = _float_inputs()
+    compiled = torch.compile(_loss_gradient, backend="nvfuse")
+    torch.testing.assert_close(compiled(logits, labels), _loss_gradient(logits, labels))
+    ops = [
+        str(target)
+        for report in nvfuse.dynamo.reports()
+        for _, targets in report.fusions
+        for target in targets
+    ] + [str(target) for report in nvfuse.dynamo.reports() for _, target, _ in report.unfused]
+    assert ops and not any("scatter" in op for op in ops), ops

@@ -1,6 +1,8 @@
 """One ATen graph from AOTAutograd through the backend's passes
 (passes/__init__.py lists them): reductions split into ones kernels
-take, views moved above casts, gathers moved below pointwise ops, input updates marked, fusible regions
+take, views moved above casts, gathers moved below pointwise ops,
+one-hot scatters rewritten as comparisons, reshapes moved below elementwise
+ops, input updates marked, fusible regions
 partitioned and installed as nvfuse fusions, unaligned GEMMs padded, and
 the graph's report."""
 
@@ -11,9 +13,11 @@ from ..dumps import get_dump
 from .passes.gather_through_pointwise import push_gathers_through_pointwise
 from .passes.gemm_alignment import pad_unaligned_gemms
 from .passes.in_place_updates import mark_in_place_updates
+from .passes.one_hot_scatters import rewrite_one_hot_scatters
 from .passes.partition import partition_regions
 from .passes.regions import install_regions
 from .passes.split_reductions import split_reductions
+from .passes.views_after_pointwise import move_views_after_pointwise
 from .passes.views_before_casts import move_views_before_casts
 from .report import report_graph
 from .support import NvfuseSupport
@@ -37,6 +41,8 @@ def compile_graph(gm, example_inputs, kind, dump=False):
     split_reductions(gm)
     move_views_before_casts(gm)
     push_gathers_through_pointwise(gm)
+    rewrite_one_hot_scatters(gm)
+    move_views_after_pointwise(gm)
     mark_in_place_updates(gm)
     nodes = list(gm.graph.nodes)
     support = NvfuseSupport()

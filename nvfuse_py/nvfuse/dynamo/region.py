@@ -70,13 +70,46 @@ def _is_inner_copy(node, outputs):
     return node.target in COPIES and node not in outputs and len(node.args) == 1
 
 
+# Ops that read a number as torch reads a 0-d tensor operand: a 0-d tensor
+# does not promote a dimensioned operand of its kind, and a number does not
+# either (where's value operands, not its condition).
+_NUMBER_READERS = {
+    torch.ops.aten.add.Tensor: (0, 1),
+    torch.ops.aten.sub.Tensor: (0, 1),
+    torch.ops.aten.mul.Tensor: (0, 1),
+    torch.ops.aten.div.Tensor: (0, 1),
+    torch.ops.aten.where.self: (1, 2),
+}
+
+
+def _is_operand_number(node, outputs):
+    """A scalar_tensor that only pointwise ops read as a value operand: the
+    number it holds. As a 0-d tensor it became a `full` cut into a kernel
+    of its own next to reductions (a launch per where of a decomposed
+    loss); as a number it is a constant of the kernel that reads it."""
+    if node.target is not torch.ops.aten.scalar_tensor.default or node in outputs:
+        return False
+    return bool(node.users) and all(
+        user.op == "call_function"
+        and user.target in _NUMBER_READERS
+        and all(
+            position in _NUMBER_READERS[user.target]
+            for position, arg in enumerate(user.args)
+            if arg is node
+        )
+        and node not in user.kwargs.values()
+        for user in node.users
+    )
+
+
 def define_fusion(graph, args, layouts):
     """A FusionDefinition of `graph` (placeholders in order, then ATen
     nodes with translations) for `args`, each tensor defined with its
     `layouts` entry (layouts.input_layout; None for a number). Input
     updates become outputs written into their input; the others are
     outputs in their meta value's stride order. Copies read only inside
-    the fusion are their input (COPIES)."""
+    the fusion are their input (COPIES), and scalar tensors that pointwise
+    ops read are numbers (_is_operand_number)."""
     outputs, _ = _outputs_of(graph)
     placeholders = iter(zip(args, layouts))
     with FusionDefinition() as fd:
@@ -86,6 +119,8 @@ def define_fusion(graph, args, layouts):
                 env[node] = _define_input(fd, *next(placeholders))
             elif node.op == "call_function" and _is_inner_copy(node, outputs):
                 env[node] = env[node.args[0]]
+            elif node.op == "call_function" and _is_operand_number(node, outputs):
+                env[node] = node.args[0]
             elif node.op == "call_function":
                 node_args, node_kwargs = map_arg((node.args, node.kwargs), lambda n: env[n])
                 value = translate_node(fd, node, node_args, node_kwargs)

@@ -9,12 +9,18 @@ concern a file; `pipeline.compile_graph` runs them in order:
 3. `gather_through_pointwise.push_gathers_through_pointwise`: a gather
    of pointwise ops (cross-entropy's pick of the label's log-probability)
    reads their inputs at the gathered elements only,
-4. `in_place_updates.mark_in_place_updates`: input updates get a reader,
-5. `partition.partition_regions`: the fusible regions become submodules
+4. `one_hot_scatters.rewrite_one_hot_scatters`: a scatter of one number
+   a row into a filled tensor (cross-entropy's backward) becomes
+   where(arange == index, number, fill), pointwise work on the index,
+5. `views_after_pointwise.move_views_after_pointwise`: op(view(x), y)
+   becomes view(op(x, view(y))), so that the reshape does not cut the op
+   from the kernel that computes x,
+6. `in_place_updates.mark_in_place_updates`: input updates get a reader,
+7. `partition.partition_regions`: the fusible regions become submodules
    (unsafe input updates left out by `in_place_updates`),
-6. `regions.install_regions`: each submodule is replaced by the
+8. `regions.install_regions`: each submodule is replaced by the
    FusedRegion that runs it as nvfuse fusions,
-7. `gemm_alignment.pad_unaligned_gemms`: GEMMs cuBLAS would read
+9. `gemm_alignment.pad_unaligned_gemms`: GEMMs cuBLAS would read
    unaligned get zero-padded operands.
 
 Decompositions run before them, inside AOTAutograd

@@ -26,14 +26,21 @@ def meta_of(value):
     return value.meta.get("val") if isinstance(value, torch.fx.Node) else None
 
 
-def insert_call(graph, anchor, target, args, kwargs=None):
+def insert_call(graph, anchor, target, args, kwargs=None, fake_like=None):
     """A call of `target` inserted before `anchor`, its meta value computed
-    from its operands'."""
+    from its operands'. A call without tensor operands (a creation op)
+    computes it in the fake mode of `fake_like`, a meta value, so that it
+    is fake too (and on the graph's device without touching it)."""
     kwargs = kwargs or {}
     with graph.inserting_before(anchor):
         node = graph.call_function(target, args, kwargs)
     metas = torch.fx.node.map_arg((args, kwargs), lambda n: n.meta["val"])
-    node.meta["val"] = target(*metas[0], **metas[1])
+    mode = getattr(fake_like, "fake_mode", None)
+    if mode is None:
+        node.meta["val"] = target(*metas[0], **metas[1])
+    else:
+        with mode:
+            node.meta["val"] = target(*metas[0], **metas[1])
     return node
 
 

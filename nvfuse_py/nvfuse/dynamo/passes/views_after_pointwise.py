@@ -1,0 +1,90 @@
+"""Moves a reshape below the elementwise op that reads it: op(view(x), y)
+becomes view(op(x, view(y))), y being of the op's own sizes.
+
+A reshape inside a region cuts nvfuse's fusion there, so the op after it
+is a kernel of its own that reads what the kernel before it wrote. In a
+language model's backward, the cross-entropy gradient over [tokens,
+vocabulary] is reshaped to [batch, sequence, vocabulary] and added to the
+logits' own gradient: the add read and wrote the whole [tokens, vocabulary]
+tensor once more. Moved below the add, the reshape of the other operand
+(a region input: a zero-copy view) and of the result (an output: a view
+too) cost nothing, and the add joins the gradient's kernel.
+
+Only ops whose tensor operands all have the op's sizes move (a broadcast
+operand would need its own reshape rule), and only views read by nothing
+else (another reader would need the view anyway)."""
+
+import torch
+
+from .graph_edits import RESHAPING_VIEWS, insert_call, meta_of
+
+aten = torch.ops.aten
+
+_ELEMENTWISE = {
+    aten.add.Tensor,
+    aten.sub.Tensor,
+    aten.mul.Tensor,
+    aten.div.Tensor,
+}
+
+
+def _static_shape(value):
+    meta = meta_of(value)
+    if not isinstance(meta, torch.Tensor):
+        return None
+    shape = tuple(meta.shape)
+    return shape if all(isinstance(s, int) for s in shape) else None
+
+
+def _movable_view(node):
+    """The operand position of a view `node` reads that can move below it,
+    or None."""
+    if node.op != "call_function" or node.target not in _ELEMENTWISE or node.kwargs:
+        return None
+    shape = _static_shape(node)
+    if shape is None:
+        return None
+    position = None
+    for k, arg in enumerate(node.args):
+        if not isinstance(arg, torch.fx.Node):
+            continue  # a number reads the same at any shape
+        if _static_shape(arg) != shape:
+            return None
+        if position is None and arg.target in RESHAPING_VIEWS and len(arg.users) == 1:
+            source = _static_shape(arg.args[0])
+            if source is not None and source != shape:
+                position = k
+    return position
+
+
+def move_views_after_pointwise(gm):
+    """Rewrites `gm`'s op(view(x), y) as view(op(x, view(y))) (see the
+    module's doc); returns how many views moved."""
+    moved = 0
+    for node in list(gm.graph.nodes):
+        position = _movable_view(node)
+        if position is None:
+            continue
+        view = node.args[position]
+        x = view.args[0]
+        source = list(_static_shape(x))
+        args = [
+            x
+            if k == position
+            else insert_call(gm.graph, node, aten.reshape.default, (arg, source))
+            if isinstance(arg, torch.fx.Node)
+            else arg
+            for k, arg in enumerate(node.args)
+        ]
+        result = insert_call(gm.graph, node, node.target, tuple(args))
+        reshaped = insert_call(
+            gm.graph, node, aten.reshape.default, (result, list(_static_shape(node)))
+        )
+        node.replace_all_uses_with(reshaped)
+        gm.graph.erase_node(node)
+        gm.graph.erase_node(view)
+        moved += 1
+    if moved:
+        gm.graph.lint()
+        gm.recompile()
+    return moved

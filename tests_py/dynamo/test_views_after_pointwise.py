@@ -1,0 +1,68 @@
+"""A reshape read by an elementwise op moves below it
+(passes/views_after_pointwise.py), so that the op joins the kernel before
+the reshape: a language model's loss gradient, reshaped and added to the
+logits' own gradient, is one kernel with the add."""
+
+import torch
+
+from nvfuse.dynamo.passes.in_place_updates import mark_in_place_updates
+from nvfuse.dynamo.passes.partition import partition_regions
+from nvfuse.dynamo.passes.regions import install_regions
+from nvfuse.dynamo.passes.views_after_pointwise import move_views_after_pointwise
+from nvfuse.dynamo.region import FusedRegion
+from nvfuse.dynamo.support import NvfuseSupport
+
+from .conftest import aten_graph
+
+aten = torch.ops.aten
+
+
+def _gradient_plus_tangent(rows, tangent):
+    # softmax-like row work on [tokens, vocabulary], reshaped to [batch,
+    # sequence, vocabulary] and added to the logits' gradient.
+    grad = torch.exp(rows - rows.amax(1, keepdim=True)) * 0.5
+    return tangent + grad.view(tangent.shape)
+
+
+def _inputs():
+    g = torch.Generator().manual_seed(0)
+    return torch.randn(12, 101, generator=g), torch.randn(2, 6, 101, generator=g)
+
+
+def test_the_reshape_moves_below_the_add():
+    gm = aten_graph(_gradient_plus_tangent, *_inputs())
+    assert move_views_after_pointwise(gm) == 1
+    (add,) = [n for n in gm.graph.nodes if n.target is aten.add.Tensor]
+    assert all(a.target is not aten.view.default for a in add.args)
+    assert tuple(add.meta["val"].shape) == (12, 101)
+    torch.testing.assert_close(gm(*_inputs()), _gradient_plus_tangent(*_inputs()))
+
+
+def test_an_op_with_a_broadcast_operand_keeps_its_view():
+    def broadcast_add(x, bias):
+        return x.view(2, 6, 101) + bias
+
+    gm = aten_graph(broadcast_add, torch.randn(12, 101), torch.randn(101))
+    assert move_views_after_pointwise(gm) == 0
+
+
+def test_the_region_is_one_kernel_with_the_add():
+    args = _inputs()
+    gm = aten_graph(_gradient_plus_tangent, *args)
+    move_views_after_pointwise(gm)
+    gm.graph.eliminate_dead_code()
+    mark_in_place_updates(gm)
+    fused, _ = partition_regions(gm, NvfuseSupport())
+    install_regions(fused)
+    (region,) = [r for r in fused.children() if isinstance(r, FusedRegion)]
+    seen = []
+    original = region.forward
+
+    def record(*region_args):
+        seen.append(region.definition_for(list(region_args)).segment_summary())
+        return original(*region_args)
+
+    region.forward = record
+    torch.testing.assert_close(fused(*args), _gradient_plus_tangent(*args))
+    ((summary),) = seen
+    assert [kind for kind, _ in summary if kind == "fused"] == ["fused"], summary
