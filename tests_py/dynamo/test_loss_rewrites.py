@@ -149,3 +149,39 @@ def test_the_compiled_loss_backward_runs_without_a_scatter_kernel():
         for target in targets
     ] + [str(target) for report in nvfuse.dynamo.reports() for _, target, _ in report.unfused]
     assert ops and not any("scatter" in op for op in ops), ops
+
+
+def test_the_loss_and_its_gradient_compile_with_nvrtc():
+    """The regions' kernels (the one-hot as a comparison inside the
+    gradient's reduction kernel among them) compile, without a GPU."""
+    from nvfuse import _C
+    from nvfuse.dynamo.pipeline import compile_graph
+
+    logits, labels = _float_inputs()
+    gm = aten_graph(_loss_gradient, logits, labels)
+    run = compile_graph(gm, [logits, labels], "inference")
+    sources = []
+    for region in gm.children():
+        if isinstance(region, FusedRegion):
+            original = region.forward
+
+            def record(*args, region=region, original=original):
+                fd = region.definition_for(args)
+                fd._ensure_defined()
+                sources.append(fd.cuda_code_for(list(args)))
+                return original(*args)
+
+            region.forward = record
+    out = run([logits, labels])
+    out = out[0] if isinstance(out, (tuple, list)) else out
+    torch.testing.assert_close(out, _loss_gradient(logits, labels))
+    kernels = [
+        part
+        for code in sources
+        for part in code.split("// ==== nvfuse segment: fused ====\n")
+        if "__global__" in part
+    ]
+    assert kernels and any("iota" in part or "nvfuse_reduction" in part for part in kernels)
+    for part in kernels:
+        name = re.search(r"__global__ void (?:__launch_bounds__\(\d+\) )?(\w+)\(", part).group(1)
+        assert _C.nvrtc_compile(part, name, 90)["bytes"] > 0
