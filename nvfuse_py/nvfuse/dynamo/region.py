@@ -82,24 +82,36 @@ _NUMBER_READERS = {
 }
 
 
+def _is_scalar_tensor(value):
+    return isinstance(value, torch.fx.Node) and value.target is torch.ops.aten.scalar_tensor.default
+
+
+def _reads_as_number(user, node):
+    """Whether `user` reads `node` only as a value operand beside a tensor
+    (an op of numbers alone would make a number, not the 0-d tensor torch
+    gives)."""
+    if (
+        user.op != "call_function"
+        or user.target not in _NUMBER_READERS
+        or node in user.kwargs.values()
+    ):
+        return False
+    positions = _NUMBER_READERS[user.target]
+    read_at = [k for k, arg in enumerate(user.args) if arg is node]
+    beside_tensor = any(
+        isinstance(arg, torch.fx.Node) and not _is_scalar_tensor(arg) for arg in user.args
+    )
+    return all(k in positions for k in read_at) and beside_tensor
+
+
 def _is_operand_number(node, outputs):
     """A scalar_tensor that only pointwise ops read as a value operand: the
     number it holds. As a 0-d tensor it became a `full` cut into a kernel
     of its own next to reductions (a launch per where of a decomposed
     loss); as a number it is a constant of the kernel that reads it."""
-    if node.target is not torch.ops.aten.scalar_tensor.default or node in outputs:
+    if not _is_scalar_tensor(node) or node in outputs:
         return False
-    return bool(node.users) and all(
-        user.op == "call_function"
-        and user.target in _NUMBER_READERS
-        and all(
-            position in _NUMBER_READERS[user.target]
-            for position, arg in enumerate(user.args)
-            if arg is node
-        )
-        and node not in user.kwargs.values()
-        for user in node.users
-    )
+    return bool(node.users) and all(_reads_as_number(user, node) for user in node.users)
 
 
 def define_fusion(graph, args, layouts):
