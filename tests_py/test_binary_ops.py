@@ -147,3 +147,20 @@ def test_integer_division_truncates_and_mod_follows_dividend_sign():
     assert outs[0].tolist() == [3, -3, -3, 3]
     assert outs[1].tolist() == [1, -1, 1, -1]
     assert outs[2].tolist() == [1, 1, -1, -1]
+
+
+@pytest.mark.parametrize("exponent", [2.0, 3.0, -2.0, -1.0, 2])
+def test_pow_by_a_number_torch_computes_without_pow_is_products_as_torchs(exponent):
+    """torch's pow by 2, 3, -2 and -1 multiplies (x*x, x*x*x, 1/(x*x), 1/x),
+    a last bit apart from powf; the kernel and the CPU path do as torch."""
+    from nvfuse import DataType, FusionDefinition
+
+    with FusionDefinition() as fd:
+        x = fd.define_tensor([-1], contiguity=True, dtype=DataType.Float)
+        fd.add_output(fd.ops.pow(x, exponent))
+    values = torch.tensor([1.7, -2.3, 0.0, 4.0, 52.17, -1e-3])
+    code = fd.cuda_code_for([values])
+    (statement,) = [line for line in code.splitlines() if "= pow(T0" in line]
+    assert "powf(" not in statement and ("t0 * t0" in statement or " / t0" in statement)
+    (out,) = fd.execute([values])
+    assert torch.equal(out, torch.pow(values, exponent))

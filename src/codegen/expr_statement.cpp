@@ -1,5 +1,7 @@
 #include "codegen/expr_statement.h"
 
+#include <optional>
+
 #include "codegen/emit_op.h"
 #include "codegen/kernel_args.h"
 #include "ir/printer.h"
@@ -32,6 +34,40 @@ std::string operand(
   return "nvfuse::cast<" + cuda_type_of(math) + ">(" + text + ")";
 }
 
+// torch's pow by a number it computes without pow (its CUDA and CPU
+// kernels alike): x*x for 2, x*x*x for 3, 1/(x*x) for -2, and sqrt, rsqrt
+// and reciprocal for 0.5, -0.5 and -1. powf differs from those by an ulp,
+// which an ill-conditioned op after it (a remainder of the cube) shows.
+std::optional<std::string> pow_by_constant(
+    const PointwiseOp& op, const std::string& base, DataType math) {
+  if (op.op() != OpType::pow || !is_floating(math)) {
+    return std::nullopt;
+  }
+  const Val* exponent = op.input(1);
+  if (!exponent->is<Scalar>() || !exponent->as<Scalar>()->is_constant() ||
+      exponent->as<Scalar>()->value().is_complex()) {
+    return std::nullopt;
+  }
+  const double e = exponent->as<Scalar>()->value().as_double();
+  if (e == 2.0) {
+    return "(" + base + " * " + base + ")";
+  }
+  if (e == 3.0) {
+    return "(" + base + " * " + base + " * " + base + ")";
+  }
+  if (e == -2.0) {
+    return "(" + emit_constant(ScalarValue(1.0), math) + " / (" + base + " * " + base + "))";
+  }
+  const OpType special = e == 0.5 ? OpType::sqrt
+      : e == -0.5                 ? OpType::rsqrt
+      : e == -1.0                 ? OpType::reciprocal
+                                  : OpType::pow;
+  if (special == OpType::pow) {
+    return std::nullopt;
+  }
+  return emit_pointwise(special, {base}, math);
+}
+
 }  // namespace
 
 std::string expr_value(const Expr& expr, const std::function<std::string(const Val*)>& text_of) {
@@ -46,7 +82,8 @@ std::string expr_value(const Expr& expr, const std::function<std::string(const V
       const bool condition = op.op() == OpType::where && i == 0;
       operands.push_back(operand(op.input(i), condition ? DataType::Bool : math, text_of));
     }
-    value = emit_pointwise(op.op(), operands, math);
+    const std::optional<std::string> special = pow_by_constant(op, operands[0], math);
+    value = special.has_value() ? *special : emit_pointwise(op.op(), operands, math);
     if (out->dtype() != math) {
       value = "nvfuse::cast<" + type + ">(" + value + ")";
     }

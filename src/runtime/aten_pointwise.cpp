@@ -162,7 +162,11 @@ at::Tensor apply_pointwise(
     case OpType::remainder:  // Python semantics: the sign of the divisor
       return integral ? integer_division(arg(0), arg(1), op) : at::remainder(arg(0), arg(1));
     case OpType::pow:
-      return at::pow(arg(0), arg(1));
+      // A number exponent takes ATen's Scalar overload, whose kernels
+      // compute 2, 3, -2, 0.5, -0.5 and -1 without pow (as the generated
+      // kernels do: codegen/expr_statement.cpp).
+      return !integral && is_scalar(operands.at(1)) ? at::pow(arg(0), scalar_of(operands[1]))
+                                                    : at::pow(arg(0), arg(1));
     case OpType::atan2:
       return at::atan2(arg(0), arg(1));
     case OpType::maximum:
