@@ -309,10 +309,12 @@ def test_kernel_runs_on_the_inputs_gpu():
     assert_close_gpu(out, x.abs().sqrt())
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
 @pytest.mark.parametrize("exponent", [2.0, 3.0, -2.0, -1.0, 0.5, -0.5, 2.5])
-def test_pow_by_a_number_matches_torchs_bits(exponent):
-    # torch multiplies for 2, 3, -2 and -1 and takes sqrt, rsqrt for +-0.5.
-    x = torch.rand(4096, device="cuda") * 100 + 0.01
+def test_pow_by_a_number_matches_torchs_bits(exponent, dtype):
+    # torch multiplies for 2, 3, -2 and -1 (rounding each product to a half
+    # type) and takes sqrt, rsqrt for +-0.5.
+    x = (torch.rand(4096, device="cuda") * 100 + 0.01).to(dtype)
     (out,), _ = run_kernel(lambda fd, t: fd.ops.pow(t, exponent), [x])
     if exponent in (0.5, -0.5, 2.5):
         torch.testing.assert_close(out, torch.pow(x, exponent))

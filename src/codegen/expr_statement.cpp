@@ -38,8 +38,15 @@ std::string operand(
 // kernels alike): x*x for 2, x*x*x for 3, 1/(x*x) for -2, and sqrt, rsqrt
 // and reciprocal for 0.5, -0.5 and -1. powf differs from those by an ulp,
 // which an ill-conditioned op after it (a remainder of the cube) shows.
+// torch multiplies in the tensor's own type, so for half precision each
+// product is rounded to it (`out`), as c10::Half and c10::BFloat16 round.
 std::optional<std::string> pow_by_constant(
-    const PointwiseOp& op, const std::string& base, DataType math) {
+    const PointwiseOp& op, const std::string& base, DataType math, DataType out) {
+  const auto in_out_type = [&](const std::string& product) {
+    return out == math ? product
+                       : "nvfuse::cast<" + cuda_type_of(math) + ">(nvfuse::cast<" +
+            cuda_type_of(out) + ">(" + product + "))";
+  };
   if (op.op() != OpType::pow || !is_floating(math)) {
     return std::nullopt;
   }
@@ -49,14 +56,15 @@ std::optional<std::string> pow_by_constant(
     return std::nullopt;
   }
   const double e = exponent->as<Scalar>()->value().as_double();
+  const std::string square = in_out_type("(" + base + " * " + base + ")");
   if (e == 2.0) {
-    return "(" + base + " * " + base + ")";
+    return square;
   }
   if (e == 3.0) {
-    return "(" + base + " * " + base + " * " + base + ")";
+    return in_out_type("(" + square + " * " + base + ")");
   }
   if (e == -2.0) {
-    return "(" + emit_constant(ScalarValue(1.0), math) + " / (" + base + " * " + base + "))";
+    return "(" + emit_constant(ScalarValue(1.0), math) + " / " + square + ")";
   }
   const OpType special = e == 0.5 ? OpType::sqrt
       : e == -0.5                 ? OpType::rsqrt
@@ -82,7 +90,7 @@ std::string expr_value(const Expr& expr, const std::function<std::string(const V
       const bool condition = op.op() == OpType::where && i == 0;
       operands.push_back(operand(op.input(i), condition ? DataType::Bool : math, text_of));
     }
-    const std::optional<std::string> special = pow_by_constant(op, operands[0], math);
+    const std::optional<std::string> special = pow_by_constant(op, operands[0], math, out->dtype());
     value = special.has_value() ? *special : emit_pointwise(op.op(), operands, math);
     if (out->dtype() != math) {
       value = "nvfuse::cast<" + type + ">(" + value + ")";
