@@ -40,32 +40,14 @@ def _compiled(model, executor):
     return torch.compile(model)
 
 
-def _step(zoo, compiled, batch, training):
-    params = [p for p in zoo.model.parameters() if p.requires_grad]
-
-    def inference():
-        with torch.no_grad():
-            return zoo.loss(compiled(**batch))
-
-    def train():
-        for p in params:
-            p.grad = None
-        loss = zoo.loss(compiled(**batch))
-        loss.backward()
-        return loss
-
-    return train if training else inference
-
-
 @pytest.mark.parametrize("executor", EXECUTORS)
 @pytest.mark.parametrize("step", ["inference", "training"])
 @pytest.mark.parametrize("model_name", MODELS)
 def test_model_step(gpu_benchmark, benchmark, model_name, step, executor):
     torch._dynamo.reset()
     zoo = build(model_name, "bench")
-    zoo.model.to("cuda", DTYPE).train(step == "training")
-    batch = {k: v.to(DTYPE) if v.is_floating_point() else v for k, v in zoo.batch("cuda").items()}
-    fn = _step(zoo, _compiled(zoo.model, executor), batch, step == "training")
+    batch = zoo.bench_batch("cuda", DTYPE, step == "training")
+    fn = zoo.step(_compiled(zoo.model, executor), batch, step == "training")
     start = time.perf_counter()
     fn()
     torch.cuda.synchronize()

@@ -22,24 +22,8 @@ from workloads.model_zoo import build  # noqa: E402
 def step_of(name, training, backend):
     torch._dynamo.reset()
     zoo = build(name, "bench")
-    zoo.model.to("cuda", torch.bfloat16).train(training)
-    batch = {
-        k: v.to(torch.bfloat16) if v.is_floating_point() else v
-        for k, v in zoo.batch("cuda").items()
-    }
-    compiled = torch.compile(zoo.model, backend=backend)
-    params = list(zoo.model.parameters())
-
-    def step():
-        if training:
-            for p in params:
-                p.grad = None
-            zoo.loss(compiled(**batch)).backward()
-        else:
-            with torch.no_grad():
-                zoo.loss(compiled(**batch))
-
-    return step
+    batch = zoo.bench_batch("cuda", torch.bfloat16, training)
+    return zoo.step(torch.compile(zoo.model, backend=backend), batch, training)
 
 
 def step_ms(step, steps=10):

@@ -44,6 +44,33 @@ class ZooModel:
     def logits(output):
         return output.logits if hasattr(output, "logits") else output
 
+    def bench_batch(self, device, dtype, training):
+        """Moves the model to `device` and `dtype` in training or eval mode;
+        returns its batch with floating inputs in `dtype`."""
+        self.model.to(device, dtype).train(training)
+        return {
+            k: v.to(dtype) if v.is_floating_point() else v for k, v in self.batch(device).items()
+        }
+
+    def step(self, compiled, batch, training):
+        """A function running one step of `compiled` (this model, compiled
+        or not) on `batch`: forward with the loss under no_grad, or forward
+        and backward with the gradients reset first. It returns the loss."""
+        params = [p for p in self.model.parameters() if p.requires_grad]
+
+        def inference():
+            with torch.no_grad():
+                return self.loss(compiled(**batch))
+
+        def train():
+            for p in params:
+                p.grad = None
+            loss = self.loss(compiled(**batch))
+            loss.backward()
+            return loss
+
+        return train if training else inference
+
 
 def _tokens(vocab, batch, seq, labels=True):
     def make(device):

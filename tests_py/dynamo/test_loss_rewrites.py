@@ -12,7 +12,7 @@ from nvfuse.dynamo.passes.gather_through_pointwise import push_gathers_through_p
 from nvfuse.dynamo.passes.views_before_casts import move_views_before_casts
 from nvfuse.dynamo.region import FusedRegion
 
-from .conftest import aten_graph
+from .conftest import aten_graph, record_definitions
 
 aten = torch.ops.aten
 
@@ -160,25 +160,14 @@ def test_the_loss_and_its_gradient_compile_with_nvrtc():
     logits, labels = _float_inputs()
     gm = aten_graph(_loss_gradient, logits, labels)
     run = compile_graph(gm, [logits, labels], "inference")
-    sources = []
-    for region in gm.children():
-        if isinstance(region, FusedRegion):
-            original = region.forward
-
-            def record(*args, region=region, original=original):
-                fd = region.definition_for(args)
-                fd._ensure_defined()
-                sources.append(fd.cuda_code_for(list(args)))
-                return original(*args)
-
-            region.forward = record
+    seen = record_definitions([r for r in gm.children() if isinstance(r, FusedRegion)])
     out = run([logits, labels])
     out = out[0] if isinstance(out, (tuple, list)) else out
     torch.testing.assert_close(out, _loss_gradient(logits, labels))
     kernels = [
         part
-        for code in sources
-        for part in code.split("// ==== nvfuse segment: fused ====\n")
+        for fd, region_args in seen
+        for part in fd.cuda_code_for(region_args).split("// ==== nvfuse segment: fused ====\n")
         if "__global__" in part
     ]
     assert kernels and any("iota" in part or "nvfuse_reduction" in part for part in kernels)

@@ -5,13 +5,8 @@ view of the region's input. The shape is timm ConvNeXt's block end."""
 import torch
 import torch.nn.functional as F
 
-from nvfuse.dynamo.passes.in_place_updates import mark_in_place_updates
-from nvfuse.dynamo.passes.partition import partition_regions
-from nvfuse.dynamo.passes.regions import install_regions
-from nvfuse.dynamo.region import FusedRegion
-from nvfuse.dynamo.support import NvfuseSupport
 
-from .conftest import aten_graph
+from .conftest import aten_graph, fused_regions, record_definitions
 
 
 def _block_end(mlp_out, gamma, shortcut, weight, bias):
@@ -32,38 +27,14 @@ def _inputs():
     )
 
 
-def _regions(gm):
-    gm.graph.eliminate_dead_code()
-    mark_in_place_updates(gm)
-    fused, _ = partition_regions(gm, NvfuseSupport())
-    install_regions(fused)
-    return fused, [r for r in fused.children() if isinstance(r, FusedRegion)]
-
-
 def test_a_copy_read_inside_a_region_is_no_kernel_and_its_permute_a_view():
     args = _inputs()
     gm = aten_graph(_block_end, *args)
     assert any(n.target == torch.ops.aten.clone.default for n in gm.graph.nodes)
-    fused, regions = _regions(gm)
-    (region,) = regions
-    summary = region.definition_for(list(_region_args(fused, region, args))).segment_summary()
+    fused, regions = fused_regions(gm)
+    seen = record_definitions(regions)
+    torch.testing.assert_close(fused(*args), _block_end(*args))
+    ((fd, _),) = seen
+    summary = fd.segment_summary()
     assert all("set" not in ops for _, ops in summary), summary
     assert summary[0] == ("view", ["permute"]), summary
-    torch.testing.assert_close(fused(*args), _block_end(*args))
-
-
-def _region_args(fused, region, args):
-    """The arguments `region` gets when `fused` runs on `args`."""
-    seen = []
-    original = region.forward
-
-    def record(*region_args):
-        seen.extend(region_args)
-        return original(*region_args)
-
-    region.forward = record
-    try:
-        fused(*args)
-    finally:
-        region.forward = original
-    return seen

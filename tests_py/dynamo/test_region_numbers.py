@@ -4,33 +4,15 @@ no 0-d fill cut into a kernel of its own next to a reduction."""
 
 import torch
 
-from nvfuse.dynamo.passes.in_place_updates import mark_in_place_updates
-from nvfuse.dynamo.passes.partition import partition_regions
-from nvfuse.dynamo.passes.regions import install_regions
-from nvfuse.dynamo.region import FusedRegion
-from nvfuse.dynamo.support import NvfuseSupport
 
-from .conftest import aten_graph
+from .conftest import aten_graph, fused_regions, record_definitions
 
 
 def _summaries(fn, *args):
-    gm = aten_graph(fn, *args)
-    gm.graph.eliminate_dead_code()
-    mark_in_place_updates(gm)
-    fused, _ = partition_regions(gm, NvfuseSupport())
-    install_regions(fused)
-    summaries = []
-    for region in fused.children():
-        if isinstance(region, FusedRegion):
-            original = region.forward
-
-            def record(*region_args, region=region, original=original):
-                summaries.append(region.definition_for(region_args).segment_summary())
-                return original(*region_args)
-
-            region.forward = record
+    fused, regions = fused_regions(aten_graph(fn, *args))
+    seen = record_definitions(regions)
     torch.testing.assert_close(fused(*args), fn(*args))
-    return summaries
+    return [fd.segment_summary() for fd, _ in seen]
 
 
 def test_a_masked_row_sum_has_no_fill_kernel():

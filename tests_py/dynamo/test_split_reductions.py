@@ -6,14 +6,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from nvfuse.dynamo.passes.in_place_updates import mark_in_place_updates
-from nvfuse.dynamo.passes.partition import partition_regions
-from nvfuse.dynamo.passes.regions import install_regions
 from nvfuse.dynamo.passes.split_reductions import memory_runs, split_reductions
-from nvfuse.dynamo.region import FusedRegion
-from nvfuse.dynamo.support import NvfuseSupport
 
-from .conftest import aten_graph
+from .conftest import aten_graph, fused_regions, record_definitions
 
 
 def test_batch_norm_axes_of_nchw_are_two_runs_innermost_first():
@@ -84,20 +79,8 @@ def test_a_batch_norm_region_gets_a_generated_kernel():
     gm = aten_graph(_batch_norm_train, *args)
     gm.graph.eliminate_dead_code()
     assert split_reductions(gm) == 1
-    mark_in_place_updates(gm)
-    fused, _ = partition_regions(gm, NvfuseSupport())
-    install_regions(fused)
-    kernels = []
-    for name, region in fused.named_children():
-        if isinstance(region, FusedRegion):
-            original = region.forward
-
-            def checked(*region_args, region=region, original=original):
-                fd = region.definition_for(region_args)
-                fd._ensure_defined()
-                kernels.append(fd.cuda_code_for(list(region_args)))
-                return original(*region_args)
-
-            region.forward = checked
+    fused, regions = fused_regions(gm)
+    seen = record_definitions(regions)
     fused(*[a.clone() for a in args])
+    kernels = [fd.cuda_code_for(region_args) for fd, region_args in seen]
     assert kernels and all("__global__" in code for code in kernels)

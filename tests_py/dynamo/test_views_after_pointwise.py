@@ -5,14 +5,9 @@ logits' own gradient, is one kernel with the add."""
 
 import torch
 
-from nvfuse.dynamo.passes.in_place_updates import mark_in_place_updates
-from nvfuse.dynamo.passes.partition import partition_regions
-from nvfuse.dynamo.passes.regions import install_regions
 from nvfuse.dynamo.passes.views_after_pointwise import move_views_after_pointwise
-from nvfuse.dynamo.region import FusedRegion
-from nvfuse.dynamo.support import NvfuseSupport
 
-from .conftest import aten_graph
+from .conftest import aten_graph, fused_regions, record_definitions
 
 aten = torch.ops.aten
 
@@ -50,19 +45,9 @@ def test_the_region_is_one_kernel_with_the_add():
     args = _inputs()
     gm = aten_graph(_gradient_plus_tangent, *args)
     move_views_after_pointwise(gm)
-    gm.graph.eliminate_dead_code()
-    mark_in_place_updates(gm)
-    fused, _ = partition_regions(gm, NvfuseSupport())
-    install_regions(fused)
-    (region,) = [r for r in fused.children() if isinstance(r, FusedRegion)]
-    seen = []
-    original = region.forward
-
-    def record(*region_args):
-        seen.append(region.definition_for(list(region_args)).segment_summary())
-        return original(*region_args)
-
-    region.forward = record
+    fused, regions = fused_regions(gm)
+    seen = record_definitions(regions)
     torch.testing.assert_close(fused(*args), _gradient_plus_tangent(*args))
-    ((summary),) = seen
+    ((fd, _),) = seen
+    summary = fd.segment_summary()
     assert [kind for kind, _ in summary if kind == "fused"] == ["fused"], summary

@@ -19,7 +19,7 @@ stops the move, which then gathers where it stopped."""
 
 import torch
 
-from .graph_edits import RESHAPING_VIEWS, insert_call, is_plain_cast, meta_of
+from .graph_edits import RESHAPING_VIEWS, finish_rewrite, insert_call, is_plain_cast, meta_of
 
 aten = torch.ops.aten
 
@@ -143,7 +143,4 @@ def push_gathers_through_pointwise(gm):
         gm.graph.erase_node(node)
         _erase_if_dead(gm.graph, src, set())
         moved += 1
-    if moved:
-        gm.graph.lint()
-        gm.recompile()
-    return moved
+    return finish_rewrite(gm, moved)

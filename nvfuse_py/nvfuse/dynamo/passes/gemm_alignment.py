@@ -33,7 +33,7 @@ them."""
 import torch
 
 from ..region import FusedRegion
-from .graph_edits import RESHAPING_VIEWS, insert_call
+from .graph_edits import RESHAPING_VIEWS, finish_rewrite, insert_call
 
 aten = torch.ops.aten
 
@@ -143,10 +143,7 @@ def pad_unaligned_gemms(gm, devices=("cuda",), min_flops=PADDED_GEMM_MIN_FLOPS):
         _route_users(gm, node, gemm, needs_dense=n != cols)
         gm.graph.erase_node(node)
         padded += 1
-    if padded:
-        gm.graph.lint()
-        gm.recompile()
-    return padded
+    return finish_rewrite(gm, padded)
 
 
 def _padded_node(graph, anchor, x, rows, cols, pads):

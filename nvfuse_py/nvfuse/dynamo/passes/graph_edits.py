@@ -50,3 +50,12 @@ def insert_item(graph, anchor, node, index):
         item = graph.call_function(operator.getitem, (node, index))
     item.meta["val"] = node.meta["val"][index]
     return item
+
+
+def finish_rewrite(gm, edits):
+    """`edits`, after checking and recompiling `gm` when there were any:
+    the end of every rewriting pass."""
+    if edits:
+        gm.graph.lint()
+        gm.recompile()
+    return edits

@@ -21,7 +21,7 @@ import numbers
 
 import torch
 
-from .graph_edits import insert_call, meta_of
+from .graph_edits import finish_rewrite, insert_call, meta_of
 
 aten = torch.ops.aten
 
@@ -106,7 +106,4 @@ def rewrite_one_hot_scatters(gm):
         if not filled.users:
             gm.graph.erase_node(filled)
         rewritten += 1
-    if rewritten:
-        gm.graph.lint()
-        gm.recompile()
-    return rewritten
+    return finish_rewrite(gm, rewritten)

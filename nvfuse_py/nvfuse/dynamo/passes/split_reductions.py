@@ -23,7 +23,7 @@ import operator
 
 import torch
 
-from .graph_edits import insert_call, insert_item
+from .graph_edits import finish_rewrite, insert_call, insert_item
 
 aten = torch.ops.aten
 
@@ -180,7 +180,4 @@ def split_reductions(gm):
             node.replace_all_uses_with(rounded(value))
         gm.graph.erase_node(node)
         split += 1
-    if split:
-        gm.graph.lint()
-        gm.recompile()
-    return split
+    return finish_rewrite(gm, split)

@@ -16,7 +16,7 @@ else (another reader would need the view anyway)."""
 
 import torch
 
-from .graph_edits import RESHAPING_VIEWS, insert_call, meta_of
+from .graph_edits import RESHAPING_VIEWS, finish_rewrite, insert_call, meta_of
 
 aten = torch.ops.aten
 
@@ -84,7 +84,4 @@ def move_views_after_pointwise(gm):
         gm.graph.erase_node(node)
         gm.graph.erase_node(view)
         moved += 1
-    if moved:
-        gm.graph.lint()
-        gm.recompile()
-    return moved
+    return finish_rewrite(gm, moved)

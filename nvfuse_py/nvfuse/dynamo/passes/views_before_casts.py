@@ -10,7 +10,7 @@ move (another reader would need the cast at its own shape)."""
 
 import torch
 
-from .graph_edits import RESHAPING_VIEWS, is_plain_cast
+from .graph_edits import RESHAPING_VIEWS, finish_rewrite, insert_call, is_plain_cast
 
 
 def move_views_before_casts(gm):
@@ -27,18 +27,12 @@ def move_views_before_casts(gm):
         if not all(isinstance(size, int) for size in node.args[1]):
             continue  # symbolic sizes: the view stays where Dynamo put it
         x = cast.args[0]
-        with gm.graph.inserting_before(node):
-            view = gm.graph.call_function(node.target, (x, *node.args[1:]), dict(node.kwargs))
-            new_cast = gm.graph.call_function(
-                cast.target, (view, *cast.args[1:]), dict(cast.kwargs)
-            )
-        view.meta["val"] = node.target(x.meta["val"], *node.args[1:])
-        new_cast.meta["val"] = node.meta["val"]
+        view = insert_call(gm.graph, node, node.target, (x, *node.args[1:]), dict(node.kwargs))
+        new_cast = insert_call(
+            gm.graph, node, cast.target, (view, *cast.args[1:]), dict(cast.kwargs)
+        )
         node.replace_all_uses_with(new_cast)
         gm.graph.erase_node(node)
         gm.graph.erase_node(cast)
         moved += 1
-    if moved:
-        gm.graph.lint()
-        gm.recompile()
-    return moved
+    return finish_rewrite(gm, moved)
