@@ -1,7 +1,14 @@
-# Sourced by tools/gpu_check.sh and tools/multigpu_check.sh: the summary
-# table (`record NAME RESULT`, printed by `print_summary`) and the build
-# step, which installs nvfuse from this tree (build dir build/gpu, log in
-# $LOG_DIR/build.log) and records how it went.
+# Sourced, from the repository root, by the GPU machines' scripts
+# (gpu_check.sh, multigpu_check.sh, zoo_gpu.sh, models_bench.sh): what they
+# all set (logs in $LOG_DIR: $OUT under the device tool, else build/gpu;
+# unbuffered Python; builds on every core), the summary table (`record NAME
+# RESULT`, printed by `print_summary`) and the build step, which installs
+# nvfuse from this tree (build dir build/gpu, log in $LOG_DIR/build.log)
+# and records how it went.
+LOG_DIR="${OUT:-build/gpu}"
+mkdir -p "$LOG_DIR"
+export PYTHONUNBUFFERED=1
+export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}"
 declare -a NAMES RESULTS
 record() { NAMES+=("$1"); RESULTS+=("$2"); }
 print_summary() {

@@ -17,10 +17,6 @@
 # build/gpu.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-LOG_DIR="${OUT:-build/gpu}"
-mkdir -p "$LOG_DIR"
-export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}"
-export PYTHONUNBUFFERED=1
 export NVFUSE_CACHE_DIR="${NVFUSE_CACHE_DIR:-$PWD/build/gpu/kernel_cache}"
 BENCH_SIZES="${NVFUSE_BENCH_SIZES:-1MB,64MB,1GB}"
 

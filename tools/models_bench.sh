@@ -6,10 +6,6 @@
 # (with each case's top kernels when NVFUSE_BENCH_KERNELS=1).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-LOG_DIR="${OUT:-build/gpu}"
-mkdir -p "$LOG_DIR"
-export PYTHONUNBUFFERED=1
-export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}"
 export NVFUSE_BENCH_ZOO="${NVFUSE_BENCH_ZOO:-gpt2,bert}"
 source tools/gpu_build_step.sh
 [ "${NVFUSE_SKIP_BUILD:-0}" = 1 ] || build_nvfuse

@@ -9,10 +9,7 @@
 # summary last. Logs go to $OUT when set, else build/gpu.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-LOG_DIR="${OUT:-build/gpu}"
-mkdir -p "$LOG_DIR"
-export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}"
-export PYTHONUNBUFFERED=1 NVFUSE_COMM_TIMEOUT_S="${NVFUSE_COMM_TIMEOUT_S:-120}"
+export NVFUSE_COMM_TIMEOUT_S="${NVFUSE_COMM_TIMEOUT_S:-120}"
 # NVLink multicast stays off on the lent machines.
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
 source tools/gpu_build_step.sh

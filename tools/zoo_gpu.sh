@@ -6,10 +6,6 @@
 # NVFUSE_ZOO_REPORT=0 skips the reports, NVFUSE_ZOO_TESTS=0 the tests.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-LOG_DIR="${OUT:-build/gpu}"
-mkdir -p "$LOG_DIR"
-export PYTHONUNBUFFERED=1
-export CMAKE_BUILD_PARALLEL_LEVEL="${CMAKE_BUILD_PARALLEL_LEVEL:-$(nproc)}"
 source tools/gpu_build_step.sh
 build_nvfuse
 
