@@ -1,13 +1,18 @@
 """Where one zoo model's step spends its time under backend="nvfuse", on a
 GPU machine: the step time, the step's kernels by GPU time, the ATen ops by
-device time, and the generated kernels that declined their inputs (each
-such segment runs op by op on the reference evaluator).
+device time, the generated kernels that declined their inputs (each
+such segment runs op by op on the reference evaluator), and the host's
+Python functions by own time over a few steps (cProfile), for steps that
+are host-bound.
 
     python3 tools/zoo_profile.py resnet training [nvfuse|inductor]
 """
 
 import collections
+import cProfile
+import io
 import logging
+import pstats
 import sys
 
 import torch
@@ -75,6 +80,22 @@ def declined_launches(step):
     return [r for r in records if "declined" in r]
 
 
+def print_host_functions(step, steps=5, top=25):
+    """The Python functions the host spends its time in over `steps` steps,
+    by own time: what a host-bound step's launches cost besides the
+    launches."""
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for _ in range(steps):
+        step()
+    torch.cuda.synchronize()
+    profiler.disable()
+    text = io.StringIO()
+    pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(top)
+    print(f"host functions over {steps} steps, by own time:")
+    print("\n".join(text.getvalue().splitlines()[4:]))
+
+
 def main():
     name, step_kind = sys.argv[1], sys.argv[2]
     backend = sys.argv[3] if len(sys.argv) > 3 else "nvfuse"
@@ -92,6 +113,7 @@ def main():
         print(f"{len(declined)} declined launches in a step")
         for record in declined[:3]:
             print(record[:900])
+    print_host_functions(step)
 
 
 if __name__ == "__main__":
