@@ -172,3 +172,38 @@ def test_a_symbolic_reshape_size_that_does_not_fit_is_named_as_torch_names_it(si
         fd.execute([torch.randn(4, 6), size])
     (out,) = fd.execute([torch.arange(24.0).reshape(4, 6), 3])
     assert torch.equal(out, torch.arange(24.0).reshape(3, 8))
+
+
+# Each segment reuses its last binding while a call's arguments look the
+# same (runtime/binding_memo.h): a call that differs in anything binding
+# checks must be checked again, not taken for the last good one.
+
+
+def _two_inputs_with_equal_sizes():
+    with FusionDefinition() as fd:
+        a = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        b = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+        s = fd.define_scalar(dtype=DataType.Float)
+        fd.add_output(fd.ops.mul(fd.ops.add(a, b), s))
+    return fd
+
+
+@pytest.mark.parametrize(
+    "bad, error",
+    [
+        ((torch.ones(2, 3, dtype=torch.float64), torch.ones(2, 3), 2.0), nvfuse.InputTypeError),
+        ((torch.ones(3, 2).t(), torch.ones(2, 3), 2.0), nvfuse.InputError),
+        ((torch.ones(2, 3), torch.ones(2, 4), 2.0), nvfuse.InputError),
+        ((torch.ones(2, 3), torch.ones(2, 3), True), nvfuse.InputTypeError),
+    ],
+    ids=["dtype", "strides", "sizes", "scalar kind"],
+)
+def test_a_bad_call_after_a_good_one_with_the_same_shapes_is_still_checked(bad, error):
+    fd = _two_inputs_with_equal_sizes()
+    good = [torch.ones(2, 3), torch.full((2, 3), 2.0), 3.0]
+    (out,) = fd.execute(good)
+    torch.testing.assert_close(out, torch.full((2, 3), 9.0))
+    with pytest.raises(error):
+        fd.execute(list(bad))
+    (out,) = fd.execute([torch.ones(2, 3), torch.ones(2, 3), 0.5])
+    torch.testing.assert_close(out, torch.ones(2, 3))

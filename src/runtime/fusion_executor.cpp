@@ -503,7 +503,7 @@ bool FusionExecutor::run_segment(Segment& s, const std::vector<Argument>& args, 
   const NvtxRange range("nvfuse segment", s.kind);
   // Every segment keeps all the fusion's inputs: binding validates them.
   std::optional<HostStepTimer> step("04 bind inputs");
-  BoundInputs bound = bind_inputs(*s.fusion, args, device);
+  BoundInputs bound = s.binding->bind(*s.fusion, args, device);
   step.emplace("05 kernel or reference run (all of it)");
   device = bound.device;
   std::optional<std::vector<at::Tensor>> kernel_values;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "frontend/fusion_cache.h"
+#include "runtime/binding_memo.h"
 #include "runtime/aten_types.h"
 #include "runtime/kernel_executor.h"
 #include "runtime/runtime_program.h"
@@ -77,6 +78,7 @@ class FusionExecutor : public RuntimeState {
     std::string kind;                        // "pointwise" or "reduction"
     std::string why_no_kernel;
     std::vector<size_t> outputs;  // positions among the fusion's outputs
+    std::unique_ptr<BindingMemo> binding = std::make_unique<BindingMemo>();
   };
 
   // Separates the segments' kernels in cuda_code_for and last_cuda_code

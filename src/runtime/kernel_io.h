@@ -6,6 +6,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <functional>
 #include <optional>
 #include <unordered_map>
 #include <vector>
@@ -35,10 +36,14 @@ class KernelIo {
 
   // Outputs that update an input in place (add_output(t, alias_input=x))
   // are written straight into x where that is safe (in_place_target), not
-  // into a fresh tensor copied into x afterwards: for kernels whose every
-  // thread reads an aliased input's elements only where it writes them
-  // (the pointwise kernel). Off by default.
-  void write_aliases_in_place() { writes_aliases_in_place_ = true; }
+  // into a fresh tensor copied into x afterwards: for the outputs `safe`
+  // accepts, those whose input's elements the kernel reads only in the
+  // thread that writes them, before it writes them (every output of the
+  // pointwise kernel; a reduction's per-row outputs of per-row math). None
+  // by default.
+  void write_aliases_in_place(std::function<bool(const TensorView&)> safe) {
+    writes_in_place_ = std::move(safe);
+  }
 
   // The kernel's tensors for one launch: its inputs, then fresh outputs from
   // the caching allocator laid out by their allocation domains (poisoned
@@ -67,7 +72,7 @@ class KernelIo {
   // Per fusion output: its index among the kernel's tensors, or -1 when it
   // is a fusion input returned as is.
   std::vector<int> output_slots_;
-  bool writes_aliases_in_place_ = false;
+  std::function<bool(const TensorView&)> writes_in_place_;
 
   // The input tensor output `i` updates, when the kernel can write it
   // directly: same device, dtype, sizes and the strides a fresh output

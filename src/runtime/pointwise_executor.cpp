@@ -51,7 +51,7 @@ PointwiseExecutor::PointwiseExecutor(const Fusion& fusion, PointwiseAnalysis ana
   // Each thread reads an element of an input only where it writes the
   // same element of the outputs (inputs of other shapes are broadcasts,
   // never updated in place: their sizes differ).
-  io_.write_aliases_in_place();
+  io_.write_aliases_in_place([](const TensorView&) { return true; });
 }
 
 std::string PointwiseExecutor::cuda_code_for(

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <mutex>
+#include <unordered_set>
 
 #include "codegen/kernel_names.h"
 #include "runtime/kernel_launch.h"
@@ -89,7 +90,16 @@ ReductionExecutor::ReductionExecutor(ReductionAnalysis analysis, const Fusion& f
         return generate_reduction_kernel(analysis_, params);
       }),
       analysis_(std::move(analysis)),
-      io_(fusion, analysis_.inputs, analysis_.kernel_outputs()) {}
+      io_(fusion, analysis_.inputs, analysis_.kernel_outputs()) {
+  std::unordered_set<const TensorView*> in_place;
+  for (const TensorView* out : analysis_.outputs) {
+    if (may_update_in_place(analysis_, fusion, *out)) {
+      in_place.insert(out);
+    }
+  }
+  io_.write_aliases_in_place(
+      [in_place](const TensorView& out) { return in_place.count(&out) > 0; });
+}
 
 std::optional<ReductionSchedule> ReductionExecutor::schedule(const std::vector<Argument>& args,
     BoundInputs& bound, const std::vector<TensorArg>& outputs) const {

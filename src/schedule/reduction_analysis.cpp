@@ -315,20 +315,45 @@ class Analyzer {
           return reject(tv->name() + " is an expanded (stride-0) output");
         }
       }
-      if (tv->rank() == a_.rank) {
-        if (!assign(tv, identity())) {
-          return false;
-        }
-      } else if (tv->rank() == static_cast<int64_t>(kept_axes_.size())) {
-        if (!assign(tv, kept_axes_)) {
-          return false;
-        }
-      } else {
+      const std::optional<std::vector<int>> map = output_axis_map(*tv);
+      if (!map.has_value()) {
         return reject(tv->name() + " has a rank the reduction does not explain");
+      }
+      if (!assign(tv, *map)) {
+        return false;
       }
       a_.outputs.push_back(tv);
     }
     return true;
+  }
+
+  // The reference axes an output's axes stand for, told by its rank: all
+  // of them, or the kept ones (a per-row value); else either without the
+  // reference's broadcast axes, which a squeeze drops (batch norm's
+  // statistics, [1, C, 1, 1] in the kernel, are written as [C]), when
+  // only one of those has the output's rank.
+  std::optional<std::vector<int>> output_axis_map(const TensorView& tv) const {
+    const auto has_rank = [&](const std::vector<int>& map) {
+      return static_cast<int64_t>(map.size()) == tv.rank();
+    };
+    if (has_rank(identity())) {
+      return identity();
+    }
+    if (has_rank(kept_axes_)) {
+      return kept_axes_;
+    }
+    const auto without_broadcasts = [&](std::vector<int> axes) {
+      axes.erase(std::remove_if(axes.begin(), axes.end(),
+                     [&](int axis) { return a_.reference->logical()[axis]->is_broadcast(); }),
+          axes.end());
+      return axes;
+    };
+    const std::vector<int> all_dense = without_broadcasts(identity());
+    const std::vector<int> kept_dense = without_broadcasts(kept_axes_);
+    if (has_rank(all_dense) == has_rank(kept_dense)) {
+      return std::nullopt;  // neither, or both (which one is not known)
+    }
+    return has_rank(all_dense) ? all_dense : kept_dense;
   }
 
   // Consumers to producers, as the pointwise analysis.
@@ -573,6 +598,36 @@ std::vector<const TensorView*> ReductionAnalysis::read_again(
     }
   }
   return result;
+}
+
+bool may_update_in_place(
+    const ReductionAnalysis& analysis, const Fusion& fusion, const TensorView& output) {
+  const TensorView* input = fusion.aliased_input(&output);
+  const auto kernel_reads = [&](const TensorView* tv) { return analysis.per_row.count(tv) > 0; };
+  if (input == nullptr || !kernel_reads(&output) || !analysis.is_per_row(&output)) {
+    return false;
+  }
+  const std::unordered_set<const Expr*> column_side(
+      analysis.column_exprs.begin(), analysis.column_exprs.end());
+  std::unordered_set<const Val*> reads_input = {input};
+  for (const Expr* expr : fusion.exprs()) {
+    const bool reads = std::any_of(expr->inputs().begin(), expr->inputs().end(),
+        [&](const Val* in) { return reads_input.count(in) > 0; });
+    if (!reads) {
+      continue;
+    }
+    if (is_reduction(expr) || expr->is<GatherOp>() || column_side.count(expr)) {
+      return false;
+    }
+    for (const Val* out : expr->outputs()) {
+      const auto* tv = out->is<TensorView>() ? out->as<TensorView>() : nullptr;
+      if (tv == nullptr || !kernel_reads(tv) || !analysis.is_per_row(tv)) {
+        return false;
+      }
+      reads_input.insert(out);
+    }
+  }
+  return true;
 }
 
 bool ReductionAnalysis::is_per_column(const TensorView* tv) const {

@@ -158,4 +158,14 @@ bool is_row_gather(const Expr& expr, int64_t rank, const std::vector<int64_t>& r
 // True when the fusion has a reduction (ReductionOp or VarMeanOp).
 bool has_reduction(const Fusion& fusion);
 
+// Whether the kernel may write `output`, which updates a fusion input in
+// place, straight into that input: a per-row output whose input nothing
+// but per-row math reads (batch norm's running statistics). The kernels
+// store a row's per-row outputs once, from the one thread that finishes
+// the row after its reductions; every thread of the row loaded the
+// row's per-row inputs before those reductions, and only the storing
+// thread's values are written anywhere.
+bool may_update_in_place(
+    const ReductionAnalysis& analysis, const Fusion& fusion, const TensorView& output);
+
 }  // namespace nvfuse

@@ -144,7 +144,10 @@ class Merger {
 
   // The second pass: an accepted group joins a producer's group when the
   // union is one kernel (the consumer chose another producer's group in the
-  // first pass, or the producer was rejected alone), until nothing changes.
+  // first pass, or the producer was rejected alone), else a sibling's (an
+  // accepted group reading what one of its producers makes: the two
+  // second stages of batch norm's backward sums, one launch instead of
+  // two), until nothing changes.
   void merge_adjacent_groups() {
     for (bool changed = true; changed;) {
       changed = false;
@@ -152,14 +155,40 @@ class Merger {
         if (!groups_[b].alive || !groups_[b].accepted) {
           continue;
         }
-        for (size_t a : producers(b)) {
-          if (try_join(a, b)) {
-            changed = true;
-            break;
-          }
+        if (join_any(producers(b), b) || join_any(siblings(b), b)) {
+          changed = true;
         }
       }
     }
+  }
+
+  // Joins `g` into the first of `groups` that takes it.
+  bool join_any(const std::set<size_t>& groups, size_t g) {
+    for (size_t a : groups) {
+      if (try_join(a, g)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  // The accepted groups other than `g` that read what a producer of `g`
+  // makes.
+  std::set<size_t> siblings(size_t g) const {
+    const std::set<size_t> made_for_g = producers(g);
+    std::set<size_t> result;
+    for (size_t other = 0; other < groups_.size(); ++other) {
+      if (other == g || !groups_[other].alive || !groups_[other].accepted) {
+        continue;
+      }
+      for (size_t p : producers(other)) {
+        if (made_for_g.count(p)) {
+          result.insert(other);
+          break;
+        }
+      }
+    }
+    return result;
   }
 
   // Rejected groups that touch become one: the reference evaluator runs

@@ -1,0 +1,160 @@
+"""Batch norm as the torch.compile backend's graphs give it (the
+statistics reduced in two stages by split_reductions, the running
+statistics updated in place through squeezes to [C]) runs in few kernels:
+the squeezed per-channel outputs and the in-place updates join the second
+stage's reduction kernel, and the backward's two second-stage sums share
+one kernel. Segment decisions and generated code are checked without a
+GPU (NVRTC), values on the CPU path; the GPU tests run the kernels and
+count the launches."""
+
+import re
+
+import pytest
+import torch
+
+from nvfuse import _C, FusionDefinition
+from fusion_helpers import assert_close
+
+N, C = 4, 8
+
+
+def compile_kernels(code):
+    """Compiles each kernel of `code` (generated, one segment a part) with
+    NVRTC for sm_90; their count."""
+    parts = [p for p in code.split("// ==== nvfuse segment: fused ====\n") if "__global__" in p]
+    for part in parts:
+        name = re.search(r"__global__ void (?:__launch_bounds__\([^)]*\) )?(\w+)\(", part)[1]
+        assert _C.nvrtc_compile(part, name, 90)["bytes"] > 0
+    return len(parts)
+
+
+def _second_stage_with_running_mean():
+    """[N, C, 1, 1] partial sums reduced over N, the mean squeezed to [C]
+    and folded into the running mean, which the fusion updates in place."""
+    with FusionDefinition() as fd:
+        partials = fd.define_tensor([N, C, 1, 1], contiguity=[True, True, None, None])
+        running = fd.define_tensor([C], contiguity=True)
+        total = fd.ops.sum(partials, [0])
+        mean = fd.ops.squeeze(fd.ops.broadcast(total, [True, False, False, False]), [0, 2, 3])
+        mean = fd.ops.mul(mean, 1.0 / N)
+        updated = fd.ops.add(fd.ops.mul(mean, 0.1), fd.ops.mul(running, 0.9))
+        fd.add_output(mean)
+        fd.add_output(updated, alias_input=running)
+    return fd
+
+
+def _two_second_stages():
+    """The backward's two per-channel sums, each from [N, C, 1, 1] partials
+    that one kernel made, squeezed and scaled by the weight."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor([N, C, 5, 6], contiguity=True)
+        y = fd.define_tensor([N, C, 5, 6], contiguity=True)
+        weight = fd.define_tensor([C], contiguity=True)
+        outs = []
+        for t in (x, fd.ops.mul(x, y)):
+            partial = fd.ops.sum(t, [2, 3], keepdim=True)
+            total = fd.ops.sum(partial, [0])
+            squeezed = fd.ops.squeeze(fd.ops.broadcast(total, [True, False, False, False]), [0, 2, 3])
+            outs.append(fd.ops.mul(squeezed, weight))
+        for out in outs:
+            fd.add_output(out)
+    return fd
+
+
+def test_squeezed_per_channel_outputs_join_the_reduction_kernel():
+    # The squeeze to [C] left the update to a kernel of its own (and its
+    # in-place write to a copy after it): three launches for one.
+    fd = _second_stage_with_running_mean()
+    kinds = [kind for kind, _ in fd.segment_summary()]
+    assert len(kinds) == 1, fd.segment_summary()
+    partials, running = torch.randn(N, C, 1, 1), torch.randn(C)
+    code = fd.cuda_code_for([partials, running])
+    assert "runs on the ATen reference evaluator" not in code
+    assert compile_kernels(code) == 1
+    want_mean = partials.sum(0).reshape(C) / N
+    want_running = want_mean * 0.1 + running * 0.9
+    (mean,) = fd.execute([partials, running])
+    assert_close(mean, want_mean)
+    assert_close(running, want_running)
+
+
+def test_the_backward_second_stages_share_one_kernel():
+    fd = _two_second_stages()
+    assert len(fd.segment_summary()) == 2, fd.segment_summary()
+    x, y, weight = torch.randn(N, C, 5, 6), torch.randn(N, C, 5, 6), torch.randn(C)
+    code = fd.cuda_code_for([x, y, weight])
+    assert "runs on the ATen reference evaluator" not in code
+    assert compile_kernels(code) == 2
+    first, second = fd.execute([x, y, weight])
+    assert_close(first, x.sum((0, 2, 3)) * weight)
+    assert_close(second, (x * y).sum((0, 2, 3)) * weight)
+
+
+def test_a_squeeze_whose_rank_could_stand_for_two_axis_sets_is_not_guessed():
+    # [N, C, 1] reduced over N: kept axes (C, 1) and the dense axes (N, C)
+    # both have rank 2; a rank-2 output of the dense axes would be written
+    # with the wrong strides if taken for the kept ones. It must still
+    # compute what torch does.
+    with FusionDefinition() as fd:
+        t = fd.define_tensor([N, C, 1], contiguity=[True, True, None])
+        total = fd.ops.sum(t, [0])
+        fd.add_output(total)
+        fd.add_output(fd.ops.squeeze(fd.ops.mul(t, 2.0), [2]))
+    x = torch.randn(N, C, 1)
+    total, doubled = fd.execute([x])
+    assert_close(total, x.sum(0))
+    assert_close(doubled, x[:, :, 0] * 2.0)
+
+
+# --- on the GPU ----------------------------------------------------------
+
+
+def _launches(run):
+    """Kernel and memcpy launches of `run()` on the GPU, by name."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        run()
+        torch.cuda.synchronize()
+    return [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+
+
+@pytest.mark.gpu
+def test_running_statistics_are_written_in_place_by_the_reduction_kernel():
+    fd = _second_stage_with_running_mean()
+    partials = torch.randn(N, C, 1, 1, device="cuda")
+    running = torch.randn(C, device="cuda")
+    fd.execute([partials, running.clone()])  # compiles
+    before = running.clone()
+    names = _launches(lambda: fd.execute([partials, running]))
+    assert len(names) == 1 and "Memcpy" not in names[0], names
+    mean = partials.sum(0).reshape(C) / N
+    torch.testing.assert_close(running, mean * 0.1 + before * 0.9)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("channels", [8, 64, 2048])
+def test_batch_norm_training_updates_running_statistics_on_the_gpu(channels):
+    # The whole path: the backend's graph, its two-stage statistics and the
+    # in-place updates, against eager's running statistics and outputs.
+    import nvfuse.dynamo  # noqa: F401 (registers the backend)
+
+    torch.manual_seed(0)
+    eager = torch.nn.Sequential(torch.nn.BatchNorm2d(channels), torch.nn.ReLU()).cuda()
+    compiled_module = torch.nn.Sequential(torch.nn.BatchNorm2d(channels), torch.nn.ReLU()).cuda()
+    compiled_module.load_state_dict(eager.state_dict())
+    compiled = torch.compile(compiled_module, backend="nvfuse")
+    for _ in range(3):
+        x = torch.randn(16, channels, 7, 9, device="cuda", requires_grad=True)
+        x_eager = x.detach().clone().requires_grad_()
+        out = compiled(x)
+        want = eager(x_eager)
+        torch.testing.assert_close(out, want, rtol=1e-4, atol=1e-4)
+        out.square().sum().backward()
+        want.square().sum().backward()
+        torch.testing.assert_close(x.grad, x_eager.grad, rtol=1e-3, atol=1e-3)
+    bn, bn_eager = compiled_module[0], eager[0]
+    torch.testing.assert_close(bn.running_mean, bn_eager.running_mean, rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(bn.running_var, bn_eager.running_var, rtol=1e-5, atol=1e-6)
+    assert bn.num_batches_tracked.item() == 3
+    torch.testing.assert_close(bn.weight.grad, bn_eager.weight.grad, rtol=1e-3, atol=1e-3)
