@@ -54,7 +54,9 @@ def _two_second_stages():
         for t in (x, fd.ops.mul(x, y)):
             partial = fd.ops.sum(t, [2, 3], keepdim=True)
             total = fd.ops.sum(partial, [0])
-            squeezed = fd.ops.squeeze(fd.ops.broadcast(total, [True, False, False, False]), [0, 2, 3])
+            squeezed = fd.ops.squeeze(
+                fd.ops.broadcast(total, [True, False, False, False]), [0, 2, 3]
+            )
             outs.append(fd.ops.mul(squeezed, weight))
         for out in outs:
             fd.add_output(out)

@@ -30,7 +30,8 @@ bool BindingMemo::looks_the_same(const ArgumentLayout& layout, const Argument& a
   }
   return !t.defined() ||
       (last->dtype == t.scalar_type() && last->device == t.device() &&
-          at::IntArrayRef(last->sizes) == t.sizes() && at::IntArrayRef(last->strides) == t.strides());
+          at::IntArrayRef(last->sizes) == t.sizes() &&
+          at::IntArrayRef(last->strides) == t.strides());
 }
 
 bool BindingMemo::matches(const std::vector<Argument>& args, c10::Device device) const {
