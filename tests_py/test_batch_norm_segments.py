@@ -126,10 +126,11 @@ def test_running_statistics_are_written_in_place_by_the_reduction_kernel():
     fd = _second_stage_with_running_mean()
     partials = torch.randn(N, C, 1, 1, device="cuda")
     running = torch.randn(C, device="cuda")
-    fd.execute([partials, running.clone()])  # compiles
+    for _ in range(3):  # compiles, then zeroes the split's counters once
+        fd.execute([partials, running.clone()])
     before = running.clone()
     names = _launches(lambda: fd.execute([partials, running]))
-    assert len(names) == 1 and "Memcpy" not in names[0], names
+    assert len(names) == 1 and names[0].startswith("nvfuse_reduction"), names
     mean = partials.sum(0).reshape(C) / N
     torch.testing.assert_close(running, mean * 0.1 + before * 0.9)
 

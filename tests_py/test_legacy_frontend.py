@@ -327,12 +327,23 @@ def test_an_input_output_next_to_a_view_of_it(device):
 # -- the alias ---------------------------------------------------------------
 
 
-def test_as_nvfuser_makes_import_nvfuser_resolve_to_nvfuse(monkeypatch):
+@pytest.fixture
+def attention_setting_restored():
+    on = nvfuse._C.cudnn_attention()
+    yield
+    nvfuse._C.set_cudnn_attention(on)
+
+
+def test_as_nvfuser_makes_import_nvfuser_resolve_to_nvfuse(monkeypatch, attention_setting_restored):
     import sys
 
     for name in ("nvfuser", "nvfuser._C", "nvfuser.pytorch_utils"):
         monkeypatch.delitem(sys.modules, name, raising=False)
+    nvfuse._C.set_cudnn_attention(True)
     assert nvfuse.as_nvfuser() is nvfuse
+    # nvFuser's sdpfa ops ran torch's flash kernels; its clients compare
+    # with them bit for bit.
+    assert not nvfuse._C.cudnn_attention()
     import nvfuser
     from nvfuser import FusionDefinition as Fd, DataType as Dt, compute_tensor_descriptor
     from nvfuser.pytorch_utils import torch_dtype_to_nvfuser_dtype

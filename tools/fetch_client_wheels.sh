@@ -8,7 +8,7 @@ cd "$(dirname "$0")/.."
 mkdir -p .whl
 # THUNDER_VERSION picks Thunder's (e.g. 0.2.7.dev20260201, a pre-release).
 for package in "lightning-thunder==${THUNDER_VERSION:-0.2.6}" looseversion==1.3.0 lightning-utilities \
-    optree opt_einsum dill packaging; do
+    optree opt_einsum dill packaging fdm; do
   python3 -m pip download -q --no-deps --only-binary=:all: --python-version 3.12 \
     --implementation cp --platform manylinux_2_28_x86_64 \
     --platform manylinux_2_27_x86_64 --platform manylinux_2_17_x86_64 \

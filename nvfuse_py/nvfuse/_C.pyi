@@ -23,6 +23,7 @@ __all__: list[str] = [
     "cached_repro_script",
     "communicator_is_configured",
     "compile_ahead",
+    "cudnn_attention",
     "configure_communicator",
     "coordinate_tuning",
     "cuda_code_for",
@@ -53,6 +54,7 @@ __all__: list[str] = [
     "segment_summary",
     "set_compile_ahead",
     "set_coordinate_tuning",
+    "set_cudnn_attention",
     "set_dump",
     "set_dump_sink",
     "set_overlap_backend",
@@ -539,10 +541,20 @@ def set_dump_sink(sink: collections.abc.Callable[[str], None]) -> None:
     A function that receives each dump's text instead of stderr (None: stderr)
     """
 
+def set_cudnn_attention(on: bool) -> None:
+    """
+    Whether sdpfa_fwd/sdpfa_bwd without dropout run cuDNN's attention where it applies (on by default) or always torch's flash kernels, as nvFuser did (as_nvfuser() turns it off)
+    """
+
 def set_max_runtime_states(arg0: typing.SupportsInt | typing.SupportsIndex) -> None: ...
 def set_tiered_compile(on: bool) -> None:
     """
     Tiered compilation: a kernel not compiled yet compiles in the background while its segment runs on the ATen reference evaluator (NVFUSE_TIERED_COMPILE=1 at start)
+    """
+
+def cudnn_attention() -> bool:
+    """
+    Whether sdpfa ops may run cuDNN's attention
     """
 
 def tiered_compile() -> bool:

@@ -6,6 +6,7 @@
 #include "bindings/bindings.h"
 #include "ir/dump.h"
 #include "multidevice/runtime/multidevice_executor.h"
+#include "runtime/reference_evaluator.h"
 #include "runtime/cuda/dynamic_library.h"
 #include "runtime/cuda/nvtx_range.h"
 #include "runtime/coordinate_executor.h"
@@ -185,6 +186,10 @@ void init_execute(py::module_& m) {
       "of several kernels compiles every kernel a call lacks at once, on threads of their own, "
       "rather than one after another");
   m.def("compile_ahead", &compile_ahead, "Whether compiling ahead is on");
+  m.def("set_cudnn_attention", &set_cudnn_attention, py::arg("on"),
+      "Whether sdpfa_fwd/sdpfa_bwd without dropout run cuDNN's attention where it applies (on by "
+      "default) or always torch's flash kernels, as nvFuser did (as_nvfuser() turns it off)");
+  m.def("cudnn_attention", &cudnn_attention_on, "Whether sdpfa ops may run cuDNN's attention");
   m.def(
       "set_dump_sink",
       [](std::function<void(const std::string&)> sink) { set_dump_sink(std::move(sink)); },

@@ -1,8 +1,11 @@
 // The reference evaluator's flash-attention ops: torch's
 // _scaled_dot_product_flash_attention on CUDA (with its dropout RNG state;
 // without dropout, cuDNN's attention forward and backward where they
-// apply) and its CPU counterpart, which has no dropout.
+// apply, unless set_cudnn_attention(false)) and its CPU counterpart, which
+// has no dropout.
 #include <ATen/ATen.h>
+
+#include <atomic>
 
 #include "runtime/reference_evaluator.h"
 
@@ -76,7 +79,15 @@ std::optional<std::tuple<at::Tensor, at::Tensor, at::Tensor>> cudnn_attention_ba
   }
 }
 
+std::atomic<bool>& cudnn_attention_setting() {
+  static std::atomic<bool> on{true};
+  return on;
+}
+
 }  // namespace
+
+void set_cudnn_attention(bool on) { cudnn_attention_setting() = on; }
+bool cudnn_attention_on() { return cudnn_attention_setting(); }
 
 void ReferenceEvaluator::handle(const SdpaFwdOp& e) {
   const at::Tensor query = tensor_of(e.input(0));
@@ -89,7 +100,7 @@ void ReferenceEvaluator::handle(const SdpaFwdOp& e) {
       : std::nullopt;
   require_no_cpu_dropout(query, dropout_p, "sdpfa_fwd");
   require_square_causal(query, key, is_causal, "sdpfa_fwd");
-  if (query.is_cuda() && dropout_p == 0.0) {
+  if (query.is_cuda() && dropout_p == 0.0 && cudnn_attention_on()) {
     if (auto results = cudnn_attention(query, key, value, is_causal, scale)) {
       tensors_[e.output(0)] = std::get<0>(*results);
       tensors_[e.output(1)] = std::get<1>(*results).squeeze(-1);
@@ -132,7 +143,7 @@ void ReferenceEvaluator::handle(const SdpaBwdOp& e) {
   require_square_causal(query, key, is_causal, "sdpfa_bwd");
   std::tuple<at::Tensor, at::Tensor, at::Tensor> grads;
   std::optional<std::tuple<at::Tensor, at::Tensor, at::Tensor>> from_cudnn;
-  if (query.is_cuda() && dropout_p == 0.0) {
+  if (query.is_cuda() && dropout_p == 0.0 && cudnn_attention_on()) {
     from_cudnn = cudnn_attention_backward(grad_output, query, key, value, output, log_sumexp,
         tensor_of(e.input(8)), tensor_of(e.input(9)), is_causal, scale);
   }

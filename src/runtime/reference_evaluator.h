@@ -83,4 +83,13 @@ class ReferenceEvaluator {
   c10::Device device_;
 };
 
+// Whether sdpfa_fwd and sdpfa_bwd without dropout run cuDNN's attention
+// where it takes the inputs (on by default: on Hopper what torch's
+// scaled_dot_product_attention picks, and faster than the flash kernel),
+// or always torch's flash kernels, whose results code written for nvFuser
+// compares against bit for bit (nvFuser ran them; as_nvfuser() turns
+// cuDNN off).
+void set_cudnn_attention(bool on);
+bool cudnn_attention_on();
+
 }  // namespace nvfuse
