@@ -30,6 +30,24 @@ def _split(entry):
     return f"{', '.join(parts)} ({split.get('kernels', '?')} kernels)"
 
 
+def _print_variant(rows, executor):
+    """The rows where backend variant `executor` ran: its ms per step
+    against plain nvfuse's and Inductor's."""
+    lines = []
+    for (model, step), by in sorted(rows.items()):
+        if executor in by:
+            ms = by[executor]["ms"]
+            against = "  ".join(
+                f"{k} {by[k]['ms']:.2f} ({by[k]['ms'] / ms:.2f}x)"
+                for k in ("nvfuse", "compile")
+                if k in by
+            )
+            lines.append(f"  {model:<10}{step:<10}{ms:8.2f}   {against}")
+    if lines:
+        print(f"\n{executor}, ms per step (and its speedup over each):")
+        print("\n".join(lines))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("json")
@@ -63,6 +81,7 @@ def main():
     for step, values in speedups.items():
         geomean = math.exp(sum(math.log(v) for v in values) / len(values))
         print(f"geomean nvfuse vs Inductor, {step}: {geomean:.2f}x over {len(values)} models")
+    _print_variant(rows, "nvfuse-channels-last")
     print("\nGPU ms per step by kernel author (nvfuse | Inductor):")
     for (model, step), by in sorted(rows.items()):
         for executor in ("nvfuse", "compile"):

@@ -10,7 +10,8 @@ peak memory of a step, and the split of one step's GPU time by kernel
 author (workloads/gpu_time_split.py): nvfuse's or Inductor's kernels,
 GEMMs/convolutions/attention, layout copies and other ATen kernels.
 NVFUSE_BENCH_ZOO picks the models (default: all of the zoo),
-NVFUSE_BENCH_EXECUTORS the executors (default nvfuse,eager,compile).
+NVFUSE_BENCH_EXECUTORS the executors (default nvfuse,eager,compile;
+also nvfuse-channels-last, the backend with its channels_last option).
 
     python3 -m pytest benchmarks/test_models.py --benchmark-json=models.json
     python3 benchmarks/models_report.py models.json
@@ -37,6 +38,8 @@ def _compiled(model, executor):
         return model
     if executor == "nvfuse":
         return torch.compile(model, backend="nvfuse")
+    if executor == "nvfuse-channels-last":
+        return torch.compile(model, backend="nvfuse", options={"channels_last": True})
     return torch.compile(model)
 
 

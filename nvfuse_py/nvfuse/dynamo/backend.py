@@ -8,6 +8,7 @@ was.
     torch.compile(model, backend="nvfuse")
     torch.compile(model, backend=nvfuse.dynamo.backend)
     torch.compile(model, backend="nvfuse", options={"dump": True})
+    torch.compile(model, backend="nvfuse", options={"channels_last": True})
     torch.compile(model, backend="nvfuse", mode="reduce-overhead")  # CUDA graphs
 """
 
@@ -23,6 +24,8 @@ OPTIONS = {
     "dump": "print each compiled graph's report (also NVFUSE_DUMP=dynamo)",
     "cuda_graphs": "record each compiled graph's launches as CUDA graphs and replay "
     'them (also mode="reduce-overhead")',
+    "channels_last": "run convolutions on channels-last tensors, as cuDNN's kernels read "
+    "them, instead of converting around each (off by default while it is measured)",
 }
 
 # torch.compile's modes, as the options they stand for here.
@@ -74,9 +77,10 @@ def backend(gm, example_inputs, options=None, **kwargs):
     as MODES says."""
     options = _options_of(options, kwargs)
     dump = bool(options.get("dump", False))
+    channels_last = bool(options.get("channels_last", False))
 
     def compile_kind(graph, inputs, kind):
-        return compile_graph(graph, inputs, kind, dump=dump)
+        return compile_graph(graph, inputs, kind, dump=dump, channels_last=channels_last)
 
     if options.get("cuda_graphs", False):
         graphs = CudaGraphCompilers(compile_kind, len(example_inputs))

@@ -1,5 +1,6 @@
 """One ATen graph from AOTAutograd through the backend's passes
-(passes/__init__.py lists them): reductions split into ones kernels
+(passes/__init__.py lists them): convolutions made channels-last (when
+asked), reductions split into ones kernels
 take, views moved above casts, gathers moved below pointwise ops,
 one-hot scatters rewritten as comparisons, reshapes moved below elementwise
 ops, input updates marked, fusible regions
@@ -10,6 +11,7 @@ import sys
 
 from ..dumps import get_dump
 
+from .passes.channels_last import run_convolutions_channels_last
 from .passes.gather_through_pointwise import push_gathers_through_pointwise
 from .passes.gemm_alignment import pad_unaligned_gemms
 from .passes.in_place_updates import mark_in_place_updates
@@ -35,9 +37,12 @@ def clear_reports():
     _REPORTS.clear()
 
 
-def compile_graph(gm, example_inputs, kind, dump=False):
+def compile_graph(gm, example_inputs, kind, dump=False, channels_last=False):
     """`gm` (an ATen graph from AOTAutograd) with its fusible regions run
-    by nvfuse, as a boxed function."""
+    by nvfuse, as a boxed function; `channels_last`: the backend's option
+    of that name."""
+    if channels_last:
+        run_convolutions_channels_last(gm, example_inputs, kind)
     split_reductions(gm)
     move_views_before_casts(gm)
     push_gathers_through_pointwise(gm)

@@ -1,6 +1,9 @@
 """The backend's FX passes over an ATen graph from AOTAutograd, one
 concern a file; `pipeline.compile_graph` runs them in order:
 
+0. `channels_last.run_convolutions_channels_last` (the backend's
+   `channels_last` option): convolutions read channels-last operands, so
+   that cuDNN converts no layout and the regions between them keep it,
 1. `split_reductions.split_reductions`: reductions over axes not adjacent
    in memory (batch norm's N, H, W around C) become reductions over runs
    of adjacent axes, which generated kernels take,

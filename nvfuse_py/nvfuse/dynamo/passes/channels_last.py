@@ -1,0 +1,172 @@
+"""Convolutions on channels-last tensors (the backend's `channels_last`
+option), as Inductor's layout optimization runs them.
+
+cuDNN's convolution kernels for half types on Hopper read and write NHWC;
+given NCHW tensors, cuDNN converts the input and the weight to NHWC and
+the result back with kernels of its own, three launches around every
+convolution and more around its backward. With the operands of each
+convolution made channels-last in the graph, its result is channels-last,
+the regions after it (batch norm, ReLU, the residual add) keep that
+layout (each region output is laid out as its meta value says), and the
+next convolution reads it as it is: what remains is one copy of the
+graph's input image and of each weight, which cuDNN would convert anyway.
+
+The pass changes the graph's meta values, so it propagates them again
+from the example inputs (static sizes only, as Inductor). Outputs the
+user sees keep the layout they had; the tensors the forward saves for the
+backward keep the new one, and the forward reports every output's strides
+to AOTAutograd (TracingContext.output_strides, as Inductor does), which
+lays out the backward's inputs by them. The backward graph propagates its
+meta values from those inputs, and its convolutions' operands are made
+channels-last the same way."""
+
+import copy
+
+import torch
+from torch._guards import TracingContext, detect_fake_mode
+from torch.fx.passes.fake_tensor_prop import FakeTensorProp
+
+from .graph_edits import finish_rewrite, insert_call
+
+aten = torch.ops.aten
+
+# The operands each convolution op reads as 4-d activations or weights.
+CONVOLUTION_OPERANDS = {
+    aten.convolution.default: (0, 1),
+    aten.convolution_backward.default: (0, 1, 2),
+}
+
+
+def run_convolutions_channels_last(gm, example_inputs, kind):
+    """Makes the 4-d operands of `gm`'s convolutions channels-last (see the
+    module); True when it changed the graph. `kind`: "forward",
+    "backward" or "inference", as AOTAutograd compiles it."""
+    fake_mode = detect_fake_mode(example_inputs)
+    if fake_mode is None or not _all_static(example_inputs) or not _has_convolution(gm):
+        return False
+    edited = copy.deepcopy(gm)
+    before = _output_metas(edited)
+    converted = _convert_operands(edited)
+    restrided = _inputs_restrided(edited, example_inputs)
+    if not converted and not restrided:
+        return False
+    FakeTensorProp(edited, mode=fake_mode).propagate_dont_convert_inputs(*example_inputs)
+    if not _keep_user_output_layouts(edited, before, _user_output_count(kind, before)):
+        return False  # an output the user sees would change in a way not restored here
+    gm.graph = edited.graph
+    finish_rewrite(gm, [True])
+    if kind == "forward":
+        _report_output_strides(gm)
+    return True
+
+
+def _all_static(values):
+    return all(
+        not isinstance(v, torch.Tensor)
+        or all(isinstance(s, int) for s in (*v.shape, *v.stride()))
+        for v in values
+    )
+
+
+def _has_convolution(gm):
+    return any(n.op == "call_function" and n.target in CONVOLUTION_OPERANDS for n in gm.graph.nodes)
+
+
+def _is_channels_last(meta):
+    return meta.is_contiguous(memory_format=torch.channels_last)
+
+
+def _convert_operands(gm):
+    """Inserts a channels-last copy before each convolution of each 4-d
+    operand not laid out so (one copy per value, shared); True when it
+    inserted any."""
+    copies = {}
+    for node in list(gm.graph.nodes):
+        operands = CONVOLUTION_OPERANDS.get(node.target) if node.op == "call_function" else None
+        for index in operands or ():
+            value = node.args[index]
+            meta = value.meta.get("val") if isinstance(value, torch.fx.Node) else None
+            if not isinstance(meta, torch.Tensor) or meta.dim() != 4 or _is_channels_last(meta):
+                continue
+            if value not in copies:
+                copies[value] = insert_call(
+                    gm.graph,
+                    node,
+                    aten.clone.default,
+                    (value,),
+                    {"memory_format": torch.channels_last},
+                )
+            node.update_arg(index, copies[value])
+    return bool(copies)
+
+
+def _inputs_restrided(gm, example_inputs):
+    """Whether AOTAutograd laid out an input otherwise than the graph's meta
+    value says (the saved activations of a channels-last forward)."""
+    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
+    for node, value in zip(placeholders, example_inputs):
+        meta = node.meta.get("val")
+        if isinstance(meta, torch.Tensor) and isinstance(value, torch.Tensor):
+            if meta.stride() != value.stride():
+                return True
+    return False
+
+
+def _outputs(gm):
+    return list(next(n for n in gm.graph.nodes if n.op == "output").args[0])
+
+
+def _output_metas(gm):
+    return [v.meta.get("val") if isinstance(v, torch.fx.Node) else None for v in _outputs(gm)]
+
+
+def _user_output_count(kind, outputs):
+    """How many of the graph's first outputs the user sees: all of an
+    inference graph's; a forward's returns (its mutated inputs and outputs,
+    before what it saves for the backward); none of a backward's (autograd
+    accumulates gradients in any layout)."""
+    if kind == "inference":
+        return len(outputs)
+    if kind == "backward":
+        return 0
+    context = TracingContext.try_get()
+    metadata = getattr(context, "fw_metadata", None) if context is not None else None
+    count = getattr(metadata, "num_forward_returns", None)
+    return len(outputs) if count is None else count
+
+
+def _keep_user_output_layouts(gm, before, user_outputs):
+    """Copies each of the first `user_outputs` outputs whose layout changed
+    back into its old one (contiguous or channels-last); False when an old
+    layout is neither."""
+    output_node = next(n for n in gm.graph.nodes if n.op == "output")
+    values = list(output_node.args[0])
+    for k in range(user_outputs):
+        old, value = before[k], values[k]
+        new = value.meta.get("val") if isinstance(value, torch.fx.Node) else None
+        if not isinstance(new, torch.Tensor) or new.stride() == old.stride():
+            continue
+        if old.is_contiguous():
+            layout = torch.contiguous_format
+        elif old.dim() == 4 and _is_channels_last(old):
+            layout = torch.channels_last
+        else:
+            return False
+        values[k] = insert_call(
+            gm.graph, output_node, aten.clone.default, (value,), {"memory_format": layout}
+        )
+    output_node.args = (values,)
+    return True
+
+
+def _report_output_strides(gm):
+    """The forward's output strides, for AOTAutograd to lay out the
+    backward's inputs by (see the module)."""
+    context = TracingContext.try_get()
+    if context is None or context.output_strides is None:
+        return
+    context.output_strides.clear()
+    for meta in _output_metas(gm):
+        context.output_strides.append(
+            tuple(meta.stride()) if isinstance(meta, torch.Tensor) else None
+        )

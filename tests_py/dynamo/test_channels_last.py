@@ -1,0 +1,146 @@
+"""Convolutions on channels-last operands (passes/channels_last.py, the
+backend's `channels_last` option): the graphs AOTAutograd gives the
+backend are rewritten so that every convolution, forward and backward,
+reads channels-last tensors, the saved activations reach the backward in
+that layout, and what the user sees keeps its layout. Checked on the CPU:
+the rewritten graphs run by ATen alone, then the whole backend."""
+
+import pytest
+import torch
+
+import nvfuse.dynamo  # noqa: F401 (registers the backend)
+from nvfuse.dynamo.passes.channels_last import run_convolutions_channels_last
+
+
+class ConvBlock(torch.nn.Module):
+    """A residual conv/batch-norm/ReLU block, with a head and the feature
+    map itself as outputs."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(3, 8, 3, padding=1, bias=False)
+        self.bn1 = torch.nn.BatchNorm2d(8)
+        self.conv2 = torch.nn.Conv2d(8, 8, 3, padding=1)
+        self.bn2 = torch.nn.BatchNorm2d(8)
+        self.head = torch.nn.Linear(8, 5)
+
+    def forward(self, x):
+        y = torch.relu(self.bn1(self.conv1(x)))
+        y = torch.relu(self.bn2(self.conv2(y)) + y)
+        return self.head(y.mean((2, 3))), y
+
+
+def _pair():
+    torch.manual_seed(0)
+    model, reference = ConvBlock(), ConvBlock()
+    reference.load_state_dict(model.state_dict())
+    return model, reference
+
+
+def _convolution_operands(gm):
+    """The meta values of every 4-d operand of gm's convolutions."""
+    metas = []
+    for node in gm.graph.nodes:
+        if node.op == "call_function" and "convolution" in str(node.target):
+            metas += [
+                a.meta["val"]
+                for a in node.args[:3]
+                if isinstance(a, torch.fx.Node) and a.meta["val"].dim() == 4
+            ]
+    return metas
+
+
+def _compiled_with_the_pass_only(model, seen):
+    """`model` through AOTAutograd with compilers that apply the pass and
+    run the rewritten graphs as they are (ATen): the pass alone decides
+    the results. Records (kind, graph, example inputs) in `seen`."""
+    from torch._dynamo.backends.common import aot_autograd
+    from torch._functorch.aot_autograd import make_boxed_func
+
+    def compiler(kind):
+        def compile_graph(gm, example_inputs):
+            run_convolutions_channels_last(gm, example_inputs, kind)
+            seen.append((kind, gm, list(example_inputs)))
+            return make_boxed_func(gm.forward)
+
+        return compile_graph
+
+    backend = aot_autograd(
+        fw_compiler=compiler("forward"),
+        bw_compiler=compiler("backward"),
+        inference_compiler=compiler("inference"),
+        keep_inference_input_mutations=True,
+    )
+    return torch.compile(model, backend=backend)
+
+
+def _train_step(model, x):
+    out, feature = model(x)
+    (out.square().sum() + feature.sum()).backward()
+    return out, feature
+
+
+def test_every_convolution_reads_channels_last_operands_forward_and_backward():
+    model, reference = _pair()
+    seen = []
+    x = torch.randn(2, 3, 6, 6)
+    out, feature = _train_step(_compiled_with_the_pass_only(model, seen), x)
+    want, want_feature = _train_step(reference, x)
+    kinds = [kind for kind, _, _ in seen]
+    assert kinds == ["forward", "backward"], kinds
+    for kind, gm, _ in seen:
+        operands = _convolution_operands(gm)
+        assert operands, kind
+        assert all(m.is_contiguous(memory_format=torch.channels_last) for m in operands), kind
+    # The backward got the saved activations as the forward made them.
+    _, backward, inputs = seen[1]
+    assert any(
+        isinstance(v, torch.Tensor)
+        and v.dim() == 4
+        and v.shape[1] > 1
+        and v.is_contiguous(memory_format=torch.channels_last)
+        and not v.is_contiguous()
+        for v in inputs
+    )
+    torch.testing.assert_close(out, want)
+    torch.testing.assert_close(feature, want_feature)
+    assert feature.stride() == want_feature.stride()  # the user's layout kept
+    for p, q in zip(model.parameters(), reference.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(model.bn1.running_var, reference.bn1.running_var)
+
+
+def test_a_graph_without_convolutions_is_left_as_it_is():
+    seen = []
+    mlp = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())
+    compiled = _compiled_with_the_pass_only(mlp, seen)
+    compiled(torch.randn(3, 4)).sum().backward()
+    for _, gm, _ in seen:
+        assert "clone" not in str(gm.graph)
+
+
+@pytest.mark.parametrize("training", [True, False])
+def test_the_backend_with_channels_last_matches_eager(training):
+    model, reference = _pair()
+    model.train(training)
+    reference.train(training)
+    compiled = torch.compile(model, backend="nvfuse", options={"channels_last": True})
+    x = torch.randn(2, 3, 6, 6)
+    if training:
+        out, feature = _train_step(compiled, x)
+        want, want_feature = _train_step(reference, x)
+        for p, q in zip(model.parameters(), reference.parameters()):
+            torch.testing.assert_close(p.grad, q.grad, rtol=1e-4, atol=1e-4)
+    else:
+        with torch.no_grad():
+            out, feature = compiled(x)
+            want, want_feature = reference(x)
+    torch.testing.assert_close(out, want)
+    torch.testing.assert_close(feature, want_feature)
+    assert feature.stride() == want_feature.stride()
+
+
+def test_channels_last_is_a_known_backend_option():
+    from nvfuse.dynamo.backend import OPTIONS
+
+    assert "channels_last" in OPTIONS
