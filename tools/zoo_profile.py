@@ -1,9 +1,12 @@
 """Where one zoo model's step spends its time under backend="nvfuse", on a
 GPU machine: the step time, the step's kernels by GPU time, the ATen ops by
 device time, the generated kernels that declined their inputs (each
-such segment runs op by op on the reference evaluator), and the host's
-Python functions by own time over a few steps (cProfile), for steps that
-are host-bound.
+such segment runs op by op on the reference evaluator), the host's
+Python functions by own time over a few steps (cProfile), and nvfuse's
+own host steps over ten more (NVFUSE_DUMP=host_time's table, printed at
+exit, turned on only then so that no compile is in its averages), for
+steps that are host-bound. Five steps run first, as the model benchmark's
+warmup: the first ones compile and grow the caching allocator's pool.
 
     python3 tools/zoo_profile.py resnet training [nvfuse|inductor]
 """
@@ -100,7 +103,7 @@ def main():
     name, step_kind = sys.argv[1], sys.argv[2]
     backend = sys.argv[3] if len(sys.argv) > 3 else "nvfuse"
     step = step_of(name, step_kind == "training", backend)
-    for _ in range(3):
+    for _ in range(5):
         step()
     torch.cuda.synchronize()
     print(f"{name} {step_kind} ({backend}): {step_ms(step):.2f} ms/step")
@@ -114,6 +117,11 @@ def main():
         for record in declined[:3]:
             print(record[:900])
     print_host_functions(step)
+    if backend == "nvfuse":
+        nvfuse.set_dump("host_time")
+        for _ in range(10):
+            step()
+        torch.cuda.synchronize()
 
 
 if __name__ == "__main__":
