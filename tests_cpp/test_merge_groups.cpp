@@ -73,6 +73,29 @@ TEST(MergeGroups, ALaterGroupJoinsAProducerItFirstPassedOver) {
   EXPECT_EQ(groups[0].exprs.size(), 3u);
 }
 
+TEST(MergeGroups, SiblingsReadingOneProducerGroupShareAGroup) {
+  // {a, b} is one group; exp(a) and tanh(b) may not join it, and read
+  // different tensors of it: they join each other (batch norm's backward
+  // second-stage sums, one kernel instead of two).
+  Fusion f;
+  TensorView* x = testing::symbolic_input(f, 1, DataType::Float);
+  TensorView* a = op(OpType::sin, {x});
+  TensorView* b = op(OpType::cos, {x});
+  TensorView* s1 = op(OpType::exp, {a});
+  TensorView* s2 = op(OpType::tanh, {b});
+  f.add_output(s1);
+  f.add_output(s2);
+  const auto groups =
+      merge_into_kernel_groups(f, tensor_exprs(f), [&](const std::vector<const Expr*>& g) {
+        const bool producer = contains(g, a) || contains(g, b);
+        const bool sibling = contains(g, s1) || contains(g, s2);
+        return !(producer && sibling);
+      });
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[1].exprs, (std::vector<const Expr*>{s1->definition(), s2->definition()}));
+  EXPECT_TRUE(groups[1].accepted);
+}
+
 TEST(MergeGroups, RejectedExprsThatTouchAreOneGroupAndOthersRunAsKernels) {
   // tan is no kernel's; the two tans run together on the reference
   // evaluator, the sin after them as a kernel.
