@@ -62,8 +62,7 @@ def run_convolutions_channels_last(gm, example_inputs, kind):
 
 def _all_static(values):
     return all(
-        not isinstance(v, torch.Tensor)
-        or all(isinstance(s, int) for s in (*v.shape, *v.stride()))
+        not isinstance(v, torch.Tensor) or all(isinstance(s, int) for s in (*v.shape, *v.stride()))
         for v in values
     )
 
@@ -144,7 +143,9 @@ def _keep_user_output_layouts(gm, before, user_outputs):
     for k in range(user_outputs):
         old, value = before[k], values[k]
         new = value.meta.get("val") if isinstance(value, torch.fx.Node) else None
-        if not isinstance(new, torch.Tensor) or new.stride() == old.stride():
+        if not isinstance(new, torch.Tensor) or not isinstance(old, torch.Tensor):
+            continue
+        if new.stride() == old.stride():
             continue
         if old.is_contiguous():
             layout = torch.contiguous_format
