@@ -110,6 +110,33 @@ def test_every_convolution_reads_channels_last_operands_forward_and_backward():
     torch.testing.assert_close(model.bn1.running_var, reference.bn1.running_var)
 
 
+def test_only_what_is_not_channels_last_yet_is_copied():
+    # The image and the weights are copied; the block's activations come
+    # out of a channels-last convolution, and copying them again (as the
+    # meta values before propagation would have it) would write each twice.
+    model, _ = _pair()
+    seen = []
+    _train_step(_compiled_with_the_pass_only(model, seen), torch.randn(2, 3, 6, 6))
+    for kind, gm, _ in seen:
+        copies = [
+            n
+            for n in gm.graph.nodes
+            if n.target is torch.ops.aten.clone.default
+            and n.kwargs.get("memory_format") is torch.channels_last
+        ]
+        assert copies, kind
+        for copy in copies:
+            source = copy.args[0].meta["val"]
+            assert not source.is_contiguous(memory_format=torch.channels_last), (kind, copy)
+    forward_copies = [
+        n.args[0].op
+        for n in seen[0][1].graph.nodes
+        if n.target is torch.ops.aten.clone.default
+        and n.kwargs.get("memory_format") is torch.channels_last
+    ]
+    assert forward_copies == ["placeholder"] * 3  # the image and two weights
+
+
 def test_a_graph_without_convolutions_is_left_as_it_is():
     seen = []
     mlp = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())

@@ -46,11 +46,8 @@ def run_convolutions_channels_last(gm, example_inputs, kind):
         return False
     edited = copy.deepcopy(gm)
     before = _output_metas(edited)
-    converted = _convert_operands(edited)
-    restrided = _inputs_restrided(edited, example_inputs)
-    if not converted and not restrided:
+    if not _convert_until_channels_last(edited, example_inputs, fake_mode):
         return False
-    FakeTensorProp(edited, mode=fake_mode).propagate_dont_convert_inputs(*example_inputs)
     if not _keep_user_output_layouts(edited, before, _user_output_count(kind, before)):
         return False  # an output the user sees would change in a way not restored here
     gm.graph = edited.graph
@@ -75,10 +72,37 @@ def _is_channels_last(meta):
     return meta.is_contiguous(memory_format=torch.channels_last)
 
 
-def _convert_operands(gm):
+def _convert_until_channels_last(gm, example_inputs, fake_mode):
+    """Copies convolution operands into channels-last until every one is,
+    propagating the meta values after each round; True when the graph
+    changed. The first round copies only the graph's inputs (the image,
+    the weights): what a channels-last convolution makes stays
+    channels-last through the ops after it, so copying every NCHW operand
+    at once, by the meta values before propagation, would copy tensors
+    that are channels-last already. A backward first takes its inputs'
+    layouts from AOTAutograd."""
+
+    def propagate():
+        FakeTensorProp(gm, mode=fake_mode).propagate_dont_convert_inputs(*example_inputs)
+
+    changed = _inputs_restrided(gm, example_inputs)
+    if changed:
+        propagate()
+    rounds = 1 + sum(1 for n in gm.graph.nodes if n.target in CONVOLUTION_OPERANDS)
+    for round_ in range(rounds):
+        if not _convert_operands(gm, inputs_only=round_ == 0):
+            if round_ > 0:
+                break
+            continue
+        changed = True
+        propagate()
+    return changed
+
+
+def _convert_operands(gm, inputs_only):
     """Inserts a channels-last copy before each convolution of each 4-d
-    operand not laid out so (one copy per value, shared); True when it
-    inserted any."""
+    operand not laid out so (of the graph's inputs only, when asked; one
+    copy per value, shared); True when it inserted any."""
     copies = {}
     for node in list(gm.graph.nodes):
         operands = CONVOLUTION_OPERANDS.get(node.target) if node.op == "call_function" else None
@@ -86,6 +110,8 @@ def _convert_operands(gm):
             value = node.args[index]
             meta = value.meta.get("val") if isinstance(value, torch.fx.Node) else None
             if not isinstance(meta, torch.Tensor) or meta.dim() != 4 or _is_channels_last(meta):
+                continue
+            if inputs_only and value.op != "placeholder":
                 continue
             if value not in copies:
                 copies[value] = insert_call(
