@@ -24,6 +24,7 @@ from torch.profiler import ProfilerActivity, profile
 sys.path.insert(0, ".")
 import nvfuse  # noqa: E402
 import nvfuse.dynamo  # noqa: E402,F401 (registers the backend)
+from workloads.gpu_timing import median_event_time_ms  # noqa: E402
 from workloads.model_zoo import build  # noqa: E402
 
 
@@ -35,13 +36,8 @@ def step_of(name, training, backend):
 
 
 def step_ms(step, steps=10):
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(steps):
-        step()
-    end.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(end) / steps
+    """The median step time, as the model benchmark reports it."""
+    return median_event_time_ms(step, flush=lambda: None, rounds=steps, warmup=0)
 
 
 def print_kernels(prof, top=22):

@@ -58,7 +58,7 @@ std::optional<std::vector<at::Tensor>> KernelIo::launch_tensors(
     tensors.push_back(std::get<at::Tensor>(argument_of(args, tv)));
   }
   for (size_t i = 0; i < outputs_.size(); ++i) {
-    if (writes_in_place_ && writes_in_place_(*outputs_[i])) {
+    if (!writes_in_place_.empty() && writes_in_place_[i]) {
       if (auto target = in_place_target(i, (*sizes)[i], args, bound.device)) {
         tensors.push_back(std::move(*target));
         continue;

@@ -37,12 +37,15 @@ class KernelIo {
   // Outputs that update an input in place (add_output(t, alias_input=x))
   // are written straight into x where that is safe (in_place_target), not
   // into a fresh tensor copied into x afterwards: for the outputs `safe`
-  // accepts, those whose input's elements the kernel reads only in the
-  // thread that writes them, before it writes them (every output of the
-  // pointwise kernel; a reduction's per-row outputs of per-row math). None
-  // by default.
-  void write_aliases_in_place(std::function<bool(const TensorView&)> safe) {
-    writes_in_place_ = std::move(safe);
+  // accepts (asked once, here), those whose input's elements the kernel
+  // reads only in the thread that writes them, before it writes them
+  // (every output of the pointwise kernel; a reduction's per-row outputs of
+  // per-row math). None by default.
+  void write_aliases_in_place(const std::function<bool(const TensorView&)>& safe) {
+    writes_in_place_.clear();
+    for (const TensorView* out : outputs_) {
+      writes_in_place_.push_back(safe(*out));
+    }
   }
 
   // The kernel's tensors for one launch: its inputs, then fresh outputs from
@@ -72,7 +75,7 @@ class KernelIo {
   // Per fusion output: its index among the kernel's tensors, or -1 when it
   // is a fusion input returned as is.
   std::vector<int> output_slots_;
-  std::function<bool(const TensorView&)> writes_in_place_;
+  std::vector<bool> writes_in_place_;  // per output; empty: none
 
   // The input tensor output `i` updates, when the kernel can write it
   // directly: same device, dtype, sizes and the strides a fresh output

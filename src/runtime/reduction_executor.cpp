@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <mutex>
-#include <unordered_set>
 
 #include "codegen/kernel_names.h"
 #include "runtime/kernel_launch.h"
@@ -91,14 +90,8 @@ ReductionExecutor::ReductionExecutor(ReductionAnalysis analysis, const Fusion& f
       }),
       analysis_(std::move(analysis)),
       io_(fusion, analysis_.inputs, analysis_.kernel_outputs()) {
-  std::unordered_set<const TensorView*> in_place;
-  for (const TensorView* out : analysis_.outputs) {
-    if (may_update_in_place(analysis_, fusion, *out)) {
-      in_place.insert(out);
-    }
-  }
   io_.write_aliases_in_place(
-      [in_place](const TensorView& out) { return in_place.count(&out) > 0; });
+      [&](const TensorView& out) { return may_update_in_place(analysis_, fusion, out); });
 }
 
 std::optional<ReductionSchedule> ReductionExecutor::schedule(const std::vector<Argument>& args,

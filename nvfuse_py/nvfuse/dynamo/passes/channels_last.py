@@ -88,12 +88,11 @@ def _convert_until_channels_last(gm, example_inputs, fake_mode):
     changed = _inputs_restrided(gm, example_inputs)
     if changed:
         propagate()
-    rounds = 1 + sum(1 for n in gm.graph.nodes if n.target in CONVOLUTION_OPERANDS)
-    for round_ in range(rounds):
-        if not _convert_operands(gm, inputs_only=round_ == 0):
-            if round_ > 0:
-                break
-            continue
+    if _convert_operands(gm, inputs_only=True):
+        changed = True
+        propagate()
+    # Each operand is copied at most once (a copy stays channels-last).
+    while _convert_operands(gm, inputs_only=False):
         changed = True
         propagate()
     return changed

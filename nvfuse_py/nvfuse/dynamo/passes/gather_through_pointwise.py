@@ -19,15 +19,18 @@ stops the move, which then gathers where it stopped."""
 
 import torch
 
-from .graph_edits import RESHAPING_VIEWS, finish_rewrite, insert_call, is_plain_cast, meta_of
+from .graph_edits import (
+    ARITHMETIC,
+    RESHAPING_VIEWS,
+    finish_rewrite,
+    insert_call,
+    is_plain_cast,
+    meta_of,
+)
 
 aten = torch.ops.aten
 
-_POINTWISE = {
-    aten.add.Tensor,
-    aten.sub.Tensor,
-    aten.mul.Tensor,
-    aten.div.Tensor,
+_POINTWISE = ARITHMETIC | {
     aten.neg.default,
     aten.exp.default,
     aten.log.default,

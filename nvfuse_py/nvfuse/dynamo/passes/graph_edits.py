@@ -11,6 +11,9 @@ aten = torch.ops.aten
 # Views that reshape a tensor (FX graphs from AOTAutograd spell reshape so).
 RESHAPING_VIEWS = {aten.view.default, aten._unsafe_view.default}
 _CASTS = {aten._to_copy.default, torch.ops.prims.convert_element_type.default}
+# Tensor arithmetic of two operands, which the passes move views and
+# gathers through.
+ARITHMETIC = {aten.add.Tensor, aten.sub.Tensor, aten.mul.Tensor, aten.div.Tensor}
 
 
 def is_plain_cast(node):

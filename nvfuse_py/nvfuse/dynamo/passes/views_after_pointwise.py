@@ -16,16 +16,9 @@ else (another reader would need the view anyway)."""
 
 import torch
 
-from .graph_edits import RESHAPING_VIEWS, finish_rewrite, insert_call, meta_of
+from .graph_edits import ARITHMETIC, RESHAPING_VIEWS, finish_rewrite, insert_call, meta_of
 
 aten = torch.ops.aten
-
-_ELEMENTWISE = {
-    aten.add.Tensor,
-    aten.sub.Tensor,
-    aten.mul.Tensor,
-    aten.div.Tensor,
-}
 
 
 def _static_shape(value):
@@ -39,7 +32,7 @@ def _static_shape(value):
 def _movable_view(node):
     """The operand position of a view `node` reads that can move below it,
     or None."""
-    if node.op != "call_function" or node.target not in _ELEMENTWISE or node.kwargs:
+    if node.op != "call_function" or node.target not in ARITHMETIC or node.kwargs:
         return None
     shape = _static_shape(node)
     if shape is None:
