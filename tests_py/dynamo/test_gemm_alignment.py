@@ -9,7 +9,6 @@ import nvfuse.dynamo
 from nvfuse.dynamo.passes.gemm_alignment import (
     pad_unaligned_gemms,
     padded_gemm,
-    padded_operand,
     padded_sizes,
 )
 from nvfuse.dynamo.passes.in_place_updates import mark_in_place_updates
@@ -59,12 +58,31 @@ def test_a_padded_gemm_computes_the_product(a_transposed, b_transposed, with_bia
     a = torch.randn(30, 21) if not a_transposed else torch.randn(21, 30).t()
     b = torch.randn(21, 13) if not b_transposed else torch.randn(13, 21).t()
     bias = torch.randn(13) if with_bias else None
-    padded_a, padded_b = padded_operand(a, 32, 24), padded_operand(b, 24, 16)
+    padded_a, padded_b = _padded(a, 32, 24), _padded(b, 24, 16)
     assert padded_a.stride()[0] == 1 if a_transposed else padded_a.stride()[1] == 1
     got = padded_gemm(bias, padded_a, padded_b, 30, 13)
     want = a @ b + (bias if with_bias else 0)
     assert got.shape == (30, 13)
     torch.testing.assert_close(got, want)
+
+
+def _padded(x, rows, cols):
+    """`x` zero-padded to [rows, cols] in its memory order, as the pass's
+    padded copies are."""
+    if x.stride()[0] == 1 and x.stride()[1] != 1:
+        return _padded(x.t(), cols, rows).t()
+    return F.pad(x, (0, cols - x.shape[1], 0, rows - x.shape[0]))
+
+
+def _copy_regions(gm):
+    """The one-op regions the pass made, by the op each runs."""
+    found = []
+    for node in gm.graph.nodes:
+        if node.op == "call_module" and node.target.startswith("nvfuse_copy_"):
+            region = getattr(gm, node.target)
+            (op,) = [n for n in region.graph_module.graph.nodes if n.op == "call_function"]
+            found.append((node, op.target))
+    return found
 
 
 def _lm_head_backward(grad_logits, hidden, weight):
@@ -82,9 +100,10 @@ def test_the_gradients_of_an_lm_head_share_one_padded_copy():
     )
     gm = aten_graph(_lm_head_backward, grad, hidden, weight)
     assert pad_unaligned_gemms(gm, devices=("cpu",), min_flops=0) == 2
-    pads = [n for n in gm.graph.nodes if n.target is padded_operand]
+    pads = [node for node, op in _copy_regions(gm) if op is torch.ops.aten.constant_pad_nd.default]
     grad_pads = [n for n in pads if n.args[0].name.startswith("grad")]
     assert len(grad_pads) == 1
+    assert all(isinstance(getattr(gm, n.target), FusedRegion) for n in pads)
     for got, want in zip(gm(grad, hidden, weight), _lm_head_backward(grad, hidden, weight)):
         torch.testing.assert_close(got, want)
 
@@ -109,9 +128,13 @@ def test_regions_read_the_padded_logits_and_the_output_a_dense_copy():
     gm = _fused_graph(_lm_head_loss, hidden, weight, labels)
     assert pad_unaligned_gemms(gm, devices=("cpu",), min_flops=0) == 1
     (gemm,) = [n for n in gm.graph.nodes if n.target is padded_gemm]
-    regions = [u for u in gemm.users if u.op == "call_module"]
-    assert [type(getattr(gm, u.target)) for u in regions] == [FusedRegion]
-    assert [u.target for u in gemm.users if u not in regions] == [torch.ops.aten.clone.default]
+    assert all(u.op == "call_module" for u in gemm.users)
+    assert all(isinstance(getattr(gm, u.target), FusedRegion) for u in gemm.users)
+    # The loss region reads the padded logits; the graph's output is a
+    # dense copy, made by a one-op region.
+    copies = [node for node, op in _copy_regions(gm) if op is torch.ops.aten.clone.default]
+    assert len(copies) == 1 and copies[0] in gemm.users
+    assert len(gemm.users) == 2
     logits, loss = gm(hidden, weight, labels)
     want_logits, want_loss = _lm_head_loss(hidden, weight, labels)
     assert logits.stride() == want_logits.stride()

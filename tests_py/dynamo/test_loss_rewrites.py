@@ -174,3 +174,96 @@ def test_the_loss_and_its_gradient_compile_with_nvrtc():
     for part in kernels:
         name = re.search(r"__global__ void (?:__launch_bounds__\(\d+\) )?(\w+)\(", part).group(1)
         assert _C.nvrtc_compile(part, name, 90)["bytes"] > 0
+
+
+def _rewritten_gradient_graph():
+    from nvfuse.dynamo.passes.one_hot_scatters import rewrite_one_hot_scatters
+
+    gm = aten_graph(_loss_gradient, *_float_inputs())
+    rewrite_one_hot_scatters(gm)
+    return gm
+
+
+def _sums(gm):
+    return [n for n in gm.graph.nodes if n.target is aten.sum.dim_IntList]
+
+
+def test_the_backwards_row_sum_of_the_one_hot_becomes_a_number():
+    from nvfuse.dynamo.passes.one_hot_sums import rewrite_one_hot_sums
+
+    gm = _rewritten_gradient_graph()
+    one_hot_products = [n for n in _sums(gm) if n.args[0].target is aten.mul.Tensor]
+    assert len(one_hot_products) == 1
+    assert rewrite_one_hot_sums(gm) == 1
+    # The forward's sum of exponentials remains.
+    assert [n.args[0].target for n in _sums(gm) if n.args[0].meta["val"].dim() == 2] == [
+        aten.exp.default
+    ]
+    torch.testing.assert_close(gm(*_float_inputs()), _loss_gradient(*_float_inputs()))
+
+
+def test_a_row_sum_of_a_one_hot_keeps_torchs_nan_for_an_infinite_factor():
+    from nvfuse.dynamo.passes.one_hot_scatters import rewrite_one_hot_scatters
+    from nvfuse.dynamo.passes.one_hot_sums import rewrite_one_hot_sums
+
+    def one_hot_sum(weight, index, keepdim):
+        hot = torch.zeros(4, 7).scatter(1, index, 2.0)
+        return (hot * weight).sum(1, keepdim=keepdim), (weight * hot).sum(-1)
+
+    weight = torch.tensor([[1.5], [float("inf")], [float("-inf")], [float("nan")]])
+    index = torch.tensor([[0], [3], [6], [2]])
+    for keepdim in (True, False):
+        gm = aten_graph(lambda w, i: one_hot_sum(w, i, keepdim), weight, index)
+        rewrite_one_hot_scatters(gm)
+        assert rewrite_one_hot_sums(gm) == 2
+        assert not _sums(gm)
+        for got, want in zip(gm(weight, index), one_hot_sum(weight, index, keepdim)):
+            torch.testing.assert_close(got, want, equal_nan=True)
+            assert got.shape == want.shape
+
+
+def test_a_sum_whose_factor_varies_along_the_axis_stays():
+    from nvfuse.dynamo.passes.one_hot_scatters import rewrite_one_hot_scatters
+    from nvfuse.dynamo.passes.one_hot_sums import rewrite_one_hot_sums
+
+    def varying(x, index):
+        return (torch.zeros_like(x).scatter(1, index, -1.0) * x).sum(1)
+
+    def other_axis(x, index):
+        return (torch.zeros_like(x).scatter(1, index, -1.0) * x[:, :1]).sum(0)
+
+    x, index = torch.randn(4, 7), torch.randint(0, 7, (4, 1))
+    for fn in (varying, other_axis):
+        gm = aten_graph(fn, x, index)
+        rewrite_one_hot_scatters(gm)
+        assert rewrite_one_hot_sums(gm) == 0
+        torch.testing.assert_close(gm(x, index), fn(x, index))
+
+
+def test_the_compiled_loss_backward_is_one_pointwise_kernel():
+    """Without the row sum, the backward's region is elementwise work (the
+    reshape back to [batch, sequence, vocabulary] a view of its output):
+    one kernel that reads the logits once and writes the gradient."""
+    calls = []
+    original = FusedRegion.forward
+
+    def recording(self, *args):
+        fd = self.definition_for(args)
+        fd._ensure_defined()
+        calls.append(
+            re.findall(r"void __launch_bounds__\(\d+\) (\w+)", fd.cuda_code_for(list(args)))
+        )
+        return original(self, *args)
+
+    logits, labels = _inputs(4096)
+    logits.requires_grad_()
+    FusedRegion.forward = recording
+    try:
+        torch.compile(_hf_causal_loss, backend="nvfuse")(logits, labels).backward()
+    finally:
+        FusedRegion.forward = original
+    torch.testing.assert_close(logits.grad, _loss_gradient(*_inputs(4096)))
+    # One elementwise kernel (a coordinate kernel: the one-hot's arange
+    # reads each element's column), not a reduction.
+    (backward_kernel,) = calls[-1]
+    assert not backward_kernel.startswith("nvfuse_reduction"), calls

@@ -2,7 +2,7 @@
 (passes/__init__.py lists them): convolutions made channels-last (when
 asked), reductions split into ones kernels
 take, views moved above casts, gathers moved below pointwise ops,
-one-hot scatters rewritten as comparisons, reshapes moved below elementwise
+one-hot scatters rewritten as comparisons and their sums as numbers, reshapes moved below elementwise
 ops, input updates marked, fusible regions
 partitioned and installed as nvfuse fusions, unaligned GEMMs padded, and
 the graph's report."""
@@ -16,6 +16,7 @@ from .passes.gather_through_pointwise import push_gathers_through_pointwise
 from .passes.gemm_alignment import pad_unaligned_gemms
 from .passes.in_place_updates import mark_in_place_updates
 from .passes.one_hot_scatters import rewrite_one_hot_scatters
+from .passes.one_hot_sums import rewrite_one_hot_sums
 from .passes.partition import partition_regions
 from .passes.regions import install_regions
 from .passes.split_reductions import split_reductions
@@ -47,6 +48,7 @@ def compile_graph(gm, example_inputs, kind, dump=False, channels_last=False):
     move_views_before_casts(gm)
     push_gathers_through_pointwise(gm)
     rewrite_one_hot_scatters(gm)
+    rewrite_one_hot_sums(gm)
     move_views_after_pointwise(gm)
     mark_in_place_updates(gm)
     nodes = list(gm.graph.nodes)

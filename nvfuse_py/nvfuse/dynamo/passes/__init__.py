@@ -15,6 +15,9 @@ concern a file; `pipeline.compile_graph` runs them in order:
 4. `one_hot_scatters.rewrite_one_hot_scatters`: a scatter of one number
    a row into a filled tensor (cross-entropy's backward) becomes
    where(arange == index, number, fill), pointwise work on the index,
+4b. `one_hot_sums.rewrite_one_hot_sums`: the sum along its axis of such
+   a one-hot times a factor constant along it is the number times the
+   factor (cross-entropy's backward becomes pointwise),
 5. `views_after_pointwise.move_views_after_pointwise`: op(view(x), y)
    becomes view(op(x, view(y))), so that the reshape does not cut the op
    from the kernel that computes x,

@@ -17,11 +17,21 @@ ARITHMETIC = {aten.add.Tensor, aten.sub.Tensor, aten.mul.Tensor, aten.div.Tensor
 
 
 def is_plain_cast(node):
-    """Whether `node` only changes its operand's dtype (a _to_copy with a
-    device or layout is not)."""
+    """Whether `node` only changes its operand's dtype: a _to_copy that
+    names no other device, layout or memory format than its operand's
+    (AOTAutograd's backward spells the cast back to a parameter's dtype
+    with the strided layout and the device it already has)."""
     if node.op != "call_function" or node.target not in _CASTS:
         return False
-    return node.target is not aten._to_copy.default or set(node.kwargs) <= {"dtype"}
+    if node.target is not aten._to_copy.default:
+        return True
+    if not set(node.kwargs) <= {"dtype", "layout", "device"}:
+        return False
+    operand = meta_of(node.args[0])
+    device = node.kwargs.get("device")
+    return node.kwargs.get("layout", torch.strided) == torch.strided and (
+        device is None or (operand is not None and torch.device(device) == operand.device)
+    )
 
 
 def meta_of(value):

@@ -10,13 +10,30 @@ tensor once more. Moved below the add, the reshape of the other operand
 (a region input: a zero-copy view) and of the result (an output: a view
 too) cost nothing, and the add joins the gradient's kernel.
 
+A plain cast that only the graph's output reads moves the same way,
+cast(view(x)) becoming view(cast(x)), when x is computed (not a graph
+input, whose view views_before_casts moved above the cast so that the
+region reads it in place): the
+cross-entropy gradient, computed over [tokens, vocabulary] in float32, is
+reshaped and then cast back to the logits' dtype as the region's output.
+With the reshape inside, the region's one elementwise kernel became a
+coordinate kernel that maps every element through the reshape; below the
+cast it is the output's zero-copy view.
+
 Only ops whose tensor operands all have the op's sizes move (a broadcast
 operand would need its own reshape rule), and only views read by nothing
 else (another reader would need the view anyway)."""
 
 import torch
 
-from .graph_edits import ARITHMETIC, RESHAPING_VIEWS, finish_rewrite, insert_call, meta_of
+from .graph_edits import (
+    ARITHMETIC,
+    RESHAPING_VIEWS,
+    finish_rewrite,
+    insert_call,
+    is_plain_cast,
+    meta_of,
+)
 
 aten = torch.ops.aten
 
@@ -32,6 +49,9 @@ def _static_shape(value):
 def _movable_view(node):
     """The operand position of a view `node` reads that can move below it,
     or None."""
+    if is_plain_cast(node):
+        outputs_only = all(user.op == "output" for user in node.users)
+        return 0 if outputs_only and _is_view_of_computed(node.args[0]) else None
     if node.op != "call_function" or node.target not in ARITHMETIC or node.kwargs:
         return None
     shape = _static_shape(node)
@@ -48,6 +68,20 @@ def _movable_view(node):
             if source is not None and source != shape:
                 position = k
     return position
+
+
+def _is_view_of_computed(node):
+    """Whether `node` is a reshape, read only once, of a value an op
+    computed (not a graph input)."""
+    if node.op != "call_function" or node.target not in RESHAPING_VIEWS or len(node.users) != 1:
+        return False
+    source = node.args[0]
+    return (
+        source.op == "call_function"
+        and source.target not in RESHAPING_VIEWS
+        and _static_shape(source) is not None
+        and _static_shape(node) is not None
+    )
 
 
 def move_views_after_pointwise(gm):
@@ -69,7 +103,7 @@ def move_views_after_pointwise(gm):
             else arg
             for k, arg in enumerate(node.args)
         ]
-        result = insert_call(gm.graph, node, node.target, tuple(args))
+        result = insert_call(gm.graph, node, node.target, tuple(args), node.kwargs)
         reshaped = insert_call(
             gm.graph, node, aten.reshape.default, (result, list(_static_shape(node)))
         )
