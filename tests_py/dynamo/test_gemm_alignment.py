@@ -128,13 +128,9 @@ def test_regions_read_the_padded_logits_and_the_output_a_dense_copy():
     gm = _fused_graph(_lm_head_loss, hidden, weight, labels)
     assert pad_unaligned_gemms(gm, devices=("cpu",), min_flops=0) == 1
     (gemm,) = [n for n in gm.graph.nodes if n.target is padded_gemm]
-    assert all(u.op == "call_module" for u in gemm.users)
-    assert all(isinstance(getattr(gm, u.target), FusedRegion) for u in gemm.users)
-    # The loss region reads the padded logits; the graph's output is a
-    # dense copy, made by a one-op region.
-    copies = [node for node, op in _copy_regions(gm) if op is torch.ops.aten.clone.default]
-    assert len(copies) == 1 and copies[0] in gemm.users
-    assert len(gemm.users) == 2
+    regions = [u for u in gemm.users if u.op == "call_module"]
+    assert [type(getattr(gm, u.target)) for u in regions] == [FusedRegion]
+    assert [u.target for u in gemm.users if u not in regions] == [torch.ops.aten.clone.default]
     logits, loss = gm(hidden, weight, labels)
     want_logits, want_loss = _lm_head_loss(hidden, weight, labels)
     assert logits.stride() == want_logits.stride()

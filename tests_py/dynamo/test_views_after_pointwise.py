@@ -51,3 +51,35 @@ def test_the_region_is_one_kernel_with_the_add():
     ((fd, _),) = seen
     summary = fd.segment_summary()
     assert [kind for kind, _ in summary if kind == "fused"] == ["fused"], summary
+
+
+def _reshaped_then_cast(rows):
+    # The loss gradient's end: computed in float32 over [tokens,
+    # vocabulary], reshaped, cast back to the logits' dtype as the output.
+    grad = torch.exp(rows - rows.amax(1, keepdim=True))
+    return grad.view(2, 6, 101).to(torch.bfloat16)
+
+
+def test_a_cast_the_output_reads_moves_above_the_reshape():
+    rows = _inputs()[0]
+    gm = aten_graph(_reshaped_then_cast, rows)
+    assert move_views_after_pointwise(gm) == 1
+    (output,) = [n for n in gm.graph.nodes if n.op == "output"]
+    (result,) = output.args[0] if isinstance(output.args[0], (tuple, list)) else [output.args[0]]
+    assert result.target is aten.reshape.default
+    assert result.args[0].target is aten._to_copy.default
+    torch.testing.assert_close(gm(rows), _reshaped_then_cast(rows))
+
+
+def test_a_cast_of_a_reshaped_input_or_read_by_an_op_stays():
+    def cast_of_input(x):
+        return x.view(2, 6, 101).to(torch.bfloat16)
+
+    def cast_read_by_an_op(rows):
+        return _reshaped_then_cast(rows) * 2
+
+    rows = _inputs()[0]
+    for fn in (cast_of_input, cast_read_by_an_op):
+        gm = aten_graph(fn, rows)
+        assert move_views_after_pointwise(gm) == 0
+        torch.testing.assert_close(gm(rows), fn(rows))
