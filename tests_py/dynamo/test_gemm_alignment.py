@@ -2,6 +2,8 @@
 zero-padded operands (passes/gemm_alignment.py)."""
 
 import pytest
+import copy
+
 import torch
 import torch.nn.functional as F
 
@@ -169,3 +171,77 @@ def test_an_odd_vocabulary_trains_on_padded_gemms():
     torch.testing.assert_close(got[1], want[1], rtol=1e-3, atol=1e-3)
     for g, w in zip(got[2], want[2]):
         torch.testing.assert_close(g, w, rtol=2e-2, atol=2e-3)
+
+
+@pytest.fixture
+def cpu_padding(monkeypatch):
+    """The backend pads CPU GEMMs of any size, as it pads CUDA ones."""
+    from nvfuse.dynamo import pipeline
+
+    def pad_on_cpu(gm, user_outputs=frozenset()):
+        return pad_unaligned_gemms(gm, ("cpu",), 0, user_outputs)
+
+    monkeypatch.setattr(pipeline, "pad_unaligned_gemms", pad_on_cpu)
+
+
+def _lm_head(hidden, weight):
+    return (hidden @ weight.t()).view(2, TOKENS // 2, VOCAB)
+
+
+def test_logits_only_the_user_reads_keep_their_padded_rows(cpu_padding):
+    torch.manual_seed(0)
+    hidden = torch.randn(TOKENS, WIDTH, requires_grad=True)
+    weight = torch.randn(VOCAB, WIDTH, requires_grad=True)
+    logits = torch.compile(_lm_head, backend="nvfuse")(hidden, weight)
+    want = _lm_head(hidden, weight)
+    padded_vocab = -(-VOCAB // 4) * 4  # float32 rows 16 bytes apart
+    assert logits.stride() == (TOKENS // 2 * padded_vocab, padded_vocab, 1)
+    torch.testing.assert_close(logits, want)
+    # The backward reads the user's gradient of the padded logits as usual.
+    grad = torch.randn_like(want)
+    got_grads = torch.autograd.grad(logits, (hidden, weight), grad)
+    want_grads = torch.autograd.grad(want, (hidden, weight), grad)
+    for got, expected in zip(got_grads, want_grads):
+        assert got.stride() == expected.stride()
+        torch.testing.assert_close(got, expected)
+
+
+def test_logits_saved_for_the_backward_stay_dense(cpu_padding):
+    """The loss in the same graph: its backward reads the saved logits, so
+    the graph returns them dense, as its meta value says."""
+    torch.manual_seed(0)
+    hidden = torch.randn(TOKENS, WIDTH, requires_grad=True)
+    weight = torch.randn(VOCAB, WIDTH, requires_grad=True)
+    labels = torch.randint(0, VOCAB, (TOKENS,))
+    logits, loss = torch.compile(_lm_head_loss, backend="nvfuse")(hidden, weight, labels)
+    want_logits, want_loss = _lm_head_loss(hidden, weight, labels)
+    torch.testing.assert_close(logits, want_logits)
+    torch.testing.assert_close(loss, want_loss)
+    got = torch.autograd.grad(loss, (hidden, weight))
+    want = torch.autograd.grad(want_loss, (hidden, weight))
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w)
+
+
+def test_a_language_model_trains_on_padded_logits(cpu_padding):
+    """transformers' GPT-2 with an odd vocabulary: the logits reach the
+    loss (a graph of its own, after a graph break) with padded rows; the
+    loss and every gradient match eager's."""
+    import workloads.model_zoo as zoo
+
+    sizes = dict(zoo._GPT2_SIZES)
+    sizes["tiny"] = (1001,) + tuple(sizes["tiny"][1:])
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(zoo, "_GPT2_SIZES", sizes)
+        model = zoo.build("gpt2", "tiny")
+    batch = model.batch("cpu")
+    eager = copy.deepcopy(model.model)
+    out = torch.compile(model.model, backend="nvfuse")(**batch)
+    want = eager(**batch)
+    assert out.logits.stride()[-2] == 1004
+    torch.testing.assert_close(out.logits, want.logits, rtol=1e-4, atol=1e-4)
+    torch.testing.assert_close(out.loss, want.loss, rtol=1e-4, atol=1e-4)
+    out.loss.backward()
+    want.loss.backward()
+    for (name, p), q in zip(model.model.named_parameters(), eager.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, rtol=1e-3, atol=1e-5, msg=name)

@@ -11,6 +11,8 @@ import sys
 
 from ..dumps import get_dump
 
+from .graph_outputs import user_only_outputs
+
 from .passes.channels_last import run_convolutions_channels_last
 from .passes.gather_through_pointwise import push_gathers_through_pointwise
 from .passes.gemm_alignment import pad_unaligned_gemms
@@ -56,7 +58,7 @@ def compile_graph(gm, example_inputs, kind, dump=False, channels_last=False):
     fused, region_nodes = partition_regions(gm, support)
     regions = install_regions(fused)
     report = report_graph(kind, nodes, regions, region_nodes, support.reasons)
-    report.padded_gemms = pad_unaligned_gemms(fused)
+    report.padded_gemms = pad_unaligned_gemms(fused, user_outputs=user_only_outputs(fused, kind))
     _REPORTS.append(report)
     if dump or "dynamo" in get_dump():
         print(report, file=sys.stderr)

@@ -123,9 +123,14 @@ def _gemm_to_pad(node, devices, min_flops):
     return None if sizes is None else (bias, a, b, sizes)
 
 
-def pad_unaligned_gemms(gm, devices=("cuda",), min_flops=PADDED_GEMM_MIN_FLOPS):
+def pad_unaligned_gemms(
+    gm, devices=("cuda",), min_flops=PADDED_GEMM_MIN_FLOPS, user_outputs=frozenset()
+):
     """Pads `gm`'s unaligned GEMMs of at least `min_flops` on `devices`
-    (see the module's doc); returns how many it padded."""
+    (see the module's doc); returns how many it padded. `user_outputs`:
+    the positions among the graph's outputs that only the user reads
+    (graph_outputs.user_only_outputs), which get the padded rows too."""
+    readers = _PaddedRowReaders(gm, user_outputs)
     padded = 0
     pads = {}  # one padded copy per operand and size, shared by its GEMMs
     for node in list(gm.graph.nodes):
@@ -139,7 +144,7 @@ def pad_unaligned_gemms(gm, devices=("cuda",), min_flops=PADDED_GEMM_MIN_FLOPS):
         with gm.graph.inserting_after(node):
             gemm = gm.graph.call_function(padded_gemm, (bias, a, b, rows, cols))
         gemm.meta["val"] = node.meta["val"]
-        _route_users(gm, node, gemm, needs_dense=n != cols)
+        _route_users(gm, node, gemm, readers if n != cols else None)
         gm.graph.erase_node(node)
         padded += 1
     return finish_rewrite(gm, padded)
@@ -187,12 +192,13 @@ def _transposed_base(x):
     return x, False
 
 
-def _route_users(gm, old, padded, needs_dense):
+def _route_users(gm, old, padded, readers):
     """Moves `old`'s users onto `padded`, through one dense copy for the
-    users that cannot read padded rows (when `needs_dense`)."""
+    users that cannot read padded rows (`readers` says which can; None:
+    the rows are not padded, every user can)."""
     dense = None
     for user in list(old.users):
-        if not needs_dense or _reads_any_layout(gm, user, old):
+        if readers is None or readers.read_padded_rows(user, old):
             user.replace_input_with(old, padded)
             continue
         if dense is None:
@@ -204,14 +210,26 @@ def _route_users(gm, old, padded, needs_dense):
         user.replace_input_with(old, dense)
 
 
-def _reads_any_layout(gm, user, value):
-    """Whether `user` of the [M, N] `value` reads it with padded rows: a
-    region does, and so does a view that splits M whose users all are
-    regions."""
-    if user.op == "call_module":
-        return isinstance(getattr(gm, user.target, None), FusedRegion)
-    if user.op != "call_function" or user.target not in _SPLITTING_VIEWS:
-        return False
-    shape = user.args[1]
-    keeps_rows = len(shape) >= 2 and shape[-1] == value.meta["val"].shape[1]
-    return keeps_rows and all(_reads_any_layout(gm, u, user) for u in user.users)
+class _PaddedRowReaders:
+    """Which users of an [M, N] value read it with padded rows: a region
+    does; the graph's output does where it hands the value to the user
+    alone (as Inductor's padded GEMMs do, the user then sees rows N_padded
+    apart; a saved activation, read by the backward's ATen views, stays
+    dense); and so does a view that splits M whose users all do."""
+
+    def __init__(self, gm, user_outputs):
+        self._gm = gm
+        self._user_outputs = user_outputs
+
+    def read_padded_rows(self, user, value):
+        if user.op == "call_module":
+            return isinstance(getattr(self._gm, user.target, None), FusedRegion)
+        if user.op == "output":
+            outputs = user.args[0] if isinstance(user.args[0], (tuple, list)) else [user.args[0]]
+            at = {k for k, out in enumerate(outputs) if out is value}
+            return bool(at) and at <= self._user_outputs
+        if user.op != "call_function" or user.target not in _SPLITTING_VIEWS:
+            return False
+        shape = user.args[1]
+        keeps_rows = len(shape) >= 2 and shape[-1] == value.meta["val"].shape[1]
+        return keeps_rows and all(self.read_padded_rows(u, user) for u in user.users)
