@@ -3,6 +3,7 @@ above casts (passes/views_before_casts.py) and the label's gather moves
 below the log-softmax's pointwise ops (passes/gather_through_pointwise.py),
 so the region reads the logits once, in their own dtype."""
 
+import contextlib
 import re
 
 import torch
@@ -28,6 +29,27 @@ def _inputs(vocab=101):
     labels = torch.randint(0, vocab, (2, 6))
     labels[0, 0] = -100
     return logits, labels
+
+
+@contextlib.contextmanager
+def _kernels_per_region_call():
+    """A list that fills, per region call (CPU tensors standing in for CUDA
+    ones' layouts), with the names of the kernels its definition generates."""
+    calls = []
+    original = FusedRegion.forward
+
+    def recording(self, *args):
+        fd = self.definition_for(args)
+        fd._ensure_defined()
+        code = fd.cuda_code_for(list(args))
+        calls.append(re.findall(r"void __launch_bounds__\(\d+\) (\w+)", code))
+        return original(self, *args)
+
+    FusedRegion.forward = recording
+    try:
+        yield calls
+    finally:
+        FusedRegion.forward = original
 
 
 def test_the_view_moves_above_the_upcast():
@@ -72,22 +94,9 @@ def test_the_compiled_loss_runs_without_an_upcast_kernel():
     """CPU tensors stand in for CUDA ones' layouts: the loss region's
     kernels are its row reductions and small pointwise kernels, none of
     them writing an fp32 copy of the logits first."""
-    kernels = []
-    original = FusedRegion.forward
-
-    def recording(self, *args):
-        fd = self.definition_for(args)
-        fd._ensure_defined()
-        kernels.extend(
-            re.findall(r"void __launch_bounds__\(\d+\) (\w+)", fd.cuda_code_for(list(args)))
-        )
-        return original(self, *args)
-
-    FusedRegion.forward = recording
-    try:
+    with _kernels_per_region_call() as calls:
         got = torch.compile(_hf_causal_loss, backend="nvfuse")(*_inputs(4096))
-    finally:
-        FusedRegion.forward = original
+    kernels = [name for call in calls for name in call]
     torch.testing.assert_close(got, _hf_causal_loss(*_inputs(4096)))
     # Without the rewrites a first pointwise kernel wrote the upcast logits.
     assert sum(k.startswith("nvfuse_pointwise") for k in kernels) == 1
@@ -244,24 +253,10 @@ def test_the_compiled_loss_backward_is_one_pointwise_kernel():
     """Without the row sum, the backward's region is elementwise work (the
     reshape back to [batch, sequence, vocabulary] a view of its output):
     one kernel that reads the logits once and writes the gradient."""
-    calls = []
-    original = FusedRegion.forward
-
-    def recording(self, *args):
-        fd = self.definition_for(args)
-        fd._ensure_defined()
-        calls.append(
-            re.findall(r"void __launch_bounds__\(\d+\) (\w+)", fd.cuda_code_for(list(args)))
-        )
-        return original(self, *args)
-
     logits, labels = _inputs(4096)
     logits.requires_grad_()
-    FusedRegion.forward = recording
-    try:
+    with _kernels_per_region_call() as calls:
         torch.compile(_hf_causal_loss, backend="nvfuse")(logits, labels).backward()
-    finally:
-        FusedRegion.forward = original
     torch.testing.assert_close(logits.grad, _loss_gradient(*_inputs(4096)))
     # One elementwise kernel (a coordinate kernel: the one-hot's arange
     # reads each element's column), not a reduction.
