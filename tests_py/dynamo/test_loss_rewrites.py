@@ -262,3 +262,22 @@ def test_the_compiled_loss_backward_is_one_pointwise_kernel():
     # reads each element's column), not a reduction.
     (backward_kernel,) = calls[-1]
     assert not backward_kernel.startswith("nvfuse_reduction"), calls
+
+
+def test_a_one_hot_compared_by_hand_stays_summed():
+    """Only scatters' one-hots are rewritten: an index compared with an
+    arange by hand may be out of range (an ignored label), and its row
+    then sums to 0, not to the value."""
+    from nvfuse.dynamo.passes.one_hot_scatters import rewrite_one_hot_scatters
+    from nvfuse.dynamo.passes.one_hot_sums import rewrite_one_hot_sums
+
+    def by_hand(weight, labels):
+        hot = torch.where(torch.arange(7) == labels[:, None], 2.0, 0.0)
+        return (hot * weight).sum(1)
+
+    weight, labels = torch.randn(4, 1), torch.tensor([0, -100, 6, 3])
+    gm = aten_graph(by_hand, weight, labels)
+    rewrite_one_hot_scatters(gm)
+    assert rewrite_one_hot_sums(gm) == 0
+    torch.testing.assert_close(gm(weight, labels), by_hand(weight, labels))
+    assert gm(weight, labels)[1] == 0

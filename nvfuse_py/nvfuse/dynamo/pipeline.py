@@ -1,18 +1,16 @@
 """One ATen graph from AOTAutograd through the backend's passes
 (passes/__init__.py lists them): convolutions made channels-last (when
-asked), reductions split into ones kernels
-take, views moved above casts, gathers moved below pointwise ops,
-one-hot scatters rewritten as comparisons and their sums as numbers, reshapes moved below elementwise
-ops, input updates marked, fusible regions
-partitioned and installed as nvfuse fusions, unaligned GEMMs padded, and
-the graph's report."""
+asked), reductions split into ones kernels take, views moved above casts,
+gathers moved below pointwise ops, one-hot scatters rewritten as
+comparisons and their sums as numbers, reshapes moved below elementwise
+ops, input updates marked, fusible regions partitioned and installed as
+nvfuse fusions, unaligned GEMMs padded, and the graph's report."""
 
 import sys
 
 from ..dumps import get_dump
 
 from .graph_outputs import user_only_outputs
-
 from .passes.channels_last import run_convolutions_channels_last
 from .passes.gather_through_pointwise import push_gathers_through_pointwise
 from .passes.gemm_alignment import pad_unaligned_gemms

@@ -27,6 +27,11 @@ aten = torch.ops.aten
 
 _FILLS = {aten.full_like.default: 1, aten.full.default: 1}
 
+# The meta key of the `where` a scatter became: the axis it is one-hot
+# along. Its index was a scatter's, so torch checked that every index is in
+# range: each row holds the number exactly once (one_hot_sums relies on it).
+ONE_HOT_AXIS = "nvfuse_one_hot_axis"
+
 
 def _fill_value(node):
     """The number `node` fills a tensor with, or None."""
@@ -89,7 +94,9 @@ def _as_where(graph, node, fill, dim, index, value):
     hit = insert_call(graph, node, aten.eq.Tensor, (positions, index))
     chosen = _number(graph, node, value, meta)
     other = _number(graph, node, fill, meta)
-    return insert_call(graph, node, aten.where.self, (hit, chosen, other))
+    one_hot = insert_call(graph, node, aten.where.self, (hit, chosen, other))
+    one_hot.meta[ONE_HOT_AXIS] = dim
+    return one_hot
 
 
 def rewrite_one_hot_scatters(gm):

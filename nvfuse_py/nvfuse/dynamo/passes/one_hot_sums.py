@@ -5,7 +5,8 @@ Cross-entropy's backward is `g - exp(log_p) * sum(g, 1)` with
 `g = onehot(label) * w` (w: the loss's gradient over the number of
 counted tokens, [tokens, 1]). After `one_hot_scatters`, the one-hot is
 `where(arange(V) == label, value, 0)`; its row sum over the vocabulary is
-`value * w`. Summed as written, the backward is a reduction over every
+`value * w` (a scatter's index is in range, or torch reports it: each row
+holds the value once). Summed as written, the backward is a reduction over every
 row of [tokens, vocabulary] (a kernel that holds the row while it sums);
 rewritten, it is pointwise, and the gradient streams through one
 pointwise kernel that reads the logits once and writes the result once.
@@ -13,14 +14,15 @@ pointwise kernel that reads the logits once and writes the result once.
 Torch's sum adds the row's zeros too: `0 * w` is NaN where `w` is
 infinite or NaN, so the rewrite adds `w * 0` (the fill times `w`) when
 the axis has more than one element, and the result equals torch's
-bit for bit (one nonzero term and zeros sum exactly). Only one-hots whose
-fill is 0 are rewritten."""
+bit for bit (one nonzero term and zeros sum exactly). Only the one-hots
+one_hot_scatters made, with fill 0, are rewritten."""
 
 import numbers
 
 import torch
 
 from .graph_edits import finish_rewrite, insert_call, meta_of
+from .one_hot_scatters import ONE_HOT_AXIS
 
 aten = torch.ops.aten
 
@@ -42,37 +44,16 @@ def _number_of(value):
     return None
 
 
-def _positions_axis(node):
-    """The axis along which `node`, an `arange(V)` with size-1 axes
-    unsqueezed around it, counts, or None."""
-    base = node
-    while isinstance(base, torch.fx.Node) and base.target is aten.unsqueeze.default:
-        base = base.args[0]
-    if not isinstance(base, torch.fx.Node) or base.target is not aten.arange.default:
-        return None
-    if len(base.args) != 1 or base.kwargs.get("dtype") in (torch.float16, torch.bfloat16):
-        return None
-    shape = meta_of(node).shape
-    long_axes = [axis for axis, size in enumerate(shape) if size != 1]
-    return long_axes[0] if len(long_axes) == 1 and shape[long_axes[0]] == base.args[0] else None
-
-
 def _one_hot_axis(node):
-    """(axis, value, fill) of `node` = where(positions == index, value, 0)
-    with positions an arange along `axis`, or None."""
-    if not isinstance(node, torch.fx.Node) or node.target is not aten.where.self:
+    """(axis, value, fill) of a one-hot `where` that one_hot_scatters made
+    of a scatter with fill 0, or None. Only those: an index compared with
+    an arange elsewhere may be out of range, which leaves a row of zeros."""
+    if not isinstance(node, torch.fx.Node) or ONE_HOT_AXIS not in node.meta:
         return None
-    condition, chosen, fill = node.args
-    if _number_of(fill) != 0 or _number_of(chosen) is None:
+    _, chosen, fill = node.args
+    if _number_of(fill) != 0:
         return None
-    if not isinstance(condition, torch.fx.Node) or condition.target is not aten.eq.Tensor:
-        return None
-    for positions in condition.args:
-        if isinstance(positions, torch.fx.Node) and meta_of(positions).dim() == meta_of(node).dim():
-            axis = _positions_axis(positions)
-            if axis is not None:
-                return axis, chosen, fill
-    return None
+    return node.meta[ONE_HOT_AXIS], chosen, fill
 
 
 def _constant_along(factor, axis, rank):

@@ -21,8 +21,8 @@ def install_regions(gm):
 def one_op_region(gm, anchor, target, x, args=(), kwargs=None):
     """A call, inserted before `anchor`, of a new FusedRegion (a submodule
     of `gm`) that runs target(x, *args, **kwargs) for the node `x`: work a
-    pass adds after partitioning (a padded or dense copy) that nvfuse
-    runs faster than the ATen op."""
+    pass adds after partitioning (a GEMM operand's padded copy) that
+    nvfuse runs faster than the ATen op."""
     kwargs = kwargs or {}
     graph = torch.fx.Graph()
     operand = graph.placeholder("x")

@@ -13,12 +13,11 @@ too) cost nothing, and the add joins the gradient's kernel.
 A plain cast that only the graph's output reads moves the same way,
 cast(view(x)) becoming view(cast(x)), when x is computed (not a graph
 input, whose view views_before_casts moved above the cast so that the
-region reads it in place): the
-cross-entropy gradient, computed over [tokens, vocabulary] in float32, is
-reshaped and then cast back to the logits' dtype as the region's output.
-With the reshape inside, the region's one elementwise kernel became a
-coordinate kernel that maps every element through the reshape; below the
-cast it is the output's zero-copy view.
+region reads it in place): the cross-entropy gradient, computed over
+[tokens, vocabulary] in float32, is reshaped and then cast back to the
+logits' dtype as the region's output. With the reshape inside, the
+region's kernel mapped every element through the reshape; below the cast
+the reshape is the output's zero-copy view.
 
 Only ops whose tensor operands all have the op's sizes move (a broadcast
 operand would need its own reshape rule), and only views read by nothing
