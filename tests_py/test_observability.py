@@ -78,6 +78,22 @@ def test_dumps_go_to_stderr_without_a_handler(dump_off_after, capfd):
     assert "===== nvfuse fusion_ir" in capfd.readouterr().err
 
 
+def test_host_times_are_taken_as_a_table_and_start_over(dump_off_after):
+    fd = _softmax(16)
+    x = torch.randn(4, 16)
+    fd.execute([x])  # compiled and cached: what follows is a cached call
+    _C.take_host_times()
+    nvfuse.set_dump("host_time")
+    for _ in range(3):
+        fd.execute([x])
+    nvfuse.set_dump("")
+    table = _C.take_host_times()
+    (execute,) = [line for line in table.splitlines() if "_C.execute (all of it)" in line]
+    assert execute.split()[-2] == "3"  # calls
+    assert float(execute.split()[-1]) > 0  # us per call
+    assert _C.take_host_times() == ""  # taken: nothing left for the exit to print
+
+
 def test_kernel_names_say_kind_and_tactic():
     code = _softmax(1024).cuda_code_for([torch.randn(256, 1024)])
     name = code[code.index(") nvfuse_") + 2 : code.index("(const Args args)")]

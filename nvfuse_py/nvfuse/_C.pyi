@@ -541,6 +541,11 @@ def set_dump_sink(sink: collections.abc.Callable[[str], None]) -> None:
     A function that receives each dump's text instead of stderr (None: stderr)
     """
 
+def take_host_times() -> str:
+    """
+    NVFUSE_DUMP=host_time's per-step table of the calls timed so far ('' when none), clearing the totals (the process prints what is left at exit)
+    """
+
 def set_cudnn_attention(on: bool) -> None:
     """
     Whether sdpfa_fwd/sdpfa_bwd without dropout run cuDNN's attention where it applies (on by default) or always torch's flash kernels, as nvFuser did (as_nvfuser() turns it off)

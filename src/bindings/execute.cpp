@@ -174,6 +174,9 @@ void init_execute(py::module_& m) {
         return std::to_string(version.major) + "." + std::to_string(version.minor);
       },
       "The version of the NVRTC library nvfuse loads (raises when none is found)");
+  m.def("take_host_times", &take_host_times,
+      "NVFUSE_DUMP=host_time's per-step table of the calls timed so far ('' when none), "
+      "clearing the totals (the process prints what is left at exit)");
   m.def("set_dump", &set_dump_options, py::arg("options"),
       "What NVFUSE_DUMP prints from now on: a comma list of option names");
   m.def("get_dump", &dump_options, "The dump options on now, as a comma list");

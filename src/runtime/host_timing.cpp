@@ -29,9 +29,16 @@ class HostTimes {
   }
 
   ~HostTimes() {
+    const std::string table = take();
+    if (!table.empty()) {
+      dump("host_time", table);
+    }
+  }
+
+  std::string take() {
     std::lock_guard<std::mutex> lock(mutex_);
     if (steps_.empty()) {
-      return;
+      return "";
     }
     std::ostringstream ss;
     ss << std::left << std::setw(36) << "step" << std::right << std::setw(10) << "calls"
@@ -48,7 +55,8 @@ class HostTimes {
          << static_cast<double>(totals.nanoseconds) / 1e3 / static_cast<double>(totals.calls)
          << "\n";
     }
-    dump("host_time", ss.str());
+    steps_.clear();
+    return ss.str();
   }
 
  private:
@@ -64,6 +72,8 @@ HostTimes& host_times() {
 }  // namespace
 
 bool host_timing_enabled() { return dump_enabled(DumpOption::host_time); }
+
+std::string take_host_times() { return host_times().take(); }
 
 HostStepTimer::~HostStepTimer() {
   if (step_ != nullptr) {

@@ -7,10 +7,16 @@
 #pragma once
 
 #include <chrono>
+#include <string>
 
 namespace nvfuse {
 
 bool host_timing_enabled();
+
+// The per-step table of the calls timed so far (empty when none were), and
+// clears the totals: what the process prints at exit, taken early by a
+// tool that times some calls of a run only.
+std::string take_host_times();
 
 class HostStepTimer {
  public:
