@@ -1,7 +1,11 @@
 """Times torch's attention backends on the attention-block benchmark shapes
 (flash, cuDNN, memory-efficient, and what F.scaled_dot_product_attention
 picks by itself), to explain where nvfuse's sdpfa_fwd (flash, by its API)
-stands against eager and torch.compile. Run on a GPU:
+stands against eager and torch.compile; and, for an encoder's masked
+attention (BERT's bench shape, with the [batch, 1, seq, seq] additive mask
+transformers builds), which backend torch picks for real tensors and for
+the fake tensors AOTAutograd traces with, and why each fused backend
+declines (its error, whole). Run on a GPU:
 
     python3 tools/sdpa_backends.py
 """
@@ -53,6 +57,43 @@ def main():
             except RuntimeError as e:
                 row[backend.name.lower()] = f"n/a ({str(e)[:40]})"
         print(name, {k: (round(v, 1) if isinstance(v, float) else v) for k, v in row.items()})
+    masked_encoder_choices()
+
+
+def masked_encoder_choices(batch=16, seq=512, heads=12, head_dim=64):
+    """BERT's attention: the backend torch picks (a torch._fused_sdp_choice
+    index into SDPBackend) for real tensors and for fake ones, and each
+    fused backend's reason to decline, with requires_grad as in training."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    def inputs():
+        q, k, v = (
+            torch.randn(
+                batch, heads, seq, head_dim, dtype=torch.bfloat16, device="cuda"
+            ).requires_grad_()
+            for _ in range(3)
+        )
+        keep = torch.arange(seq, device="cuda") >= 0
+        mask = torch.where(keep, 0.0, torch.finfo(torch.bfloat16).min).to(torch.bfloat16)
+        return q, k, v, mask.expand(batch, 1, seq, seq).contiguous()
+
+    q, k, v, mask = inputs()
+    print("masked encoder, real tensors: choice", torch._fused_sdp_choice(q, k, v, mask))
+    with FakeTensorMode() as mode:
+        fq, fk, fv, fmask = (mode.from_tensor(t) for t in (q, k, v, mask))
+        print("masked encoder, fake tensors: choice", torch._fused_sdp_choice(fq, fk, fv, fmask))
+    print("  SDPBackend:", {b.name: b.value for b in SDPBackend})
+    for backend in (
+        SDPBackend.FLASH_ATTENTION,
+        SDPBackend.CUDNN_ATTENTION,
+        SDPBackend.EFFICIENT_ATTENTION,
+    ):
+        try:
+            with sdpa_kernel(backend):
+                F.scaled_dot_product_attention(q, k, v, attn_mask=mask).sum().backward()
+            print(f"  {backend.name}: runs")
+        except RuntimeError as e:
+            print(f"  {backend.name}: declines: {e}")
 
 
 if __name__ == "__main__":
