@@ -14,6 +14,12 @@ import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+FUSED_BACKENDS = (
+    SDPBackend.FLASH_ATTENTION,
+    SDPBackend.CUDNN_ATTENTION,
+    SDPBackend.EFFICIENT_ATTENTION,
+)
+
 
 def median_us(fn, rounds=30):
     for _ in range(3):
@@ -44,11 +50,7 @@ def main():
                 lambda: torch.ops.aten._scaled_dot_product_flash_attention(q, k, v, 0.0, True)
             ),
         }
-        for backend in (
-            SDPBackend.FLASH_ATTENTION,
-            SDPBackend.CUDNN_ATTENTION,
-            SDPBackend.EFFICIENT_ATTENTION,
-        ):
+        for backend in FUSED_BACKENDS:
             try:
                 with sdpa_kernel(backend):
                     row[backend.name.lower()] = median_us(
@@ -83,11 +85,7 @@ def masked_encoder_choices(batch=16, seq=512, heads=12, head_dim=64):
         fq, fk, fv, fmask = (mode.from_tensor(t) for t in (q, k, v, mask))
         print("masked encoder, fake tensors: choice", torch._fused_sdp_choice(fq, fk, fv, fmask))
     print("  SDPBackend:", {b.name: b.value for b in SDPBackend})
-    for backend in (
-        SDPBackend.FLASH_ATTENTION,
-        SDPBackend.CUDNN_ATTENTION,
-        SDPBackend.EFFICIENT_ATTENTION,
-    ):
+    for backend in FUSED_BACKENDS:
         try:
             with sdpa_kernel(backend):
                 F.scaled_dot_product_attention(q, k, v, attn_mask=mask).sum().backward()
