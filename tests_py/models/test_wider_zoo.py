@@ -7,8 +7,10 @@ translates."""
 
 import pytest
 
-import nvfuse.dynamo
 from workloads import wider_zoo, zoo_accuracy
+
+from .test_zoo import NOT_IN_NVFUSE as ZOO_NOT_IN_NVFUSE
+from .test_zoo import _check, _no_op_nvfuse_has_left_out
 
 pytest.importorskip("transformers")
 pytest.importorskip("timm")
@@ -19,7 +21,7 @@ pytest.importorskip("torchvision")
 # own frontend too, and transformers' grouped GEMM is a custom op) and
 # GPT-J's position table (repeat, computed once per call on a small
 # tensor).
-NOT_IN_NVFUSE = {
+NOT_IN_NVFUSE = ZOO_NOT_IN_NVFUSE | {
     "aten.topk.default",
     "aten.sort.default",
     "aten.histc.default",
@@ -33,12 +35,5 @@ pytestmark = pytest.mark.usefixtures("fresh_dynamo")
 @pytest.mark.parametrize("training", [False, True], ids=["inference", "training"])
 @pytest.mark.parametrize("name", list(wider_zoo.BUILDERS))
 def test_wider_model_matches_eager_on_the_cpu(name, training):
-    errors = zoo_accuracy.step_errors(name, "tiny", "cpu", False, training)
-    over = zoo_accuracy.over_bounds(errors)
-    assert not over, f"out of bounds (value, bound): {over}; all errors: {errors}"
-    for report in nvfuse.dynamo.reports():
-        for node, target, reason in report.unfused:
-            assert "has no nvfuse translation" not in reason or target in NOT_IN_NVFUSE, (
-                f"{node} ({target}): {reason}"
-            )
-        assert report.fused_ops > 0
+    _check(zoo_accuracy.step_errors(name, "tiny", "cpu", False, training))
+    _no_op_nvfuse_has_left_out(NOT_IN_NVFUSE)
