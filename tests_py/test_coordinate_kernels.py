@@ -33,6 +33,14 @@ def _inputs(device):
     tokens = torch.randint(0, 10, (3, 4), generator=g)
     cos = torch.randn(5, 16, generator=g)
     sin = torch.randn(5, 16, generator=g)
+    # Rows no vector width divides (a vocabulary of 1,001 words), and a
+    # rank-3 space whose lane groups cross the ends of rows and planes.
+    odd = torch.randn(40, 1001, generator=g)
+    rowstat = torch.randn(40, 1, generator=g)
+    labels = torch.randint(0, 1001, (40, 1), generator=g)
+    x3 = torch.randn(4, 3, 9, generator=g)
+    col3 = torch.randn(4, 1, 9, generator=g)
+    row3 = torch.randn(4, 3, 1, generator=g)
 
     def to(t):
         return t.to(device)
@@ -46,7 +54,23 @@ def _inputs(device):
         cos=to(cos),
         sin=to(sin),
         bf=to(x.bfloat16()),
+        odd=to(odd.bfloat16()),
+        odd_t=to(odd.bfloat16().t().contiguous().t()),
+        rowstat=to(rowstat),
+        labels=to(labels),
+        x3=to(x3),
+        col3=to(col3),
+        row3=to(row3),
     )
+
+
+def _loss_grad(fd, z, stat, labels):
+    """Cross-entropy's backward over a 1,001-word vocabulary: the one-hot
+    of the labels from an arange, minus the softmax."""
+    arange = fd.ops.broadcast(fd.ops.iota(1001, 0, 1, DataType.Int), [True, False])
+    one_hot = fd.ops.where(fd.ops.eq(arange, labels), -1.0, 0.0)
+    softmax = fd.ops.exp(fd.ops.cast(z, DataType.Float) - stat)
+    return fd.ops.cast(one_hot * 0.5 - softmax, DataType.BFloat16)
 
 
 # name -> (input names, build(fd, *handles) -> output)
@@ -145,6 +169,27 @@ CASES = {
     "slice_of_reshape": (
         ["x"],
         lambda fd, x: fd.ops.slice(fd.ops.reshape(fd.ops.exp(x), [6, 80]), [0, 3], [6, 67]),
+    ),
+    # Flat lanes (rows no vector width divides, or pad boundaries that are
+    # not multiples of one).
+    "flat_loss_grad": (["odd", "rowstat", "labels"], _loss_grad),
+    "flat_pad": (["odd"], lambda fd, z: fd.ops.pad(z, [0, 7], 0.0)),
+    "flat_pad_transposed": (["odd_t"], lambda fd, z: fd.ops.pad(z, [1, 6], -2.0)),
+    "flat_rank3": (
+        ["x3", "col3", "row3"],
+        lambda fd, x, c, r: fd.ops.pad(x * c + r, [0, 2, 0, 0, 0, 0], 1.0),
+    ),
+    "flat_uniform": (
+        ["odd"],
+        lambda fd, z: fd.ops.cast(
+            fd.ops.cast(z, DataType.Float)
+            * fd.ops.uniform(0.0, 1.0, [40, 1001], rng_seed=3, rng_offset=0),
+            DataType.BFloat16,
+        ),
+    ),
+    "flat_slice": (
+        ["odd"],
+        lambda fd, z: fd.ops.pad(fd.ops.slice(z, [0, 3], [40, 1000]), [3, 9], 0.0),
     ),
 }
 
@@ -300,11 +345,75 @@ def test_vector_width_follows_dtype_and_boundaries():
     fd, inputs = _define("cat3", values)
     assert "vector_width=1" in _code(fd, inputs)
     # A pad of 2 before a 16-wide axis: a lane group may share the pad
-    # predicate only if it cannot straddle 2 or 18, so 2 lanes.
+    # predicate only if it cannot straddle 2 or 18, so 2 lanes along the
+    # rows; flat lanes, each testing its own, give all 4.
     with FusionDefinition() as fd:
         t = fd.from_pytorch(values["x"])
         fd.add_output(fd.ops.pad(t, [2, 2], 0.0))
-    assert "vector_width=2" in _code(fd, [values["x"]])
+    assert "vector_width=4, block=128, unroll=1, index=int32, aligned" in _code(fd, [values["x"]])
+    assert "flat_lanes" in _code(fd, [values["x"]])
+
+
+@pytest.mark.parametrize(
+    "name, width",
+    [
+        ("flat_loss_grad", 8),
+        ("flat_pad", 8),
+        ("flat_pad_transposed", 8),
+        ("flat_rank3", 4),
+        ("flat_slice", 8),
+    ],
+)
+def test_rows_no_vector_divides_run_with_flat_lanes(name, width):
+    """The lanes go in row-major order across the ends of rows: the dense
+    tensors one aligned vector at the group's position, every other access
+    lane by lane at each lane's coordinates (one division for the group)."""
+    fd, inputs = _define(name, _inputs("cpu"))
+    code = _code(fd, inputs)
+    assert f"vector_width={width}," in code and "flat_lanes" in code and ", aligned" in code
+    body = _group_code(code)
+    assert body.count("nvfuse::fast_div(") == len(inputs[0].shape) - 1
+    assert "const Index v" in body and "= g * kVec;" in body  # the output's vector
+    assert "vector_ok<kVec>(" not in body
+    compiled = _C.nvrtc_compile(code, "nvfuse_coordinates", 90)
+    assert compiled["bytes"] > 0 and "warning" not in compiled["log"], compiled["log"]
+
+
+def test_flat_lanes_need_dense_outputs_and_lanes_free_to_leave_a_row():
+    values = _inputs("cpu")
+    # A column-major output: not laid out densely over the iteration space.
+    with FusionDefinition() as fd:
+        z = fd.from_pytorch(values["odd"])
+        fd.add_output(fd.ops.pad(z, [0, 7], 0.0), stride_order=[0, 1])
+    code = _code(fd, [values["odd"]])
+    assert "flat_lanes" not in code and "vector_width=1," in code
+    # A cat tests its parts' boundaries once for all lanes.
+    with FusionDefinition() as fd:
+        z = fd.from_pytorch(values["odd"])
+        fd.add_output(fd.ops.cat([z, fd.ops.neg(z)], 1))
+    code = _code(fd, [values["odd"]])
+    assert "nvfuse_coordinates" in code and "flat_lanes" not in code
+    # A misaligned dense input: its vectors are checked one by one.
+    misaligned = torch.empty(values["odd"].numel() + 1, dtype=torch.bfloat16)[1:]
+    misaligned = misaligned.view(40, 1001).copy_(values["odd"])
+    fd, inputs = _define("flat_loss_grad", {**values, "odd": misaligned})
+    code = _code(fd, inputs)
+    assert "flat_lanes" in code and "dense=[0, 3]" in code and ", aligned" not in code
+    assert "vector_ok<kVec>(" in _group_code(code)
+
+
+@pytest.mark.gpu
+def test_flat_lanes_with_a_misaligned_input_match_the_reference():
+    values = _inputs("cuda")
+    misaligned = torch.empty(values["odd"].numel() + 1, dtype=torch.bfloat16, device="cuda")[1:]
+    values["odd"] = misaligned.view(40, 1001).copy_(values["odd"])
+    for name in ("flat_pad", "flat_loss_grad"):
+        fd, inputs = _define(name, values)
+        (out,) = fd.execute(inputs)
+        assert "flat_lanes" in fd.last_cuda_code()
+        cpu_fd, cpu_inputs = _define(name, {k: v.cpu() for k, v in values.items()})
+        (expected,) = cpu_fd.execute(cpu_inputs)
+        torch.testing.assert_close(out.cpu(), expected)
 
 
 def _group_code(code):

@@ -54,6 +54,7 @@ std::optional<PartRead> part_read(const TensorView* part) {
 }  // namespace
 
 std::string CoordinateValues::cat(const CatOp& expr, const std::vector<LaneCoord>& coords) {
+  lanes_may_be_flat_ = false;  // its parts' predicates are shared by the lanes
   const int64_t dim = expr.dim();
   // Where each part starts along `dim`, declared before the parts.
   const size_t count = expr.inputs().size();

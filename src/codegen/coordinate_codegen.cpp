@@ -72,8 +72,12 @@ class CoordinateGenerator {
     CoordinateValues values = new_values();
     std::vector<LaneCoord> coords;
     for (int axis = 0; axis < params_.rank; ++axis) {
-      coords.push_back(
-          LaneCoord{"c" + std::to_string(axis), axis + 1 == params_.rank ? 1 : 0, false});
+      if (params_.flat_lanes) {
+        coords.push_back(LaneCoord{"c" + std::to_string(axis), 0, true});
+      } else {
+        coords.push_back(
+            LaneCoord{"c" + std::to_string(axis), axis + 1 == params_.rank ? 1 : 0, false});
+      }
     }
     std::vector<const TensorView*> dense;
     for (size_t t = 0; t < tensors_.size() && t < 64; ++t) {
@@ -81,7 +85,7 @@ class CoordinateGenerator {
         dense.push_back(tensors_[t]);
       }
     }
-    values.lay_out_densely(dense, coords);
+    values.lay_out_densely(dense, coords, params_.flat_lanes);
     if (analysis_.scatter != nullptr) {
       // The iteration space is the scatter's index tensor.
       values.scatter(*analysis_.scatter, coords, params_.scatter_rows);
@@ -97,9 +101,12 @@ class CoordinateGenerator {
     const CoordinateValues values = group_values();
     std::ostringstream ss;
     ss << "// Group g of the iteration space: kVec consecutive elements along "
-          "the\n// innermost axis, every output at their coordinates.\n"
+          "the\n// innermost axis (in row-major order with flat lanes), every output "
+          "at their\n// coordinates.\n"
        << "__device__ __forceinline__ void group(const Args& args, Index g) {\n";
-    if (params_.rank > 0) {
+    if (params_.flat_lanes) {
+      ss << flat_lane_coordinates();
+    } else if (params_.rank > 0) {
       // A coordinate only the addresses of dense tensors would read goes
       // unused: their addresses start from g (lay_out_densely).
       const int last = params_.rank - 1;
@@ -127,6 +134,55 @@ class CoordinateGenerator {
       }
     }
     ss << values.code() << "}\n";
+    return ss.str();
+  }
+
+  // Flat lanes: lane 0's coordinates from its linear position g * kVec,
+  // the next row's (where the lanes past the row's end are: the innermost
+  // extent is at least kVec), then each lane's as an Array c<axis>, and
+  // which lanes are on the next row (`wraps`, CoordinateValues::load).
+  std::string flat_lane_coordinates() const {
+    std::ostringstream ss;
+    const int last = params_.rank - 1;
+    ss << "  Index rest = g * kVec;\n";
+    for (int axis = last; axis > 0; --axis) {
+      const std::string a = std::to_string(axis);
+      if (fast_division()) {
+        ss << "  const Index q" << a << " = nvfuse::fast_div(rest, args.divider[" << a << "]);\n"
+           << "  const Index first" << a << " = rest - q" << a << " * args.extent[" << a << "];\n"
+           << "  rest = q" << a << ";\n";
+      } else {
+        ss << "  const Index first" << a << " = rest % args.extent[" << a << "];\n"
+           << "  rest /= args.extent[" << a << "];\n";
+      }
+    }
+    ss << "  const Index first0 = rest;\n";
+    for (int axis = 0; axis < last; ++axis) {
+      ss << "  Index next" << axis << " = first" << axis << ";\n";
+    }
+    ss << "  ++next" << last - 1 << ";\n";
+    for (int axis = last - 1; axis > 0; --axis) {
+      const std::string a = std::to_string(axis);
+      ss << "  if (next" << a << " == args.extent[" << a << "]) {\n"
+         << "    next" << a << " = 0;\n"
+         << "    ++next" << axis - 1 << ";\n"
+         << "  }\n";
+    }
+    for (int axis = 0; axis <= last; ++axis) {
+      ss << "  nvfuse::Array<Index, kVec> c" << axis << ";\n";
+    }
+    ss << "  nvfuse::Array<bool, kVec> wraps;\n";
+    const std::string l = std::to_string(last);
+    ss << "#pragma unroll\n"
+       << "  for (int l = 0; l < kVec; ++l) {\n"
+       << "    const Index at = first" << l << " + Index(l);\n"
+       << "    wraps.val[l] = at >= args.extent[" << l << "];\n"
+       << "    c" << l << ".val[l] = wraps.val[l] ? at - args.extent[" << l << "] : at;\n";
+    for (int axis = 0; axis < last; ++axis) {
+      ss << "    c" << axis << ".val[l] = wraps.val[l] ? next" << axis << " : first" << axis
+         << ";\n";
+    }
+    ss << "  }\n";
     return ss.str();
   }
 
@@ -238,6 +294,7 @@ LaneRequirements lanes_of(const CoordinateValues& values, const CoordinateAnalys
   LaneRequirements lanes;
   lanes.multiples.assign(values.lane_multiples().begin(), values.lane_multiples().end());
   lanes.shareable = values.lanes_share_predicates();
+  lanes.flat = values.lanes_may_be_flat() && analysis.scatter == nullptr && analysis.scans.empty();
   for (const TensorView* tv : values.vector_tensors()) {
     const auto at = std::find(tensors.begin(), tensors.end(), tv);
     lanes.vector_tensors.push_back(static_cast<size_t>(at - tensors.begin()));

@@ -18,9 +18,13 @@ namespace nvfuse {
 // (CoordinateParams::vectors_aligned): the kernel tensors (indices into
 // inputs then outputs) accessed as vectors, and the scalars their lane
 // coordinates are shifted by beyond `multiples`.
+// Whether the kernel may run with flat lanes (CoordinateParams::
+// flat_lanes): nothing in it needs the lanes on one row (a cat, a reshape,
+// a scatter or a scan).
 struct LaneRequirements {
   std::vector<const Val*> multiples;
   bool shareable = true;
+  bool flat = false;
   std::vector<size_t> vector_tensors;
   std::vector<const Val*> alignment_terms;
 };

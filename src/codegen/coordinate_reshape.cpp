@@ -12,6 +12,8 @@ namespace nvfuse {
 
 std::vector<LaneCoord> CoordinateValues::reshape_coords(
     const ReshapeOp& expr, const std::vector<LaneCoord>& coords) {
+  // Flat lanes would each unravel their own position: a division per lane.
+  lanes_may_be_flat_ = false;
   const auto* in = expr.input(0)->as<TensorView>();
   const auto* out = expr.output(0)->as<TensorView>();
   const int64_t out_rank = out->rank();

@@ -85,9 +85,47 @@ std::string CoordinateValues::scalar_as(const Val* s, DataType dtype) const {
 std::string CoordinateValues::int64_of(const Val* s) const { return int64_text(s, arg_text_); }
 
 void CoordinateValues::lay_out_densely(
-    std::vector<const TensorView*> dense, std::vector<LaneCoord> iteration) {
+    std::vector<const TensorView*> dense, std::vector<LaneCoord> iteration, bool flat) {
   dense_ = std::move(dense);
   iteration_ = std::move(iteration);
+  flat_ = flat;
+}
+
+bool CoordinateValues::reads_rows_only(
+    const TensorView* tv, const std::vector<LaneCoord>& coords) const {
+  if (!flat_) {
+    return false;
+  }
+  bool varies = false;
+  for (int64_t axis = 0; axis < tv->rank(); ++axis) {
+    const LaneCoord& c = coords[axis];
+    if (!c.varies()) {
+      continue;
+    }
+    const auto outer = std::find_if(iteration_.begin(), iteration_.end() - 1,
+        [&](const LaneCoord& at) { return at.per_lane && at.base == c.base; });
+    if (!c.per_lane || outer == iteration_.end() - 1) {
+      return false;
+    }
+    varies = true;
+  }
+  return varies;
+}
+
+bool CoordinateValues::at_flat_group(
+    const TensorView* tv, const std::vector<LaneCoord>& coords) const {
+  if (!flat_ || std::find(dense_.begin(), dense_.end(), tv) == dense_.end()) {
+    return false;
+  }
+  for (int64_t axis = 0; axis < tv->rank(); ++axis) {
+    const LaneCoord& c = coords[axis];
+    const LaneCoord& at = iteration_[axis];
+    const bool same = c.base == at.base && c.per_lane == at.per_lane;
+    if (!same && !tv->logical()[axis]->is_broadcast()) {
+      return false;
+    }
+  }
+  return true;
 }
 
 std::string CoordinateValues::offset_of(
@@ -100,7 +138,7 @@ std::string CoordinateValues::offset_of(
       const LaneCoord& c = coords[axis];
       const LaneCoord& at = iteration_[axis];
       if (tv->logical()[axis]->is_broadcast() ||
-          (c.base == at.base && c.lane_step == at.lane_step && !c.per_lane)) {
+          (c.base == at.base && c.lane_step == at.lane_step && c.per_lane == at.per_lane)) {
         any_same = true;  // an axis of extent 1 is at 0 in both
         continue;
       }
@@ -184,7 +222,15 @@ std::string CoordinateValues::load(const TensorView* tv, const std::vector<LaneC
   const std::string pointer = "args." + name_of_value(tv);
   const std::string name = "v" + std::to_string(next_name_++);
   line(array_type(type) + " " + name + ";  // load " + tv->name());
-  const std::string guard = current_guard();
+  if (guarded_per_lane()) {
+    // Each lane loads under its own predicate.
+    line(name + " = " + array_type(type) + "{};");
+    line("#pragma unroll");
+    line("for (int l = 0; l < kVec; ++l) if (" + current_guard("l") + ") " + name +
+        ".val[l] = " + pointer + "[" + offset_of(tv, coords, "l") + "];");
+    return name;
+  }
+  const std::string guard = current_guard("0");
   if (!guard.empty()) {
     // Under a cat or pad predicate: a predicated load, zeros where it is off.
     line("if (" + guard + ") {");
@@ -198,7 +244,24 @@ std::string CoordinateValues::load(const TensorView* tv, const std::vector<LaneC
       varying = static_cast<int>(axis);
     }
   }
-  if (varying < 0) {  // one element for every lane
+  if (at_flat_group(tv, coords)) {
+    const std::string at = declare("Index", "g * kVec");
+    const std::string cast =
+        "reinterpret_cast<const " + array_type(type) + "*>(" + pointer + " + " + at + ")";
+    vector_or_lanes(tv, pointer + " + " + at, "Index(1)",
+        name + " = " +
+            (updated_in_place(tv) ? "*" + cast : "nvfuse::load_read_only<false>(" + cast + ")") +
+            ";",
+        name + ".val[l] = " + pointer + "[" + at + " + Index(l)];");
+  } else if (reads_rows_only(tv, coords)) {
+    // A value per row (a row statistic): the group's lanes are on at most
+    // two rows, lane 0's and the last lane's, so two loads serve them.
+    const std::string first = declare(type, pointer + "[" + offset_of(tv, coords, "0") + "]");
+    const std::string last = declare(type, pointer + "[" + offset_of(tv, coords, "kVec - 1") + "]");
+    line("#pragma unroll");
+    line("for (int l = 0; l < kVec; ++l) " + name + ".val[l] = wraps.val[l] ? " + last + " : " +
+        first + ";");
+  } else if (varying < 0) {  // one element for every lane
     const std::string value = declare(type, pointer + "[" + offset_of(tv, coords, "0") + "]");
     line("#pragma unroll");
     line("for (int l = 0; l < kVec; ++l) " + name + ".val[l] = " + value + ";");
@@ -275,6 +338,14 @@ void CoordinateValues::store(
     const TensorView* tv, const std::vector<LaneCoord>& coords, const std::string& value) {
   const std::string pointer = "args." + name_of_value(tv);
   const int last = static_cast<int>(tv->rank()) - 1;
+  if (at_flat_group(tv, coords)) {
+    const std::string at = declare("Index", "g * kVec");
+    vector_or_lanes(tv, pointer + " + " + at, "Index(1)",
+        "*reinterpret_cast<" + array_type(cuda_type_of(tv->dtype())) + "*>(" + pointer + " + " +
+            at + ") = " + value + ";",
+        pointer + "[" + at + " + Index(l)] = " + value + ".val[l];");
+    return;
+  }
   if (last < 0 || coords[last].lane_step != 1) {
     line("#pragma unroll");
     line("for (int l = 0; l < kVec; ++l) " + pointer + "[" + offset_of(tv, coords, "l") +
@@ -457,48 +528,65 @@ std::vector<LaneCoord> CoordinateValues::slice_coords(
   return in;
 }
 
+std::string CoordinateValues::padded_in(
+    const LaneCoord& c, const Val* before, const std::string& l) const {
+  return c.lane(l) + " - Index(" + int64_of(before) + ")";
+}
+
 std::string CoordinateValues::pad(const PadOp& expr, const std::vector<LaneCoord>& coords) {
   const TensorView* operand = tensor_input(expr, 0);
-  std::vector<LaneCoord> in;
-  std::string inside;
+  std::vector<size_t> padded;
+  bool per_lane = false;
   for (size_t axis = 0; axis < coords.size(); ++axis) {
+    if (!expr.input(2 + 2 * axis)->as<Scalar>()->is_constant_int(0) ||
+        !expr.input(3 + 2 * axis)->as<Scalar>()->is_constant_int(0)) {
+      padded.push_back(axis);
+      per_lane = per_lane || coords[axis].per_lane;
+    }
+  }
+  if (padded.empty()) {
+    return value_at(operand, coords);
+  }
+  // Whether lane l's element is inside the operand.
+  const auto inside = [&](const std::string& l) {
+    std::string text;
+    for (size_t axis : padded) {
+      const std::string at = padded_in(coords[axis], expr.input(2 + 2 * axis), l);
+      const std::string extent = "Index(" + int64_of(extent_of(operand, int64_t(axis))) + ")";
+      text +=
+          std::string(text.empty() ? "" : " && ") + "(" + at + ") >= 0 && (" + at + ") < " + extent;
+    }
+    return text;
+  };
+  std::vector<LaneCoord> in = coords;
+  for (size_t axis : padded) {
     const Val* before = expr.input(2 + 2 * axis);
-    const Val* after = expr.input(3 + 2 * axis);
-    if (before->as<Scalar>()->is_constant_int(0) && after->as<Scalar>()->is_constant_int(0)) {
-      in.push_back(coords[axis]);
-      continue;
-    }
-    Scalar* extent = extent_of(operand, static_cast<int64_t>(axis));
-    share_predicate(coords[axis], {before->as<Scalar>(), extent});
-    LaneCoord c = coords[axis];
-    const std::string at = declare("Index", c.lane("0") + " - Index(" + int64_of(before) + ")");
-    inside += std::string(inside.empty() ? "" : " && ") + at + " >= 0 && " + at + " < Index(" +
-        int64_of(extent) + ")";
+    LaneCoord& c = in[axis];
     if (c.per_lane) {
-      const std::string source = c.base;
-      c.base = lanes("Index", [&](const std::string& l) {
-        return source + ".val[" + l + "] - Index(" + int64_of(before) + ")";
-      });
+      // Coordinates that differ lane by lane: each lane tests its own.
+      const LaneCoord source = c;
+      c.base = lanes("Index", [&](const std::string& l) { return padded_in(source, before, l); });
     } else {
-      c.base = at;
+      if (!per_lane) {  // the predicate is lane 0's for every lane
+        share_predicate(c, {before->as<Scalar>(), extent_of(operand, int64_t(axis))});
+      }
+      c.base = declare("Index", padded_in(c, before, "0"));
     }
-    in.push_back(c);
   }
-  if (inside.empty()) {  // nothing padded
-    return value_at(operand, in);
-  }
-  const std::string predicate = declare("bool", inside, print_expr(expr));
-  open_guard(predicate);
+  const std::string predicate = per_lane ? lanes("bool", inside, print_expr(expr))
+                                         : declare("bool", inside("0"), print_expr(expr));
+  open_guard(predicate, per_lane);
   const std::string value = value_at(operand, in);
   close_guard();
   const std::string fill = scalar_as(expr.input(1), expr.output(0)->dtype());
   return lanes(cuda_type_of(expr.output(0)->dtype()), [&](const std::string& l) {
-    return predicate + " ? " + value + ".val[" + l + "] : " + fill;
+    return (per_lane ? predicate + ".val[" + l + "]" : predicate) + " ? " + value + ".val[" + l +
+        "] : " + fill;
   });
 }
 
-void CoordinateValues::open_guard(const std::string& predicate) {
-  guards_.push_back(predicate);
+void CoordinateValues::open_guard(const std::string& predicate, bool per_lane) {
+  guards_.push_back(Guard{predicate, per_lane});
   scopes_.emplace_back();
 }
 
@@ -507,12 +595,16 @@ void CoordinateValues::close_guard() {
   scopes_.pop_back();
 }
 
-std::string CoordinateValues::current_guard() const {
+std::string CoordinateValues::current_guard(const std::string& l) const {
   std::string all;
-  for (const std::string& g : guards_) {
-    all += (all.empty() ? "" : " && ") + g;
+  for (const Guard& g : guards_) {
+    all += (all.empty() ? "" : " && ") + g.predicate + (g.per_lane ? ".val[" + l + "]" : "");
   }
   return all;
+}
+
+bool CoordinateValues::guarded_per_lane() const {
+  return std::any_of(guards_.begin(), guards_.end(), [](const Guard& g) { return g.per_lane; });
 }
 
 std::string CoordinateValues::indexed(const Expr& expr, const TensorView* index,

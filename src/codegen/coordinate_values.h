@@ -85,7 +85,13 @@ class CoordinateValues {
   // shift of each axis read away from the group's coordinate (the rotated
   // half of RoPE's x: one). The address of a read at the group's own
   // coordinates waits on no division.
-  void lay_out_densely(std::vector<const TensorView*> dense, std::vector<LaneCoord> iteration);
+  // With `flat` the group's lanes are consecutive in that order, each with
+  // its own coordinates (CoordinateParams::flat_lanes; the kernel's bool
+  // Array `wraps` says which lanes are past the end of lane 0's row): a
+  // dense tensor read or written at the iteration's coordinates is one
+  // vector there.
+  void lay_out_densely(
+      std::vector<const TensorView*> dense, std::vector<LaneCoord> iteration, bool flat = false);
   // Stores `value` (an Array) into output `tv` at `coords`.
   void store(const TensorView* tv, const std::vector<LaneCoord>& coords, const std::string& value);
   // The writes of a scatter for its index tensor's elements at `coords`
@@ -101,7 +107,8 @@ class CoordinateValues {
   void statement(const std::string& text) { line(text); }
   void open_block(const std::string& header);
   void close_block();
-  void open_guard(const std::string& predicate);
+  // `per_lane`: `predicate` is an Array of a bool per lane.
+  void open_guard(const std::string& predicate, bool per_lane = false);
   void close_guard();
   // A fresh local name.
   std::string fresh_name() { return "v" + std::to_string(next_name_++); }
@@ -111,6 +118,8 @@ class CoordinateValues {
 
   const std::vector<const Scalar*>& lane_multiples() const { return lane_multiples_; }
   bool lanes_share_predicates() const { return lanes_share_predicates_; }
+  // Nothing generated needs the lanes on one row (LaneRequirements::flat).
+  bool lanes_may_be_flat() const { return lanes_may_be_flat_; }
   // The tensors read or written as vectors, and the shifts of their lane
   // coordinates that are not lane_multiples already (slice starts and the
   // extents they normalize against).
@@ -150,7 +159,21 @@ class CoordinateValues {
   // Values computed between open_guard and close_guard are valid only
   // where `predicate` holds (a bool local): loads there are predicated on
   // it (and on the enclosing guards), and the values stay in their scope.
+  // current_guard(l) is lane l's (per-lane guards read their lane);
+  // current_guard() is shared by the lanes, "" when a guard is per lane
+  // or there is none.
+  std::string current_guard(const std::string& l) const;
   std::string current_guard() const;
+  bool guarded_per_lane() const;
+  // `tv` is laid out densely and read at the iteration's own coordinates
+  // with flat lanes: its group is the kVec elements from g * kVec on.
+  bool at_flat_group(const TensorView* tv, const std::vector<LaneCoord>& coords) const;
+  // With flat lanes, `tv` is read at coordinates that move only along the
+  // iteration's outer axes: the same on a row (the lanes that wrap past
+  // its end, `wraps`, are on the next).
+  bool reads_rows_only(const TensorView* tv, const std::vector<LaneCoord>& coords) const;
+  // The coordinate of the pad's input along a padded axis, for lane l.
+  std::string padded_in(const LaneCoord& c, const Val* before, const std::string& l) const;
   std::string indexed(const Expr& expr, const TensorView* index,
       const std::vector<LaneCoord>& index_coords, const std::vector<LaneCoord>& coords,
       int64_t dim);
@@ -205,7 +228,13 @@ class CoordinateValues {
   int next_name_ = 0;
   // (tensor, coordinates) -> local, one map per open branch.
   std::vector<std::unordered_map<std::string, std::string>> scopes_;
-  std::vector<std::string> guards_;
+  struct Guard {
+    std::string predicate;
+    bool per_lane = false;
+  };
+  std::vector<Guard> guards_;
+  bool lanes_may_be_flat_ = true;
+  bool flat_ = false;
   std::vector<const Scalar*> lane_multiples_;
   bool lanes_share_predicates_ = true;
   const bool vectors_aligned_;

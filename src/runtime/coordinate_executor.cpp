@@ -25,8 +25,8 @@ ProcessSetting<CoordinateTuning>& tuning_setting() {
 // shape. With a scan axis (>= 0), the scan kernel's launch.
 std::optional<CoordinateSchedule> schedule_for(size_t input_count,
     const std::vector<TensorArg>& tensors, const std::vector<int64_t>& extents,
-    int64_t lane_alignment, const std::vector<size_t>& vectorized,
-    const std::vector<int64_t>& shifts, int64_t scan_axis) {
+    int64_t lane_alignment, const LaneRequirements& lanes, const std::vector<int64_t>& shifts,
+    int64_t scan_axis) {
   for (size_t t = input_count + 1; t < tensors.size(); ++t) {
     if (tensors[t].sizes != tensors[input_count].sizes) {
       return std::nullopt;
@@ -35,11 +35,12 @@ std::optional<CoordinateSchedule> schedule_for(size_t input_count,
   CoordinateSchedule schedule =
       schedule_coordinates(extents, tensors, lane_alignment, coordinate_tuning());
   schedule.params.vectors_aligned =
-      vector_accesses_aligned(schedule.params.vector_width, tensors, vectorized, shifts);
+      vector_accesses_aligned(schedule.params.vector_width, tensors, lanes.vector_tensors, shifts);
   if (scan_axis >= 0) {
     schedule_scan(schedule, extents, static_cast<int>(scan_axis));
   } else {
     schedule.params.dense_tensors = dense_tensors(extents, tensors);
+    choose_flat_lanes(schedule, extents, tensors, input_count, lanes.flat, coordinate_tuning());
   }
   return schedule;
 }
@@ -115,8 +116,8 @@ std::optional<CoordinateSchedule> CoordinateExecutor::memoized_schedule(
     numbers.insert(numbers.end(), extents.begin(), extents.end());
   }
   return last_schedule_.get(tensors, std::move(numbers), [&] {
-    auto schedule = schedule_for(analysis_.inputs.size(), tensors, extents, alignment,
-        lanes_.vector_tensors, shifts, analysis_.scan_axis);
+    auto schedule = schedule_for(
+        analysis_.inputs.size(), tensors, extents, alignment, lanes_, shifts, analysis_.scan_axis);
     if (schedule.has_value() && analysis_.scatter != nullptr) {
       const TensorArg& in = tensors[scatter_input_slot()];
       schedule_scatter_rows(
@@ -204,7 +205,8 @@ std::optional<std::vector<at::Tensor>> CoordinateExecutor::run(
     check_drawn_in_graph(values, params.graph_rng);
     values.numel = schedule->numel;
     values.extents = *extents;
-    values.divisors = coordinate_divisors(values.extents, schedule->params.vector_width);
+    values.divisors = coordinate_divisors(
+        values.extents, schedule->params.flat_lanes ? 1 : schedule->params.vector_width);
     std::vector<uint64_t> packed = pack_args(source->layout, values);
     launch_on_current_stream(
         *kernel, device, {static_cast<unsigned>(schedule->grid_size)},

@@ -31,7 +31,8 @@ std::string CoordinateParams::to_string() const {
      << ", index=" << (index_32bit ? "int32" : "int64") << (vectors_aligned ? ", aligned" : "")
      << dense_text(dense_tensors)
      << (scan_axis >= 0 ? ", scan_axis=" + std::to_string(scan_axis) : "")
-     << (scatter_rows ? ", scatter_rows" : "") << (graph_rng ? ", graph_rng" : "") << ")";
+     << (scatter_rows ? ", scatter_rows" : "") << (flat_lanes ? ", flat_lanes" : "")
+     << (graph_rng ? ", graph_rng" : "") << ")";
   return ss.str();
 }
 
@@ -40,7 +41,8 @@ bool CoordinateParams::operator==(const CoordinateParams& other) const {
       block_size == other.block_size && unroll == other.unroll &&
       index_32bit == other.index_32bit && vectors_aligned == other.vectors_aligned &&
       dense_tensors == other.dense_tensors && scan_axis == other.scan_axis &&
-      scatter_rows == other.scatter_rows && graph_rng == other.graph_rng;
+      scatter_rows == other.scatter_rows && flat_lanes == other.flat_lanes &&
+      graph_rng == other.graph_rng;
 }
 
 void schedule_scan(
@@ -101,6 +103,38 @@ int64_t span_of(const TensorArg& t) {
   return span;
 }
 
+// 16 bytes of the narrowest tensor per lane group (wider tensors move
+// theirs as several 16-byte vectors), at most 8 lanes.
+int widest_vector(const std::vector<TensorArg>& tensors) {
+  int width = 1;
+  for (const TensorArg& t : tensors) {
+    width = std::max(width, static_cast<int>(16 / std::max<int64_t>(1, size_in_bytes(t.dtype))));
+  }
+  return std::min(width, 8);
+}
+
+// The unroll, index width and grid for the schedule's vector width.
+void size_launch(CoordinateSchedule& schedule, const std::vector<TensorArg>& tensors,
+    const CoordinateTuning& tuning) {
+  CoordinateParams& p = schedule.params;
+  int64_t widest = 1;
+  for (const TensorArg& t : tensors) {
+    widest = std::max(widest, size_in_bytes(t.dtype));
+  }
+  p.unroll = std::clamp(
+      static_cast<int>(tuning.bytes_per_thread / (p.vector_width * widest)), 1, tuning.max_unroll);
+  // The last thread's index, u * block past its first, must fit too.
+  constexpr int64_t kInt32 = std::numeric_limits<int32_t>::max();
+  const int64_t per_block = int64_t{p.block_size} * p.unroll;
+  bool fits = schedule.numel + per_block < kInt32;
+  for (const TensorArg& t : tensors) {
+    fits = fits && span_of(t) < kInt32;
+  }
+  p.index_32bit = fits;
+  const int64_t groups = schedule.numel / p.vector_width;
+  schedule.grid_size = (groups + per_block - 1) / per_block;
+}
+
 }  // namespace
 
 CoordinateSchedule schedule_coordinates(const std::vector<int64_t>& extents,
@@ -112,34 +146,46 @@ CoordinateSchedule schedule_coordinates(const std::vector<int64_t>& extents,
   for (int64_t e : extents) {
     schedule.numel *= e;
   }
-  // 16 bytes of the narrowest tensor per lane group (wider tensors move
-  // theirs as several 16-byte vectors).
-  int width = 1;
-  int64_t widest = 1;
-  for (const TensorArg& t : tensors) {
-    width = std::max(width, static_cast<int>(16 / std::max<int64_t>(1, size_in_bytes(t.dtype))));
-    widest = std::max(widest, size_in_bytes(t.dtype));
-  }
-  width = std::min(width, 8);
+  int width = widest_vector(tensors);
   const int64_t inner = extents.empty() ? 1 : extents.back();
   while (
       width > 1 && (inner % width != 0 || (lane_alignment != 0 && lane_alignment % width != 0))) {
     width /= 2;
   }
   schedule.params.vector_width = width;
-  schedule.params.unroll = std::clamp(
-      static_cast<int>(tuning.bytes_per_thread / (width * widest)), 1, tuning.max_unroll);
-  // The last thread's index, u * block past its first, must fit too.
-  constexpr int64_t kInt32 = std::numeric_limits<int32_t>::max();
-  const int64_t per_block = int64_t{schedule.params.block_size} * schedule.params.unroll;
-  bool fits = schedule.numel + per_block < kInt32;
-  for (const TensorArg& t : tensors) {
-    fits = fits && span_of(t) < kInt32;
-  }
-  schedule.params.index_32bit = fits;
-  const int64_t groups = schedule.numel / schedule.params.vector_width;
-  schedule.grid_size = (groups + per_block - 1) / per_block;
+  size_launch(schedule, tensors, tuning);
   return schedule;
+}
+
+void choose_flat_lanes(CoordinateSchedule& schedule, const std::vector<int64_t>& extents,
+    const std::vector<TensorArg>& tensors, size_t first_output, bool allowed,
+    const CoordinateTuning& tuning) {
+  if (!allowed || extents.size() < 2 || schedule.numel == 0) {
+    return;
+  }
+  const uint64_t dense = dense_tensors(extents, tensors);
+  for (size_t t = first_output; t < tensors.size(); ++t) {
+    if (t >= 64 || !(dense >> t & 1)) {
+      return;
+    }
+  }
+  int width = widest_vector(tensors);
+  while (width > 1 && (schedule.numel % width != 0 || extents.back() < width)) {
+    width /= 2;
+  }
+  CoordinateParams& p = schedule.params;
+  if (width <= p.vector_width) {
+    return;
+  }
+  p.flat_lanes = true;
+  p.vector_width = width;
+  p.dense_tensors = dense;
+  p.vectors_aligned = true;
+  for (size_t t = 0; t < tensors.size() && t < 64; ++t) {
+    const uint64_t bytes = static_cast<uint64_t>(width) * size_in_bytes(tensors[t].dtype);
+    p.vectors_aligned = p.vectors_aligned && (!(dense >> t & 1) || tensors[t].address % bytes == 0);
+  }
+  size_launch(schedule, tensors, tuning);
 }
 
 std::vector<int64_t> coordinate_divisors(const std::vector<int64_t>& extents, int width) {

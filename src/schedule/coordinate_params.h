@@ -34,6 +34,12 @@ struct CoordinateParams {
   // A scatter along the innermost axis staged a row at a time in shared
   // memory (codegen/scatter_codegen.h): a block per output row.
   bool scatter_rows = false;
+  // The lanes of a group are kVec consecutive elements in the iteration
+  // space's row-major order, which may straddle the end of a row
+  // (choose_flat_lanes): each lane has its own coordinates, the tensors
+  // laid out densely are read and written as vectors at the group's linear
+  // position, and every other access goes lane by lane.
+  bool flat_lanes = false;
   // Set at launch, not by the scheduler: the launch is recorded into a CUDA
   // graph and its random ops read torch's graph-safe generator state
   // (codegen/index_values.h).
@@ -78,6 +84,22 @@ CoordinateSchedule schedule_coordinates(const std::vector<int64_t>& extents,
     const std::vector<TensorArg>& tensors, int64_t lane_alignment,
     const CoordinateTuning& tuning = {});
 
+// Lanes in the flat (row-major) order instead of along rows, where that
+// gives wider vectors: rows whose length no vector width divides (a
+// 50,257-word vocabulary) or whose pad or slice boundaries are not
+// multiples of one (the vocabulary padded to 50,264) leave the row-wise
+// kernel one element a thread, whose few loads in flight hold it to about
+// a third of the memory bandwidth. It applies when the fusion allows it
+// (`allowed`: LaneRequirements::flat), the iteration space has at least two
+// axes and every output (tensors from `first_output` on) is laid out
+// densely; the width is the widest that divides the element count and is
+// at most the innermost extent (a group then spans at most two rows), and
+// it must be wider than the row-wise one. Vectors are aligned when every
+// dense tensor's address is.
+void choose_flat_lanes(CoordinateSchedule& schedule, const std::vector<int64_t>& extents,
+    const std::vector<TensorArg>& tensors, size_t first_output, bool allowed,
+    const CoordinateTuning& tuning = {});
+
 // The longest output row (bytes) a scatter stages in shared memory: the
 // most a block takes without opting in to more, which leaves room for
 // several blocks an SM (an 8192-wide fp32 row is 32 KB).
@@ -98,7 +120,8 @@ void schedule_scan(
 
 // Per axis, what the kernel divides a group index by to find that axis's
 // coordinate (its FastDividers): the innermost extent in groups of `width`
-// lanes, the others' extents; axis 0 is never divided (1).
+// lanes (whole elements with flat lanes: `width` 1), the others' extents;
+// axis 0 is never divided (1).
 std::vector<int64_t> coordinate_divisors(const std::vector<int64_t>& extents, int width);
 
 // Whether every vector access of `width` lanes is aligned: each of

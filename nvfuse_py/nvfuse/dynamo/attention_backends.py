@@ -1,0 +1,126 @@
+"""Attention on the backend torch picks for the real tensors.
+
+`F.scaled_dot_product_attention` is a composite: AOTAutograd traces it
+into the op of the backend torch chooses, and it chooses with the fake
+tensors it traces with. That choice can differ from the one torch makes
+for real tensors of the same sizes, strides and dtypes. On an H200 an
+encoder's additive [batch, 1, seq, seq] mask (transformers' BERT) traced
+to the math path, float32 batched GEMMs on CUDA cores around a separate
+softmax, where real tensors run cuDNN's fused attention.
+
+This pass runs on Dynamo's graph, before AOTAutograd. For each attention
+call on CUDA tensors it asks torch's choice for real tensors made like the
+call's (empty ones of the same sizes, strides, dtypes and requires_grad,
+on its device). Where that is cuDNN, the call becomes ATen's cuDNN
+attention op, made as `scaled_dot_product_attention` makes it; its
+backward is ATen's cuDNN attention backward. Other calls stay as they are.
+
+Only calls the cuDNN op takes as they are: no dropout (its random stream
+is cuDNN's, not torch's generator), no grouped-query expansion, a
+floating mask of the query's dtype (or none) that needs no gradient, and
+sizes Dynamo fixed."""
+
+import inspect
+
+import torch
+import torch.nn.functional as F
+
+_SDPA_TARGETS = {F.scaled_dot_product_attention, torch._C._nn.scaled_dot_product_attention}
+_CUDNN = 3  # SDPBackend.CUDNN_ATTENTION, as torch._fused_sdp_choice numbers it
+
+
+def _sdpa_signature(
+    query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False
+):
+    pass
+
+
+_SIGNATURE = inspect.signature(_sdpa_signature)
+
+
+def cudnn_attention(query, key, value, attn_mask, is_causal, scale):
+    """What scaled_dot_product_attention computes when it picks cuDNN,
+    without dropout: the log-sum-exp only where a backward will read it."""
+    needs_lse = torch.is_grad_enabled() and (
+        query.requires_grad or key.requires_grad or value.requires_grad
+    )
+    return torch.ops.aten._scaled_dot_product_cudnn_attention(
+        query, key, value, attn_mask, needs_lse, 0.0, is_causal, False, scale=scale
+    )[0]
+
+
+def _meta(arg):
+    if isinstance(arg, torch.fx.Node):
+        value = arg.meta.get("example_value")
+        return value if isinstance(value, torch.Tensor) else None
+    return None
+
+
+def _static(t):
+    return all(isinstance(n, int) for n in (*t.shape, *t.stride()))
+
+
+def _real_like(t):
+    """An empty real tensor with `t`'s sizes, strides, dtype, device and
+    requires_grad."""
+    real = torch.empty_strided(tuple(t.shape), tuple(t.stride()), dtype=t.dtype, device=t.device)
+    return real.requires_grad_(t.requires_grad)
+
+
+def _real_choice(q, k, v, mask, is_causal, scale):
+    from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+    with unset_fake_temporarily():
+        real = [_real_like(t) for t in (q, k, v)]
+        real_mask = _real_like(mask) if mask is not None else None
+        return torch._fused_sdp_choice(*real, real_mask, 0.0, is_causal, scale=scale)
+
+
+def _cudnn_call(node):
+    """(q, k, v, mask, is_causal, scale) of an attention call the cuDNN op
+    takes as it is and torch runs on cuDNN for real tensors, else None."""
+    try:
+        bound = _SIGNATURE.bind(*node.args, **node.kwargs)
+    except TypeError:
+        return None
+    a = bound.arguments
+    q, k, v = (_meta(a[n]) for n in ("query", "key", "value"))
+    mask_arg = a.get("attn_mask")
+    mask = _meta(mask_arg)
+    dropout, causal = a.get("dropout_p", 0.0), a.get("is_causal", False)
+    scale, gqa = a.get("scale"), a.get("enable_gqa", False)
+    if any(t is None or not t.is_cuda or not _static(t) for t in (q, k, v)):
+        return None
+    if mask_arg is not None and (
+        mask is None
+        or not _static(mask)
+        or mask.dtype != q.dtype
+        or mask.requires_grad
+        or mask.device != q.device
+    ):
+        return None
+    if dropout != 0.0 or gqa is not False or not isinstance(causal, bool):
+        return None
+    if scale is not None and not isinstance(scale, (int, float)):
+        return None
+    if _real_choice(q, k, v, mask, causal, scale) != _CUDNN:
+        return None
+    return (a["query"], a["key"], a["value"], mask_arg, causal, scale)
+
+
+def attention_on_real_backend(gm):
+    """Rewrites gm's attention calls that torch runs on cuDNN for real
+    tensors into ATen's cuDNN attention op; the number rewritten."""
+    count = 0
+    for node in list(gm.graph.nodes):
+        if node.op != "call_function" or node.target not in _SDPA_TARGETS:
+            continue
+        call = _cudnn_call(node)
+        if call is None:
+            continue
+        node.target = cudnn_attention
+        node.args, node.kwargs = call, {}
+        count += 1
+    if count:
+        gm.recompile()
+    return count
