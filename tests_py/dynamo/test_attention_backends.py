@@ -79,17 +79,36 @@ def test_calls_torch_runs_on_cudnn_become_the_cudnn_op(causal):
 
 
 @pytest.mark.gpu
+def test_a_boolean_mask_masks_as_torchs_cudnn_call_does():
+    """transformers' encoders pass a boolean [batch, 1, seq, seq] mask,
+    expanded from the padding mask."""
+    q, k, v = (torch.randn(4, 2, 64, 64, device="cuda", dtype=torch.bfloat16) for _ in range(3))
+    keep = torch.ones(4, 64, dtype=torch.bool, device="cuda")
+    keep[1, 50:] = False
+    mask = keep[:, None, None, :].expand(4, 1, 64, 64)
+    expect_cudnn = torch._fused_sdp_choice(q, k, v, mask) == 3
+
+    def attention(q, k, v, mask):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+    counts = []
+    out = torch.compile(attention, backend=_rewriting_backend(counts))(q, k, v, mask)
+    assert counts == ([1, 1] if expect_cudnn else [0, 0])
+    torch.testing.assert_close(out, attention(q, k, v, mask))
+
+
+@pytest.mark.gpu
 def test_calls_the_cudnn_op_cannot_take_stay_as_they_are():
     q, k, v = (torch.randn(4, 2, 64, 64, device="cuda", dtype=torch.bfloat16) for _ in range(3))
-    keep = torch.rand(4, 1, 64, 64, device="cuda") > 0.1
+    mask = torch.randn(4, 1, 64, 64, device="cuda")  # float32 against bf16
 
     def dropout(q, k, v):
         return F.scaled_dot_product_attention(q, k, v, dropout_p=0.5)
 
-    def bool_mask(q, k, v):
-        return F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
+    def other_dtype_mask(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
 
-    for fn in (dropout, bool_mask):
+    for fn in (dropout, other_dtype_mask):
         counts = []
         torch._dynamo.reset()
         torch.compile(fn, backend=_rewriting_backend(counts))(q, k, v)

@@ -206,6 +206,27 @@ def test_logits_only_the_user_reads_keep_their_padded_rows(cpu_padding):
         torch.testing.assert_close(got, expected)
 
 
+def _logits_and_loss(hidden, weight, labels):
+    """BERT's masked-LM head: logits viewed [batch, seq, vocab], their loss
+    read through a view back to [tokens, vocab]."""
+    logits = _lm_head(hidden, weight)
+    return logits, F.cross_entropy(logits.view(-1, VOCAB), labels)
+
+
+def test_logits_the_loss_reads_through_views_keep_their_padded_rows(cpu_padding):
+    """Inference: the loss (a region) reads the logits through a view that
+    merges the rows back, the user gets them; no dense copy."""
+    torch.manual_seed(0)
+    hidden, weight = torch.randn(TOKENS, WIDTH), torch.randn(VOCAB, WIDTH)
+    labels = torch.randint(0, VOCAB, (TOKENS,))
+    with torch.no_grad():
+        logits, loss = torch.compile(_logits_and_loss, backend="nvfuse")(hidden, weight, labels)
+    want_logits, want_loss = _logits_and_loss(hidden, weight, labels)
+    assert logits.stride()[-2] == -(-VOCAB // 4) * 4
+    torch.testing.assert_close(logits, want_logits)
+    torch.testing.assert_close(loss, want_loss)
+
+
 def test_logits_saved_for_the_backward_stay_dense(cpu_padding):
     """The loss in the same graph: its backward reads the saved logits, so
     the graph returns them dense, as its meta value says."""

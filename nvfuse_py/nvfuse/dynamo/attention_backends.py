@@ -16,8 +16,8 @@ attention op, made as `scaled_dot_product_attention` makes it; its
 backward is ATen's cuDNN attention backward. Other calls stay as they are.
 
 Only calls the cuDNN op takes as they are: no dropout (its random stream
-is cuDNN's, not torch's generator), no grouped-query expansion, a
-floating mask of the query's dtype (or none) that needs no gradient, and
+is cuDNN's, not torch's generator), no grouped-query expansion, a mask
+(boolean or of the query's dtype) that needs no gradient, or none, and
 sizes Dynamo fixed."""
 
 import inspect
@@ -40,7 +40,12 @@ _SIGNATURE = inspect.signature(_sdpa_signature)
 
 def cudnn_attention(query, key, value, attn_mask, is_causal, scale):
     """What scaled_dot_product_attention computes when it picks cuDNN,
-    without dropout: the log-sum-exp only where a backward will read it."""
+    without dropout: a boolean mask as the additive one torch gives cuDNN
+    (-65504 where masked out, not -inf), the log-sum-exp only where a
+    backward will read it."""
+    if attn_mask is not None and attn_mask.dtype == torch.bool:
+        zero = torch.zeros((), dtype=query.dtype, device=attn_mask.device)
+        attn_mask = torch.where(attn_mask, zero, -65504.0)
     needs_lse = torch.is_grad_enabled() and (
         query.requires_grad or key.requires_grad or value.requires_grad
     )
@@ -94,7 +99,7 @@ def _cudnn_call(node):
     if mask_arg is not None and (
         mask is None
         or not _static(mask)
-        or mask.dtype != q.dtype
+        or mask.dtype not in (q.dtype, torch.bool)
         or mask.requires_grad
         or mask.device != q.device
     ):

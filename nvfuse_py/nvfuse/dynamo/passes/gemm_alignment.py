@@ -231,5 +231,5 @@ class _PaddedRowReaders:
         if user.op != "call_function" or user.target not in _SPLITTING_VIEWS:
             return False
         shape = user.args[1]
-        keeps_rows = len(shape) >= 2 and shape[-1] == value.meta["val"].shape[1]
+        keeps_rows = len(shape) >= 2 and shape[-1] == value.meta["val"].shape[-1]
         return keeps_rows and all(self.read_padded_rows(u, user) for u in user.users)
