@@ -79,14 +79,20 @@ def test_calls_torch_runs_on_cudnn_become_the_cudnn_op(causal):
 
 
 @pytest.mark.gpu
-def test_a_boolean_mask_masks_as_torchs_cudnn_call_does():
+@pytest.mark.parametrize("layout", ["padded_keys", "expanded_along_keys"])
+def test_a_boolean_mask_masks_as_torchs_cudnn_call_does(layout):
     """transformers' encoders pass a boolean [batch, 1, seq, seq] mask,
-    expanded from the padding mask."""
+    expanded from the padding mask (for unpadded batches, with stride 0
+    along the keys, which cuDNN takes once laid out densely)."""
     q, k, v = (torch.randn(4, 2, 64, 64, device="cuda", dtype=torch.bfloat16) for _ in range(3))
     keep = torch.ones(4, 64, dtype=torch.bool, device="cuda")
-    keep[1, 50:] = False
-    mask = keep[:, None, None, :].expand(4, 1, 64, 64)
-    expect_cudnn = torch._fused_sdp_choice(q, k, v, mask) == 3
+    if layout == "padded_keys":
+        keep[1, 50:] = False
+        mask = keep[:, None, None, :].expand(4, 1, 64, 64)
+    else:
+        mask = keep[:, None, :, None].expand(4, 1, 64, 64)
+    dense = torch.zeros(4, 1, 64, 64, dtype=torch.bfloat16, device="cuda")
+    expect_cudnn = torch._fused_sdp_choice(q, k, v, dense) == 3
 
     def attention(q, k, v, mask):
         return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
@@ -94,7 +100,7 @@ def test_a_boolean_mask_masks_as_torchs_cudnn_call_does():
     counts = []
     out = torch.compile(attention, backend=_rewriting_backend(counts))(q, k, v, mask)
     assert counts == ([1, 1] if expect_cudnn else [0, 0])
-    torch.testing.assert_close(out, attention(q, k, v, mask))
+    torch.testing.assert_close(out, attention(q, k, v, mask), rtol=2e-2, atol=2e-2)
 
 
 @pytest.mark.gpu

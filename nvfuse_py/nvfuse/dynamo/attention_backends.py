@@ -11,9 +11,18 @@ softmax, where real tensors run cuDNN's fused attention.
 This pass runs on Dynamo's graph, before AOTAutograd. For each attention
 call on CUDA tensors it asks torch's choice for real tensors made like the
 call's (empty ones of the same sizes, strides, dtypes and requires_grad,
-on its device). Where that is cuDNN, the call becomes ATen's cuDNN
-attention op, made as `scaled_dot_product_attention` makes it; its
-backward is ATen's cuDNN attention backward. Other calls stay as they are.
+on its device), the mask as the cuDNN op would be given it: additive, of
+the query's dtype, and laid out densely where it was boolean or its keys
+were not adjacent (transformers' encoders expand a boolean mask with stride
+0 along the keys, which cuDNN declines). Where that is cuDNN, the call
+becomes ATen's cuDNN attention op, made as `scaled_dot_product_attention`
+makes it; its backward is ATen's cuDNN attention backward. Other calls stay
+as they are.
+
+A query row whose keys are all masked out gets cuDNN's result (-65504 is
+added to each score, so the row attends to all values evenly), where
+torch's math path returns zeros; eager gives cuDNN's result too wherever
+it picks cuDNN.
 
 Only calls the cuDNN op takes as they are: no dropout (its random stream
 is cuDNN's, not torch's generator), no grouped-query expansion, a mask
@@ -38,14 +47,25 @@ def _sdpa_signature(
 _SIGNATURE = inspect.signature(_sdpa_signature)
 
 
+def _given_mask(mask):
+    """The mask as the cuDNN op is given it (see cudnn_attention): its
+    sizes and strides."""
+    if mask.dtype == torch.bool or mask.stride()[-1] != 1:
+        return tuple(mask.shape), torch.empty(mask.shape, device="meta").stride()
+    return tuple(mask.shape), tuple(mask.stride())
+
+
 def cudnn_attention(query, key, value, attn_mask, is_causal, scale):
     """What scaled_dot_product_attention computes when it picks cuDNN,
     without dropout: a boolean mask as the additive one torch gives cuDNN
-    (-65504 where masked out, not -inf), the log-sum-exp only where a
-    backward will read it."""
+    (-65504 where masked out, not -inf), laid out densely, as is a mask
+    whose keys are not adjacent; the log-sum-exp only where a backward will
+    read it."""
     if attn_mask is not None and attn_mask.dtype == torch.bool:
         zero = torch.zeros((), dtype=query.dtype, device=attn_mask.device)
-        attn_mask = torch.where(attn_mask, zero, -65504.0)
+        attn_mask = torch.where(attn_mask, zero, -65504.0).contiguous()
+    elif attn_mask is not None and attn_mask.stride(-1) != 1:
+        attn_mask = attn_mask.contiguous()
     needs_lse = torch.is_grad_enabled() and (
         query.requires_grad or key.requires_grad or value.requires_grad
     )
@@ -73,11 +93,16 @@ def _real_like(t):
 
 
 def _real_choice(q, k, v, mask, is_causal, scale):
+    """torch's choice for real tensors like q, k and v, with the mask as
+    cudnn_attention gives it to the op."""
     from torch._subclasses.fake_tensor import unset_fake_temporarily
 
     with unset_fake_temporarily():
         real = [_real_like(t) for t in (q, k, v)]
-        real_mask = _real_like(mask) if mask is not None else None
+        real_mask = None
+        if mask is not None:
+            sizes, strides = _given_mask(mask)
+            real_mask = torch.empty_strided(sizes, strides, dtype=q.dtype, device=q.device)
         return torch._fused_sdp_choice(*real, real_mask, 0.0, is_causal, scale=scale)
 
 
