@@ -2,10 +2,9 @@
 (flash, cuDNN, memory-efficient, and what F.scaled_dot_product_attention
 picks by itself), to explain where nvfuse's sdpfa_fwd (flash, by its API)
 stands against eager and torch.compile; and, for an encoder's masked
-attention (BERT's bench shape, with the [batch, 1, seq, seq] additive mask
-transformers builds), which backend torch picks for real tensors and for
-the fake tensors AOTAutograd traces with, and why each fused backend
-declines (its error, whole). Run on a GPU:
+attention (BERT's bench shape), which backend torch picks for each layout
+of the [batch, 1, seq, seq] mask, and why each fused backend declines the
+one transformers passes (its error, whole). Run on a GPU:
 
     python3 tools/sdpa_backends.py
 """
@@ -64,27 +63,28 @@ def main():
 
 def masked_encoder_choices(batch=16, seq=512, heads=12, head_dim=64):
     """BERT's attention: the backend torch picks (a torch._fused_sdp_choice
-    index into SDPBackend) for real tensors and for fake ones, and each
-    fused backend's reason to decline, with requires_grad as in training."""
-    from torch._subclasses.fake_tensor import FakeTensorMode
-
-    def inputs():
-        q, k, v = (
-            torch.randn(
-                batch, heads, seq, head_dim, dtype=torch.bfloat16, device="cuda"
-            ).requires_grad_()
-            for _ in range(3)
-        )
-        keep = torch.arange(seq, device="cuda") >= 0
-        mask = torch.where(keep, 0.0, torch.finfo(torch.bfloat16).min).to(torch.bfloat16)
-        return q, k, v, mask.expand(batch, 1, seq, seq).contiguous()
-
-    q, k, v, mask = inputs()
-    print("masked encoder, real tensors: choice", torch._fused_sdp_choice(q, k, v, mask))
-    with FakeTensorMode() as mode:
-        fq, fk, fv, fmask = (mode.from_tensor(t) for t in (q, k, v, mask))
-        print("masked encoder, fake tensors: choice", torch._fused_sdp_choice(fq, fk, fv, fmask))
-    print("  SDPBackend:", {b.name: b.value for b in SDPBackend})
+    index into SDPBackend) for each mask layout an encoder may pass, with
+    requires_grad as in training, and each fused backend's reason to
+    decline the layout transformers passes for an unpadded batch."""
+    q, k, v = (
+        torch.randn(
+            batch, heads, seq, head_dim, dtype=torch.bfloat16, device="cuda"
+        ).requires_grad_()
+        for _ in range(3)
+    )
+    keep = torch.ones(batch, seq, dtype=torch.bool, device="cuda")
+    masks = {
+        # transformers' unpadded encoder mask: stride 0 along the keys
+        "bool, expanded along the keys": keep[:, None, :, None].expand(batch, 1, seq, seq),
+        "bool, padding mask over the keys": keep[:, None, None, :].expand(batch, 1, seq, seq),
+        "bf16, dense": torch.zeros(batch, 1, seq, seq, dtype=torch.bfloat16, device="cuda"),
+    }
+    for name, mask in masks.items():
+        print(f"masked encoder, {name}: choice", torch._fused_sdp_choice(q, k, v, mask))
+    # SDPBackend is a pybind11 enum here: not iterable.
+    names = ("ERROR", "MATH", "FLASH_ATTENTION", "EFFICIENT_ATTENTION", "CUDNN_ATTENTION")
+    print("  SDPBackend:", {n: int(getattr(SDPBackend, n)) for n in names})
+    mask = masks["bool, expanded along the keys"]
     for backend in FUSED_BACKENDS:
         try:
             with sdpa_kernel(backend):

@@ -1,23 +1,24 @@
-"""Attention on the backend torch picks for the real tensors.
+"""Attention on cuDNN where torch would run it there for the tensors as
+cuDNN's op is given them.
 
 `F.scaled_dot_product_attention` is a composite: AOTAutograd traces it
-into the op of the backend torch chooses, and it chooses with the fake
-tensors it traces with. That choice can differ from the one torch makes
-for real tensors of the same sizes, strides and dtypes. On an H200 an
-encoder's additive [batch, 1, seq, seq] mask (transformers' BERT) traced
-to the math path, float32 batched GEMMs on CUDA cores around a separate
-softmax, where real tensors run cuDNN's fused attention.
+into the op of the backend torch chooses for the call's tensors, and
+torch chooses by their layouts too. transformers' encoders (BERT) pass a
+boolean [batch, 1, seq, seq] mask expanded from the padding mask, for an
+unpadded batch with stride 0 along the keys. For that mask torch picks
+its math path, eager and traced alike: float32 batched GEMMs on CUDA
+cores around a separate softmax. Torch's cuDNN call would convert a
+boolean mask to an additive one anyway, and cuDNN takes that one once it
+is laid out densely.
 
 This pass runs on Dynamo's graph, before AOTAutograd. For each attention
 call on CUDA tensors it asks torch's choice for real tensors made like the
 call's (empty ones of the same sizes, strides, dtypes and requires_grad,
-on its device), the mask as the cuDNN op would be given it: additive, of
+on its device), the mask as the cuDNN op is given it here: additive, of
 the query's dtype, and laid out densely where it was boolean or its keys
-were not adjacent (transformers' encoders expand a boolean mask with stride
-0 along the keys, which cuDNN declines). Where that is cuDNN, the call
-becomes ATen's cuDNN attention op, made as `scaled_dot_product_attention`
-makes it; its backward is ATen's cuDNN attention backward. Other calls stay
-as they are.
+were not adjacent. Where that is cuDNN, the call becomes ATen's cuDNN
+attention op, made as `scaled_dot_product_attention` makes it; its
+backward is ATen's cuDNN attention backward. Other calls stay as they are.
 
 A query row whose keys are all masked out gets cuDNN's result (-65504 is
 added to each score, so the row attends to all values evenly), where
@@ -94,16 +95,24 @@ def _real_like(t):
 
 def _real_choice(q, k, v, mask, is_causal, scale):
     """torch's choice for real tensors like q, k and v, with the mask as
-    cudnn_attention gives it to the op."""
+    cudnn_attention gives it to the op; None where they do not fit in the
+    device's memory (the call then stays as it is)."""
     from torch._subclasses.fake_tensor import unset_fake_temporarily
 
-    with unset_fake_temporarily():
-        real = [_real_like(t) for t in (q, k, v)]
-        real_mask = None
-        if mask is not None:
-            sizes, strides = _given_mask(mask)
-            real_mask = torch.empty_strided(sizes, strides, dtype=q.dtype, device=q.device)
-        return torch._fused_sdp_choice(*real, real_mask, 0.0, is_causal, scale=scale)
+    try:
+        with unset_fake_temporarily():
+            return _choice_of_empty_tensors(q, k, v, mask, is_causal, scale)
+    except torch.OutOfMemoryError:
+        return None
+
+
+def _choice_of_empty_tensors(q, k, v, mask, is_causal, scale):
+    real = [_real_like(t) for t in (q, k, v)]
+    real_mask = None
+    if mask is not None:
+        sizes, strides = _given_mask(mask)
+        real_mask = torch.empty_strided(sizes, strides, dtype=q.dtype, device=q.device)
+    return torch._fused_sdp_choice(*real, real_mask, 0.0, is_causal, scale=scale)
 
 
 def _cudnn_call(node):
