@@ -13,7 +13,7 @@ from nvfuse.dynamo.passes.gather_through_pointwise import push_gathers_through_p
 from nvfuse.dynamo.passes.views_before_casts import move_views_before_casts
 from nvfuse.dynamo.region import FusedRegion
 
-from .conftest import aten_graph, record_definitions
+from .conftest import aten_graph, fused_regions, record_definitions
 
 aten = torch.ops.aten
 
@@ -69,6 +69,26 @@ def test_a_cast_read_twice_stays_where_it_is():
 
     gm = aten_graph(cast_read_twice, torch.randn(3, 4, dtype=torch.bfloat16))
     assert move_views_before_casts(gm) == 0
+
+
+def _norm_then_cast_view(x, weight):
+    # A layer norm's float32 output cast back to bf16 for the next GEMM,
+    # which reads it as [tokens, width].
+    y = F.layer_norm(x.float(), (x.shape[-1],), weight)
+    return y.to(torch.bfloat16).view(-1, x.shape[-1])
+
+
+def test_the_cast_of_a_computed_value_keeps_its_view_after_it():
+    """Moved above the cast, the view would reshape the norm's result
+    inside its region: the norm's kernel, then one for the cast alone."""
+    args = torch.randn(2, 6, 64, dtype=torch.bfloat16), torch.randn(64)
+    gm = aten_graph(_norm_then_cast_view, *args)
+    assert move_views_before_casts(gm) == 0
+    fused, regions = fused_regions(gm)
+    seen = record_definitions(regions)
+    torch.testing.assert_close(fused(*args), _norm_then_cast_view(*args))
+    ((fd, _),) = seen
+    assert [kind for kind, _ in fd.segment_summary()] == ["fused"], fd.segment_summary()
 
 
 def test_the_label_gather_reads_the_logits_themselves():

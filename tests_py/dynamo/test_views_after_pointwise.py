@@ -83,3 +83,32 @@ def test_a_cast_of_a_reshaped_input_or_read_by_an_op_stays():
         gm = aten_graph(fn, rows)
         assert move_views_after_pointwise(gm) == 0
         torch.testing.assert_close(gm(rows), fn(rows))
+
+
+def _residual_then_norm(a, w, residual):
+    # Llama's attention output projection, viewed from [tokens, width] to
+    # [batch, sequence, width], added to the residual, then normed.
+    hidden = residual + (a @ w).view(residual.shape)
+    return hidden * torch.rsqrt(hidden.pow(2).mean(-1, keepdim=True) + 1e-6)
+
+
+def _residual_inputs():
+    g = torch.Generator().manual_seed(0)
+    return (
+        torch.randn(12, 32, generator=g),
+        torch.randn(32, 64, generator=g),
+        torch.randn(2, 6, 64, generator=g),
+    )
+
+
+def test_a_view_of_a_gemms_result_stays_ahead_of_the_add():
+    """A view of what a region reads (an ATen GEMM's result) is a host
+    view where it is; moved below the add it would reshape the add's
+    result inside the region and cut the norm into a kernel of its own."""
+    gm = aten_graph(_residual_then_norm, *_residual_inputs())
+    assert move_views_after_pointwise(gm) == 0
+    fused, regions = fused_regions(gm)
+    seen = record_definitions(regions)
+    torch.testing.assert_close(fused(*_residual_inputs()), _residual_then_norm(*_residual_inputs()))
+    ((fd, _),) = seen
+    assert [kind for kind, _ in fd.segment_summary()] == ["fused"], fd.segment_summary()

@@ -72,3 +72,14 @@ def finish_rewrite(gm, edits):
         gm.graph.lint()
         gm.recompile()
     return edits
+
+
+def computed_in_a_region(x):
+    """Whether a region would compute node `x`, looking through views to
+    the value they view: false for a graph input or an ATen op's result
+    (a region reads those, and a view of them there is a host view)."""
+    from ..support import why_not_fusible  # support reads the passes
+
+    while x.op == "call_function" and x.target in RESHAPING_VIEWS:
+        x = x.args[0]
+    return why_not_fusible(x) is None

@@ -20,14 +20,20 @@ region's kernel mapped every element through the reshape; below the cast
 the reshape is the output's zero-copy view.
 
 Only ops whose tensor operands all have the op's sizes move (a broadcast
-operand would need its own reshape rule), and only views read by nothing
-else (another reader would need the view anyway)."""
+operand would need its own reshape rule), only views read by nothing
+else (another reader would need the view anyway), and only views of values
+a region computes. A view of a region's input is a host view where it is;
+moved, it became a reshape of the op's result inside the region: Llama's
+residual add of the attention's output projection, viewed from [tokens,
+width] to [batch, sequence, width], was a kernel of its own ahead of the
+RMS norm that reads its result."""
 
 import torch
 
 from .graph_edits import (
     ARITHMETIC,
     RESHAPING_VIEWS,
+    computed_in_a_region,
     finish_rewrite,
     insert_call,
     is_plain_cast,
@@ -64,7 +70,7 @@ def _movable_view(node):
             return None
         if position is None and arg.target in RESHAPING_VIEWS and len(arg.users) == 1:
             source = _static_shape(arg.args[0])
-            if source is not None and source != shape:
+            if source is not None and source != shape and computed_in_a_region(arg.args[0]):
                 position = k
     return position
 

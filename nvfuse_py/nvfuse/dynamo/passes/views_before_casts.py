@@ -6,11 +6,23 @@ materialized for the ops after it), so in `view(logits.float(), [-1, V])`
 ahead of a loss, the upcast logits were written in full before the loss
 read them back. The view of the input costs nothing, and the cast then
 fuses with the loss's reductions. Only casts read by nothing but the view
-move (another reader would need the cast at its own shape)."""
+move (another reader would need the cast at its own shape), and only casts
+of values a region does not compute: a graph input or an ATen op's result,
+through views. A value a region computes would be reshaped inside it: a
+layer norm's float32 output viewed as [tokens, width] ahead of its bf16
+cast for the next GEMM cut its region into the norm's kernel, the
+reshape, and a kernel for the cast alone. Left in place, the cast ends the
+norm's kernel and the view is one of the region's output."""
 
 import torch
 
-from .graph_edits import RESHAPING_VIEWS, finish_rewrite, insert_call, is_plain_cast
+from .graph_edits import (
+    RESHAPING_VIEWS,
+    computed_in_a_region,
+    finish_rewrite,
+    insert_call,
+    is_plain_cast,
+)
 
 
 def move_views_before_casts(gm):
@@ -27,6 +39,8 @@ def move_views_before_casts(gm):
         if not all(isinstance(size, int) for size in node.args[1]):
             continue  # symbolic sizes: the view stays where Dynamo put it
         x = cast.args[0]
+        if computed_in_a_region(x):
+            continue
         view = insert_call(gm.graph, node, node.target, (x, *node.args[1:]), dict(node.kwargs))
         new_cast = insert_call(
             gm.graph, node, cast.target, (view, *cast.args[1:]), dict(cast.kwargs)
