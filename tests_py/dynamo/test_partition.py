@@ -45,3 +45,34 @@ def test_the_report_counts_the_share_of_ops_in_nvfuse():
     (report,) = nvfuse.dynamo.reports()
     assert report.fused_ops == report.non_gemm_ops == 3
     assert any(reason == GEMM_REASON for _, _, reason in report.unfused)
+
+
+def _norms_then_loss(x, w, logits):
+    """Two layer norms around a GEMM, each saving its statistics cast to
+    bf16 (as a training graph's forward returns them for the backward),
+    then a loss over other logits."""
+    saved = []
+    for _ in range(2):
+        xf = x.float()
+        mean = xf.mean(-1, keepdim=True)
+        rstd = torch.rsqrt((xf - mean).pow(2).mean(-1, keepdim=True) + 1e-5)
+        saved += [mean.to(torch.bfloat16), rstd.to(torch.bfloat16)]
+        x = (((xf - mean) * rstd).to(torch.bfloat16) @ w).relu()
+    return x, logits.float().log_softmax(-1).sum(), *saved
+
+
+def test_saved_casts_stay_with_the_region_that_computes_their_source():
+    x, w = torch.randn(8, 16, dtype=torch.bfloat16), torch.randn(16, 16, dtype=torch.bfloat16)
+    gm = aten_graph(_norms_then_loss, x, w, torch.randn(8, 32, dtype=torch.bfloat16))
+    _, partitions = propose_regions(gm, NvfuseSupport())
+    saved = [
+        n
+        for n in gm.graph.nodes
+        if n.op == "call_function"
+        and n.target is torch.ops.aten._to_copy.default
+        and all(u.op == "output" for u in n.users)
+    ]
+    assert len(saved) == 4
+    for cast in saved:
+        (home,) = [p for p in partitions if cast in p.nodes]
+        assert cast.args[0] in home.nodes, cast

@@ -13,6 +13,7 @@ from torch.fx.node import _get_qualified_name
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
 from ..translate import VIEWS
+from .graph_edits import is_plain_cast
 from .in_place_updates import keep_in_place_updates_safe
 
 
@@ -29,7 +30,29 @@ def propose_regions(gm, support):
     partitioner.remove_bookend_non_compute_ops(partitions)
     for partition in partitions:
         _take_every_item(partition)
+    _saved_casts_join_their_source(partitions)
     return partitioner, [p for p in partitions if _computing_nodes(p) >= 2]
+
+
+def _saved_casts_join_their_source(partitions):
+    """A cast that only the graph's output reads (a saved activation: a
+    layer norm's mean and rstd cast to the model's dtype for the backward)
+    joins the region that computes what it casts, as one more output of
+    that region's kernel. The partitioner merges regions with no path
+    between them too, and put BERT's twelve such casts in the loss's
+    region, where each was a kernel of its own. The graph's output is the
+    cast's only reader, so the move makes no cycle."""
+    owner = {node: p for p in partitions for node in p.nodes}
+    for partition in partitions:
+        for node in list(partition.nodes):
+            if not is_plain_cast(node) or any(u.op != "output" for u in node.users):
+                continue
+            source = owner.get(node.args[0])
+            if source is None or source is partition:
+                continue
+            partition.remove_node(node)
+            source.add_node(node)
+            owner[node] = source
 
 
 def _take_every_item(partition):
