@@ -5,7 +5,8 @@ nvfuse takes (support.py), unsafe in-place updates leave their proposals
 cost nothing in eager) while the getitems of its multi-valued nodes stay
 inside, and each remaining proposal of at least two
 computing nodes becomes a submodule `nvfuse_<k>` called where the
-region's last output was."""
+region's last output was. A cast only the graph's output reads joins
+the region of its source."""
 
 import operator
 
