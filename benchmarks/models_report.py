@@ -2,7 +2,7 @@
 per step for nvfuse, eager and Inductor, nvfuse's speed-up over each, first
 call, peak memory, and where nvfuse's GPU time went.
 
-    python3 benchmarks/models_report.py models.json
+    python3 benchmarks/models_report.py models.json [more.json ...]
 """
 
 import argparse
@@ -11,11 +11,19 @@ import math
 from collections import defaultdict
 
 
-def rows_of(path):
-    with open(path) as f:
-        data = json.load(f)
+def rows_of(paths):
+    """The cases of the JSON files at `paths` (one file per model when
+    tools/models_bench.sh runs them apart), by (model, step) and executor;
+    an empty or unreadable file (a run cut off) adds none."""
+    benchmarks = []
+    for path in paths:
+        try:
+            with open(path) as f:
+                benchmarks += json.load(f)["benchmarks"]
+        except (OSError, ValueError, KeyError):
+            print(f"(no results in {path})")
     rows = defaultdict(dict)
-    for bench in data["benchmarks"]:
+    for bench in benchmarks:
         params = bench.get("params") or {}
         if "model_name" not in params:
             continue
@@ -50,7 +58,7 @@ def _print_variant(rows, executor):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("json")
+    parser.add_argument("json", nargs="+")
     parser.add_argument("--kernels", action="store_true", help="list each case's top kernels")
     args = parser.parse_args()
     rows = rows_of(args.json)

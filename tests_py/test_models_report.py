@@ -1,0 +1,55 @@
+"""benchmarks/models_report.py over one JSON per model, as
+tools/models_bench.sh writes them: the cases of every file in one table,
+and a file a time limit cut off (empty) counted as no results."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+REPORT = Path(__file__).resolve().parents[1] / "benchmarks" / "models_report.py"
+
+
+def _case(model, step, executor, ms):
+    return {
+        "params": {"model_name": model, "step": step, "executor": executor},
+        "stats": {"median": ms / 1e3},
+        "extra_info": {"first_call_s": 1.0, "peak_mb": 100},
+    }
+
+
+def test_the_table_joins_the_models_files_and_skips_a_cut_off_one(tmp_path):
+    gpt2 = tmp_path / "models_gpt2.json"
+    gpt2.write_text(
+        json.dumps(
+            {
+                "benchmarks": [
+                    _case("gpt2", "training", "nvfuse", 8.0),
+                    _case("gpt2", "training", "compile", 8.8),
+                ]
+            }
+        )
+    )
+    bert = tmp_path / "models_bert.json"
+    bert.write_text(
+        json.dumps(
+            {
+                "benchmarks": [
+                    _case("bert", "training", "nvfuse", 10.0),
+                    _case("bert", "training", "compile", 9.0),
+                ]
+            }
+        )
+    )
+    cut = tmp_path / "models_llama.json"
+    cut.write_text("")
+    out = subprocess.run(
+        [sys.executable, str(REPORT), str(gpt2), str(bert), str(cut)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert f"(no results in {cut})" in out
+    assert "gpt2      training" in out and "1.10x" in out
+    assert "bert      training" in out and "0.90x" in out
+    assert "training: 0.99x over 2 models" in out
