@@ -18,29 +18,20 @@ def _case(model, step, executor, ms):
     }
 
 
+def _model_file(folder, model, nvfuse_ms, inductor_ms):
+    """The JSON of one model's training step, as one run writes it."""
+    path = folder / f"models_{model}.json"
+    cases = [
+        _case(model, "training", "nvfuse", nvfuse_ms),
+        _case(model, "training", "compile", inductor_ms),
+    ]
+    path.write_text(json.dumps({"benchmarks": cases}))
+    return path
+
+
 def test_the_table_joins_the_models_files_and_skips_a_cut_off_one(tmp_path):
-    gpt2 = tmp_path / "models_gpt2.json"
-    gpt2.write_text(
-        json.dumps(
-            {
-                "benchmarks": [
-                    _case("gpt2", "training", "nvfuse", 8.0),
-                    _case("gpt2", "training", "compile", 8.8),
-                ]
-            }
-        )
-    )
-    bert = tmp_path / "models_bert.json"
-    bert.write_text(
-        json.dumps(
-            {
-                "benchmarks": [
-                    _case("bert", "training", "nvfuse", 10.0),
-                    _case("bert", "training", "compile", 9.0),
-                ]
-            }
-        )
-    )
+    gpt2 = _model_file(tmp_path, "gpt2", 8.0, 8.8)
+    bert = _model_file(tmp_path, "bert", 10.0, 9.0)
     cut = tmp_path / "models_llama.json"
     cut.write_text("")
     out = subprocess.run(

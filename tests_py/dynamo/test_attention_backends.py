@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 
 import nvfuse.dynamo  # noqa: F401 (registers backend="nvfuse")
-from nvfuse.dynamo.attention_backends import attention_on_real_backend, cudnn_attention
+from nvfuse.dynamo.attention_backends import attention_on_cudnn, cudnn_attention
 
 
 def _rewriting_backend(counts):
@@ -15,7 +15,7 @@ def _rewriting_backend(counts):
     calls it rewrote, and runs the graph as it then is."""
 
     def backend(gm, example_inputs):
-        counts.append(attention_on_real_backend(gm))
+        counts.append(attention_on_cudnn(gm))
         counts.append(
             sum(n.op == "call_function" and n.target is cudnn_attention for n in gm.graph.nodes)
         )

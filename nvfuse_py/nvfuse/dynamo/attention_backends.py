@@ -48,12 +48,11 @@ def _sdpa_signature(
 _SIGNATURE = inspect.signature(_sdpa_signature)
 
 
-def _given_mask(mask):
-    """The mask as the cuDNN op is given it (see cudnn_attention): its
-    sizes and strides."""
-    if mask.dtype == torch.bool or mask.stride()[-1] != 1:
-        return tuple(mask.shape), torch.empty(mask.shape, device="meta").stride()
-    return tuple(mask.shape), tuple(mask.stride())
+def _laid_out_anew(mask):
+    """Whether cudnn_attention gives the op a dense copy of `mask` rather
+    than the mask itself: a boolean one becomes additive, and one whose
+    keys are not adjacent is copied."""
+    return mask.dtype == torch.bool or mask.stride()[-1] != 1
 
 
 def cudnn_attention(query, key, value, attn_mask, is_causal, scale):
@@ -62,10 +61,10 @@ def cudnn_attention(query, key, value, attn_mask, is_causal, scale):
     (-65504 where masked out, not -inf), laid out densely, as is a mask
     whose keys are not adjacent; the log-sum-exp only where a backward will
     read it."""
-    if attn_mask is not None and attn_mask.dtype == torch.bool:
-        zero = torch.zeros((), dtype=query.dtype, device=attn_mask.device)
-        attn_mask = torch.where(attn_mask, zero, -65504.0).contiguous()
-    elif attn_mask is not None and attn_mask.stride(-1) != 1:
+    if attn_mask is not None and _laid_out_anew(attn_mask):
+        if attn_mask.dtype == torch.bool:
+            zero = torch.zeros((), dtype=query.dtype, device=attn_mask.device)
+            attn_mask = torch.where(attn_mask, zero, -65504.0)
         attn_mask = attn_mask.contiguous()
     needs_lse = torch.is_grad_enabled() and (
         query.requires_grad or key.requires_grad or value.requires_grad
@@ -86,10 +85,13 @@ def _static(t):
     return all(isinstance(n, int) for n in (*t.shape, *t.stride()))
 
 
-def _real_like(t):
-    """An empty real tensor with `t`'s sizes, strides, dtype, device and
-    requires_grad."""
-    real = torch.empty_strided(tuple(t.shape), tuple(t.stride()), dtype=t.dtype, device=t.device)
+def _real_like(t, dtype=None, dense=False):
+    """An empty real tensor with `t`'s sizes, strides (contiguous ones
+    when `dense`), dtype (or `dtype`), device and requires_grad."""
+    strides = torch.empty(t.shape, device="meta").stride() if dense else t.stride()
+    real = torch.empty_strided(
+        tuple(t.shape), tuple(strides), dtype=dtype or t.dtype, device=t.device
+    )
     return real.requires_grad_(t.requires_grad)
 
 
@@ -109,9 +111,8 @@ def _real_choice(q, k, v, mask, is_causal, scale):
 def _choice_of_empty_tensors(q, k, v, mask, is_causal, scale):
     real = [_real_like(t) for t in (q, k, v)]
     real_mask = None
-    if mask is not None:
-        sizes, strides = _given_mask(mask)
-        real_mask = torch.empty_strided(sizes, strides, dtype=q.dtype, device=q.device)
+    if mask is not None:  # as cudnn_attention gives it to the op
+        real_mask = _real_like(mask, dtype=q.dtype, dense=_laid_out_anew(mask))
     return torch._fused_sdp_choice(*real, real_mask, 0.0, is_causal, scale=scale)
 
 
@@ -147,9 +148,10 @@ def _cudnn_call(node):
     return (a["query"], a["key"], a["value"], mask_arg, causal, scale)
 
 
-def attention_on_real_backend(gm):
-    """Rewrites gm's attention calls that torch runs on cuDNN for real
-    tensors into ATen's cuDNN attention op; the number rewritten."""
+def attention_on_cudnn(gm):
+    """Rewrites gm's attention calls that torch would run on cuDNN for
+    tensors as the op is given them into ATen's cuDNN attention op; the
+    number rewritten."""
     count = 0
     for node in list(gm.graph.nodes):
         if node.op != "call_function" or node.target not in _SDPA_TARGETS:

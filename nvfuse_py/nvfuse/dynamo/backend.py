@@ -1,5 +1,5 @@
 """The torch.compile backend: Dynamo's graph, with its attention calls on
-the backend torch picks for real tensors (attention_backends.py), goes
+cuDNN where torch would run them there (attention_backends.py), goes
 through AOTAutograd (forward and backward graphs in ATen, decomposed to
 ops nvfuse fuses:
 decompositions.py), then the backend's FX passes (passes/: input updates,
@@ -18,7 +18,7 @@ import functools
 
 from torch._dynamo.backends.common import aot_autograd
 
-from .attention_backends import attention_on_real_backend
+from .attention_backends import attention_on_cudnn
 from .cuda_graphs import CudaGraphCompilers
 from .decompositions import decompositions
 from .pipeline import compile_graph
@@ -94,7 +94,7 @@ def backend(gm, example_inputs, options=None, **kwargs):
             for kind in ("forward", "backward", "inference")
         )
 
-    attention_on_real_backend(gm)
+    attention_on_cudnn(gm)
     return aot_autograd(
         fw_compiler=forward,
         bw_compiler=backward,
