@@ -74,7 +74,30 @@ def _loss_grad(fd, z, stat, labels):
 
 
 # name -> (input names, build(fd, *handles) -> output)
+def _where_labelled(fd, labels):
+    """A loss's use of its labels: 0 where ignored (-100)."""
+    return fd.ops.where(fd.ops.ne(labels, -100), labels, 0)
+
+
 CASES = {
+    # A pad below a slice whose start is no multiple of the vector width:
+    # the pad's boundary falls inside a group of lanes (a language model's
+    # labels shifted by one: pad with -100, drop the first column).
+    "pad_under_shifted_slice": (
+        ["x"],
+        lambda fd, x: (
+            fd.ops.reshape(
+                fd.ops.slice(fd.ops.pad(x, [0, 1], 7.0), [0, 0, 0, 1], [2, 3, 5, 17]), [480]
+            )
+            * 2.0
+        ),
+    ),
+    "shifted_labels": (
+        ["tokens"],
+        lambda fd, t: _where_labelled(
+            fd, fd.ops.reshape(fd.ops.slice(fd.ops.pad(t, [0, 1], -100), [0, 1], [3, 5]), [12])
+        ),
+    ),
     "slice_step": (
         ["x"],
         lambda fd, x: fd.ops.slice(x, [0, 1, -4, 1], [2, 3, BIG, 15], [1, 1, 2, 3]) * 2.0,
@@ -262,6 +285,23 @@ def test_reshape_lanes_on_one_input_row_share_the_index_arithmetic():
     assert "vector_width=2" in _code(*_define("reshape_odd", _inputs("cpu")))
 
 
+@pytest.mark.parametrize("name", ["pad_under_shifted_slice", "shifted_labels"])
+def test_a_pad_below_a_shifted_slice_narrows_the_lanes_to_its_boundary(name):
+    # The slice starts at column 1, so the pad's boundary is at an odd
+    # column of the iteration: a group of lanes sharing lane 0's predicate
+    # would read the next row for its last lane.
+    assert "vector_width=1" in _code(*_define(name, _inputs("cpu")))
+
+
+def test_a_slice_start_the_lanes_divide_keeps_them_wide():
+    x = _inputs("cpu")["x"]
+    with FusionDefinition() as fd:
+        t = fd.from_pytorch(x)
+        padded = fd.ops.pad(t, [0, 8], 7.0)
+        fd.add_output(fd.ops.slice(padded, [0, 0, 0, 8], [2, 3, 5, 24]) * 2.0)
+    assert "vector_width=4" in _code(fd, [x])
+
+
 @pytest.mark.parametrize("name", ["permute_of_reshape", "slice_of_reshape"])
 def test_reshape_lanes_off_its_last_axis_or_shifted_unravel_per_lane(name):
     body = _group_body(name)
@@ -281,10 +321,11 @@ def test_random_ops_carry_philox_and_a_drawn_seed():
     assert _C.nvrtc_compile(code, "nvfuse_coordinates", 90)["bytes"] > 0
 
 
-def test_with_a_reduction_the_gather_is_its_own_segment():
+def test_with_a_reduction_the_gather_runs_in_the_kernel_after_it():
     """Cross-entropy's gather: the reduction kernel does not read operands at
-    other coordinates, so the take_along_axis is cut out (and runs as its own
-    coordinate kernel on a GPU)."""
+    other coordinates, so the take_along_axis and what follows it run as
+    one coordinate kernel after the reductions' kernel
+    (segment/reductions_then_coordinates.h)."""
     with FusionDefinition() as fd:
         logits = fd.define_tensor([-1, -1], contiguity=True)
         labels = fd.define_tensor([-1, 1], contiguity=True, dtype=DataType.Int)
@@ -293,8 +334,9 @@ def test_with_a_reduction_the_gather_is_its_own_segment():
         lse = fd.ops.log(fd.ops.sum(fd.ops.exp(shifted), [1], keepdim=True))
         picked = fd.ops.take_along_axis(shifted - lse, labels, 1)
         fd.add_output(fd.ops.neg(picked))
-    kinds = [kind for kind, _ in fd.segment_summary()]
-    assert kinds == ["fused", "aten", "fused"]
+    summary = fd.segment_summary()
+    assert [kind for kind, _ in summary] == ["fused", "fused"]
+    assert "take_along_axis" in summary[1][1] and "sum" in summary[0][1]
     logits = torch.randn(6, 11)
     labels = torch.randint(0, 11, (6, 1))
     (out,) = fd.execute([logits, labels])

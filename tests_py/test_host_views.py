@@ -206,9 +206,11 @@ def test_cross_entropy_label_gather_joins_the_reduction_kernel(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
-def test_label_broadcast_and_squeeze_are_views_around_a_gather_of_a_computed_row(device):
-    """A gather from a value the kernel computes is cut out; the label's
-    broadcast and the squeeze around it run as views."""
+def test_a_gather_of_a_computed_row_and_its_views_run_after_the_reduction(device):
+    """A gather from a value the reduction kernel computes runs in the
+    coordinate kernel after it, with the label's broadcast and the squeeze
+    around it (segment/reductions_then_coordinates.h): two launches, where
+    cutting at the gather made two views, an ATen gather and two kernels."""
     logits = make_input((8, 32), torch.float32, device=device)
     labels = torch.randint(0, 32, (8,), device=device)
     with FusionDefinition() as fd:
@@ -222,4 +224,5 @@ def test_label_broadcast_and_squeeze_are_views_around_a_gather_of_a_computed_row
     torch.testing.assert_close(
         loss, torch.nn.functional.cross_entropy(logits * 2.0, labels, reduction="none")
     )
-    assert _kinds(fd) == ["view", "fused", "aten", "view", "fused"]
+    assert _kinds(fd) == ["fused", "fused"]
+    assert "take_along_axis" in fd.segment_summary()[1][1]

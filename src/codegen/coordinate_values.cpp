@@ -174,6 +174,7 @@ void CoordinateValues::share_predicate(
   for (const Scalar* b : boundaries) {
     lane_multiples_.push_back(b);
   }
+  lane_multiples_.insert(lane_multiples_.end(), coord.shifts.begin(), coord.shifts.end());
 }
 
 std::string CoordinateValues::value_at(const TensorView* tv, std::vector<LaneCoord> coords) {
@@ -521,6 +522,8 @@ std::vector<LaneCoord> CoordinateValues::slice_coords(
       if (!first.empty()) {
         c.base = "(" + first + " + " + c.base + ")";
         c.aligned = false;
+        c.shifts.push_back(start->as<Scalar>());
+        c.shifts.push_back(extent_of(expr.input(0), static_cast<int64_t>(axis)));
       }
     }
     in.push_back(c);

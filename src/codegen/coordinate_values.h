@@ -58,6 +58,11 @@ struct LaneCoord {
   // lane multiples only; a slice start is not one). A reshape needs it to
   // keep the lanes on one input row.
   bool aligned = true;
+  // The slice starts (and the sliced extents, which normalize a negative
+  // start) added to lane 0's coordinate on the way from the iteration: a
+  // predicate below a slice shares lane 0's value only if the shift, too,
+  // is a multiple of kVec.
+  std::vector<const Scalar*> shifts;
 
   std::string lane(const std::string& l) const;
   bool varies() const { return per_lane || lane_step != 0; }
