@@ -229,3 +229,49 @@ def test_statistics_applied_to_a_wider_tensor_run_as_kernels_on_the_gpu():
     assert "declined" not in (fd.debug_output() or "")
     var, mean = torch.var_mean(partials[:, :, None, None], dim=0, correction=0, keepdim=True)
     torch.testing.assert_close(out, (x - mean) * torch.rsqrt(var + 1e-5))
+
+
+def _matmul_and_counters(counters):
+    """A matmul and its epilogue, then an in-place update of each of
+    `counters` 0-d counters (a model's batch-norm batch counters at the
+    forward's end): the matmul cuts the fusion, and nothing connects the
+    counters to each other."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor([-1, -1], contiguity=True, dtype=DataType.Float)
+        w = fd.define_tensor([-1, -1], contiguity=True, dtype=DataType.Float)
+        fd.add_output(fd.ops.relu(fd.ops.matmul(x, w)))
+        for _ in range(counters):
+            count = fd.define_tensor([], dtype=DataType.Int)
+            fd.add_output(fd.ops.add(count, 1), alias_input=count)
+    return fd
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_independent_counter_updates_share_one_kernel(device):
+    fd = _matmul_and_counters(6)
+    summary = fd.segment_summary()
+    assert [ops for _, ops in summary if "add" in ops] == [["add"] * 6]  # one launch, not six
+    assert [kind for kind, _ in summary] == ["fused", "aten", "fused"]
+    x, w = torch.randn(5, 7, device=device), torch.randn(7, 3, device=device)
+    counts = [torch.tensor(k, device=device) for k in range(6)]
+    (out,) = fd.execute([x, w] + counts)
+    assert_close(out, (x @ w).relu())
+    assert [c.item() for c in counts] == list(range(1, 7))
+
+
+@pytest.mark.gpu
+def test_a_cut_fusion_writes_its_in_place_updates_without_copies():
+    """The counters' kernel writes each counter itself
+    (segment/segment_builder.h): no copy into them follows the call."""
+    from torch.profiler import ProfilerActivity, profile
+
+    fd = _matmul_and_counters(6)
+    x, w = torch.randn(5, 7, device="cuda"), torch.randn(7, 3, device="cuda")
+    counts = [torch.tensor(k, device="cuda") for k in range(6)]
+    fd.execute([x, w] + counts)  # compiles
+    with profile(activities=[ProfilerActivity.CUDA]) as prof:
+        fd.execute([x, w] + counts)
+        torch.cuda.synchronize()
+    names = [e.name for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    assert not [n for n in names if "copy" in n.lower() or "memcpy" in n.lower()], names
+    assert [c.item() for c in counts] == list(range(2, 8))

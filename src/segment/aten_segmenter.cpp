@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
+#include <string>
+#include <tuple>
 #include <numeric>
 #include <set>
 #include <unordered_map>
@@ -124,6 +127,47 @@ std::vector<Planned> split_unschedulable_kernels(const Fusion& fusion, std::vect
     }
   }
   return result;
+}
+
+// Kernel groups of pointwise work on the fusion's inputs alone that have
+// one depth and phase and compute results of the same extents become one
+// group when one kernel takes them all: independent updates (a ResNet's
+// batch counters, a 0-d add per batch norm) are otherwise a launch each.
+// Reading nothing another group makes, no merged group waits on another.
+std::vector<Planned> merge_alike_input_work(const Fusion& fusion, std::vector<Planned> ordered) {
+  const auto on_inputs_alone = [](const Planned& group) {
+    const std::unordered_set<const Expr*> members(group.members.begin(), group.members.end());
+    return std::all_of(group.members.begin(), group.members.end(), [&](const Expr* expr) {
+      return !is_reduction(expr) &&
+          std::all_of(expr->inputs().begin(), expr->inputs().end(), [&](const Val* in) {
+            return in->definition() == nullptr || members.count(in->definition()) > 0 ||
+                !in->is<TensorView>();
+          });
+    });
+  };
+  std::map<std::tuple<int, Phase, std::vector<std::string>>, size_t> first_alike;
+  std::vector<Planned> merged;
+  for (Planned& group : ordered) {
+    if (!is_kernel(group.phase) || !on_inputs_alone(group)) {
+      merged.push_back(std::move(group));
+      continue;
+    }
+    const TensorView* result = group.members.back()->output(0)->as<TensorView>();
+    auto [first, inserted] =
+        first_alike.emplace(std::make_tuple(group.depth, group.phase, extents_key(result)), 0);
+    if (!inserted) {
+      Planned& into = merged[first->second];
+      std::vector<const Expr*> members = into.members;
+      members.insert(members.end(), group.members.begin(), group.members.end());
+      if (is_one_kernel(*build_segment(fusion, members, false).fusion)) {
+        into.members = std::move(members);
+        continue;
+      }
+    }
+    first->second = merged.size();
+    merged.push_back(std::move(group));
+  }
+  return merged;
 }
 
 // The segments `ordered` plans, producers first.
@@ -308,7 +352,8 @@ std::vector<FusionSegment> segment_at_cuts(const Fusion& fusion,
   }
   std::unordered_set<const Expr*> recomputed;
   if (split_kernels) {
-    ordered = split_unschedulable_kernels(fusion, std::move(ordered), recomputed);
+    ordered = split_unschedulable_kernels(
+        fusion, merge_alike_input_work(fusion, std::move(ordered)), recomputed);
   }
   // One kernel needs no cutting; one ATen expr or host view still runs as
   // its own segment (a view must not become a copy kernel).

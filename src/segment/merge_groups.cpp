@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <optional>
 #include <queue>
+#include <map>
 #include <set>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -43,6 +45,7 @@ class Merger {
     form_units();
     merge_units();
     merge_adjacent_groups();
+    merge_alike_groups();
     merge_rejected_groups();
     return in_run_order();
   }
@@ -160,6 +163,30 @@ class Merger {
         }
       }
     }
+  }
+
+  // The third pass: accepted groups of pointwise work whose results have
+  // the same extents join the first such group when the union is one
+  // kernel, though neither reads the other (a ResNet's batch counters, a
+  // 0-d add per batch norm, each a launch of its own, become one kernel).
+  // One check per group.
+  void merge_alike_groups() {
+    std::map<std::vector<std::string>, size_t> first_of_extents;
+    for (size_t g = 0; g < groups_.size(); ++g) {
+      if (!groups_[g].alive || !groups_[g].accepted || !is_pointwise(g)) {
+        continue;
+      }
+      auto [first, inserted] = first_of_extents.emplace(
+          extents_key(exprs_[groups_[g].members.back()]->output(0)->as<TensorView>()), g);
+      if (!inserted) {
+        try_join(first->second, g);
+      }
+    }
+  }
+
+  bool is_pointwise(size_t g) const {
+    return std::none_of(groups_[g].members.begin(), groups_[g].members.end(),
+        [&](size_t i) { return is_reduction(exprs_[i]); });
   }
 
   // Joins `g` into the first of `groups` that takes it.
@@ -338,6 +365,17 @@ class Merger {
 };
 
 }  // namespace
+
+std::vector<std::string> extents_key(const TensorView* tv) {
+  std::vector<std::string> key;
+  for (const IterDomain* id : tv->logical()) {
+    const std::optional<int64_t> constant = id->extent()->constant_int();
+    key.push_back(constant.has_value()
+            ? std::to_string(*constant)
+            : "s" + std::to_string(reinterpret_cast<uintptr_t>(id->extent())));
+  }
+  return key;
+}
 
 std::vector<MergedGroup> merge_into_kernel_groups(
     const Fusion& fusion, const std::vector<const Expr*>& exprs, const GroupCheck& accepts) {

@@ -2,11 +2,14 @@
 // groups that one kernel each does take (a sum of a sum, a row sum added
 // to a column sum): exprs are merged greedily, in run order, into the
 // group of a producer or of a reader of the same tensor when the merged
-// group is still one kernel and the groups still form a DAG. Greedy: not
-// always the fewest, but each merge is checked, and it never loops.
+// group is still one kernel and the groups still form a DAG; then
+// pointwise groups of the same extents that do not read each other share
+// a kernel when it takes them both. Greedy: not always the fewest, but
+// each merge is checked, and it never loops.
 #pragma once
 
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "ir/fusion.h"
@@ -31,6 +34,10 @@ using GroupCheck = std::function<bool(const std::vector<const Expr*>&)>;
 // rejected exprs that touch are merged, as the reference evaluator runs
 // them alike. `accepts` is called about once per (expr, candidate group)
 // in the first pass, then once per producer edge per pass of the second.
+// `tv`'s extents as a key: equal keys, equal extents (a constant's value,
+// else the symbolic extent's identity).
+std::vector<std::string> extents_key(const TensorView* tv);
+
 std::vector<MergedGroup> merge_into_kernel_groups(
     const Fusion& fusion, const std::vector<const Expr*>& exprs, const GroupCheck& accepts);
 

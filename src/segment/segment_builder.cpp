@@ -114,6 +114,30 @@ std::vector<size_t> needed_inputs(const Fusion& piece, size_t original_count) {
   return positions;
 }
 
+// A segment output that the fusion writes into one of its inputs stays an
+// in-place update of the segment's copy of that input when no other
+// segment reads the input (none could see it change early). The segment's
+// kernel then writes the input itself where that is safe
+// (KernelIo::in_place_target), and no copy into the input follows the
+// fusion's call: a cut fusion (batch norm's statistics, then its
+// normalization) otherwise updated its running statistics with a copy
+// each.
+void keep_in_place_updates(const Fusion& fusion, const std::unordered_set<const Expr*>& in_segment,
+    const CloneMap& map, const FusionSegment& segment, Fusion& piece) {
+  for (const Val* out : segment.outputs) {
+    const TensorView* target = fusion.aliased_input(out);
+    if (target == nullptr) {
+      continue;
+    }
+    const bool read_elsewhere = std::any_of(target->uses().begin(), target->uses().end(),
+        [&](const Expr* use) { return !in_segment.count(use); });
+    auto* cloned_target = map.at(target)->as<TensorView>();
+    if (!read_elsewhere && piece.is_input(cloned_target)) {
+      piece.alias_output_to_input(map.at(out)->as<TensorView>(), cloned_target);
+    }
+  }
+}
+
 }  // namespace
 
 FusionSegment build_segment(const Fusion& fusion, const std::vector<const Expr*>& members,
@@ -160,8 +184,8 @@ FusionSegment build_segment(const Fusion& fusion, const std::vector<const Expr*>
     }
   }
   piece.retain_inputs(kept);
+  keep_in_place_updates(fusion, in_segment, map, segment, piece);
   return segment;
 }
-
 
 }  // namespace nvfuse

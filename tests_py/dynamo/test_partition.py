@@ -76,3 +76,29 @@ def test_saved_casts_stay_with_the_region_that_computes_their_source():
     for cast in saved:
         (home,) = [p for p in partitions if cast in p.nodes]
         assert cast.args[0] in home.nodes, cast
+
+
+def _two_batch_norms(x, w, mean1, var1, mean2, var2):
+    """Two training batch norms around a convolution, each updating its
+    running statistics in place (functionalization's copy_ at the end)."""
+    out = torch.nn.functional.batch_norm(x, mean1, var1, training=True).relu()
+    out = torch.nn.functional.conv2d(out, w)
+    return torch.nn.functional.batch_norm(out, mean2, var2, training=True).relu()
+
+
+def test_running_statistics_updates_join_the_region_of_their_batch_norm():
+    from nvfuse.dynamo.passes.in_place_updates import is_input_update, mark_in_place_updates
+
+    stats = [torch.zeros(4), torch.ones(4), torch.zeros(4), torch.ones(4)]
+    gm = aten_graph(_two_batch_norms, torch.randn(2, 4, 6, 6), torch.randn(4, 4, 1, 1), *stats)
+    mark_in_place_updates(gm)
+    _, partitions = propose_regions(gm, NvfuseSupport())
+    updates = [n for n in gm.graph.nodes if is_input_update(n)]
+    assert len(updates) == 4
+    for update in updates:
+        (home,) = [p for p in partitions if update in p.nodes]
+        # The statistics the update reads are computed in the same region
+        # (not in a region of updates at the graph's end).
+        assert any("var_mean" in str(n.target) for n in home.nodes), update
+    homes = {id(p) for u in updates for p in partitions if u in p.nodes}
+    assert len(homes) == 2

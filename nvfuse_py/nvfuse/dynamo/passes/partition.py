@@ -5,8 +5,9 @@ nvfuse takes (support.py), unsafe in-place updates leave their proposals
 cost nothing in eager) while the getitems of its multi-valued nodes stay
 inside, and each remaining proposal of at least two
 computing nodes becomes a submodule `nvfuse_<k>` called where the
-region's last output was. A cast only the graph's output reads joins
-the region of its source."""
+region's last output was. A cast only the graph's output reads, and an
+input update with the work only it reads, join the region of their
+source."""
 
 import operator
 
@@ -15,7 +16,7 @@ from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
 from ..translate import VIEWS
 from .graph_edits import is_plain_cast
-from .in_place_updates import keep_in_place_updates_safe
+from .in_place_updates import is_input_update, keep_in_place_updates_safe
 
 
 def propose_regions(gm, support):
@@ -31,29 +32,97 @@ def propose_regions(gm, support):
     partitioner.remove_bookend_non_compute_ops(partitions)
     for partition in partitions:
         _take_every_item(partition)
-    _saved_casts_join_their_source(partitions)
+    _tails_join_their_source(partitions)
     return partitioner, [p for p in partitions if _computing_nodes(p) >= 2]
 
 
-def _saved_casts_join_their_source(partitions):
-    """A cast that only the graph's output reads (a saved activation: a
-    layer norm's mean and rstd cast to the model's dtype for the backward)
-    joins the region that computes what it casts, as one more output of
-    that region's kernel. The partitioner merges regions with no path
-    between them too, and put BERT's twelve such casts in the loss's
-    region, where each was a kernel of its own. The graph's output is the
-    cast's only reader, so the move makes no cycle."""
+def _tails_join_their_source(partitions):
+    """What a region computes only for the graph's end from another
+    region's values joins that region, as more outputs of its kernels:
+
+    - a cast that only the graph's output reads (a saved activation: a
+      layer norm's mean and rstd cast to the model's dtype for the
+      backward);
+    - an input update with the work only it reads (batch norm's running
+      statistics, `running * 0.9 + mean * 0.1` copied into the buffer).
+
+    The partitioner merges regions with no path between them too: it put
+    BERT's twelve saved casts in the loss's region and every batch norm's
+    running-statistics update of a ResNet in one region at the forward's
+    end, each a kernel of its own (four per batch norm). A tail moves only
+    when everything it reads outside itself is a graph input or the
+    source region's value, directly or through views (which move with it),
+    so the source gains no new dependency and no cycle can form."""
     owner = {node: p for p in partitions for node in p.nodes}
     for partition in partitions:
-        for node in list(partition.nodes):
-            if not is_plain_cast(node) or any(u.op != "output" for u in node.users):
+        for end in [n for n in partition.nodes if _ends_a_tail(n)]:
+            if owner.get(end) is not partition:
+                continue  # moved with an earlier tail
+            tail = _tail_of(end, partition)
+            if tail is None:
                 continue
-            source = owner.get(node.args[0])
-            if source is None or source is partition:
+            found = _single_source(tail, owner)
+            if found is None or found[0] is partition:
                 continue
-            partition.remove_node(node)
-            source.add_node(node)
-            owner[node] = source
+            source, views = found
+            if is_input_update(end) and any(u in source.nodes for u in end.args[0].users):
+                continue  # the source reads the old value: keep_in_place_updates_safe's case
+            for node in views + sorted(tail, key=_position(end.graph)):
+                if owner.get(node) is not None:
+                    owner[node].remove_node(node)
+                source.add_node(node)
+                owner[node] = source
+
+
+def _ends_a_tail(node):
+    return is_input_update(node) or (
+        is_plain_cast(node) and all(u.op == "output" for u in node.users)
+    )
+
+
+def _position(graph):
+    order = {n: i for i, n in enumerate(graph.nodes)}
+    return lambda node: order[node]
+
+
+def _tail_of(end, partition):
+    """`end` and the nodes of its region it reads, directly or not, when
+    nothing else in the region reads them; else None."""
+    tail = {end}
+    frontier = [end]
+    while frontier:
+        node = frontier.pop()
+        for operand in node.all_input_nodes:
+            if operand in partition.nodes and operand not in tail:
+                tail.add(operand)
+                frontier.append(operand)
+    for node in tail:
+        if node is not end and any(u in partition.nodes and u not in tail for u in node.users):
+            return None
+    return tail
+
+
+def _single_source(tail, owner):
+    """(the one region whose values `tail` reads besides graph inputs, the
+    region-less views it reads them through), or None."""
+    sources, views = set(), []
+    for node in tail:
+        for operand in node.all_input_nodes:
+            if operand in tail:
+                continue
+            while (
+                operand.op == "call_function" and operand not in owner and operand.target in VIEWS
+            ):
+                views.append(operand)
+                operand = operand.args[0]
+            if operand.op in ("placeholder", "get_attr"):
+                continue
+            if operand not in owner:
+                return None  # an ATen op's result: the source would wait for it
+            sources.add(owner[operand])
+    if len(sources) != 1:
+        return None
+    return sources.pop(), list(dict.fromkeys(views))
 
 
 def _take_every_item(partition):
