@@ -3,10 +3,10 @@
 #include <algorithm>
 #include <functional>
 #include <map>
-#include <string>
-#include <tuple>
 #include <numeric>
 #include <set>
+#include <string>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 

@@ -102,3 +102,22 @@ def test_running_statistics_updates_join_the_region_of_their_batch_norm():
         assert any("var_mean" in str(n.target) for n in home.nodes), update
     homes = {id(p) for u in updates for p in partitions if u in p.nodes}
     assert len(homes) == 2
+
+
+def test_a_large_view_read_outside_does_not_move_into_a_region():
+    from nvfuse.dynamo.passes import partition
+
+    def f(x, w):
+        flat = x.exp().view(-1)
+        return flat.view(x.shape) @ w, flat.to(torch.bfloat16)
+
+    for rows, costly in [(4, False), (4096, True)]:
+        gm = aten_graph(f, torch.randn(rows, 512), torch.randn(512, 8))
+        view = next(n for n in gm.graph.nodes if n.target is torch.ops.aten.view.default)
+        cast = next(u for u in view.users if u.target is torch.ops.aten._to_copy.default)
+
+        class Source:
+            nodes = {}
+
+        # Read by the GEMM (outside) too: moving it makes it a region output.
+        assert partition._costly_as_output(view, {cast}, Source()) is costly
