@@ -1,9 +1,9 @@
 #include "segment/merge_groups.h"
 
 #include <algorithm>
+#include <map>
 #include <optional>
 #include <queue>
-#include <map>
 #include <set>
 #include <string>
 #include <unordered_map>
