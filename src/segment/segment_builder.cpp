@@ -34,9 +34,12 @@ TensorView* boundary_input(Fusion& fusion, const TensorView* tv) {
 // The symbolic scalars without a definition that `scalar` is computed
 // from and that `provided` does not bind. (Derived scalars are always
 // recomputed from their roots: the reference evaluator binds roots only.)
+// `visited` holds the scalars walked already: extents are DAGs (a chain of
+// slices and pads makes each extent of the one before, read twice), which
+// a walk without it takes exponentially long to cover.
 void collect_missing(const Scalar* scalar, const std::unordered_set<const Val*>& provided,
-    std::vector<const Scalar*>& missing) {
-  if (scalar->is_constant()) {
+    std::unordered_set<const Scalar*>& visited, std::vector<const Scalar*>& missing) {
+  if (scalar->is_constant() || !visited.insert(scalar).second) {
     return;
   }
   const Expr* def = scalar->definition();
@@ -47,7 +50,7 @@ void collect_missing(const Scalar* scalar, const std::unordered_set<const Val*>&
     return;
   }
   for (const Val* in : def->inputs()) {
-    collect_missing(in->as<Scalar>(), provided, missing);
+    collect_missing(in->as<Scalar>(), provided, visited, missing);
   }
 }
 
@@ -78,16 +81,17 @@ std::vector<size_t> needed_inputs(const Fusion& piece, size_t original_count) {
     }
   }
   std::vector<const Scalar*> missing;
+  std::unordered_set<const Scalar*> visited;
   for (const Expr* expr : piece.exprs()) {
     for (const Val* in : expr->inputs()) {
       if (in->is<Scalar>()) {
-        collect_missing(in->as<Scalar>(), provided, missing);
+        collect_missing(in->as<Scalar>(), provided, visited, missing);
       }
     }
     for (const Val* out : expr->outputs()) {
       if (out->is<TensorView>()) {
         for (const IterDomain* id : out->as<TensorView>()->logical()) {
-          collect_missing(id->logical_extent(), provided, missing);
+          collect_missing(id->logical_extent(), provided, visited, missing);
         }
       }
     }
