@@ -206,3 +206,21 @@ def test_outputs_of_known_different_sizes_are_separate_kernels():
     torch.testing.assert_close(first, -x[:, :4])
     torch.testing.assert_close(second, x * 2)
     assert _C.segment_summary(fd.id()) == [("fused", ["slice", "neg"]), ("fused", ["mul"])]
+
+
+def test_a_deep_chain_of_scalars_prints_in_linear_time():
+    # `s * 2 + s` reads s twice: a printer that does not remember which
+    # scalars it found computable walked 2^30 paths (50 s) for 30 levels.
+    import time
+
+    with FusionDefinition() as fd:
+        x = fd.define_tensor([-1], contiguity=True, dtype=DataType.Float)
+        s = fd.define_scalar(dtype=DataType.Double)
+        for _ in range(30):
+            s = s * 2.0 + s
+        fd.add_output(x * s)
+    inputs = [torch.ones(4), 1.0]
+    start = time.perf_counter()
+    (segment,) = fd.segment(inputs)
+    assert time.perf_counter() - start < 1.0
+    torch.testing.assert_close(segment.execute(inputs)[0], fd.execute(inputs)[0])

@@ -2,6 +2,7 @@
 
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "ir/all_exprs.h"
 #include "ir/errors.h"
@@ -84,11 +85,14 @@ class FusionPrinter {
     return std::to_string(size(s));
   }
 
-  bool computable_from_inputs(const Val* v) const {
+  // What was found computable is remembered (it stays so: names only
+  // grow): scalars are DAGs (`s * 2 + s` reads s twice), and a walk that
+  // forgets doubles with every level (30 levels took 50 s).
+  bool computable_from_inputs(const Val* v) {
     if (v->is<Scalar>() && v->as<Scalar>()->is_constant()) {
       return true;
     }
-    if (fusion_.is_input(v) || names_.count(v)) {
+    if (fusion_.is_input(v) || names_.count(v) || computable_.count(v)) {
       return true;
     }
     const Expr* def = v->definition();
@@ -100,6 +104,7 @@ class FusionPrinter {
         return false;
       }
     }
+    computable_.insert(v);
     return true;
   }
 
@@ -377,6 +382,7 @@ class FusionPrinter {
   const Fusion& fusion_;
   const std::function<std::optional<int64_t>(const Scalar*)>& size_of_;
   std::unordered_map<const Val*, std::string> names_;
+  std::unordered_set<const Val*> computable_;  // found by computable_from_inputs
   int next_ = 0;
   std::ostringstream ss_;
 };
