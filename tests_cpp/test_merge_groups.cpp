@@ -58,6 +58,29 @@ TEST(MergeGroups, AConsumerDoesNotJoinAGroupThroughAnotherGroup) {
   EXPECT_EQ(groups[1].exprs, (std::vector<const Expr*>{b->definition(), c->definition()}));
 }
 
+TEST(MergeGroups, IndependentPointwiseGroupsOfEqualExtentsShareAGroup) {
+  // sin(x) and cos(y) read nothing of each other; the check keeps each
+  // out of the other's group until both are formed. Of equal extents they
+  // then share one (a model's batch counters, one launch); tanh(z), of
+  // other extents, stays apart.
+  Fusion f;
+  TensorView* x = testing::concrete_input(f, {4, 8}, DataType::Float);
+  TensorView* y = testing::concrete_input(f, {4, 8}, DataType::Float);
+  TensorView* z = testing::concrete_input(f, {4, 9}, DataType::Float);
+  TensorView* a = op(OpType::sin, {x});
+  TensorView* b = op(OpType::cos, {y});
+  TensorView* c = op(OpType::tanh, {z});
+  f.add_output(a);
+  f.add_output(b);
+  f.add_output(c);
+  const auto groups = merge_into_kernel_groups(f, tensor_exprs(f),
+      [&](const std::vector<const Expr*>& g) { return !contains(g, c) || g.size() == 1; });
+  ASSERT_EQ(groups.size(), 2u);
+  const auto& shared = contains(groups[0].exprs, a) ? groups[0] : groups[1];
+  EXPECT_TRUE(contains(shared.exprs, b));
+  EXPECT_FALSE(contains(shared.exprs, c));
+}
+
 TEST(MergeGroups, ALaterGroupJoinsAProducerItFirstPassedOver) {
   // c = add(a, b) joins a's group (the first producer that takes it); b,
   // which started alone, joins that group in the second pass.
