@@ -17,6 +17,17 @@ def _segment(build):
     return kinds, time.perf_counter() - start
 
 
+def _layers(fd, count, layer, operands=1):
+    """`count` applications of layer(fd, y, *rest) to the first of
+    `operands` [-1, -1] float inputs, the others passed to every layer."""
+    y, *rest = [
+        fd.define_tensor([-1, -1], contiguity=True, dtype=DataType.Float) for _ in range(operands)
+    ]
+    for _ in range(count):
+        y = layer(fd, y, *rest)
+    fd.add_output(y)
+
+
 def test_a_100_op_chain_is_one_kernel():
     def build(fd):
         y = fd.define_tensor([-1, -1], contiguity=True, dtype=DataType.Float)
@@ -49,14 +60,10 @@ def test_a_40_layer_chain_of_slices_and_pads_between_matmuls():
     # end normalized against its input's extent, then the pad): a walk of
     # those expressions that does not remember what it has seen doubles
     # with every layer (16 layers took 9 s, 18 ran out of memory).
-    def build(fd):
-        y = fd.define_tensor([-1, -1], contiguity=True, dtype=DataType.Float)
-        w = fd.define_tensor([-1, -1], contiguity=True, dtype=DataType.Float)
-        for _ in range(40):
-            y = fd.ops.pad(fd.ops.slice(fd.ops.matmul(y, w), [0, 1], [8, 16]), [0, 1], 0.0)
-        fd.add_output(y)
+    def layer(fd, y, w):
+        return fd.ops.pad(fd.ops.slice(fd.ops.matmul(y, w), [0, 1], [8, 16]), [0, 1], 0.0)
 
-    kinds, seconds = _segment(build)
+    kinds, seconds = _segment(lambda fd: _layers(fd, 40, layer, operands=2))
     assert kinds == ["aten", "fused"] * 40
     assert seconds < 1.0, seconds
 
@@ -64,13 +71,10 @@ def test_a_40_layer_chain_of_slices_and_pads_between_matmuls():
 def test_a_40_layer_chain_of_reductions_slices_and_pads():
     # Next to reductions the slices and pads are cut, and the segmenter
     # also weighs running the reductions first (reductions_then_coordinates).
-    def build(fd):
-        y = fd.define_tensor([-1, -1], contiguity=True, dtype=DataType.Float)
-        for _ in range(40):
-            centered = y - fd.ops.sum(y, [1], keepdim=True)
-            y = fd.ops.pad(fd.ops.slice(centered, [0, 1], [8, 16]), [0, 1], 0.0)
-        fd.add_output(y)
+    def layer(fd, y):
+        centered = y - fd.ops.sum(y, [1], keepdim=True)
+        return fd.ops.pad(fd.ops.slice(centered, [0, 1], [8, 16]), [0, 1], 0.0)
 
-    kinds, seconds = _segment(build)
+    kinds, seconds = _segment(lambda fd: _layers(fd, 40, layer))
     assert len(kinds) >= 40
     assert seconds < 3.0, seconds

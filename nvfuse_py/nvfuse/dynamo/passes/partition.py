@@ -54,6 +54,7 @@ def _tails_join_their_source(partitions):
     source region's value, directly or through views (which move with it),
     so the source gains no new dependency and no cycle can form."""
     owner = {node: p for p in partitions for node in p.nodes}
+    position = {}  # of every node in the graph, filled on the first tail
     for partition in partitions:
         for end in [n for n in partition.nodes if _ends_a_tail(n)]:
             if owner.get(end) is not partition:
@@ -69,7 +70,9 @@ def _tails_join_their_source(partitions):
                 continue  # the source reads the old value: keep_in_place_updates_safe's case
             if any(_costly_as_output(v, tail, source) for v in views):
                 continue
-            for node in views + sorted(tail, key=_position(end.graph)):
+            if not position:
+                position.update((n, i) for i, n in enumerate(end.graph.nodes))
+            for node in views + sorted(tail, key=position.__getitem__):
                 if owner.get(node) is not None:
                     owner[node].remove_node(node)
                 source.add_node(node)
@@ -95,11 +98,6 @@ def _ends_a_tail(node):
     return is_input_update(node) or (
         is_plain_cast(node) and all(u.op == "output" for u in node.users)
     )
-
-
-def _position(graph):
-    order = {n: i for i, n in enumerate(graph.nodes)}
-    return lambda node: order[node]
 
 
 def _tail_of(end, partition):
