@@ -8,7 +8,10 @@ only then so that no compile is in its averages), for
 steps that are host-bound. Five steps run first, as the model benchmark's
 warmup: the first ones compile and grow the caching allocator's pool.
 
-    python3 tools/zoo_profile.py resnet training [nvfuse|inductor]
+    python3 tools/zoo_profile.py resnet training [nvfuse|nvfuse-channels-last|inductor]
+
+(nvfuse-channels-last: the backend with its channels_last option, as the
+model benchmark names it.)
 """
 
 import collections
@@ -32,7 +35,11 @@ def step_of(name, training, backend):
     torch._dynamo.reset()
     zoo = build(name, "bench")
     batch = zoo.bench_batch("cuda", torch.bfloat16, training)
-    return zoo.step(torch.compile(zoo.model, backend=backend), batch, training)
+    if backend == "nvfuse-channels-last":
+        compiled = torch.compile(zoo.model, backend="nvfuse", options={"channels_last": True})
+    else:
+        compiled = torch.compile(zoo.model, backend=backend)
+    return zoo.step(compiled, batch, training)
 
 
 def step_ms(step, steps=10):
@@ -107,13 +114,14 @@ def main():
         step()
         torch.cuda.synchronize()
     print_kernels(prof)
-    if backend == "nvfuse":
+    nvfuse_backend = backend.startswith("nvfuse")
+    if nvfuse_backend:
         declined = declined_launches(step)
         print(f"{len(declined)} declined launches in a step")
         for record in declined[:3]:
             print(record[:900])
     print_host_functions(step)
-    if backend == "nvfuse":
+    if nvfuse_backend:
         nvfuse._C.take_host_times()  # drop what earlier calls timed, if any
         nvfuse.set_dump("host_time")
         for _ in range(10):
