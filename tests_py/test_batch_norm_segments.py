@@ -164,3 +164,90 @@ def test_batch_norm_training_updates_running_statistics_on_the_gpu(channels):
     torch.testing.assert_close(bn.running_var, bn_eager.running_var, rtol=1e-5, atol=1e-6)
     assert bn.num_batches_tracked.item() == 3
     torch.testing.assert_close(bn.weight.grad, bn_eager.weight.grad, rtol=1e-3, atol=1e-3)
+
+
+CHANNELS_LAST = [3, 0, 2, 1]  # NCHW axes' stride ranks for NHWC memory
+
+
+def _normalize_relu(stride_order):
+    """Batch norm's training forward in one definition: statistics over N,
+    H and W, then the normalized, rectified values, laid out as the input."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(
+            [-1, -1, -1, -1],
+            contiguity=True,
+            dtype=torch.bfloat16,
+            stride_order=stride_order,
+        )
+        xf = fd.ops.cast(x, torch.float32)
+        var, mean = fd.ops.var_mean(xf, [0, 2, 3], correction=0, keepdim=True)
+        y = fd.ops.mul(fd.ops.sub(xf, mean), fd.ops.rsqrt(fd.ops.add(var, 1e-5)))
+        fd.add_output(fd.ops.cast(fd.ops.relu(y), torch.bfloat16), stride_order=stride_order)
+    return fd
+
+
+def _channels_last_input(device):
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(N, 16, 6, 5, generator=g).to(torch.bfloat16)
+    return x.to(device=device, memory_format=torch.channels_last)
+
+
+def _batch_norm_relu(x):
+    return torch.relu(torch.nn.functional.batch_norm(x.float(), None, None, training=True))
+
+
+def test_channels_last_normalization_takes_the_statistics_then_a_pointwise_kernel():
+    # Channels innermost: a row walk of each channel would stride by C
+    # elements; the statistics alone walk columns, the rest is pointwise.
+    fd = _normalize_relu(CHANNELS_LAST)
+    x = _channels_last_input("cpu")
+    (out,) = fd.execute([x])
+    assert [ops[:2] for _, ops in fd.segment_summary()] == [
+        ["cast", "var_mean"],
+        ["cast", "broadcast"],
+    ]
+    assert out.is_contiguous(memory_format=torch.channels_last)
+    assert_close(out, _batch_norm_relu(x).to(torch.bfloat16))
+    assert compile_kernels(fd.cuda_code_for([x])) == 2
+    # Laid out row-major, the reduced W axis is innermost: one kernel.
+    assert len(_normalize_relu([3, 2, 1, 0]).segment_summary()) == 1
+
+
+@pytest.mark.gpu
+def test_channels_last_normalization_reduces_columns_on_the_gpu():
+    fd = _normalize_relu(CHANNELS_LAST)
+    x = _channels_last_input("cuda")
+    fd.execute([x])
+    names = _launches(lambda: fd.execute([x]))
+    kernels = [n for n in names if n.startswith("nvfuse_")]
+    assert kernels[0].startswith("nvfuse_reduction_outer") and len(kernels) == 2, names
+    (out,) = fd.execute([x])
+    assert_close(out, _batch_norm_relu(x).to(torch.bfloat16))
+
+
+@pytest.mark.gpu
+def test_channels_last_batch_norm_trains_through_the_backend_on_the_gpu():
+    # The backend's channels_last option: convolutions make NHWC tensors,
+    # and batch norm's forward and backward regions reduce them as they are.
+    import nvfuse.dynamo  # noqa: F401 (registers the backend)
+
+    torch.manual_seed(0)
+
+    def make():
+        return torch.nn.Sequential(
+            torch.nn.Conv2d(8, 32, 3, padding=1), torch.nn.BatchNorm2d(32), torch.nn.ReLU()
+        ).cuda()
+
+    eager, module = make(), make()
+    module.load_state_dict(eager.state_dict())
+    compiled = torch.compile(module, backend="nvfuse", options={"channels_last": True})
+    for _ in range(2):
+        x = torch.randn(16, 8, 12, 10, device="cuda", requires_grad=True)
+        x_eager = x.detach().clone().requires_grad_()
+        out, want = compiled(x), eager(x_eager)
+        torch.testing.assert_close(out, want, rtol=1e-3, atol=1e-3)
+        out.square().sum().backward()
+        want.square().sum().backward()
+        torch.testing.assert_close(x.grad, x_eager.grad, rtol=1e-2, atol=1e-2)
+    torch.testing.assert_close(module[0].weight.grad, eager[0].weight.grad, rtol=1e-2, atol=1e-2)
+    torch.testing.assert_close(module[1].running_var, eager[1].running_var, rtol=1e-4, atol=1e-5)

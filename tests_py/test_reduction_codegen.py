@@ -493,9 +493,10 @@ def test_row_and_column_sums_of_one_input_share_a_kernel():
 
 
 def test_column_result_feeding_elements_falls_back_to_segments():
-    # x - sum(x, 0) needs the column result per element: the row sums are
-    # then the "outer" class, over the contiguous axis, which inner-outer
-    # declines; the fusion runs as one segment per reduction class.
+    # x - sum(x, 0) needs the column result per element, which no kernel
+    # walking rows has before the rows end: the sum over the contiguous
+    # axis takes the column sums as an inner-outer kernel's outer results,
+    # and the subtraction runs after it, as a pointwise kernel.
     def body(fd, x):
         columns = fd.ops.broadcast_in_dim(
             fd.ops.sum(x, dims=[0]), shape=[64, 256], broadcast_dims=[1]
@@ -503,8 +504,14 @@ def test_column_result_feeding_elements_falls_back_to_segments():
         return [fd.ops.sum(x, dims=[1]), fd.ops.sub(x, columns)]
 
     fd = _two_class_fusion(body)
-    code = fd.cuda_code_for([torch.randn(64, 256)])
-    assert len(kernels_of(code)) == 2 and "inner_outer" not in code
+    x = torch.randn(64, 256)
+    rows, centered = fd.execute([x])
+    assert [ops for _, ops in fd.segment_summary()] == [
+        ["sum", "sum"],
+        ["broadcast", "expand", "sub"],
+    ]
+    torch.testing.assert_close(rows, x.sum(1))
+    torch.testing.assert_close(centered, x - x.sum(0))
 
 
 def _phase0(code):
