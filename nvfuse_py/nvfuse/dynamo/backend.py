@@ -1,5 +1,7 @@
-"""The torch.compile backend: Dynamo's graph, with its attention calls on
-cuDNN where torch would run them there (attention_backends.py), goes
+"""The torch.compile backend: Dynamo's graph, with its constant attention
+masks dropped where they mask nothing or only what causality would
+(attention_masks.py) and its attention calls on cuDNN where torch would
+run them there (attention_backends.py), goes
 through AOTAutograd (forward and backward graphs in ATen, decomposed to
 ops nvfuse fuses:
 decompositions.py), then the backend's FX passes (passes/: input updates,
@@ -19,6 +21,7 @@ import functools
 from torch._dynamo.backends.common import aot_autograd
 
 from .attention_backends import attention_on_cudnn
+from .attention_masks import drop_constant_masks
 from .cuda_graphs import CudaGraphCompilers
 from .decompositions import decompositions
 from .pipeline import compile_graph
@@ -94,6 +97,7 @@ def backend(gm, example_inputs, options=None, **kwargs):
             for kind in ("forward", "backward", "inference")
         )
 
+    drop_constant_masks(gm)
     attention_on_cudnn(gm)
     return aot_autograd(
         fw_compiler=forward,

@@ -1,0 +1,194 @@
+"""Attention masks that mask nothing, or only what causality would, are
+dropped from the attention call on Dynamo's graph, before AOTAutograd.
+
+Under torch.compile, transformers cannot look at a mask's values to skip
+it, so an encoder called without a padding mask (ViT, a BERT without
+`attention_mask`) gets a boolean mask built from `arange(n) >= 0`, true
+everywhere, and a decoder may get the causal triangle built the same way.
+Such a mask is a constant: nothing it is computed from is an input of the
+graph. With it, torch's attention takes a masked kernel, and converts the
+boolean mask into an additive one of the scores' size (a kernel of its
+own in every layer); without it, the flash or cuDNN kernel that eager
+runs for the same model.
+
+So a mask computed from no graph input, no module state and nothing
+random is evaluated once, here, on its device. Where every element
+admits its key (true, or an additive 0), the call gets no mask; where the
+elements admit exactly the keys at or before the query's position of a
+square score matrix, it gets is_causal=True instead. The results are
+torch's for the same call without the mask (a masked-out score adds the
+mask's large negative number, or -inf: either gives the key no weight).
+Masks over MAX_EVALUATED_ELEMENTS elements, or whose nodes are not all
+plain functions of constants, stay as they are."""
+
+import operator
+
+import torch
+from torch._subclasses.fake_tensor import unset_fake_temporarily
+
+_SDPA_TARGETS = {
+    torch.nn.functional.scaled_dot_product_attention,
+    torch._C._nn.scaled_dot_product_attention,
+}
+MAX_EVALUATED_ELEMENTS = 1 << 26
+
+# Targets whose values are not a function of their arguments: random
+# draws, and uninitialized memory.
+_NOT_CONSTANT_WORDS = ("rand", "dropout", "bernoulli", "normal", "uniform", "multinomial", "empty")
+_IN_PLACE_OPERATORS = {
+    operator.iadd,
+    operator.isub,
+    operator.imul,
+    operator.itruediv,
+    operator.ifloordiv,
+    operator.imod,
+    operator.ipow,
+    operator.iand,
+    operator.ior,
+    operator.ixor,
+    operator.ilshift,
+    operator.irshift,
+}
+
+
+def drop_constant_masks(gm):
+    """Drops the constant attention masks of gm's attention calls (see the
+    module); the number of calls changed."""
+    changed = 0
+    for node in list(gm.graph.nodes):
+        if node.op == "call_function" and node.target in _SDPA_TARGETS:
+            changed += _drop_mask_of(gm, node)
+    if changed:
+        gm.graph.lint()
+        gm.recompile()
+    return changed
+
+
+def _drop_mask_of(gm, call):
+    mask = _mask_argument(call)
+    if not isinstance(mask, torch.fx.Node) or _is_causal(call) is not False:
+        return 0
+    constant_nodes = _constant_ancestors(mask)
+    if constant_nodes is None:
+        return 0
+    value = _evaluate(gm, constant_nodes, mask)
+    if value is None:
+        return 0
+    if _admits_every_key(value):
+        _set_mask(call, None, causal=False)
+    elif _admits_causal_keys(value):
+        _set_mask(call, None, causal=True)
+    else:
+        return 0
+    _erase_unused(gm.graph, constant_nodes)
+    return 1
+
+
+def _mask_argument(call):
+    if "attn_mask" in call.kwargs:
+        return call.kwargs["attn_mask"]
+    return call.args[3] if len(call.args) > 3 else None
+
+
+def _is_causal(call):
+    if "is_causal" in call.kwargs:
+        return call.kwargs["is_causal"]
+    return call.args[5] if len(call.args) > 5 else False
+
+
+def _set_mask(call, mask, causal):
+    args, kwargs = list(call.args), dict(call.kwargs)
+    if len(args) > 3:
+        args[3] = mask
+    else:
+        kwargs["attn_mask"] = mask
+    if len(args) > 5:
+        args[5] = causal
+    else:
+        kwargs["is_causal"] = causal
+    call.args, call.kwargs = tuple(args), kwargs
+
+
+def _target_name(node):
+    target = node.target
+    return target if isinstance(target, str) else getattr(target, "__name__", str(target))
+
+
+def _is_constant_op(node):
+    if node.op not in ("call_function", "call_method"):
+        return False  # inputs, module state and submodules vary
+    name = _target_name(node).lower()
+    if any(word in name for word in _NOT_CONSTANT_WORDS) or "out" in node.kwargs:
+        return False
+    if getattr(node.target, "__module__", None) == "_operator":
+        return node.target not in _IN_PLACE_OPERATORS  # and_ is not in place
+    return not name.endswith("_") or name.startswith("__")  # fill_, masked_fill_
+
+
+def _constant_ancestors(mask):
+    """The nodes `mask` is computed from, in graph order, when each is a
+    plain function of constants and none is updated in place by a node
+    outside them; else None."""
+    seen, stack = {}, [mask]
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        if not _is_constant_op(node):
+            return None
+        seen[node] = True
+        stack.extend(node.all_input_nodes)
+    for node in seen:
+        for user in node.users:
+            if user not in seen and user.op == "call_method" and not _is_constant_op(user):
+                return None  # e.g. an in-place fill of a node the mask reads
+    order = {n: i for i, n in enumerate(mask.graph.nodes)}
+    return sorted(seen, key=order.__getitem__)
+
+
+def _evaluate(gm, nodes, mask):
+    example = mask.meta.get("example_value")
+    if not isinstance(example, torch.Tensor) or example.numel() > MAX_EVALUATED_ELEMENTS:
+        return None
+    graph = torch.fx.Graph()
+    copies = {}
+    for node in nodes:
+        copies[node] = graph.node_copy(node, lambda n: copies[n])
+    graph.output(copies[mask])
+    try:
+        with unset_fake_temporarily():
+            value = torch.fx.GraphModule(gm, graph)()
+    except Exception:  # noqa: BLE001 (a mask that does not evaluate stays as it is)
+        return None
+    return value if isinstance(value, torch.Tensor) and value.dim() >= 2 else None
+
+
+def _admits_every_key(mask):
+    if mask.dtype == torch.bool:
+        return bool(mask.all())
+    return bool((mask == 0).all())
+
+
+def _causal_admitted(mask):
+    rows, cols = mask.shape[-2:]
+    return torch.ones(rows, cols, dtype=torch.bool, device=mask.device).tril()
+
+
+def _admits_causal_keys(mask):
+    """Admitted exactly at and below the diagonal of a square score
+    matrix; what it adds above it masks the key out (at most half the
+    type's lowest value, or -inf)."""
+    rows, cols = mask.shape[-2:]
+    if rows != cols or rows < 2:
+        return False
+    causal = _causal_admitted(mask)
+    if mask.dtype == torch.bool:
+        return bool((mask == causal).all())
+    masked_out = mask <= torch.finfo(mask.dtype).min / 2
+    return bool(((mask == 0) == causal).all()) and bool((masked_out == ~causal).all())
+
+
+def _erase_unused(graph, nodes):
+    for node in reversed(nodes):
+        if not node.users:
+            graph.erase_node(node)
