@@ -253,3 +253,30 @@ def test_channels_last_batch_norm_trains_through_the_backend_on_the_gpu():
         torch.testing.assert_close(x.grad, x_eager.grad, rtol=1e-2, atol=1e-2)
     torch.testing.assert_close(module[0].weight.grad, eager[0].weight.grad, rtol=1e-2, atol=1e-2)
     torch.testing.assert_close(module[1].running_var, eager[1].running_var, rtol=1e-4, atol=1e-5)
+
+
+def test_a_gradient_expanded_from_pooled_values_does_not_hide_the_channels_last_layout():
+    # The last batch norm's backward in a channels-last ResNet reads the
+    # pooling's gradient expanded over H and W (strides [C, 1, 0, 0]): its
+    # expanded axes have no memory, so the channels-last input says which
+    # axis is innermost, and the per-element dx is not walked as rows.
+    with FusionDefinition() as fd:
+        g = fd.define_tensor(
+            [-1, -1, -1, -1], contiguity=[True, True, None, None], dtype=torch.bfloat16
+        )
+        x = fd.define_tensor(
+            [-1, -1, -1, -1], contiguity=True, dtype=torch.bfloat16, stride_order=CHANNELS_LAST
+        )
+        gf, xf = fd.ops.cast(g, torch.float32), fd.ops.cast(x, torch.float32)
+        s1 = fd.ops.sum(gf, [0, 2, 3], keepdim=True)
+        s2 = fd.ops.sum(fd.ops.mul(gf, xf), [0, 2, 3], keepdim=True)
+        dx = fd.ops.sub(fd.ops.sub(gf, fd.ops.mul(s1, 0.01)), fd.ops.mul(xf, fd.ops.mul(s2, 0.01)))
+        fd.add_output(fd.ops.cast(dx, torch.bfloat16), stride_order=CHANNELS_LAST)
+    g = torch.randn(N, 16).to(torch.bfloat16)[:, :, None, None].expand(N, 16, 6, 5)
+    x = _channels_last_input("cpu")
+    (dx,) = fd.execute([g, x])
+    segments = [ops for _, ops in fd.segment_summary()]
+    assert all(not ("sum" in ops and "sub" in ops) for ops in segments), segments
+    gf, xf = g.float(), x.float()
+    s1, s2 = gf.sum([0, 2, 3], keepdim=True), (gf * xf).sum([0, 2, 3], keepdim=True)
+    assert_close(dx, (gf - s1 * 0.01 - xf * (s2 * 0.01)).to(torch.bfloat16))
