@@ -280,3 +280,70 @@ def test_a_gradient_expanded_from_pooled_values_does_not_hide_the_channels_last_
     gf, xf = g.float(), x.float()
     s1, s2 = gf.sum([0, 2, 3], keepdim=True), (gf * xf).sum([0, 2, 3], keepdim=True)
     assert_close(dx, (gf - s1 * 0.01 - xf * (s2 * 0.01)).to(torch.bfloat16))
+
+
+def _kernel_names(code):
+    return re.findall(r"__global__ void (?:__launch_bounds__\([^)]*\) )?(\w+)\(", code)
+
+
+def _pooled_gradient_statistics(out_order):
+    """A channels-last batch norm backward's first half after a global
+    average pool: the pool's gradient [N, C] expanded over H and W,
+    masked by the ReLU, and the two per-channel sums, with the masked
+    gradient and the centered input returned in `out_order`."""
+    with FusionDefinition() as fd:
+        g = fd.define_tensor(
+            [-1, -1, -1, -1], contiguity=[True, True, None, None], dtype=torch.bfloat16
+        )
+        x = fd.define_tensor(
+            [-1, -1, -1, -1], contiguity=True, dtype=torch.bfloat16, stride_order=CHANNELS_LAST
+        )
+        keep = fd.define_tensor(
+            [-1, -1, -1, -1], contiguity=True, dtype=torch.bool, stride_order=CHANNELS_LAST
+        )
+        mean = fd.define_tensor([-1], contiguity=True, dtype=torch.float32)
+        masked = fd.ops.where(keep, fd.ops.truediv(g, 30.0), 0.0)
+        centered = fd.ops.sub(
+            fd.ops.cast(x, torch.float32),
+            fd.ops.broadcast_in_dim(mean, [x.size(0), x.size(1), x.size(2), x.size(3)], [1]),
+        )
+        fd.add_output(masked, stride_order=out_order)
+        fd.add_output(centered, stride_order=out_order)
+        fd.add_output(fd.ops.sum(masked, [0, 2, 3]))
+        fd.add_output(fd.ops.sum(fd.ops.mul(masked, centered), [0, 2, 3]))
+    g = torch.randn(N, 16).to(torch.bfloat16)[:, :, None, None].expand(N, 16, 6, 5)
+    x = _channels_last_input("cpu")
+    keep = (torch.randn(N, 16, 6, 5) > 0).to(memory_format=torch.channels_last)
+    return fd, [g, x, keep, torch.randn(16)]
+
+
+def test_an_input_expanded_along_some_reduced_axes_is_written_densely_first():
+    # The reduced N, H and W are no one strided axis in the expanded
+    # gradient: its reduction kernel declined every launch, and the segment
+    # ran op by op on the reference evaluator. Now the masked gradient is
+    # written first, laid out as the fusion's channels-last tensors.
+    fd, inputs = _pooled_gradient_statistics(CHANNELS_LAST)
+    names = _kernel_names(fd.cuda_code_for(inputs))
+    fused = sum(kind == "fused" for kind, _ in fd.segment_summary())
+    assert len(names) == fused, (names, fd.segment_summary())
+    assert any(n.startswith("nvfuse_reduction_outer") for n in names), names
+    assert not any("transpose" in n for n in names), names
+    assert compile_kernels(fd.cuda_code_for(inputs)) == len(names)
+    g, x, keep, mean = inputs
+    masked = torch.where(keep, g / 30.0, 0.0)
+    centered = x.float() - mean[None, :, None, None]
+    outs = fd.execute(inputs)
+    assert_close(outs[0], masked.to(torch.bfloat16))
+    assert_close(outs[2], masked.float().sum([0, 2, 3]).to(torch.bfloat16))
+    assert_close(outs[3], (masked.float() * centered).sum([0, 2, 3]))
+
+
+def test_intermediates_between_segments_keep_the_fusions_layout():
+    # Every tensor of the statistics' extents the fusion reads or returns is
+    # channels-last, so the segments pass channels-last tensors: no kernel
+    # transposes. Returned row-major, they disagree, and the intermediates
+    # stay row-major (a transpose where the layouts meet).
+    fd, inputs = _pooled_gradient_statistics(CHANNELS_LAST)
+    assert not any("transpose" in n for n in _kernel_names(fd.cuda_code_for(inputs)))
+    fd, inputs = _pooled_gradient_statistics([3, 2, 1, 0])
+    assert any("transpose" in n for n in _kernel_names(fd.cuda_code_for(inputs)))

@@ -22,7 +22,7 @@ class Analyzer {
       return std::nullopt;
     }
     classify();
-    if (!check_reduction_inputs() || !collect_inputs()) {
+    if (!check_reduction_inputs() || !collect_inputs() || !check_reduced_axes_walk_as_one()) {
       return std::nullopt;
     }
     assign_phases();
@@ -445,6 +445,41 @@ class Analyzer {
         a_.value_inputs.push_back(tv);
       } else {
         a_.inputs.push_back(tv);
+      }
+    }
+    return true;
+  }
+
+  // The kernel walks the reduced axes of every tensor as one strided
+  // axis (reduction_walk.cpp). An input expanded along some reduced axes
+  // but laid out in memory along others cannot be (a pooling's gradient
+  // [N, C] expanded over H and W, reduced over N, H and W next to a
+  // channels-last activation); every launch declined it, and the
+  // reference evaluator ran the fusion op by op. The segmenter writes the
+  // work on such an input densely first instead.
+  bool check_reduced_axes_walk_as_one() {
+    for (const TensorView* tv : a_.inputs) {
+      if (a_.is_per_row(tv)) {
+        continue;
+      }
+      const std::vector<int>& map = a_.axis_map.at(tv);
+      bool expanded = false;
+      bool in_memory = false;
+      for (size_t i = 0; i < map.size(); ++i) {
+        if (map[i] < 0 || !a_.reduced[map[i]]) {
+          continue;
+        }
+        const IterDomain* id = tv->logical()[i];
+        if (id->is_expanded()) {
+          expanded = true;
+        } else if (!id->is_broadcast()) {
+          in_memory = true;
+        }
+      }
+      if (expanded && in_memory) {
+        return reject(tv->name() +
+            " is expanded along some reduced axes and in memory along others: the reduced axes "
+            "are not one strided axis in it");
       }
     }
     return true;

@@ -5,14 +5,19 @@
 
 #include "ir/all_exprs.h"
 #include "ir/sharding.h"
+#include "segment/boundary_layouts.h"
 
 namespace nvfuse {
 
 namespace {
 
 // A copy of `tv`'s logical axes (same extents) as a new input tensor of
-// `fusion` that accepts whatever layout its producer segment returns.
-TensorView* boundary_input(Fusion& fusion, const TensorView* tv) {
+// `fusion` that accepts whatever layout its producer segment returns. Its
+// allocation order, when given, is the one the producer writes it in
+// (boundary_layouts.h): not checked, but what the plans of this segment's
+// kernels read (which axis is innermost in memory).
+TensorView* boundary_input(
+    Fusion& fusion, const TensorView* tv, const std::optional<std::vector<int64_t>>& order) {
   std::vector<IterDomain*> axes;
   std::vector<std::optional<bool>> contiguity;
   for (const IterDomain* id : tv->logical()) {
@@ -21,6 +26,15 @@ TensorView* boundary_input(Fusion& fusion, const TensorView* tv) {
   }
   auto* input =
       fusion.create<TensorView>(TensorDomain(axes, contiguity), tv->dtype(), tv->is_cpu_scalar());
+  if (order.has_value()) {
+    std::vector<IterDomain*> allocation;
+    std::vector<std::optional<bool>> allocation_contiguity;
+    for (int64_t axis : *order) {
+      allocation.push_back(axes[axis]);
+      allocation_contiguity.push_back(contiguity[axis]);
+    }
+    input->set_allocation_domain(allocation, allocation_contiguity);
+  }
   input->set_any_strides(true);
   if (tv->device_mesh().has_value()) {
     // A multi-device segment's input stays distributed as its producer's
@@ -173,13 +187,18 @@ FusionSegment build_segment(const Fusion& fusion, const std::vector<const Expr*>
   Fusion& piece = *segment.fusion;
   for (const Val* b : segment.boundary) {
     Val* cloned = map.at(b);
-    piece.replace_all_uses(cloned, boundary_input(piece, cloned->as<TensorView>()));
+    piece.replace_all_uses(cloned,
+        boundary_input(piece, cloned->as<TensorView>(),
+            written_allocation_order(fusion, *b->as<TensorView>())));
   }
   std::vector<Val*> outputs;
   for (const Val* out : segment.outputs) {
     outputs.push_back(map.at(out));
   }
   piece.set_outputs(std::move(outputs));
+  if (!is_aten) {
+    lay_out_boundaries(fusion, segment.outputs, map);
+  }
   const size_t original_count = fusion.inputs().size();
   std::vector<size_t> kept = needed_inputs(piece, original_count);
   for (size_t position : kept) {
