@@ -32,7 +32,7 @@ std::optional<std::vector<int64_t>> written_allocation_order(
 
 // Lays out `piece`'s copy of each of `outputs` (boundaries of `fusion`,
 // not its outputs) by boundary_allocation_order.
-void lay_out_boundaries(const Fusion& fusion, const std::vector<const Val*>& outputs,
-    const CloneMap& map);
+void lay_out_boundaries(
+    const Fusion& fusion, const std::vector<const Val*>& outputs, const CloneMap& map);
 
 }  // namespace nvfuse
