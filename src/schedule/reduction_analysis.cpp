@@ -7,6 +7,7 @@
 
 #include "schedule/coordinate_analysis.h"
 #include "schedule/pointwise_analysis.h"
+#include "schedule/reduction_memory_walks.h"
 
 namespace nvfuse {
 
@@ -22,11 +23,12 @@ class Analyzer {
       return std::nullopt;
     }
     classify();
-    if (!check_reduction_inputs() || !collect_inputs() || !check_reduced_axes_walk_as_one()) {
+    if (!check_reduction_inputs() || !collect_inputs() ||
+        !accept(why_reduced_axes_are_no_one_walk(a_))) {
       return std::nullopt;
     }
     assign_phases();
-    if (!check_later_phases_walk_rows()) {
+    if (!accept(why_later_phases_walk_across_memory(a_))) {
       return std::nullopt;
     }
     collect_positions();
@@ -34,6 +36,11 @@ class Analyzer {
   }
 
  private:
+  // False (and the reason kept) when there is one.
+  bool accept(const std::optional<std::string>& why_not) {
+    return !why_not.has_value() || reject(*why_not);
+  }
+
   bool reject(const std::string& reason) {
     if (why_not_ != nullptr) {
       *why_not_ = reason;
@@ -450,41 +457,6 @@ class Analyzer {
     return true;
   }
 
-  // The kernel walks the reduced axes of every tensor as one strided
-  // axis (reduction_walk.cpp). An input expanded along some reduced axes
-  // but laid out in memory along others cannot be (a pooling's gradient
-  // [N, C] expanded over H and W, reduced over N, H and W next to a
-  // channels-last activation); every launch declined it, and the
-  // reference evaluator ran the fusion op by op. The segmenter writes the
-  // work on such an input densely first instead.
-  bool check_reduced_axes_walk_as_one() {
-    for (const TensorView* tv : a_.inputs) {
-      if (a_.is_per_row(tv)) {
-        continue;
-      }
-      const std::vector<int>& map = a_.axis_map.at(tv);
-      bool expanded = false;
-      bool in_memory = false;
-      for (size_t i = 0; i < map.size(); ++i) {
-        if (map[i] < 0 || !a_.reduced[map[i]]) {
-          continue;
-        }
-        const IterDomain* id = tv->logical()[i];
-        if (id->is_expanded()) {
-          expanded = true;
-        } else if (!id->is_broadcast()) {
-          in_memory = true;
-        }
-      }
-      if (expanded && in_memory) {
-        return reject(tv->name() +
-            " is expanded along some reduced axes and in memory along others: the reduced axes "
-            "are not one strided axis in it");
-      }
-    }
-    return true;
-  }
-
   void assign_phases() {
     for (const Expr* expr : a_.exprs) {
       int phase = 0;
@@ -512,45 +484,6 @@ class Analyzer {
         }
       }
     }
-  }
-
-  // Work after a reduction (a normalization, a softmax) is done by the
-  // inner-row walk, which reads each row's elements along the reduced
-  // axes. Where a kept axis is innermost in memory (a channels-last batch
-  // norm: channels innermost, reduced over N, H and W) those reads stride
-  // by a row's width and the kernel ran at a few percent of bandwidth (a
-  // ResNet-50 batch norm backward at batch 64 took 5 ms); the reduction
-  // alone walks columns at bandwidth, and the work after it is pointwise,
-  // so the segmenter is asked for a kernel each.
-  bool check_later_phases_walk_rows() {
-    if (a_.last_element_phase == 0) {
-      return true;
-    }
-    const std::optional<int> innermost = innermost_reference_axis();
-    if (innermost.has_value() && !a_.reduced[*innermost]) {
-      return reject(
-          "its work after the reduction would walk rows across memory: a kept axis is "
-          "innermost in memory");
-    }
-    return true;
-  }
-
-  // The reference axis that is innermost in memory in the first per-element
-  // input (by its stride order; the last axis without one); nullopt when
-  // no input says.
-  std::optional<int> innermost_reference_axis() const {
-    for (const TensorView* tv : a_.inputs) {
-      if (a_.is_per_row(tv) || tv->rank() == 0) {
-        continue;
-      }
-      const auto order = tv->domain().allocation_permutation();
-      const int64_t axis = order.has_value() && !order->empty() ? order->back() : tv->rank() - 1;
-      const int mapped = a_.axis_map.at(tv)[axis];
-      if (mapped >= 0 && !tv->logical()[axis]->is_broadcast()) {
-        return mapped;
-      }
-    }
-    return std::nullopt;
   }
 
   void collect_positions() {
