@@ -150,3 +150,20 @@ def test_in_place_and_random_nodes_are_not_constants_but_logical_operators_are()
         False,
         True,
     ]
+
+
+def test_a_mask_whose_source_is_filled_in_place_elsewhere_stays():
+    # The fill runs after the mask's nodes in the graph but before the
+    # attention reads the mask's memory: evaluating the nodes alone would
+    # not see it.
+    def attention(q, k, v):
+        admitted = torch.ones(B, 1, N, N, dtype=torch.bool, device=q.device)
+        mask = admitted[:, :, :, :]
+        admitted[:, :, :, 3].fill_(False)
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+    record = []
+    q, k, v = _qkv()
+    out = _compiled_with_pass(attention, record)(q, k, v)
+    assert record[0][0] == 0
+    torch.testing.assert_close(out, attention(q, k, v))

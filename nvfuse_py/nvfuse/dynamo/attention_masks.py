@@ -35,6 +35,34 @@ MAX_EVALUATED_ELEMENTS = 1 << 26
 # Targets whose values are not a function of their arguments: random
 # draws, and uninitialized memory.
 _NOT_CONSTANT_WORDS = ("rand", "dropout", "bernoulli", "normal", "uniform", "multinomial", "empty")
+# Ops whose result may share its input's memory (reshape and flatten may).
+_VIEWS = {
+    "getitem",
+    "__getitem__",
+    "view",
+    "view_as",
+    "reshape",
+    "expand",
+    "expand_as",
+    "permute",
+    "transpose",
+    "t",
+    "unsqueeze",
+    "squeeze",
+    "select",
+    "narrow",
+    "as_strided",
+    "flatten",
+    "unflatten",
+    "split",
+    "chunk",
+    "unbind",
+    "movedim",
+    "swapaxes",
+    "diagonal",
+    "detach",
+    "alias",
+}
 _IN_PLACE_OPERATORS = {
     operator.iadd,
     operator.isub,
@@ -114,21 +142,29 @@ def _target_name(node):
     return target if isinstance(target, str) else getattr(target, "__name__", str(target))
 
 
+def _updates_in_place(node):
+    """Whether `node` writes into a tensor it is given: `out=`, an in-place
+    operator (`iand`; `and_` is not one), or a method or function whose
+    name ends in an underscore (`fill_`, `masked_fill_`; not `__getitem__`)."""
+    if "out" in node.kwargs:
+        return True
+    if getattr(node.target, "__module__", None) == "_operator":
+        return node.target in _IN_PLACE_OPERATORS
+    name = _target_name(node)
+    return name.endswith("_") and not name.startswith("__")
+
+
 def _is_constant_op(node):
     if node.op not in ("call_function", "call_method"):
         return False  # inputs, module state and submodules vary
     name = _target_name(node).lower()
-    if any(word in name for word in _NOT_CONSTANT_WORDS) or "out" in node.kwargs:
-        return False
-    if getattr(node.target, "__module__", None) == "_operator":
-        return node.target not in _IN_PLACE_OPERATORS  # and_ is not in place
-    return not name.endswith("_") or name.startswith("__")  # fill_, masked_fill_
+    return not any(word in name for word in _NOT_CONSTANT_WORDS) and not _updates_in_place(node)
 
 
 def _constant_ancestors(mask):
     """The nodes `mask` is computed from, in graph order, when each is a
-    plain function of constants and none is updated in place by a node
-    outside them; else None."""
+    plain function of constants and none is updated in place, through a
+    view or not; else None."""
     seen, stack = {}, [mask]
     while stack:
         node = stack.pop()
@@ -138,12 +174,30 @@ def _constant_ancestors(mask):
             return None
         seen[node] = True
         stack.extend(node.all_input_nodes)
-    for node in seen:
-        for user in node.users:
-            if user not in seen and user.op == "call_method" and not _is_constant_op(user):
-                return None  # e.g. an in-place fill of a node the mask reads
+    if _written_through_views(seen):
+        return None
     order = {n: i for i, n in enumerate(mask.graph.nodes)}
     return sorted(seen, key=order.__getitem__)
+
+
+def _written_through_views(nodes):
+    """Whether a node updates in place one of `nodes`, or a view of one
+    (an in-place fill of a slice of the tensor a mask is read from, after
+    the mask's nodes): evaluating the nodes alone would not see it."""
+    stack, seen = list(nodes), set()
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        for user in node.users:
+            if user.op == "output":
+                continue
+            if _updates_in_place(user):
+                return True
+            if _target_name(user) in _VIEWS:
+                stack.append(user)
+    return False
 
 
 def _evaluate(gm, nodes, mask):
