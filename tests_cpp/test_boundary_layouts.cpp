@@ -27,8 +27,8 @@ TensorView* op(OpType type, std::vector<Val*> operands) {
 
 // x (laid out by `input_order`) -> sin -> boundary -> cos -> output
 // (laid out by `output_order`, empty for row-major); returns the boundary.
-TensorView* chain(Fusion& f, const std::vector<int64_t>& input_order,
-    const std::vector<int64_t>& output_order) {
+TensorView* chain(
+    Fusion& f, const std::vector<int64_t>& input_order, const std::vector<int64_t>& output_order) {
   TensorView* x = testing::concrete_input(f, {8, 16, 5, 6}, DataType::Float);
   lay_out(x, input_order);
   TensorView* boundary = op(OpType::sin, {x});
@@ -51,8 +51,8 @@ TEST(BoundaryLayouts, DisagreeingOrRowMajorTensorsLeaveItRowMajor) {
   EXPECT_EQ(boundary_allocation_order(disagree, *chain(disagree, kChannelsLast, {0, 1, 2, 3})),
       std::nullopt);
   Fusion row_major;
-  EXPECT_EQ(boundary_allocation_order(row_major, *chain(row_major, {0, 1, 2, 3}, {})),
-      std::nullopt);
+  EXPECT_EQ(
+      boundary_allocation_order(row_major, *chain(row_major, {0, 1, 2, 3}, {})), std::nullopt);
 }
 
 TEST(BoundaryLayouts, TensorsOfOtherExtentsHaveNoSay) {
