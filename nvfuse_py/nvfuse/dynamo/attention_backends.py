@@ -48,6 +48,19 @@ def _sdpa_signature(
 _SIGNATURE = inspect.signature(_sdpa_signature)
 
 
+def is_attention_call(node):
+    return node.op == "call_function" and node.target in _SDPA_TARGETS
+
+
+def attention_arguments(node):
+    """An attention call's arguments by name (those it was given), or None
+    where they do not bind to scaled_dot_product_attention's signature."""
+    try:
+        return dict(_SIGNATURE.bind(*node.args, **node.kwargs).arguments)
+    except TypeError:
+        return None
+
+
 def _laid_out_anew(mask):
     """Whether cudnn_attention gives the op a dense copy of `mask` rather
     than the mask itself: a boolean one becomes additive, and one whose
@@ -119,11 +132,9 @@ def _choice_of_empty_tensors(q, k, v, mask, is_causal, scale):
 def _cudnn_call(node):
     """(q, k, v, mask, is_causal, scale) of an attention call the cuDNN op
     takes as it is and torch runs on cuDNN for real tensors, else None."""
-    try:
-        bound = _SIGNATURE.bind(*node.args, **node.kwargs)
-    except TypeError:
+    a = attention_arguments(node)
+    if a is None:
         return None
-    a = bound.arguments
     q, k, v = (_meta(a[n]) for n in ("query", "key", "value"))
     mask_arg = a.get("attn_mask")
     mask = _meta(mask_arg)
@@ -154,7 +165,7 @@ def attention_on_cudnn(gm):
     number rewritten."""
     count = 0
     for node in list(gm.graph.nodes):
-        if node.op != "call_function" or node.target not in _SDPA_TARGETS:
+        if not is_attention_call(node):
             continue
         call = _cudnn_call(node)
         if call is None:

@@ -26,10 +26,8 @@ import operator
 import torch
 from torch._subclasses.fake_tensor import unset_fake_temporarily
 
-_SDPA_TARGETS = {
-    torch.nn.functional.scaled_dot_product_attention,
-    torch._C._nn.scaled_dot_product_attention,
-}
+from .attention_backends import attention_arguments, is_attention_call
+
 MAX_EVALUATED_ELEMENTS = 1 << 26
 
 # Targets whose values are not a function of their arguments: random
@@ -84,7 +82,7 @@ def drop_constant_masks(gm):
     module); the number of calls changed."""
     changed = 0
     for node in list(gm.graph.nodes):
-        if node.op == "call_function" and node.target in _SDPA_TARGETS:
+        if is_attention_call(node):
             changed += _drop_mask_of(gm, node)
     if changed:
         gm.graph.lint()
@@ -93,8 +91,11 @@ def drop_constant_masks(gm):
 
 
 def _drop_mask_of(gm, call):
-    mask = _mask_argument(call)
-    if not isinstance(mask, torch.fx.Node) or _is_causal(call) is not False:
+    arguments = attention_arguments(call)
+    if arguments is None or arguments.get("is_causal", False) is not False:
+        return 0
+    mask = arguments.get("attn_mask")
+    if not isinstance(mask, torch.fx.Node):
         return 0
     constant_nodes = _constant_ancestors(mask)
     if constant_nodes is None:
@@ -103,38 +104,21 @@ def _drop_mask_of(gm, call):
     if value is None:
         return 0
     if _admits_every_key(value):
-        _set_mask(call, None, causal=False)
+        _set_mask(call, arguments, causal=False)
     elif _admits_causal_keys(value):
-        _set_mask(call, None, causal=True)
+        _set_mask(call, arguments, causal=True)
     else:
         return 0
     _erase_unused(gm.graph, constant_nodes)
     return 1
 
 
-def _mask_argument(call):
-    if "attn_mask" in call.kwargs:
-        return call.kwargs["attn_mask"]
-    return call.args[3] if len(call.args) > 3 else None
-
-
-def _is_causal(call):
-    if "is_causal" in call.kwargs:
-        return call.kwargs["is_causal"]
-    return call.args[5] if len(call.args) > 5 else False
-
-
-def _set_mask(call, mask, causal):
-    args, kwargs = list(call.args), dict(call.kwargs)
-    if len(args) > 3:
-        args[3] = mask
-    else:
-        kwargs["attn_mask"] = mask
-    if len(args) > 5:
-        args[5] = causal
-    else:
-        kwargs["is_causal"] = causal
-    call.args, call.kwargs = tuple(args), kwargs
+def _set_mask(call, arguments, causal):
+    """The call without its mask, causal or not: query, key and value
+    positional, the rest by name."""
+    kwargs = dict(arguments, attn_mask=None, is_causal=causal)
+    call.args = tuple(kwargs.pop(name) for name in ("query", "key", "value"))
+    call.kwargs = kwargs
 
 
 def _target_name(node):
