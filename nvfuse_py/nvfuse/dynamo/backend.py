@@ -1,7 +1,8 @@
 """The torch.compile backend: Dynamo's graph, with its constant attention
 masks dropped where they mask nothing or only what causality would
-(attention_masks.py) and its attention calls on cuDNN where torch would
-run them there (attention_backends.py), goes
+(attention_masks.py), its attention calls on cuDNN where torch would
+run them there (attention_backends.py) and its LM-head losses chunked
+(lm_head_losses.py), goes
 through AOTAutograd (forward and backward graphs in ATen, decomposed to
 ops nvfuse fuses:
 decompositions.py), then the backend's FX passes (passes/: input updates,
@@ -24,6 +25,7 @@ from .attention_backends import attention_on_cudnn
 from .attention_masks import drop_constant_masks
 from .cuda_graphs import CudaGraphCompilers
 from .decompositions import decompositions
+from .lm_head_losses import chunk_lm_head_losses
 from .pipeline import compile_graph
 
 OPTIONS = {
@@ -99,6 +101,7 @@ def backend(gm, example_inputs, options=None, **kwargs):
 
     drop_constant_masks(gm)
     attention_on_cudnn(gm)
+    chunk_lm_head_losses(gm)
     return aot_autograd(
         fw_compiler=forward,
         bw_compiler=backward,

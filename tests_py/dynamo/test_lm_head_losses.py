@@ -1,0 +1,241 @@
+"""An LM head whose logits feed only a cross-entropy loss runs chunk by
+chunk (linear_cross_entropy.py), rewritten on Dynamo's graph
+(lm_head_losses.py): torch's loss and gradients, without the whole
+logits; everything else keeps torch's composite."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import nvfuse.dynamo  # noqa: F401 (registers backend="nvfuse")
+from nvfuse.dynamo import linear_cross_entropy as chunked
+from nvfuse.dynamo import lm_head_losses
+from nvfuse.dynamo.linear_cross_entropy import chunk_rows, linear_cross_entropy
+
+ROWS, HIDDEN = 40, 16
+
+
+@pytest.fixture
+def small_chunks(monkeypatch):
+    """Chunks of 16 rows of a 1000-word vocabulary, and the rewrite for
+    logits of any size."""
+    monkeypatch.setattr(chunked, "CHUNK_LOGITS_BYTES", 16 * 1000 * 4)
+    monkeypatch.setattr(lm_head_losses, "MIN_LOGITS_ELEMENTS", 0)
+
+
+def _problem(vocab, dtype, device="cpu", ignored=(3, 17)):
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(ROWS, HIDDEN, generator=g).to(device, dtype).requires_grad_()
+    w = (torch.randn(vocab, HIDDEN, generator=g) / 4).to(device, dtype).requires_grad_()
+    target = torch.randint(0, vocab, (ROWS,), generator=g).to(device)
+    target[list(ignored)] = -100
+    return x, w, target
+
+
+def _gradients(loss, *tensors):
+    return torch.autograd.grad(loss, tensors)
+
+
+def _check_against_torch(vocab, dtype, reduction, device="cpu", ignored=(3, 17)):
+    x, w, target = _problem(vocab, dtype, device, ignored)
+    got = linear_cross_entropy(x, w, target, reduction=reduction)
+    expected = F.cross_entropy(F.linear(x, w).float(), target, reduction=reduction)
+    tolerance = 1e-5 if dtype == torch.float32 else 2e-2
+    torch.testing.assert_close(got, expected, rtol=tolerance, atol=tolerance)
+    for g, e in zip(_gradients(got * 3.0, x, w), _gradients(expected * 3.0, x, w)):
+        torch.testing.assert_close(g, e, rtol=tolerance, atol=tolerance)
+
+
+@pytest.mark.usefixtures("small_chunks")
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+@pytest.mark.parametrize(
+    "vocab,dtype", [(1000, torch.float32), (1003, torch.float32), (1000, torch.bfloat16)]
+)
+def test_chunked_loss_and_gradients_are_torchs(vocab, dtype, reduction):
+    """Three chunks (the last short), ignored rows, and a vocabulary that
+    is not a multiple of 8 (padded for the GEMMs); the loss scaled after."""
+    _check_against_torch(vocab, dtype, reduction)
+
+
+def test_every_row_ignored_gives_torchs_nan():
+    x, w, target = _problem(64, torch.float32, ignored=range(ROWS))
+    assert torch.isnan(linear_cross_entropy(x, w, target))
+    assert torch.isnan(F.cross_entropy(F.linear(x, w), target))
+
+
+def test_no_gradients_under_no_grad():
+    x, w, target = _problem(64, torch.float32)
+    with torch.no_grad():
+        loss = linear_cross_entropy(x, w, target)
+    assert not loss.requires_grad
+    torch.testing.assert_close(loss, F.cross_entropy(F.linear(x, w), target))
+
+
+def test_frozen_weight_gets_no_gradient():
+    x, w, target = _problem(64, torch.float32)
+    w.requires_grad_(False)
+    (grad_x,) = _gradients(linear_cross_entropy(x, w, target), x)
+    (expected,) = _gradients(F.cross_entropy(F.linear(x, w), target), x)
+    torch.testing.assert_close(grad_x, expected)
+
+
+def test_chunk_rows_take_whole_gemm_tiles():
+    assert chunk_rows(100, 1000, 2) == 100  # all in one chunk
+    big = chunked.CHUNK_LOGITS_BYTES // (128256 * 2)
+    assert chunk_rows(8192, 128256, 2) == big // 128 * 128
+
+
+class _Head(torch.nn.Module):
+    """transformers' causal-LM loss over a bias-free head."""
+
+    def __init__(self, vocab=1000, bias=False):
+        super().__init__()
+        self.lm_head = torch.nn.Linear(HIDDEN, vocab, bias=bias)
+
+    def forward(self, x, labels, **loss_options):
+        logits = self.lm_head(x).float()
+        loss = F.cross_entropy(logits.view(-1, logits.shape[-1]), labels.view(-1), **loss_options)
+        return loss, logits
+
+
+def _rewritten(fn, *inputs):
+    """The number of losses the pass rewrites in fn's Dynamo graph, and
+    fn's compiled result."""
+    counts = []
+
+    def backend(gm, example_inputs):
+        counts.append(lm_head_losses.chunk_lm_head_losses(gm))
+        return gm.forward
+
+    result = torch.compile(fn, backend=backend)(*inputs)
+    return sum(counts), result
+
+
+def _head_inputs(vocab=1000):
+    g = torch.Generator().manual_seed(1)
+    x = torch.randn(2, 20, HIDDEN, generator=g)
+    labels = torch.randint(0, vocab, (2, 20), generator=g)
+    labels[0, :3] = -100
+    return x, labels
+
+
+@pytest.mark.usefixtures("small_chunks")
+def test_loss_alone_is_rewritten_and_matches():
+    head = _Head()
+    x, labels = _head_inputs()
+    count, loss = _rewritten(lambda x, labels: head(x, labels)[0], x, labels)
+    assert count == 1
+    torch.testing.assert_close(loss, head(x, labels)[0])
+
+
+@pytest.mark.usefixtures("small_chunks")
+@pytest.mark.parametrize(
+    "case",
+    [
+        "logits returned",
+        "bias",
+        "label smoothing",
+        "class weights",
+        "reduction none",
+    ],
+)
+def test_other_losses_keep_torchs_composite(case):
+    head = _Head(bias=case == "bias")
+    x, labels = _head_inputs()
+    options = {
+        "label smoothing": {"label_smoothing": 0.1},
+        "class weights": {"weight": torch.rand(1000)},
+        "reduction none": {"reduction": "none"},
+    }.get(case, {})
+    if case == "logits returned":
+        fn = head
+    else:
+
+        def fn(x, labels):
+            return head(x, labels, **options)[0]
+
+    count, _ = _rewritten(fn, x, labels)
+    assert count == 0
+
+
+def test_small_logits_keep_torchs_composite():
+    head = _Head()
+    count, _ = _rewritten(lambda x, labels: head(x, labels)[0], *_head_inputs())
+    assert count == 0
+
+
+def _tiny_llama(vocab=1000):
+    transformers = pytest.importorskip("transformers")
+    config = transformers.LlamaConfig(
+        vocab_size=vocab,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=1,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+    )
+    torch.manual_seed(0)
+    return transformers.LlamaForCausalLM(config)
+
+
+@pytest.mark.usefixtures("small_chunks")
+def test_transformers_llama_loss_trains_as_eager():
+    """The backend compiles a transformers causal LM's loss (labels given,
+    the loss alone returned) with the chunked head: loss and every
+    parameter's gradient as eager's; and again under no_grad."""
+    model = _tiny_llama()
+    ids = torch.randint(0, 1000, (2, 24), generator=torch.Generator().manual_seed(2))
+    expected = model(input_ids=ids, labels=ids).loss
+    expected.backward()
+    expected_grads = {n: p.grad.clone() for n, p in model.named_parameters()}
+    model.zero_grad()
+    compiled = torch.compile(
+        lambda ids, labels: model(input_ids=ids, labels=labels).loss, backend="nvfuse"
+    )
+    loss = compiled(ids, ids)
+    loss.backward()
+    torch.testing.assert_close(loss, expected)
+    for name, p in model.named_parameters():
+        torch.testing.assert_close(p.grad, expected_grads[name], rtol=1e-4, atol=1e-5)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(ids, ids), expected)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("reduction", ["mean", "sum"])
+@pytest.mark.parametrize("vocab", [32000, 50257])
+def test_chunked_loss_on_gpu_is_torchs(vocab, reduction, monkeypatch):
+    """bfloat16 on the GPU, several chunks, an unaligned vocabulary."""
+    monkeypatch.setattr(chunked, "CHUNK_LOGITS_BYTES", 16 * vocab * 2)
+    _check_against_torch(vocab, torch.bfloat16, reduction, device="cuda")
+
+
+@pytest.mark.gpu
+def test_chunked_loss_peak_memory_is_below_torchs():
+    """4096 rows x 128256 words in bfloat16: torch's composite holds the
+    logits, their float32 copy and their gradient; the chunked call a
+    chunk's logits and g."""
+    g = torch.Generator(device="cuda").manual_seed(0)
+    rows, hidden, vocab = 4096, 1024, 128256
+    x = torch.randn(rows, hidden, device="cuda", generator=g, dtype=torch.bfloat16)
+    w = torch.randn(vocab, hidden, device="cuda", generator=g, dtype=torch.bfloat16) / 32
+    x.requires_grad_(), w.requires_grad_()
+    target = torch.randint(0, vocab, (rows,), device="cuda", generator=g)
+
+    def peak(loss_fn):
+        torch.cuda.synchronize()
+        torch.cuda.reset_peak_memory_stats()
+        base = torch.cuda.memory_allocated()
+        loss = loss_fn()
+        grads = torch.autograd.grad(loss, (x, w))
+        torch.cuda.synchronize()
+        return torch.cuda.max_memory_allocated() - base, loss, grads
+
+    chunked_peak, loss, grads = peak(lambda: linear_cross_entropy(x, w, target))
+    torch_peak, expected, expected_grads = peak(
+        lambda: F.cross_entropy(F.linear(x, w).float(), target)
+    )
+    torch.testing.assert_close(loss, expected, rtol=1e-3, atol=1e-3)
+    for got, want in zip(grads, expected_grads):
+        torch.testing.assert_close(got, want, rtol=2e-2, atol=2e-3)
+    assert chunked_peak < 0.5 * torch_peak
