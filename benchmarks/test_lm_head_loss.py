@@ -118,5 +118,4 @@ def test_decoder_training_step(gpu_benchmark, benchmark, executor):
 
     params_bytes = sum(p.numel() * p.element_size() for p in params)
     _measure(gpu_benchmark, benchmark, step, params_bytes)
-    del model, loss_fn
     torch._dynamo.reset()
