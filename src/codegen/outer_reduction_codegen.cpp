@@ -115,7 +115,16 @@ std::string ReductionGenerator::outer_row_walk(
     ss << "        " << array_type(slot_of(tv)) << " out_" << name_of_value(tv) << ";\n";
   }
   ss << declare_unit_words(exprs, "[kVec]", "        ")
-     << draw_unit_words(unit_word_ops(exprs), Walk::kOuter, "", "        ") << "#pragma unroll\n"
+     << draw_unit_words(unit_word_ops(exprs), Walk::kOuter, "", "        ");
+  // The kVec columns' Welford states see the same rows: one count, one
+  // pair of reciprocals a row step (welford_step).
+  for (const Expr* r : a_.reductions) {
+    if (r->is<VarMeanOp>()) {
+      ss << "        const auto step_" << acc_name(r) << " = nvfuse::welford_step("
+         << acc_name(r) << "[0].count);\n";
+    }
+  }
+  ss << "#pragma unroll\n"
      << "        for (int v = 0; v < kVec; ++v) {\n";
   for (const TensorView* tv : loads) {
     ss << "          const " << cuda_type_of(tv->dtype()) << " " << name_of_value(tv)
@@ -129,7 +138,7 @@ std::string ReductionGenerator::outer_row_walk(
         "nvfuse::cast<" + acc_element(r) + ">(" + name_of_value(r->input(0)) + ")";
     if (r->is<VarMeanOp>()) {
       ss << "          " << acc_name(r) << "[v] = nvfuse::welford_add(" << acc_name(r) << "[v], "
-         << value << ");\n";
+         << value << ", step_" << acc_name(r) << ");\n";
     } else {
       ss << "          " << acc_name(r) << "[v] = " << op_type(r) << "()(" << acc_name(r) << "[v], "
          << value << ");\n";
