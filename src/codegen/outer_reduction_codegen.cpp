@@ -120,8 +120,8 @@ std::string ReductionGenerator::outer_row_walk(
   // pair of reciprocals a row step (welford_step).
   for (const Expr* r : a_.reductions) {
     if (r->is<VarMeanOp>()) {
-      ss << "        const auto step_" << acc_name(r) << " = nvfuse::welford_step("
-         << acc_name(r) << "[0].count);\n";
+      ss << "        const auto step_" << acc_name(r) << " = nvfuse::welford_step(" << acc_name(r)
+         << "[0].count);\n";
     }
   }
   ss << "#pragma unroll\n"
