@@ -23,6 +23,7 @@ import torch.nn.functional as F
 
 import nvfuse.dynamo  # noqa: F401 (registers backend="nvfuse")
 from workloads.gpu_time_split import gpu_time_split
+from workloads.model_zoo import llama
 
 ROWS, WIDTH, VOCAB = 8192, 2048, 128256
 EXECUTORS = ["nvfuse", "eager", "compile"]
@@ -84,37 +85,21 @@ def test_lm_head_loss(gpu_benchmark, benchmark, executor):
     torch._dynamo.reset()
 
 
-def _llama():
-    transformers = pytest.importorskip("transformers")
-    config = transformers.LlamaConfig(
-        vocab_size=VOCAB,
-        hidden_size=WIDTH,
-        intermediate_size=5632,
-        num_hidden_layers=2,
-        num_attention_heads=16,
-        num_key_value_heads=4,
-        max_position_embeddings=2048,
-        use_cache=False,
-        bos_token_id=1,
-        eos_token_id=2,
-        pad_token_id=0,
-    )
-    torch.manual_seed(0)
-    return transformers.LlamaForCausalLM(config).to("cuda", torch.bfloat16)
-
-
 @pytest.mark.parametrize("executor", EXECUTORS)
 def test_decoder_training_step(gpu_benchmark, benchmark, executor):
+    pytest.importorskip("transformers")
     torch._dynamo.reset()
-    model = _llama()
-    ids = torch.randint(0, VOCAB, (4, 2048), generator=torch.Generator().manual_seed(0)).cuda()
-    loss_fn = _compiled(lambda ids, labels: model(input_ids=ids, labels=labels).loss, executor)
+    torch.manual_seed(0)
+    model, make_batch = llama("bench", vocab_size=VOCAB)
+    model.to("cuda", torch.bfloat16)
+    batch = make_batch("cuda")
+    loss_fn = _compiled(lambda batch: model(**batch).loss, executor)
     params = list(model.parameters())
 
     def step():
         for p in params:
             p.grad = None
-        loss_fn(ids, ids).backward()
+        loss_fn(batch).backward()
 
     params_bytes = sum(p.numel() * p.element_size() for p in params)
     _measure(gpu_benchmark, benchmark, step, params_bytes)

@@ -101,10 +101,11 @@ _DECODER_SIZES = {
 }
 
 
-def _decoder(config_class, size, **extra):
+def _decoder(config_class, size, vocab_size=None, **extra):
     import transformers
 
     vocab, width, hidden, heads, kv_heads, layers, batch, seq = _DECODER_SIZES[size]
+    vocab = vocab_size or vocab
     config = config_class(
         vocab_size=vocab,
         hidden_size=width,
@@ -122,10 +123,12 @@ def _decoder(config_class, size, **extra):
     return model, _tokens(vocab, batch, seq)
 
 
-def llama(size):
+def llama(size, vocab_size=None):
+    """A transformers Llama at `size`; `vocab_size` replaces the size's
+    vocabulary (Llama 3's is 128256)."""
     import transformers
 
-    return _decoder(transformers.LlamaConfig, size)
+    return _decoder(transformers.LlamaConfig, size, vocab_size=vocab_size)
 
 
 def mistral(size):

@@ -164,18 +164,13 @@ def test_small_logits_keep_torchs_composite():
     assert count == 0
 
 
-def _tiny_llama(vocab=1000):
-    transformers = pytest.importorskip("transformers")
-    config = transformers.LlamaConfig(
-        vocab_size=vocab,
-        hidden_size=32,
-        intermediate_size=64,
-        num_hidden_layers=1,
-        num_attention_heads=4,
-        num_key_value_heads=2,
-    )
-    torch.manual_seed(0)
-    return transformers.LlamaForCausalLM(config)
+def _tiny_llama():
+    """The zoo's tiny transformers Llama (vocabulary 1000) and its batch."""
+    pytest.importorskip("transformers")
+    from workloads.model_zoo import build
+
+    zoo = build("llama", "tiny")
+    return zoo.model, zoo.batch("cpu")["input_ids"]
 
 
 @pytest.mark.usefixtures("small_chunks")
@@ -183,8 +178,7 @@ def test_transformers_llama_loss_trains_as_eager():
     """The backend compiles a transformers causal LM's loss (labels given,
     the loss alone returned) with the chunked head: loss and every
     parameter's gradient as eager's; and again under no_grad."""
-    model = _tiny_llama()
-    ids = torch.randint(0, 1000, (2, 24), generator=torch.Generator().manual_seed(2))
+    model, ids = _tiny_llama()
     expected = model(input_ids=ids, labels=ids).loss
     expected.backward()
     expected_grads = {n: p.grad.clone() for n, p in model.named_parameters()}

@@ -35,6 +35,8 @@ import inspect
 import torch
 import torch.nn.functional as F
 
+from .example_values import example_tensor
+
 _SDPA_TARGETS = {F.scaled_dot_product_attention, torch._C._nn.scaled_dot_product_attention}
 _CUDNN = 3  # SDPBackend.CUDNN_ATTENTION, as torch._fused_sdp_choice numbers it
 
@@ -87,13 +89,6 @@ def cudnn_attention(query, key, value, attn_mask, is_causal, scale):
     )[0]
 
 
-def _meta(arg):
-    if isinstance(arg, torch.fx.Node):
-        value = arg.meta.get("example_value")
-        return value if isinstance(value, torch.Tensor) else None
-    return None
-
-
 def _static(t):
     return all(isinstance(n, int) for n in (*t.shape, *t.stride()))
 
@@ -135,9 +130,9 @@ def _cudnn_call(node):
     a = attention_arguments(node)
     if a is None:
         return None
-    q, k, v = (_meta(a[n]) for n in ("query", "key", "value"))
+    q, k, v = (example_tensor(a[n]) for n in ("query", "key", "value"))
     mask_arg = a.get("attn_mask")
-    mask = _meta(mask_arg)
+    mask = example_tensor(mask_arg)
     dropout, causal = a.get("dropout_p", 0.0), a.get("is_causal", False)
     scale, gqa = a.get("scale"), a.get("enable_gqa", False)
     if any(t is None or not t.is_cuda or not _static(t) for t in (q, k, v)):

@@ -27,6 +27,7 @@ import torch
 from torch._subclasses.fake_tensor import unset_fake_temporarily
 
 from .attention_backends import attention_arguments, is_attention_call
+from .example_values import example_tensor
 
 MAX_EVALUATED_ELEMENTS = 1 << 26
 
@@ -185,8 +186,8 @@ def _written_through_views(nodes):
 
 
 def _evaluate(gm, nodes, mask):
-    example = mask.meta.get("example_value")
-    if not isinstance(example, torch.Tensor) or example.numel() > MAX_EVALUATED_ELEMENTS:
+    example = example_tensor(mask)
+    if example is None or example.numel() > MAX_EVALUATED_ELEMENTS:
         return None
     graph = torch.fx.Graph()
     copies = {}

@@ -24,9 +24,10 @@ cast them (torch computes bfloat16 logits' log-softmax in float32 too, but
 rounds the log-probabilities to bfloat16 before the mean); and
 grad_weight is summed over the chunks in weight's dtype (each chunk's GEMM
 accumulates in float32 and adds to the running sum once), where torch's
-single GEMM rounds once. A vocabulary that is not a multiple of 8 is padded
-with zero rows of weight so that every GEMM is cuBLAS's aligned kernel; the
-padded columns get no probability."""
+single GEMM rounds once. A vocabulary that would put the logits' rows other
+than a multiple of 16 bytes apart is padded with zero rows of weight, so
+that every GEMM is cuBLAS's aligned kernel; the padded columns get no
+probability."""
 
 import functools
 
@@ -35,10 +36,10 @@ import torch
 from .. import FusionDefinition
 from .._C import DataType
 from ..pytorch_utils import torch_dtype_to_nvfuse_dtype
+from .passes.gemm_alignment import aligned_size
 
 # A chunk's logits (and its g) take about this much memory.
 CHUNK_LOGITS_BYTES = 256 << 20
-_ALIGNMENT = 8  # elements: 16 bytes of bfloat16, cuBLAS's aligned kernels
 
 
 def chunk_rows(rows, vocab, itemsize):
@@ -100,9 +101,10 @@ def _chunk_loss(fd, logits, target, scale, vocab, ignore_index):
 
 
 def _padded(weight):
-    """weight with zero rows up to a multiple of _ALIGNMENT rows."""
+    """weight with zero rows up to the row count cuBLAS's aligned kernels
+    need as the logits' leading dimension."""
     vocab = weight.shape[0]
-    padded_vocab = -(-vocab // _ALIGNMENT) * _ALIGNMENT
+    padded_vocab = aligned_size(vocab, weight.element_size())
     if padded_vocab == vocab:
         return weight
     padded = weight.new_zeros((padded_vocab, weight.shape[1]))
@@ -117,8 +119,10 @@ def _chunked(x, weight, target, ignore_index, reduction, grad_x_wanted, grad_wei
     padded_weight = _padded(weight)
     with_gradient = grad_x_wanted or grad_weight_wanted
     fusion = chunk_fusion(x.dtype, vocab, ignore_index, with_gradient)
-    counted = (target != ignore_index).sum().to(torch.float32)
-    scale = torch.reciprocal(counted) if reduction == "mean" else torch.ones_like(counted)
+    if reduction == "mean":
+        scale = torch.reciprocal((target != ignore_index).sum().to(torch.float32))
+    else:
+        scale = torch.ones((), dtype=torch.float32, device=x.device)
     grad_x = torch.empty_like(x) if grad_x_wanted else None
     grad_weight = torch.zeros_like(padded_weight) if grad_weight_wanted else None
     losses = torch.empty(rows, dtype=torch.float32, device=x.device)

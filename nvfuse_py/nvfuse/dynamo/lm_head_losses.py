@@ -24,6 +24,7 @@ import inspect
 import torch
 import torch.nn.functional as F
 
+from .example_values import example_tensor
 from .linear_cross_entropy import linear_cross_entropy
 
 # Logits smaller than this (rows x vocabulary) keep torch's composite.
@@ -78,7 +79,7 @@ def _chunk(graph, loss):
     if linear is None or not _fits(linear, arguments["input"], arguments["target"]):
         return 0
     x, weight = linear.args[0], linear.args[1]
-    dtype = _example(arguments["input"]).dtype
+    dtype = example_tensor(arguments["input"]).dtype
     with graph.inserting_before(loss):
         chunked = graph.call_function(
             linear_cross_entropy,
@@ -141,17 +142,12 @@ def _casts_to_float_or_reshapes(node):
     return False
 
 
-def _example(node):
-    value = node.meta.get("example_value") if isinstance(node, torch.fx.Node) else None
-    return value if isinstance(value, torch.Tensor) else None
-
-
 def _fits(linear, logits, target):
     """Static sizes, the linear in its operands' dtype, logits [rows,
     vocab] with the linear's rows, integer targets [rows], and logits of
     at least MIN_LOGITS_ELEMENTS."""
-    x, weight, out = (_example(n) for n in (linear.args[0], linear.args[1], linear))
-    flat, labels = _example(logits), _example(target)
+    x, weight, out = (example_tensor(n) for n in (linear.args[0], linear.args[1], linear))
+    flat, labels = example_tensor(logits), example_tensor(target)
     if any(t is None for t in (x, weight, out, flat, labels)):
         return False
     if not all(isinstance(n, int) for t in (x, weight, flat, labels) for n in t.shape):

@@ -70,7 +70,9 @@ def _aligned(size, itemsize):
     return (size * itemsize) % _ALIGNMENT_BYTES == 0
 
 
-def _round_up(size, itemsize):
+def aligned_size(size, itemsize):
+    """`size` elements of `itemsize` bytes rounded up to the alignment
+    cuBLAS's tensor-core kernels need of a leading dimension."""
     step = _ALIGNMENT_BYTES // itemsize
     return -(-size // step) * step
 
@@ -89,7 +91,7 @@ def padded_sizes(a, b):
     if not (pad_m or pad_k or pad_n):
         return None
     return tuple(
-        _round_up(size, itemsize) if pad else size
+        aligned_size(size, itemsize) if pad else size
         for size, pad in ((m, pad_m), (k, pad_k), (n, pad_n))
     )
 
