@@ -137,6 +137,10 @@ def _chunked(x, weight, target, ignore_index, reduction, grad_x_wanted, grad_wei
             torch.mm(outputs[1], padded_weight, out=grad_x[part])
         if grad_weight is not None:
             grad_weight.addmm_(outputs[1].t(), x[part])
+        # Free this chunk's logits and g before the next chunk's GEMM
+        # allocates its logits: otherwise both chunks' buffers are alive at
+        # once, the peak of the whole loop.
+        del logits, inputs, outputs
     loss = losses.sum() * scale
     if grad_weight is not None and grad_weight.shape[0] != vocab:
         grad_weight = grad_weight[:vocab]
