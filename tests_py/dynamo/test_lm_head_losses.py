@@ -7,7 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-import nvfuse.dynamo  # noqa: F401 (registers backend="nvfuse")
+import nvfuse.dynamo
 from nvfuse.dynamo import linear_cross_entropy as chunked
 from nvfuse.dynamo import lm_head_losses
 from nvfuse.dynamo.linear_cross_entropy import chunk_rows, linear_cross_entropy
@@ -158,6 +158,26 @@ def test_other_losses_keep_torchs_composite(case):
     assert count == 0
 
 
+@pytest.mark.usefixtures("small_chunks")
+def test_compiled_backward_scales_the_saved_gradients_in_place():
+    """The backward's only work is scaling the gradients the forward saved;
+    it writes them into the saved tensors (donated_buffers.py) rather than
+    into fresh copies, and the gradients are torch's."""
+    head = _Head()
+    x, labels = _head_inputs()
+    x.requires_grad_()
+    loss = torch.compile(lambda x, labels: head(x, labels)[0], backend="nvfuse")(x, labels)
+    loss.backward()
+    (backward,) = [r for r in nvfuse.dynamo.reports() if r.kind == "backward"]
+    assert str(backward).count("aten.copy_.default") == 2  # grad_x and grad_weight
+    x_expected = x.detach().clone().requires_grad_()
+    weight_grad = head.lm_head.weight.grad.clone()
+    head.lm_head.weight.grad = None
+    head(x_expected, labels)[0].backward()
+    torch.testing.assert_close(x.grad, x_expected.grad)
+    torch.testing.assert_close(weight_grad, head.lm_head.weight.grad)
+
+
 def test_small_logits_keep_torchs_composite():
     head = _Head()
     count, _ = _rewritten(lambda x, labels: head(x, labels)[0], *_head_inputs())
@@ -233,3 +253,31 @@ def test_chunked_loss_peak_memory_is_below_torchs():
     for got, want in zip(grads, expected_grads):
         torch.testing.assert_close(got, want, rtol=2e-2, atol=2e-3)
     assert chunked_peak < 0.5 * torch_peak
+
+
+@pytest.mark.gpu
+def test_compiled_backward_allocates_no_gradient_copy():
+    """The compiled backward writes the scaled weight gradient into the one
+    the forward saved: it allocates well under the gradient's size (its
+    copy was the backward's peak)."""
+    g = torch.Generator(device="cuda").manual_seed(0)
+    rows, hidden, vocab = 4096, 1024, 32768
+    x = torch.randn(rows, hidden, device="cuda", generator=g, dtype=torch.bfloat16)
+    w = torch.randn(vocab, hidden, device="cuda", generator=g, dtype=torch.bfloat16) / 32
+    x.requires_grad_(), w.requires_grad_()
+    target = torch.randint(0, vocab, (rows,), device="cuda", generator=g)
+    compiled = torch.compile(
+        lambda x, w, target: F.cross_entropy(F.linear(x, w).float(), target), backend="nvfuse"
+    )
+    for _ in range(2):  # the second step runs with every kernel compiled
+        x.grad = w.grad = None
+        loss = compiled(x, w, target)
+        torch.cuda.synchronize()
+        before = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+        loss.backward()
+        torch.cuda.synchronize()
+    assert torch.cuda.max_memory_allocated() - before < w.numel() * w.element_size() // 4
+    expected = [t.detach().clone().requires_grad_() for t in (x, w)]
+    F.cross_entropy(F.linear(*expected).float(), target).backward()
+    torch.testing.assert_close(w.grad, expected[1].grad, rtol=2e-2, atol=2e-3)

@@ -88,10 +88,19 @@ def backend(gm, example_inputs, options=None, **kwargs):
     dump = bool(options.get("dump", False))
     channels_last = bool(options.get("channels_last", False))
 
-    def compile_kind(graph, inputs, kind):
-        return compile_graph(graph, inputs, kind, dump=dump, channels_last=channels_last)
+    cuda_graphs = bool(options.get("cuda_graphs", False))
 
-    if options.get("cuda_graphs", False):
+    def compile_kind(graph, inputs, kind):
+        return compile_graph(
+            graph,
+            inputs,
+            kind,
+            dump=dump,
+            channels_last=channels_last,
+            write_donated=not cuda_graphs,
+        )
+
+    if cuda_graphs:
         graphs = CudaGraphCompilers(compile_kind, len(example_inputs))
         forward, backward, inference = graphs.forward, graphs.backward, graphs.inference
     else:

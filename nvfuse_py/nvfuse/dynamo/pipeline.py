@@ -12,6 +12,7 @@ from ..dumps import get_dump
 
 from .graph_outputs import user_only_outputs
 from .passes.channels_last import run_convolutions_channels_last
+from .passes.donated_buffers import donated_indices, write_into_donated_buffers
 from .passes.gather_through_pointwise import push_gathers_through_pointwise
 from .passes.gemm_alignment import pad_unaligned_gemms
 from .passes.in_place_updates import mark_in_place_updates
@@ -38,10 +39,13 @@ def clear_reports():
     _REPORTS.clear()
 
 
-def compile_graph(gm, example_inputs, kind, dump=False, channels_last=False):
+def compile_graph(gm, example_inputs, kind, dump=False, channels_last=False, write_donated=True):
     """`gm` (an ATen graph from AOTAutograd) with its fusible regions run
     by nvfuse, as a boxed function; `channels_last`: the backend's option
-    of that name."""
+    of that name; `write_donated`: whether a backward may write its
+    results into the saved activations AOTAutograd donated to it (not
+    under CUDA graphs: torch records no graph that mutates an input other
+    than a parameter)."""
     if channels_last:
         run_convolutions_channels_last(gm, example_inputs, kind)
     split_reductions(gm)
@@ -50,6 +54,8 @@ def compile_graph(gm, example_inputs, kind, dump=False, channels_last=False):
     rewrite_one_hot_scatters(gm)
     rewrite_one_hot_sums(gm)
     move_views_after_pointwise(gm)
+    if kind == "backward" and write_donated:
+        write_into_donated_buffers(gm, donated_indices())
     mark_in_place_updates(gm)
     nodes = list(gm.graph.nodes)
     support = NvfuseSupport()

@@ -7,7 +7,8 @@ inside, and each remaining proposal of at least two
 computing nodes becomes a submodule `nvfuse_<k>` called where the
 region's last output was. A cast only the graph's output reads, and an
 input update with the work only it reads, join the region of their
-source."""
+source. Writes into donated buffers that would not happen in place are
+undone (donated_buffers.py)."""
 
 import operator
 
@@ -15,6 +16,7 @@ from torch.fx.node import _get_qualified_name
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
 from ..translate import VIEWS
+from .donated_buffers import undo_unfused_donations
 from .graph_edits import is_plain_cast
 from .in_place_updates import is_input_update, keep_in_place_updates_safe
 
@@ -33,6 +35,7 @@ def propose_regions(gm, support):
     for partition in partitions:
         _take_every_item(partition)
     _tails_join_their_source(partitions)
+    undo_unfused_donations(gm, partitions)
     return partitioner, [p for p in partitions if _computing_nodes(p) >= 2]
 
 

@@ -1,0 +1,188 @@
+"""Saved activations the backward may overwrite: AOTAutograd's donated
+buffers. A backward graph's input saved from the forward that shares no
+memory with a forward input, a user output or a gradient is "donated"
+(`fw_metadata.bw_donated_idxs`): once the backward reads it, nothing else
+will, because torch refuses `retain_graph=True` (and `create_graph=True`)
+on such a backward, for every backend. Inductor reuses those buffers for
+its own results; here, an elementwise op that is the buffer's only reader
+writes its result into it.
+
+    grad_w = mul(saved_grad_w, grad_loss)        # a fresh 525 MB tensor
+    grad_w = copy_(saved_grad_w, mul(saved_grad_w, grad_loss))  # in place
+
+The write is functionalization's input update (in_place_updates.py): the
+region holding the op writes the input itself when its kernel is
+pointwise (the runtime checks the layout and aliasing at each call), so
+the backward never holds both the saved tensor and its scaled copy. The
+chunked LM-head loss (linear_cross_entropy.py) saves its weight's gradient
+from the forward and scales it in the backward: at a 128k vocabulary that
+copy was the backward's peak.
+
+Two passes: `write_into_donated_buffers` before the partitioner, and
+`undo_unfused_donations` on its proposal, which gives the op its own
+result back where the write would not replace a fresh output by an in-place one:
+the op outside any region, in another region than the write, read only
+inside its region (the kernel would write a value it keeps in registers
+now), or in a region with a reduction (whose kernel would write a fresh
+tensor and copy it in, one more pass over the buffer than before)."""
+
+import torch
+from torch._prims_common import is_non_overlapping_and_dense_or_false
+from torch.multiprocessing.reductions import StorageWeakRef
+
+from ..translate import BINARY, UNARY
+from .graph_edits import meta_of
+
+aten = torch.ops.aten
+prims = torch.ops.prims
+
+
+def _elementwise_ops():
+    ops = {getattr(aten, name).default for name in UNARY}
+    for name in [*BINARY, "add", "sub", "rsub", "div", "pow"]:
+        packet = getattr(aten, name)
+        ops.update(
+            getattr(packet, o) for o in ("Tensor", "Scalar", "default") if hasattr(packet, o)
+        )
+    ops.update(
+        {
+            aten.clamp.default,
+            aten.clamp_min.default,
+            aten.clamp_max.default,
+            aten.where.self,
+            aten._to_copy.default,
+            prims.convert_element_type.default,
+        }
+    )
+    return ops
+
+
+# Ops whose result element i reads their operands at element i only (or
+# broadcast): a result written over an operand of its own shape reads each
+# element before the same thread overwrites it.
+ELEMENTWISE = _elementwise_ops()
+
+# A region with one of these runs a reduction kernel, which the runtime
+# does not let write its inputs in place.
+_REDUCTIONS = {
+    aten.sum.dim_IntList,
+    aten.sum.default,
+    aten.mean.dim,
+    aten.amax.default,
+    aten.amin.default,
+    aten.var.correction,
+    aten.var_mean.correction,
+    aten.any.default,
+    aten.any.dim,
+    aten.any.dims,
+    aten.cumsum.default,
+}
+
+_DONATED = "nvfuse_donated_write"
+
+
+def donated_indices():
+    """The backward inputs AOTAutograd donated to the graph being compiled
+    (positions among its placeholders), or () outside a backward compile
+    or with `torch._functorch.config.donated_buffer` off."""
+    context = torch._guards.TracingContext.try_get()
+    metadata = getattr(context, "fw_metadata", None)
+    return tuple(getattr(metadata, "bw_donated_idxs", None) or ())
+
+
+def _storage(value):
+    try:
+        return StorageWeakRef(value.untyped_storage())
+    except (NotImplementedError, RuntimeError):
+        return None
+
+
+def _shares_memory(buffer, placeholders):
+    """Whether another input's meta value shares `buffer`'s storage (two
+    saved views of one tensor): writing one would change the other."""
+    storage = _storage(meta_of(buffer))
+    return storage is None or any(
+        p is not buffer and isinstance(meta_of(p), torch.Tensor) and _storage(meta_of(p)) == storage
+        for p in placeholders
+    )
+
+
+def _writable_by(buffer, op):
+    """Whether `op`'s result can overwrite `buffer`: it is the buffer's only
+    reader, elementwise, and its result has the buffer's dtype, sizes and
+    strides over memory with no gaps or overlaps."""
+    saved, result = meta_of(buffer), meta_of(op)
+    if not isinstance(saved, torch.Tensor) or not isinstance(result, torch.Tensor):
+        return False
+    return (
+        op.op == "call_function"
+        and op.target in ELEMENTWISE
+        and result.dtype == saved.dtype
+        and result.device == saved.device
+        and tuple(result.shape) == tuple(saved.shape)
+        and result.stride() == saved.stride()
+        and is_non_overlapping_and_dense_or_false(saved)
+    )
+
+
+def write_into_donated_buffers(gm, donated):
+    """For each donated input (positions `donated` among the placeholders)
+    whose only reader is an elementwise op of its layout: the op's result
+    written into it (`copy_(input, op)`, marked), read in place of the
+    op's. Returns how many."""
+    graph = gm.graph
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    writes = 0
+    for index in donated:
+        if index >= len(placeholders):
+            continue
+        buffer = placeholders[index]
+        if len(buffer.users) != 1:
+            continue
+        op = next(iter(buffer.users))
+        if not _writable_by(buffer, op) or _shares_memory(buffer, placeholders):
+            continue
+        with graph.inserting_after(op):
+            write = graph.call_function(aten.copy_.default, (buffer, op))
+        write.meta["val"] = meta_of(buffer)
+        write.meta[_DONATED] = True
+        op.replace_all_uses_with(write, delete_user_cb=lambda user: user is not write)
+        writes += 1
+    if writes:
+        graph.lint()
+        gm.recompile()
+    return writes
+
+
+def _in_place_in(write, partition):
+    """Whether `partition`'s kernel would write the op's result into the
+    buffer in place, instead of a result it writes anyway: the op is in
+    the region, the region has no reduction, and something outside the
+    region reads the result (an intermediate the kernel keeps in registers
+    would become a write of the whole buffer, and cut the kernel in two)."""
+    op = write.args[1]
+    return (
+        op in partition.nodes
+        and any(user not in partition.nodes for user in write.users)
+        and not any(n.target in _REDUCTIONS for n in partition.nodes)
+    )
+
+
+def undo_unfused_donations(gm, partitions):
+    """Gives each marked write's op its result back (and drops the write)
+    where the region would not write the buffer in place; returns how many
+    it undid."""
+    owner = {node: p for p in partitions for node in p.nodes}
+    undone = 0
+    for write in [n for n in gm.graph.nodes if n.meta.get(_DONATED)]:
+        partition = owner.get(write)
+        if partition is not None and _in_place_in(write, partition):
+            continue
+        if partition is not None:
+            partition.remove_node(write)
+        write.replace_all_uses_with(write.args[1])
+        gm.graph.erase_node(write)
+        undone += 1
+    if undone:
+        gm.recompile()
+    return undone

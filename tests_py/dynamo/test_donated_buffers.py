@@ -1,0 +1,108 @@
+"""A backward's elementwise op writes its result into the saved activation
+AOTAutograd donated to it (passes/donated_buffers.py), where that write
+replaces a fresh output; nothing else changes."""
+
+import pytest
+import torch
+
+import nvfuse.dynamo
+from nvfuse.dynamo.passes.donated_buffers import write_into_donated_buffers
+
+from .conftest import aten_graph, fused_regions
+
+
+def _writes(gm):
+    return [n for n in gm.graph.nodes if n.target is torch.ops.aten.copy_.default]
+
+
+def _scaled(saved, scale):
+    return saved * scale
+
+
+def test_an_elementwise_reader_writes_its_donated_input():
+    saved, scale = torch.randn(6, 5), torch.tensor(3.0)
+    gm = aten_graph(_scaled, saved, scale)
+    assert write_into_donated_buffers(gm, [0]) == 1
+    fused, regions = fused_regions(gm)
+    assert len(regions) == 1 and len(_writes(gm)) == 0  # the write is in the region
+    expected = saved * scale
+    out = fused(saved, scale)
+    assert out.data_ptr() == saved.data_ptr()
+    torch.testing.assert_close(out, expected)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        pytest.param(lambda saved, scale: (saved * scale, saved + 1), id="read-twice"),
+        pytest.param(lambda saved, scale: saved.sum(0) * scale, id="reduction"),
+        pytest.param(lambda saved, scale: saved.double() * scale, id="other-dtype"),
+        pytest.param(lambda saved, scale: saved.t() * scale, id="other-strides"),
+    ],
+)
+def test_other_readers_keep_a_fresh_result(fn):
+    gm = aten_graph(fn, torch.randn(6, 5), torch.tensor(3.0))
+    assert write_into_donated_buffers(gm, [0]) == 0
+
+
+def test_an_input_not_donated_is_not_written():
+    gm = aten_graph(_scaled, torch.randn(6, 5), torch.tensor(3.0))
+    assert write_into_donated_buffers(gm, []) == 0
+
+
+def test_a_write_of_what_the_region_keeps_in_registers_is_undone():
+    """The scaled value feeds only the region's own exp: writing it would
+    be one more pass over the buffer, so the region computes it as
+    before."""
+
+    def fn(saved, scale):
+        return (saved * scale).exp() + 1
+
+    saved, scale = torch.randn(6, 5), torch.tensor(3.0)
+    gm = aten_graph(fn, saved, scale)
+    assert write_into_donated_buffers(gm, [0]) == 1
+    fused, regions = fused_regions(gm)
+    assert not any("copy_" in target for r in regions for target in r.node_targets())
+    expected = fn(saved, scale)
+    out = fused(saved, scale)
+    torch.testing.assert_close(out, expected)
+    assert out.data_ptr() != saved.data_ptr()
+
+
+def _loss(x, w):
+    return torch.tanh(x @ w).square().sum() * 3
+
+
+def _compiled_gradients(retain_graph=False):
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(16, 8, generator=g, requires_grad=True)
+    w = torch.randn(8, 4, generator=g, requires_grad=True)
+    loss = torch.compile(_loss, backend="nvfuse")(x, w)
+    loss.backward(retain_graph=retain_graph)
+    return x, w, loss
+
+
+def _backward_writes():
+    (report,) = [r for r in nvfuse.dynamo.reports() if r.kind == "backward"]
+    return str(report).count("aten.copy_.default")
+
+
+def test_a_training_step_writes_a_donated_buffer_and_keeps_torchs_gradients():
+    x, w, _ = _compiled_gradients()
+    assert _backward_writes() == 1
+    expected = [p.detach().clone().requires_grad_() for p in (x, w)]
+    _loss(*expected).backward()
+    torch.testing.assert_close(x.grad, expected[0].grad)
+    torch.testing.assert_close(w.grad, expected[1].grad)
+
+
+def test_a_first_backward_that_retains_the_graph_writes_nothing():
+    """AOTAutograd donates nothing to a backward first run with
+    retain_graph=True, so the second backward reads the saved values
+    unchanged."""
+    x, w, loss = _compiled_gradients(retain_graph=True)
+    assert _backward_writes() == 0
+    first = (x.grad.clone(), w.grad.clone())
+    x.grad = w.grad = None
+    loss.backward()
+    torch.testing.assert_close((x.grad, w.grad), first)
