@@ -21,6 +21,10 @@ concern a file; `pipeline.compile_graph` runs them in order:
 5. `views_after_pointwise.move_views_after_pointwise`: op(view(x), y)
    becomes view(op(x, view(y))), so that the reshape does not cut the op
    from the kernel that computes x,
+5b. `donated_buffers.write_into_donated_buffers` (backward graphs): an
+   elementwise op that is a donated saved activation's only reader writes
+   its result into it (undone by the partitioner where the write would not
+   be in place),
 6. `in_place_updates.mark_in_place_updates`: input updates get a reader,
 7. `partition.partition_regions`: the fusible regions become submodules
    (unsafe input updates left out by `in_place_updates`),
