@@ -521,8 +521,15 @@ bool FusionExecutor::run_segment(Segment& s, const std::vector<Argument>& args, 
       dump_enabled(DumpOption::launch)) {
     dump_declined(s, args);
   }
-  std::vector<at::Tensor> segment_values =
-      kernel ? std::move(*kernel_values) : ReferenceEvaluator(*s.fusion, bound.device).run(args);
+  std::vector<at::Tensor> segment_values;
+  if (kernel) {
+    segment_values = std::move(*kernel_values);
+  } else {
+    // Host views and ATen segments (and declined kernels) run here: their
+    // own line in NVFUSE_DUMP=host_time, apart from the generated kernels'.
+    const HostStepTimer reference("05r reference evaluator (ATen, views)");
+    segment_values = ReferenceEvaluator(*s.fusion, bound.device).run(args);
+  }
   for (size_t j = 0; j < s.outputs.size(); ++j) {
     values[s.outputs[j]] = std::move(segment_values[j]);
     from_kernel[s.outputs[j]] = kernel;
