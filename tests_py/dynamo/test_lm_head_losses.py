@@ -79,6 +79,27 @@ def test_frozen_weight_gets_no_gradient():
     torch.testing.assert_close(grad_x, expected)
 
 
+def test_the_gradient_is_written_over_the_logits_by_one_pointwise_kernel():
+    """g takes the chunk's logits' memory: its fusion is elementwise, one
+    pointwise kernel (which the runtime lets write its input in place),
+    and returns nothing."""
+    import re
+
+    fd = chunked.chunk_gradient_fusion(torch.bfloat16, -100)
+    logits = torch.randn(256, 4096, dtype=torch.bfloat16)
+    log_sum_exp = torch.logsumexp(logits.float(), 1)
+    target = torch.randint(0, 4096, (256,))
+    target[:2] = -100
+    expected = torch.softmax(logits.float(), 1) * 0.5
+    expected[:2] = 0
+    args = [logits, log_sum_exp, target, torch.tensor(0.5)]
+    fd._ensure_defined()
+    kernels = re.findall(r"void __launch_bounds__\(\d+\) (\w+)", fd.cuda_code_for(args))
+    assert len(kernels) == 1 and kernels[0].startswith("nvfuse_pointwise"), kernels
+    assert fd.execute(args) == []
+    torch.testing.assert_close(logits, expected.bfloat16())
+
+
 def test_chunk_rows_take_whole_gemm_tiles():
     assert chunk_rows(100, 1000, 2) == 100  # all in one chunk
     big = chunked.CHUNK_LOGITS_BYTES // (128256 * 2)

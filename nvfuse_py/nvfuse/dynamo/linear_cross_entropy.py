@@ -7,16 +7,22 @@ gradient of the same size: at 8k tokens and a 128k vocabulary, 2 GB each in
 bfloat16. Here the rows go in chunks of about CHUNK_LOGITS_BYTES of logits:
 
     logits  = x[chunk] @ weight.T                        (cuBLAS)
-    loss, g = one nvfuse kernel over the chunk's logits: the rows'
-              log-sum-exp, the target's logit, and, where gradients are
-              wanted, g = (softmax - one_hot(target)) * scale
+    loss    = an nvfuse row reduction over the chunk's logits: each row's
+              log-sum-exp, its target's logit and loss, and, where
+              gradients are wanted, the gradient at the target
+    g       = softmax * scale, an nvfuse pointwise kernel that writes it
+              over the logits, in place; then g at each row's target
+              becomes (softmax - 1) * scale
     grad_x[chunk] = g @ weight;  grad_weight += g.T @ x[chunk]   (cuBLAS)
 
 The gradients are computed in the forward, as Liger's fused linear
 cross-entropy does: the loss is a scalar, so the backward only scales them
 by the loss's gradient, and the GEMMs that would recompute the logits are
-not run twice. Peak memory is the chunk's logits and g instead of the
-whole logits, their float32 copy and their gradient.
+not run twice. Peak memory is one chunk's logits (g takes their memory)
+instead of the whole logits, their float32 copy and their gradient: the
+row reduction and the pointwise kernel read the logits twice, where one
+kernel writing g to fresh memory would read them once and hold a second
+chunk-sized buffer.
 
 Where this differs from torch's composite, on purpose: the loss and g are
 computed in float32 from the bfloat16 logits whether or not the caller
@@ -51,26 +57,34 @@ def chunk_rows(rows, vocab, itemsize):
     return per_chunk // 128 * 128 if per_chunk >= 128 else per_chunk
 
 
+def _logits_input(fd, dtype):
+    return fd.define_tensor(
+        shape=[-1, -1], contiguity=[True, True], dtype=torch_dtype_to_nvfuse_dtype(dtype)
+    )
+
+
+def _row_input(fd, dtype):
+    return fd.define_tensor(shape=[-1], contiguity=[True], dtype=dtype)
+
+
 @functools.lru_cache(maxsize=None)
-def chunk_fusion(dtype, vocab, ignore_index, with_gradient):
-    """The fusion over one chunk's logits [rows, padded vocab] of `dtype`
-    and its int64 targets [rows] (and, with_gradient, a float32 scale
-    [] for g): outputs each row's loss in float32 (0 where the target is
-    ignore_index) and, with_gradient, g in `dtype`. Columns at or past
-    `vocab` are padding: they get no probability."""
+def chunk_statistics_fusion(dtype, vocab, ignore_index, with_gradient):
+    """The row reductions over one chunk's logits [rows, padded vocab] of
+    `dtype` and its int64 targets [rows] (and, with_gradient, a float32
+    scale []): each row's loss in float32 (0 where the target is
+    ignore_index) and, with_gradient, its log-sum-exp (float32) and the
+    gradient at its target's logit, `(softmax - 1) * scale` in `dtype` (0
+    where ignored). Columns at or past `vocab` are padding: they get no
+    probability."""
     with FusionDefinition() as fd:
-        logits = fd.define_tensor(
-            shape=[-1, -1], contiguity=[True, True], dtype=torch_dtype_to_nvfuse_dtype(dtype)
-        )
-        target = fd.define_tensor(shape=[-1], contiguity=[True], dtype=DataType.Int)
-        scale = None
-        if with_gradient:
-            scale = fd.define_tensor(shape=[], contiguity=[], dtype=DataType.Float)
-        _chunk_loss(fd, logits, target, scale, vocab, ignore_index)
+        logits = _logits_input(fd, dtype)
+        target = _row_input(fd, DataType.Int)
+        scale = fd.define_tensor(shape=[], contiguity=[], dtype=DataType.Float)
+        _chunk_statistics(fd, logits, target, scale if with_gradient else None, vocab, ignore_index)
     return fd
 
 
-def _chunk_loss(fd, logits, target, scale, vocab, ignore_index):
+def _chunk_statistics(fd, logits, target, scale, vocab, ignore_index):
     ops = fd.ops
     shape = logits.shape()
 
@@ -83,21 +97,60 @@ def _chunk_loss(fd, logits, target, scale, vocab, ignore_index):
     x = ops.cast(logits, DataType.Float)
     x = ops.where(ops.lt(column, vocab), x, float("-inf"))
     row_max = ops.max(x, dims=[1])
-    exps = ops.exp(x - per_row(row_max))
-    total = ops.sum(exps, dims=[1])
-    is_target = ops.eq(column, per_row(target))
-    target_logit = ops.sum(ops.where(is_target, x, 0.0), dims=[1])
+    total = ops.sum(ops.exp(x - per_row(row_max)), dims=[1])
+    target_logit = ops.sum(ops.where(ops.eq(column, per_row(target)), x, 0.0), dims=[1])
     counted = ops.ne(target, ignore_index)
-    row_loss = ops.log(total) + row_max - target_logit
-    fd.add_output(ops.where(counted, row_loss, 0.0))
+    log_sum_exp = ops.log(total) + row_max
+    fd.add_output(ops.where(counted, log_sum_exp - target_logit, 0.0))
     if scale is None:
         return
-    softmax = exps / per_row(total)
-    g = ops.where(is_target, softmax - 1.0, softmax)
-    g = ops.where(
-        per_row(counted), g * ops.broadcast_in_dim(scale, shape=shape, broadcast_dims=[]), 0.0
-    )
-    fd.add_output(ops.cast(g, logits.dtype))
+    fd.add_output(log_sum_exp)
+    at_target = (ops.exp(target_logit - log_sum_exp) - 1.0) * scale
+    fd.add_output(ops.cast(ops.where(counted, at_target, 0.0), logits.dtype))
+
+
+@functools.lru_cache(maxsize=None)
+def chunk_gradient_fusion(dtype, ignore_index):
+    """`g = softmax * scale` (0 in rows whose target is ignore_index)
+    written over one chunk's logits [rows, padded vocab] of `dtype`, in
+    place, from each row's log-sum-exp [rows] (float32), its int64 target
+    [rows] and a float32 scale []. Elementwise, so one pointwise kernel
+    writes g into the logits' memory: the chunk never holds both. The
+    target's column and the padding columns are left to the caller (the
+    padding's g multiplies zero rows of weight)."""
+    with FusionDefinition() as fd:
+        logits = _logits_input(fd, dtype)
+        log_sum_exp = _row_input(fd, DataType.Float)
+        target = _row_input(fd, DataType.Int)
+        scale = fd.define_tensor(shape=[], contiguity=[], dtype=DataType.Float)
+        ops = fd.ops
+        shape = logits.shape()
+        row_scale = ops.where(ops.ne(target, ignore_index), scale, 0.0)
+        softmax = ops.exp(
+            ops.cast(logits, DataType.Float)
+            - ops.broadcast_in_dim(log_sum_exp, shape=shape, broadcast_dims=[0])
+        )
+        g = softmax * ops.broadcast_in_dim(row_scale, shape=shape, broadcast_dims=[0])
+        fd.add_output(ops.cast(g, logits.dtype), alias_input=logits)
+    return fd
+
+
+def _chunk_loss_and_gradient(logits, target, scale, vocab, ignore_index, with_gradient):
+    """Each row's loss over one chunk's logits; with_gradient, the logits'
+    memory then holds their gradient g = (softmax - one_hot) * scale (0 in
+    ignored rows; anything in the padding columns)."""
+    statistics = chunk_statistics_fusion(logits.dtype, vocab, ignore_index, with_gradient)
+    outputs = statistics.execute([logits, target, scale])
+    if not with_gradient:
+        return outputs[0]
+    losses, log_sum_exp, at_target = outputs
+    gradient = chunk_gradient_fusion(logits.dtype, ignore_index)
+    gradient.execute([logits, log_sum_exp, target, scale])
+    # The target's column: (softmax - 1) * scale, computed in float32 by the
+    # statistics fusion, not g there minus scale in the logits' dtype.
+    rows = torch.arange(logits.shape[0], device=logits.device)
+    logits[rows, torch.where(target == ignore_index, 0, target)] = at_target
+    return losses
 
 
 def _padded(weight):
@@ -118,7 +171,6 @@ def _chunked(x, weight, target, ignore_index, reduction, grad_x_wanted, grad_wei
     rows, vocab = x.shape[0], weight.shape[0]
     padded_weight = _padded(weight)
     with_gradient = grad_x_wanted or grad_weight_wanted
-    fusion = chunk_fusion(x.dtype, vocab, ignore_index, with_gradient)
     if reduction == "mean":
         scale = torch.reciprocal((target != ignore_index).sum().to(torch.float32))
     else:
@@ -130,17 +182,17 @@ def _chunked(x, weight, target, ignore_index, reduction, grad_x_wanted, grad_wei
     for start in range(0, rows, step):
         part = slice(start, min(rows, start + step))
         logits = x[part] @ padded_weight.t()
-        inputs = [logits, target[part]] + ([scale] if with_gradient else [])
-        outputs = fusion.execute(inputs)
-        losses[part] = outputs[0]
+        losses[part] = _chunk_loss_and_gradient(
+            logits, target[part], scale, vocab, ignore_index, with_gradient
+        )
+        g = logits  # its memory holds the gradient now
         if grad_x is not None:
-            torch.mm(outputs[1], padded_weight, out=grad_x[part])
+            torch.mm(g, padded_weight, out=grad_x[part])
         if grad_weight is not None:
-            grad_weight.addmm_(outputs[1].t(), x[part])
-        # Free this chunk's logits and g before the next chunk's GEMM
-        # allocates its logits: otherwise both chunks' buffers are alive at
-        # once, the peak of the whole loop.
-        del logits, inputs, outputs
+            grad_weight.addmm_(g.t(), x[part])
+        # Free this chunk's logits before the next chunk's GEMM allocates
+        # its own: otherwise both chunks' are alive at once.
+        del logits, g
     loss = losses.sum() * scale
     if grad_weight is not None and grad_weight.shape[0] != vocab:
         grad_weight = grad_weight[:vocab]
