@@ -57,6 +57,19 @@ def test_chunked_loss_and_gradients_are_torchs(vocab, dtype, reduction):
     _check_against_torch(vocab, dtype, reduction)
 
 
+@pytest.mark.usefixtures("small_chunks")
+@pytest.mark.parametrize(
+    "vocab,dtype,parts",
+    [(1000, torch.bfloat16, 8), (1003, torch.float32, 4), (13, torch.float32, 8)],
+    ids=["bf16", "padded", "a-part-of-padding-only"],
+)
+def test_row_statistics_in_parts_are_torchs(vocab, dtype, parts, monkeypatch):
+    """Each row's statistics from parts of it combined: the same loss and
+    gradients (the last case's last part holds only padding columns)."""
+    monkeypatch.setattr(chunked, "STATISTICS_PARTS", parts)
+    _check_against_torch(vocab, dtype, "mean")
+
+
 def test_every_row_ignored_gives_torchs_nan():
     x, w, target = _problem(64, torch.float32, ignored=range(ROWS))
     assert torch.isnan(linear_cross_entropy(x, w, target))

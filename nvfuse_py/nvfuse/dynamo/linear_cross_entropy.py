@@ -47,6 +47,14 @@ from .passes.gemm_alignment import aligned_size
 # A chunk's logits (and its g) take about this much memory.
 CHUNK_LOGITS_BYTES = 256 << 20
 
+# The row statistics of a chunk in one row reduction (1), or in this many
+# parts of each row, whose partial maxima, sums and target logits a second
+# small reduction combines. The rows of a 128k vocabulary are too wide for
+# one thread block: their one-kernel reduction spreads each row over a
+# cluster of blocks and reads about 1 TB/s; parts of 16k columns are rows
+# one block holds. Not yet measured faster on the GPU: off.
+STATISTICS_PARTS = 1
+
 
 def chunk_rows(rows, vocab, itemsize):
     """Rows per chunk: about CHUNK_LOGITS_BYTES of logits, rounded down to
@@ -99,14 +107,80 @@ def _chunk_statistics(fd, logits, target, scale, vocab, ignore_index):
     row_max = ops.max(x, dims=[1])
     total = ops.sum(ops.exp(x - per_row(row_max)), dims=[1])
     target_logit = ops.sum(ops.where(ops.eq(column, per_row(target)), x, 0.0), dims=[1])
-    counted = ops.ne(target, ignore_index)
     log_sum_exp = ops.log(total) + row_max
+    _row_losses(fd, log_sum_exp, target_logit, target, scale, ignore_index, logits.dtype)
+
+
+def _row_losses(fd, log_sum_exp, target_logit, target, scale, ignore_index, dtype):
+    """The statistics fusions' outputs from each row's log-sum-exp and
+    target logit: the loss, and with a scale the log-sum-exp and the
+    gradient at the target in `dtype`."""
+    ops = fd.ops
+    counted = ops.ne(target, ignore_index)
     fd.add_output(ops.where(counted, log_sum_exp - target_logit, 0.0))
     if scale is None:
         return
     fd.add_output(log_sum_exp)
     at_target = (ops.exp(target_logit - log_sum_exp) - 1.0) * scale
-    fd.add_output(ops.cast(ops.where(counted, at_target, 0.0), logits.dtype))
+    fd.add_output(ops.cast(ops.where(counted, at_target, 0.0), dtype))
+
+
+@functools.lru_cache(maxsize=None)
+def chunk_partials_fusion(dtype, vocab, parts):
+    """Over one chunk's logits viewed as [rows * parts, padded vocab /
+    parts] of `dtype` (part j of row r is row r * parts + j) and each
+    part's int64 target [rows * parts] (its row's): each part's maximum,
+    its sum of exp(x - maximum) (0 for a part of padding only) and its
+    target's logit (0 where the target is in another part), all float32."""
+    with FusionDefinition() as fd:
+        logits = _logits_input(fd, dtype)
+        target = _row_input(fd, DataType.Int)
+        ops = fd.ops
+        shape = logits.shape()
+        width = ops.size(logits, 1)
+
+        def per_part(t):
+            return ops.broadcast_in_dim(t, shape=shape, broadcast_dims=[0])
+
+        part = ops.remainder(ops.iota(ops.size(logits, 0), dtype=DataType.Int), parts)
+        column = per_part(part * width) + ops.broadcast_in_dim(
+            ops.iota(width, dtype=DataType.Int), shape=shape, broadcast_dims=[1]
+        )
+        x = ops.where(ops.lt(column, vocab), ops.cast(logits, DataType.Float), float("-inf"))
+        part_max = ops.max(x, dims=[1])
+        finite_max = ops.where(ops.isinf(part_max), 0.0, part_max)
+        fd.add_output(part_max)
+        fd.add_output(ops.sum(ops.exp(x - per_part(finite_max)), dims=[1]))
+        fd.add_output(ops.sum(ops.where(ops.eq(column, per_part(target)), x, 0.0), dims=[1]))
+    return fd
+
+
+@functools.lru_cache(maxsize=None)
+def chunk_combine_fusion(dtype, ignore_index, with_gradient):
+    """chunk_statistics_fusion's outputs from chunk_partials_fusion's,
+    viewed as [rows, parts], with the rows' int64 targets [rows] and a
+    float32 scale []."""
+    with FusionDefinition() as fd:
+        part_max, part_sum, part_target = (
+            fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
+            for _ in range(3)
+        )
+        target = _row_input(fd, DataType.Int)
+        scale = fd.define_tensor(shape=[], contiguity=[], dtype=DataType.Float)
+        ops = fd.ops
+        row_max = ops.max(part_max, dims=[1])
+        shift = ops.broadcast_in_dim(row_max, shape=part_max.shape(), broadcast_dims=[0])
+        total = ops.sum(part_sum * ops.exp(part_max - shift), dims=[1])
+        _row_losses(
+            fd,
+            ops.log(total) + row_max,
+            ops.sum(part_target, dims=[1]),
+            target,
+            scale if with_gradient else None,
+            ignore_index,
+            torch_dtype_to_nvfuse_dtype(dtype),
+        )
+    return fd
 
 
 @functools.lru_cache(maxsize=None)
@@ -135,12 +209,27 @@ def chunk_gradient_fusion(dtype, ignore_index):
     return fd
 
 
+def _chunk_statistics_of(logits, target, scale, vocab, ignore_index, with_gradient):
+    """chunk_statistics_fusion's outputs for one chunk, in one row
+    reduction or, with STATISTICS_PARTS parts that divide the rows, in
+    two."""
+    rows, width = logits.shape
+    parts = STATISTICS_PARTS
+    if parts <= 1 or width % parts != 0:
+        statistics = chunk_statistics_fusion(logits.dtype, vocab, ignore_index, with_gradient)
+        return statistics.execute([logits, target, scale])
+    partials = chunk_partials_fusion(logits.dtype, vocab, parts).execute(
+        [logits.view(rows * parts, width // parts), target.repeat_interleave(parts)]
+    )
+    combine = chunk_combine_fusion(logits.dtype, ignore_index, with_gradient)
+    return combine.execute([p.view(rows, parts) for p in partials] + [target, scale])
+
+
 def _chunk_loss_and_gradient(logits, target, scale, vocab, ignore_index, with_gradient):
     """Each row's loss over one chunk's logits; with_gradient, the logits'
     memory then holds their gradient g = (softmax - one_hot) * scale (0 in
     ignored rows; anything in the padding columns)."""
-    statistics = chunk_statistics_fusion(logits.dtype, vocab, ignore_index, with_gradient)
-    outputs = statistics.execute([logits, target, scale])
+    outputs = _chunk_statistics_of(logits, target, scale, vocab, ignore_index, with_gradient)
     if not with_gradient:
         return outputs[0]
     losses, log_sum_exp, at_target = outputs
