@@ -258,17 +258,22 @@ def test_chunked_loss_on_gpu_is_torchs(vocab, reduction, monkeypatch):
     _check_against_torch(vocab, torch.bfloat16, reduction, device="cuda")
 
 
+def _gpu_problem(rows, hidden, vocab):
+    """bfloat16 hidden states and head weight that need gradients, and
+    targets, on the GPU."""
+    g = torch.Generator(device="cuda").manual_seed(0)
+    x = torch.randn(rows, hidden, device="cuda", generator=g, dtype=torch.bfloat16)
+    w = torch.randn(vocab, hidden, device="cuda", generator=g, dtype=torch.bfloat16) / 32
+    target = torch.randint(0, vocab, (rows,), device="cuda", generator=g)
+    return x.requires_grad_(), w.requires_grad_(), target
+
+
 @pytest.mark.gpu
 def test_chunked_loss_peak_memory_is_below_torchs():
     """4096 rows x 128256 words in bfloat16: torch's composite holds the
     logits, their float32 copy and their gradient; the chunked call a
     chunk's logits and g."""
-    g = torch.Generator(device="cuda").manual_seed(0)
-    rows, hidden, vocab = 4096, 1024, 128256
-    x = torch.randn(rows, hidden, device="cuda", generator=g, dtype=torch.bfloat16)
-    w = torch.randn(vocab, hidden, device="cuda", generator=g, dtype=torch.bfloat16) / 32
-    x.requires_grad_(), w.requires_grad_()
-    target = torch.randint(0, vocab, (rows,), device="cuda", generator=g)
+    x, w, target = _gpu_problem(4096, 1024, 128256)
 
     def peak(loss_fn):
         torch.cuda.synchronize()
@@ -294,12 +299,7 @@ def test_compiled_backward_allocates_no_gradient_copy():
     """The compiled backward writes the scaled weight gradient into the one
     the forward saved: it allocates well under the gradient's size (its
     copy was the backward's peak)."""
-    g = torch.Generator(device="cuda").manual_seed(0)
-    rows, hidden, vocab = 4096, 1024, 32768
-    x = torch.randn(rows, hidden, device="cuda", generator=g, dtype=torch.bfloat16)
-    w = torch.randn(vocab, hidden, device="cuda", generator=g, dtype=torch.bfloat16) / 32
-    x.requires_grad_(), w.requires_grad_()
-    target = torch.randint(0, vocab, (rows,), device="cuda", generator=g)
+    x, w, target = _gpu_problem(4096, 1024, 32768)
     compiled = torch.compile(
         lambda x, w, target: F.cross_entropy(F.linear(x, w).float(), target), backend="nvfuse"
     )

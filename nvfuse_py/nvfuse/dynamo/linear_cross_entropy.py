@@ -211,8 +211,8 @@ def chunk_gradient_fusion(dtype, ignore_index):
 
 def _chunk_statistics_of(logits, target, scale, vocab, ignore_index, with_gradient):
     """chunk_statistics_fusion's outputs for one chunk, in one row
-    reduction or, with STATISTICS_PARTS parts that divide the rows, in
-    two."""
+    reduction or, with STATISTICS_PARTS parts that divide the rows'
+    width, in two."""
     rows, width = logits.shape
     parts = STATISTICS_PARTS
     if parts <= 1 or width % parts != 0:

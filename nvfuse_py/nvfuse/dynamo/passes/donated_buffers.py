@@ -20,18 +20,19 @@ copy was the backward's peak.
 
 Two passes: `write_into_donated_buffers` before the partitioner, and
 `undo_unfused_donations` on its proposal, which gives the op its own
-result back where the write would not replace a fresh output by an in-place one:
-the op outside any region, in another region than the write, read only
-inside its region (the kernel would write a value it keeps in registers
-now), or in a region with a reduction (whose kernel would write a fresh
-tensor and copy it in, one more pass over the buffer than before)."""
+result back where the write would not replace a fresh output by an
+in-place one: the op outside any region, in another region than the
+write, read only inside its region (the kernel would write a value it
+keeps in registers now), or in a region with a reduction (whose kernel
+would write a fresh tensor and copy it in, one more pass over the buffer
+than before)."""
 
 import torch
 from torch._prims_common import is_non_overlapping_and_dense_or_false
 from torch.multiprocessing.reductions import StorageWeakRef
 
 from ..translate import BINARY, UNARY
-from .graph_edits import meta_of
+from .graph_edits import finish_rewrite, meta_of
 
 aten = torch.ops.aten
 prims = torch.ops.prims
@@ -62,8 +63,8 @@ def _elementwise_ops():
 # element before the same thread overwrites it.
 ELEMENTWISE = _elementwise_ops()
 
-# A region with one of these runs a reduction kernel, which the runtime
-# does not let write its inputs in place.
+# A region with one of these runs a reduction kernel, which writes a
+# full-size result to fresh memory and copies it into the input.
 _REDUCTIONS = {
     aten.sum.dim_IntList,
     aten.sum.default,
@@ -108,9 +109,9 @@ def _shares_memory(buffer, placeholders):
 
 
 def _writable_by(buffer, op):
-    """Whether `op`'s result can overwrite `buffer`: it is the buffer's only
-    reader, elementwise, and its result has the buffer's dtype, sizes and
-    strides over memory with no gaps or overlaps."""
+    """Whether `op`'s result can overwrite `buffer`, which it reads: it is
+    elementwise, and its result has the buffer's dtype, device, sizes and
+    strides, over memory with no gaps or overlaps."""
     saved, result = meta_of(buffer), meta_of(op)
     if not isinstance(saved, torch.Tensor) or not isinstance(result, torch.Tensor):
         return False
@@ -148,10 +149,7 @@ def write_into_donated_buffers(gm, donated):
         write.meta[_DONATED] = True
         op.replace_all_uses_with(write, delete_user_cb=lambda user: user is not write)
         writes += 1
-    if writes:
-        graph.lint()
-        gm.recompile()
-    return writes
+    return finish_rewrite(gm, writes)
 
 
 def _in_place_in(write, partition):
