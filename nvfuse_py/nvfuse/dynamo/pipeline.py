@@ -12,7 +12,7 @@ from ..dumps import get_dump
 
 from .graph_outputs import user_only_outputs
 from .passes.channels_last import run_convolutions_channels_last
-from .passes.donated_buffers import donated_indices, write_into_donated_buffers
+from .passes.donated_buffers import donated_indices, was_undone, write_into_donated_buffers
 from .passes.gather_through_pointwise import push_gathers_through_pointwise
 from .passes.gemm_alignment import pad_unaligned_gemms
 from .passes.in_place_updates import mark_in_place_updates
@@ -60,6 +60,7 @@ def compile_graph(gm, example_inputs, kind, dump=False, channels_last=False, wri
     nodes = list(gm.graph.nodes)
     support = NvfuseSupport()
     fused, region_nodes = partition_regions(gm, support)
+    nodes = [n for n in nodes if not was_undone(n)]  # no ATen call of the graph
     regions = install_regions(fused)
     report = report_graph(kind, nodes, regions, region_nodes, support.reasons)
     report.padded_gemms = pad_unaligned_gemms(fused, user_outputs=user_only_outputs(fused, kind))

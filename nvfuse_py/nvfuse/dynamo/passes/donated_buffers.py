@@ -80,6 +80,7 @@ _REDUCTIONS = {
 }
 
 _DONATED = "nvfuse_donated_write"
+_UNDONE = "nvfuse_donated_write_undone"
 
 
 def donated_indices():
@@ -166,6 +167,13 @@ def _in_place_in(write, partition):
     )
 
 
+def was_undone(node):
+    """Whether `node` is a write undo_unfused_donations took out of the
+    graph (a report of the graph's nodes from before the partitioner
+    leaves it out)."""
+    return node.meta.get(_UNDONE, False)
+
+
 def undo_unfused_donations(gm, partitions):
     """Gives each marked write's op its result back (and drops the write)
     where the region would not write the buffer in place; returns how many
@@ -179,6 +187,7 @@ def undo_unfused_donations(gm, partitions):
         if partition is not None:
             partition.remove_node(write)
         write.replace_all_uses_with(write.args[1])
+        write.meta[_UNDONE] = True
         gm.graph.erase_node(write)
         undone += 1
     if undone:
