@@ -32,16 +32,20 @@ def test_an_elementwise_reader_writes_its_donated_input():
 
 
 @pytest.mark.parametrize(
-    "fn",
+    "fn,shape",
     [
-        pytest.param(lambda saved, scale: (saved * scale, saved + 1), id="read-twice"),
-        pytest.param(lambda saved, scale: saved.sum(0) * scale, id="reduction"),
-        pytest.param(lambda saved, scale: saved.double() * scale, id="other-dtype"),
-        pytest.param(lambda saved, scale: saved.t() * scale, id="other-strides"),
+        pytest.param(lambda saved, scale: (saved * scale, saved + 1), (6, 5), id="read-twice"),
+        pytest.param(lambda saved, scale: saved.sum(0) * scale, (6, 5), id="a-reduction-reads-it"),
+        pytest.param(lambda saved, scale: saved.double() * scale, (6, 5), id="other-dtype"),
+        pytest.param(
+            lambda saved, scale: saved.to(memory_format=torch.channels_last) * scale,
+            (2, 3, 4, 5),
+            id="other-strides",
+        ),
     ],
 )
-def test_other_readers_keep_a_fresh_result(fn):
-    gm = aten_graph(fn, torch.randn(6, 5), torch.tensor(3.0))
+def test_other_readers_keep_a_fresh_result(fn, shape):
+    gm = aten_graph(fn, torch.randn(shape), torch.tensor(3.0))
     assert write_into_donated_buffers(gm, [0]) == 0
 
 
@@ -86,6 +90,37 @@ class _GradientInForward(torch.autograd.Function):
         return gradient * grad_loss, None
 
 
+def _scaled_and_summed(saved, scale):
+    scaled = saved * scale
+    return scaled, scaled.sum()
+
+
+def _scaled_and_shifted(saved, scale):
+    scaled = saved * scale
+    return scaled, scaled + torch.arange(5.0)
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        pytest.param(_scaled_and_summed, id="reduction"),
+        pytest.param(_scaled_and_shifted, id="coordinates"),
+    ],
+)
+def test_a_write_in_a_region_of_other_kernels_is_undone(fn):
+    """A reduction's or a coordinate kernel would write the result fresh and
+    copy it into the buffer: the region computes it as before."""
+    saved, scale = torch.randn(6, 5), torch.tensor(3.0)
+    gm = aten_graph(fn, saved, scale)
+    assert write_into_donated_buffers(gm, [0]) == 1
+    fused, regions = fused_regions(gm)
+    assert not any("copy_" in target for r in regions for target in r.node_targets())
+    expected = fn(saved, scale)
+    got = fused(saved, scale)
+    torch.testing.assert_close(tuple(got), tuple(expected))
+    assert got[0].data_ptr() != saved.data_ptr()
+
+
 def _loss(x, w):
     return _GradientInForward.apply(x, w) * 3
 
@@ -124,9 +159,18 @@ def test_a_first_backward_that_retains_the_graph_writes_nothing():
     torch.testing.assert_close(x.grad, first)
 
 
-def test_an_undone_write_is_not_reported_as_an_aten_call():
+def test_an_undone_write_is_not_reported_as_an_aten_call(monkeypatch):
     """The partitioner erases a write it undoes: the graph's report lists
     no copy_ left to ATen."""
+    from nvfuse.dynamo import pipeline
+
+    writes = []
+
+    def counted(gm, donated):
+        writes.append(write_into_donated_buffers(gm, donated))
+        return writes[-1]
+
+    monkeypatch.setattr(pipeline, "write_into_donated_buffers", counted)
 
     def fn(x, w):
         return (torch.tanh(x @ w) + 1).square().sum()
@@ -135,5 +179,6 @@ def test_an_undone_write_is_not_reported_as_an_aten_call():
     x = torch.randn(16, 8, generator=g, requires_grad=True)
     w = torch.randn(8, 4, generator=g, requires_grad=True)
     torch.compile(fn, backend="nvfuse")(x, w).backward()
+    assert writes == [1]  # written, then undone: tanh's result stays in registers
     (report,) = [r for r in nvfuse.dynamo.reports() if r.kind == "backward"]
     assert "copy_" not in str(report), report

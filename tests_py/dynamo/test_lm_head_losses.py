@@ -70,6 +70,23 @@ def test_row_statistics_in_parts_are_torchs(vocab, dtype, parts, monkeypatch):
     _check_against_torch(vocab, dtype, "mean")
 
 
+@pytest.mark.usefixtures("small_chunks")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_very_negative_logits_of_a_padded_vocabulary_give_torchs_gradients(dtype):
+    """Every logit -100: the padding columns' exp(0 - log_sum_exp)
+    overflows float32; their g must still be 0, not inf (NaN in the
+    GEMMs)."""
+    x = torch.ones(ROWS, HIDDEN).to(dtype).requires_grad_()
+    w = torch.full((1003, HIDDEN), -100.0 / HIDDEN).to(dtype).requires_grad_()
+    target = torch.randint(0, 1003, (ROWS,), generator=torch.Generator().manual_seed(0))
+    target[3] = -100
+    got = _gradients(linear_cross_entropy(x, w, target), x, w)
+    expected = _gradients(F.cross_entropy(F.linear(x, w).float(), target), x, w)
+    for g, e in zip(got, expected):
+        assert torch.isfinite(g).all()
+        torch.testing.assert_close(g, e, rtol=2e-2, atol=1e-4)
+
+
 def test_every_row_ignored_gives_torchs_nan():
     x, w, target = _problem(64, torch.float32, ignored=range(ROWS))
     assert torch.isnan(linear_cross_entropy(x, w, target))

@@ -38,3 +38,21 @@ def test_a_copy_read_inside_a_region_is_no_kernel_and_its_permute_a_view():
     summary = fd.segment_summary()
     assert all("set" not in ops for _, ops in summary), summary
     assert summary[0] == ("view", ["permute"]), summary
+
+
+def test_a_copy_of_an_input_returned_is_a_fresh_tensor():
+    """`empty_like(w).copy_(w)` runs as w itself inside the fusion; the
+    region returns a copy, as torch promised a tensor of its own (writing
+    it must not change w)."""
+
+    def fn(w, x):
+        y = torch.empty_like(w)
+        y.copy_(w)
+        return y, (x * 2).relu()
+
+    w, x = torch.randn(4, 4), torch.randn(4, 4)
+    compiled = torch.compile(fn, backend="nvfuse")
+    for _ in range(2):  # the first call and the cached one
+        y, _ = compiled(w, x)
+        assert y.data_ptr() != w.data_ptr()
+        torch.testing.assert_close(y, w)

@@ -106,7 +106,10 @@ class OutputLayout:
         return _is_dense_in_order(value.shape, value.stride(), self.order)
 
     def conform(self, value):
-        """`value` copied into a dense tensor in the promised stride order."""
+        """`value` copied into a dense tensor in the promised stride order
+        (its own, where nothing was promised)."""
+        if self.order is None:
+            return value.clone()
         outer_to_inner = sorted(range(value.dim()), key=lambda a: -self.order[a])
         out = torch.empty_permuted(
             value.shape, outer_to_inner, dtype=value.dtype, device=value.device

@@ -75,6 +75,10 @@ def _row_input(fd, dtype):
     return fd.define_tensor(shape=[-1], contiguity=[True], dtype=dtype)
 
 
+def _scale_input(fd):
+    return fd.define_tensor(shape=[], contiguity=[], dtype=DataType.Float)
+
+
 @functools.lru_cache(maxsize=None)
 def chunk_statistics_fusion(dtype, vocab, ignore_index, with_gradient):
     """The row reductions over one chunk's logits [rows, padded vocab] of
@@ -87,8 +91,8 @@ def chunk_statistics_fusion(dtype, vocab, ignore_index, with_gradient):
     with FusionDefinition() as fd:
         logits = _logits_input(fd, dtype)
         target = _row_input(fd, DataType.Int)
-        scale = fd.define_tensor(shape=[], contiguity=[], dtype=DataType.Float)
-        _chunk_statistics(fd, logits, target, scale if with_gradient else None, vocab, ignore_index)
+        scale = _scale_input(fd) if with_gradient else None
+        _chunk_statistics(fd, logits, target, scale, vocab, ignore_index)
     return fd
 
 
@@ -158,15 +162,15 @@ def chunk_partials_fusion(dtype, vocab, parts):
 @functools.lru_cache(maxsize=None)
 def chunk_combine_fusion(dtype, ignore_index, with_gradient):
     """chunk_statistics_fusion's outputs from chunk_partials_fusion's,
-    viewed as [rows, parts], with the rows' int64 targets [rows] and a
-    float32 scale []."""
+    viewed as [rows, parts], with the rows' int64 targets [rows] (and,
+    with_gradient, a float32 scale [])."""
     with FusionDefinition() as fd:
         part_max, part_sum, part_target = (
             fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.Float)
             for _ in range(3)
         )
         target = _row_input(fd, DataType.Int)
-        scale = fd.define_tensor(shape=[], contiguity=[], dtype=DataType.Float)
+        scale = _scale_input(fd) if with_gradient else None
         ops = fd.ops
         row_max = ops.max(part_max, dims=[1])
         shift = ops.broadcast_in_dim(row_max, shape=part_max.shape(), broadcast_dims=[0])
@@ -176,7 +180,7 @@ def chunk_combine_fusion(dtype, ignore_index, with_gradient):
             ops.log(total) + row_max,
             ops.sum(part_target, dims=[1]),
             target,
-            scale if with_gradient else None,
+            scale,
             ignore_index,
             torch_dtype_to_nvfuse_dtype(dtype),
         )
@@ -189,14 +193,15 @@ def chunk_gradient_fusion(dtype, ignore_index):
     written over one chunk's logits [rows, padded vocab] of `dtype`, in
     place, from each row's log-sum-exp [rows] (float32), its int64 target
     [rows] and a float32 scale []. Elementwise, so one pointwise kernel
-    writes g into the logits' memory: the chunk never holds both. The
-    target's column and the padding columns are left to the caller (the
-    padding's g multiplies zero rows of weight)."""
+    writes g into the logits' memory: the chunk never holds both (a mask
+    of the padding columns would need their index, and a kernel reading
+    coordinates does not write in place). The target's column and the
+    padding columns are left to the caller."""
     with FusionDefinition() as fd:
         logits = _logits_input(fd, dtype)
         log_sum_exp = _row_input(fd, DataType.Float)
         target = _row_input(fd, DataType.Int)
-        scale = fd.define_tensor(shape=[], contiguity=[], dtype=DataType.Float)
+        scale = _scale_input(fd)
         ops = fd.ops
         shape = logits.shape()
         row_scale = ops.where(ops.ne(target, ignore_index), scale, 0.0)
@@ -215,14 +220,15 @@ def _chunk_statistics_of(logits, target, scale, vocab, ignore_index, with_gradie
     width, in two."""
     rows, width = logits.shape
     parts = STATISTICS_PARTS
+    scales = [scale] if with_gradient else []
     if parts <= 1 or width % parts != 0:
         statistics = chunk_statistics_fusion(logits.dtype, vocab, ignore_index, with_gradient)
-        return statistics.execute([logits, target, scale])
+        return statistics.execute([logits, target, *scales])
     partials = chunk_partials_fusion(logits.dtype, vocab, parts).execute(
         [logits.view(rows * parts, width // parts), target.repeat_interleave(parts)]
     )
     combine = chunk_combine_fusion(logits.dtype, ignore_index, with_gradient)
-    return combine.execute([p.view(rows, parts) for p in partials] + [target, scale])
+    return combine.execute([p.view(rows, parts) for p in partials] + [target, *scales])
 
 
 def _chunk_loss_and_gradient(logits, target, scale, vocab, ignore_index, with_gradient):
@@ -235,6 +241,11 @@ def _chunk_loss_and_gradient(logits, target, scale, vocab, ignore_index, with_gr
     losses, log_sum_exp, at_target = outputs
     gradient = chunk_gradient_fusion(logits.dtype, ignore_index)
     gradient.execute([logits, log_sum_exp, target, scale])
+    if logits.shape[1] != vocab:
+        # The padding columns' exp(0 - log_sum_exp) overflows where the
+        # row's logits are very negative, and inf times the zero rows of
+        # weight would be NaN in the GEMMs.
+        logits[:, vocab:] = 0
     # The target's column: (softmax - 1) * scale, computed in float32 by the
     # statistics fusion, not g there minus scale in the logits' dtype.
     rows = torch.arange(logits.shape[0], device=logits.device)

@@ -20,7 +20,7 @@ from ..fusion_definition import FusionDefinition
 from ..pytorch_utils import python_scalar_dtype, torch_dtype_to_nvfuse_dtype
 from .layouts import OutputLayout, input_layout, layout_key, static_sizes_of, stride_order_of
 from .passes.in_place_updates import is_input_update
-from .translate import translate_node
+from .translate import VIEWS, translate_node
 
 
 def _outputs_of(graph):
@@ -156,6 +156,21 @@ def _cuda_device_of(outputs):
     return -1
 
 
+def _shares_an_input(value, args):
+    """Whether output `value` is in the memory of one of the inputs: a copy
+    the fusion ran as its source (`aten.copy` of an input into a fresh
+    tensor, an expand or cast that changes nothing) returns the input
+    itself, where torch promised a fresh tensor that the caller, or the
+    backward as a donated buffer, may write."""
+    if not isinstance(value, torch.Tensor) or value.numel() == 0:
+        return False
+    storage = value.untyped_storage().data_ptr()
+    return any(
+        isinstance(a, torch.Tensor) and a.numel() > 0 and a.untyped_storage().data_ptr() == storage
+        for a in args
+    )
+
+
 class FusedRegion(torch.nn.Module):
     """Runs a region's graph as nvfuse fusions, one definition per input
     layout."""
@@ -178,6 +193,9 @@ class FusedRegion(torch.nn.Module):
         self._layouts = [
             OutputLayout(out.meta.get("val")) for out in outputs if not is_input_update(out)
         ]
+        # Per fused output: whether the graph makes it a view (of an input,
+        # possibly), which the fusion may return as one.
+        self._views = [out.target in VIEWS for out in outputs if not is_input_update(out)]
         # Where a fusion that reads no CUDA tensor runs (creation ops only,
         # say arange and full for an attention bias): the device torch's
         # meta values put the outputs on.
@@ -218,7 +236,7 @@ class FusedRegion(torch.nn.Module):
             to_conform = [
                 k
                 for k, (out, layout) in enumerate(zip(outputs, self._layouts))
-                if not layout.accepts(out)
+                if not layout.accepts(out) or (not self._views[k] and _shares_an_input(out, args))
             ]
             call = self._calls[exact] = (fd._id, to_conform)
         else:

@@ -23,9 +23,9 @@ Two passes: `write_into_donated_buffers` before the partitioner, and
 result back where the write would not replace a fresh output by an
 in-place one: the op outside any region, in another region than the
 write, read only inside its region (the kernel would write a value it
-keeps in registers now), or in a region with a reduction (whose kernel
-would write a fresh tensor and copy it in, one more pass over the buffer
-than before)."""
+keeps in registers now), or in a region with other work than pointwise
+ops (a reduction's or a coordinate kernel would write a fresh tensor and
+copy it in, one more pass over the buffer than before)."""
 
 import torch
 from torch._prims_common import is_non_overlapping_and_dense_or_false
@@ -40,11 +40,10 @@ prims = torch.ops.prims
 
 def _elementwise_ops():
     ops = {getattr(aten, name).default for name in UNARY}
+    overloads = ("Tensor", "Scalar", "default", "Tensor_Scalar", "Tensor_Tensor", "Tensor_mode")
     for name in [*BINARY, "add", "sub", "rsub", "div", "pow"]:
         packet = getattr(aten, name)
-        ops.update(
-            getattr(packet, o) for o in ("Tensor", "Scalar", "default") if hasattr(packet, o)
-        )
+        ops.update(getattr(packet, o) for o in overloads if hasattr(packet, o))
     ops.update(
         {
             aten.clamp.default,
@@ -63,20 +62,16 @@ def _elementwise_ops():
 # element before the same thread overwrites it.
 ELEMENTWISE = _elementwise_ops()
 
-# A region with one of these runs a reduction kernel, which writes a
-# full-size result to fresh memory and copies it into the input.
-_REDUCTIONS = {
-    aten.sum.dim_IntList,
-    aten.sum.default,
-    aten.mean.dim,
-    aten.amax.default,
-    aten.amin.default,
-    aten.var.correction,
-    aten.var_mean.correction,
-    aten.any.default,
-    aten.any.dim,
-    aten.any.dims,
-    aten.cumsum.default,
+# What else a region may hold for its writes to stay: a region of only
+# these runs as pointwise kernels, which write their aliased inputs in
+# place. A reduction's or a coordinate kernel's (iota, slices, pads, cat,
+# gathers) writes a fresh tensor and copies it in, and a permuting view
+# could read the buffer at other coordinates than the thread writing them.
+_POINTWISE_REGION_OPS = ELEMENTWISE | {
+    aten.expand.default,
+    aten.copy_.default,  # the writes themselves
+    aten.scalar_tensor.default,
+    aten.full.default,
 }
 
 _DONATED = "nvfuse_donated_write"
@@ -109,13 +104,19 @@ def _shares_memory(buffer, placeholders):
     )
 
 
+def _static(value):
+    return isinstance(value, torch.Tensor) and all(
+        isinstance(n, int) for n in (*value.shape, *value.stride())
+    )
+
+
 def _writable_by(buffer, op):
     """Whether `op`'s result can overwrite `buffer`, which it reads: it is
     elementwise, and its result has the buffer's dtype, device, sizes and
     strides, over memory with no gaps or overlaps."""
     saved, result = meta_of(buffer), meta_of(op)
-    if not isinstance(saved, torch.Tensor) or not isinstance(result, torch.Tensor):
-        return False
+    if not _static(saved) or not _static(result):
+        return False  # a copy_ needs static sizes, and comparing would guard
     return (
         op.op == "call_function"
         and op.target in ELEMENTWISE
@@ -135,6 +136,7 @@ def write_into_donated_buffers(gm, donated):
     graph = gm.graph
     placeholders = [n for n in graph.nodes if n.op == "placeholder"]
     writes = 0
+    written = set()  # ops that write one buffer already
     for index in donated:
         if index >= len(placeholders):
             continue
@@ -142,8 +144,11 @@ def write_into_donated_buffers(gm, donated):
         if len(buffer.users) != 1:
             continue
         op = next(iter(buffer.users))
-        if not _writable_by(buffer, op) or _shares_memory(buffer, placeholders):
+        if op in written or not _writable_by(buffer, op):
             continue
+        if _shares_memory(buffer, placeholders):
+            continue
+        written.add(op)
         with graph.inserting_after(op):
             write = graph.call_function(aten.copy_.default, (buffer, op))
         write.meta["val"] = meta_of(buffer)
@@ -156,14 +161,15 @@ def write_into_donated_buffers(gm, donated):
 def _in_place_in(write, partition):
     """Whether `partition`'s kernel would write the op's result into the
     buffer in place, instead of a result it writes anyway: the op is in
-    the region, the region has no reduction, and something outside the
-    region reads the result (an intermediate the kernel keeps in registers
-    would become a write of the whole buffer, and cut the kernel in two)."""
+    the region, the region is pointwise work only, and something outside
+    the region reads the result (an intermediate the kernel keeps in
+    registers would become a write of the whole buffer, and cut the kernel
+    in two)."""
     op = write.args[1]
     return (
         op in partition.nodes
         and any(user not in partition.nodes for user in write.users)
-        and not any(n.target in _REDUCTIONS for n in partition.nodes)
+        and all(n.target in _POINTWISE_REGION_OPS for n in partition.nodes)
     )
 
 
