@@ -79,6 +79,11 @@ def _scale_input(fd):
     return fd.define_tensor(shape=[], contiguity=[], dtype=DataType.Float)
 
 
+def _per_row(fd, t, like):
+    """`t` [rows] broadcast along the columns of `like` [rows, columns]."""
+    return fd.ops.broadcast_in_dim(t, shape=like.shape(), broadcast_dims=[0])
+
+
 @functools.lru_cache(maxsize=None)
 def chunk_statistics_fusion(dtype, vocab, ignore_index, with_gradient):
     """The row reductions over one chunk's logits [rows, padded vocab] of
@@ -98,19 +103,14 @@ def chunk_statistics_fusion(dtype, vocab, ignore_index, with_gradient):
 
 def _chunk_statistics(fd, logits, target, scale, vocab, ignore_index):
     ops = fd.ops
-    shape = logits.shape()
-
-    def per_row(t):
-        return ops.broadcast_in_dim(t, shape=shape, broadcast_dims=[0])
-
     column = ops.broadcast_in_dim(
-        ops.iota(ops.size(logits, 1), dtype=DataType.Int), shape=shape, broadcast_dims=[1]
+        ops.iota(ops.size(logits, 1), dtype=DataType.Int), shape=logits.shape(), broadcast_dims=[1]
     )
     x = ops.cast(logits, DataType.Float)
     x = ops.where(ops.lt(column, vocab), x, float("-inf"))
     row_max = ops.max(x, dims=[1])
-    total = ops.sum(ops.exp(x - per_row(row_max)), dims=[1])
-    target_logit = ops.sum(ops.where(ops.eq(column, per_row(target)), x, 0.0), dims=[1])
+    total = ops.sum(ops.exp(x - _per_row(fd, row_max, x)), dims=[1])
+    target_logit = ops.sum(ops.where(ops.eq(column, _per_row(fd, target, x)), x, 0.0), dims=[1])
     log_sum_exp = ops.log(total) + row_max
     _row_losses(fd, log_sum_exp, target_logit, target, scale, ignore_index, logits.dtype)
 
@@ -140,22 +140,17 @@ def chunk_partials_fusion(dtype, vocab, parts):
         logits = _logits_input(fd, dtype)
         target = _row_input(fd, DataType.Int)
         ops = fd.ops
-        shape = logits.shape()
         width = ops.size(logits, 1)
-
-        def per_part(t):
-            return ops.broadcast_in_dim(t, shape=shape, broadcast_dims=[0])
-
         part = ops.remainder(ops.iota(ops.size(logits, 0), dtype=DataType.Int), parts)
-        column = per_part(part * width) + ops.broadcast_in_dim(
-            ops.iota(width, dtype=DataType.Int), shape=shape, broadcast_dims=[1]
+        column = _per_row(fd, part * width, logits) + ops.broadcast_in_dim(
+            ops.iota(width, dtype=DataType.Int), shape=logits.shape(), broadcast_dims=[1]
         )
         x = ops.where(ops.lt(column, vocab), ops.cast(logits, DataType.Float), float("-inf"))
         part_max = ops.max(x, dims=[1])
         finite_max = ops.where(ops.isinf(part_max), 0.0, part_max)
         fd.add_output(part_max)
-        fd.add_output(ops.sum(ops.exp(x - per_part(finite_max)), dims=[1]))
-        fd.add_output(ops.sum(ops.where(ops.eq(column, per_part(target)), x, 0.0), dims=[1]))
+        fd.add_output(ops.sum(ops.exp(x - _per_row(fd, finite_max, x)), dims=[1]))
+        fd.add_output(ops.sum(ops.where(ops.eq(column, _per_row(fd, target, x)), x, 0.0), dims=[1]))
     return fd
 
 
@@ -173,8 +168,7 @@ def chunk_combine_fusion(dtype, ignore_index, with_gradient):
         scale = _scale_input(fd) if with_gradient else None
         ops = fd.ops
         row_max = ops.max(part_max, dims=[1])
-        shift = ops.broadcast_in_dim(row_max, shape=part_max.shape(), broadcast_dims=[0])
-        total = ops.sum(part_sum * ops.exp(part_max - shift), dims=[1])
+        total = ops.sum(part_sum * ops.exp(part_max - _per_row(fd, row_max, part_max)), dims=[1])
         _row_losses(
             fd,
             ops.log(total) + row_max,
@@ -203,13 +197,9 @@ def chunk_gradient_fusion(dtype, ignore_index):
         target = _row_input(fd, DataType.Int)
         scale = _scale_input(fd)
         ops = fd.ops
-        shape = logits.shape()
         row_scale = ops.where(ops.ne(target, ignore_index), scale, 0.0)
-        softmax = ops.exp(
-            ops.cast(logits, DataType.Float)
-            - ops.broadcast_in_dim(log_sum_exp, shape=shape, broadcast_dims=[0])
-        )
-        g = softmax * ops.broadcast_in_dim(row_scale, shape=shape, broadcast_dims=[0])
+        softmax = ops.exp(ops.cast(logits, DataType.Float) - _per_row(fd, log_sum_exp, logits))
+        g = softmax * _per_row(fd, row_scale, logits)
         fd.add_output(ops.cast(g, logits.dtype), alias_input=logits)
     return fd
 
@@ -234,7 +224,7 @@ def _chunk_statistics_of(logits, target, scale, vocab, ignore_index, with_gradie
 def _chunk_loss_and_gradient(logits, target, scale, vocab, ignore_index, with_gradient):
     """Each row's loss over one chunk's logits; with_gradient, the logits'
     memory then holds their gradient g = (softmax - one_hot) * scale (0 in
-    ignored rows; anything in the padding columns)."""
+    ignored rows and in the padding columns)."""
     outputs = _chunk_statistics_of(logits, target, scale, vocab, ignore_index, with_gradient)
     if not with_gradient:
         return outputs[0]

@@ -26,7 +26,7 @@ import torch
 from torch._guards import TracingContext, detect_fake_mode
 from torch.fx.passes.fake_tensor_prop import FakeTensorProp
 
-from .graph_edits import finish_rewrite, insert_call
+from .graph_edits import finish_rewrite, has_static_layout, insert_call
 
 aten = torch.ops.aten
 
@@ -58,10 +58,7 @@ def run_convolutions_channels_last(gm, example_inputs, kind):
 
 
 def _all_static(values):
-    return all(
-        not isinstance(v, torch.Tensor) or all(isinstance(s, int) for s in (*v.shape, *v.stride()))
-        for v in values
-    )
+    return all(not isinstance(v, torch.Tensor) or has_static_layout(v) for v in values)
 
 
 def _has_convolution(gm):

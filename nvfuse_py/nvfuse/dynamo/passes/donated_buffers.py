@@ -32,7 +32,7 @@ from torch._prims_common import is_non_overlapping_and_dense_or_false
 from torch.multiprocessing.reductions import StorageWeakRef
 
 from ..translate import BINARY, UNARY
-from .graph_edits import finish_rewrite, meta_of
+from .graph_edits import finish_rewrite, has_static_layout, meta_of
 
 aten = torch.ops.aten
 prims = torch.ops.prims
@@ -104,18 +104,12 @@ def _shares_memory(buffer, placeholders):
     )
 
 
-def _static(value):
-    return isinstance(value, torch.Tensor) and all(
-        isinstance(n, int) for n in (*value.shape, *value.stride())
-    )
-
-
 def _writable_by(buffer, op):
     """Whether `op`'s result can overwrite `buffer`, which it reads: it is
     elementwise, and its result has the buffer's dtype, device, sizes and
     strides, over memory with no gaps or overlaps."""
     saved, result = meta_of(buffer), meta_of(op)
-    if not _static(saved) or not _static(result):
+    if not has_static_layout(saved) or not has_static_layout(result):
         return False  # a copy_ needs static sizes, and comparing would guard
     return (
         op.op == "call_function"

@@ -39,6 +39,14 @@ def meta_of(value):
     return value.meta.get("val") if isinstance(value, torch.fx.Node) else None
 
 
+def has_static_layout(value):
+    """Whether `value` is a tensor whose sizes and strides are all ints
+    (none symbolic)."""
+    return isinstance(value, torch.Tensor) and all(
+        isinstance(n, int) for n in (*value.shape, *value.stride())
+    )
+
+
 def insert_call(graph, anchor, target, args, kwargs=None, fake_like=None):
     """A call of `target` inserted before `anchor`, its meta value computed
     from its operands'. A call without tensor operands (a creation op)
