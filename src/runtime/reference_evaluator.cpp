@@ -38,13 +38,16 @@ at::ScalarType wrapped_type_of(at::ScalarType type) {
 // code that reads wrapped numbers, such as a Python dispatcher, knows
 // only those. It lives on `device`, the device of the op's tensors: ATen's
 // binary ops take a CPU scalar beside CUDA tensors, but clamp's and
-// lerp's Tensor overloads (and ternary ops in general) refuse one.
+// lerp's Tensor overloads (and ternary ops in general) refuse one. It is
+// filled there by a kernel: copying the CPU tensor over would be a
+// host-to-device copy, which waits for the stream's work to finish.
 at::Tensor wrapped_number(const ScalarValue& value, at::ScalarType type, at::Device device) {
-  at::Tensor t = at::scalar_tensor(
+  const at::Tensor on_host = at::scalar_tensor(
       to_aten_scalar(value), at::TensorOptions().dtype(to_aten(value.natural_dtype())))
-                     .to(type)
-                     .to(wrapped_type_of(type))
-                     .to(device);
+                                 .to(type)
+                                 .to(wrapped_type_of(type));
+  at::Tensor t =
+      device.is_cpu() ? on_host : at::full({}, on_host.item(), on_host.options().device(device));
   t.unsafeGetTensorImpl()->set_wrapped_number(true);
   return t;
 }

@@ -1,6 +1,6 @@
 """One ATen graph from AOTAutograd through the backend's passes
-(passes/__init__.py lists them): convolutions made channels-last (when
-asked), reductions split into ones kernels take, views moved above casts,
+(passes/__init__.py lists them): patch convolutions run as GEMMs,
+convolutions made channels-last (when asked), reductions split into ones kernels take, views moved above casts,
 gathers moved below pointwise ops, one-hot scatters rewritten as
 comparisons and their sums as numbers, reshapes moved below elementwise
 ops, input updates marked, fusible regions partitioned and installed as
@@ -18,6 +18,7 @@ from .passes.gemm_alignment import pad_unaligned_gemms
 from .passes.in_place_updates import mark_in_place_updates
 from .passes.one_hot_scatters import rewrite_one_hot_scatters
 from .passes.one_hot_sums import rewrite_one_hot_sums
+from .passes.patch_convolutions import rewrite_patch_convolutions
 from .passes.partition import partition_regions
 from .passes.regions import install_regions
 from .passes.split_reductions import split_reductions
@@ -46,6 +47,7 @@ def compile_graph(gm, example_inputs, kind, dump=False, channels_last=False, wri
     results into the saved activations AOTAutograd donated to it (not
     under CUDA graphs: torch records no graph that mutates an input other
     than a parameter)."""
+    rewrite_patch_convolutions(gm)
     if channels_last:
         run_convolutions_channels_last(gm, example_inputs, kind)
     split_reductions(gm)

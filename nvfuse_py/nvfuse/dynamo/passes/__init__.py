@@ -1,7 +1,10 @@
 """The backend's FX passes over an ATen graph from AOTAutograd, one
 concern a file; `pipeline.compile_graph` runs them in order:
 
-0. `channels_last.run_convolutions_channels_last` (the backend's
+0. `patch_convolutions.rewrite_patch_convolutions`: convolutions whose
+   kernel tiles the image (vision transformers' patch embeddings), and
+   their backwards, become GEMMs over the image's patches,
+0b. `channels_last.run_convolutions_channels_last` (the backend's
    `channels_last` option): convolutions read channels-last operands, so
    that cuDNN converts no layout and the regions between them keep it,
 1. `split_reductions.split_reductions`: reductions over axes not adjacent
