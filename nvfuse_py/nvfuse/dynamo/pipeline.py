@@ -1,10 +1,12 @@
 """One ATen graph from AOTAutograd through the backend's passes
 (passes/__init__.py lists them): patch convolutions run as GEMMs,
-convolutions made channels-last (when asked), reductions split into ones kernels take, views moved above casts,
-gathers moved below pointwise ops, one-hot scatters rewritten as
-comparisons and their sums as numbers, reshapes moved below elementwise
-ops, input updates marked, fusible regions partitioned and installed as
-nvfuse fusions, unaligned GEMMs padded, and the graph's report."""
+convolutions made channels-last (when asked), reductions split into ones
+kernels take, views moved above casts, gathers moved below pointwise ops,
+one-hot scatters rewritten as comparisons and their sums as numbers,
+reshapes moved below elementwise ops, input updates marked, fusible
+regions partitioned and installed as nvfuse fusions, unaligned GEMMs
+padded, the graph's report, and the ATen calls left spelled as their
+cheapest Python calls."""
 
 import sys
 
@@ -15,6 +17,7 @@ from .passes.channels_last import run_convolutions_channels_last
 from .passes.donated_buffers import donated_indices, was_undone, write_into_donated_buffers
 from .passes.gather_through_pointwise import push_gathers_through_pointwise
 from .passes.gemm_alignment import pad_unaligned_gemms
+from .passes.host_calls import respell_host_calls
 from .passes.in_place_updates import mark_in_place_updates
 from .passes.one_hot_scatters import rewrite_one_hot_scatters
 from .passes.one_hot_sums import rewrite_one_hot_sums
@@ -69,6 +72,7 @@ def compile_graph(gm, example_inputs, kind, dump=False, channels_last=False, wri
     _REPORTS.append(report)
     if dump or "dynamo" in get_dump():
         print(report, file=sys.stderr)
+    respell_host_calls(fused)
     return _boxed(fused)
 
 

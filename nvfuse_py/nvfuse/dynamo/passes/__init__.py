@@ -34,7 +34,10 @@ concern a file; `pipeline.compile_graph` runs them in order:
 8. `regions.install_regions`: each submodule is replaced by the
    FusedRegion that runs it as nvfuse fusions,
 9. `gemm_alignment.pad_unaligned_gemms`: GEMMs cuBLAS would read
-   unaligned get zero-padded operands.
+   unaligned get zero-padded operands,
+10. `host_calls.respell_host_calls`, after the graph's report: the views
+   and GEMMs left between regions are called as Tensor methods and torch
+   functions, cheaper calls of the same ATen ops.
 
 Decompositions run before them, inside AOTAutograd
 (`decompositions.py`)."""
