@@ -241,16 +241,19 @@ def test_channels_last_batch_norm_trains_through_the_backend_on_the_gpu():
     eager, module = make(), make()
     module.load_state_dict(eager.state_dict())
     compiled = torch.compile(module, backend="nvfuse", options={"channels_last": True})
-    for _ in range(2):
-        x = torch.randn(16, 8, 12, 10, device="cuda", requires_grad=True)
-        x_eager = x.detach().clone().requires_grad_()
-        out, want = compiled(x), eager(x_eager)
-        # cuDNN runs float32 convolutions in TF32 by default, in either
-        # layout: one element of 61,440 differed by 1.1e-3.
-        torch.testing.assert_close(out, want, rtol=1e-2, atol=1e-2)
-        out.square().sum().backward()
-        want.square().sum().backward()
-        torch.testing.assert_close(x.grad, x_eager.grad, rtol=1e-2, atol=1e-2)
+    # cuDNN runs float32 convolutions in TF32 by default, with other
+    # algorithms in the two layouts: the weight's gradient, a sum over
+    # 1,920 products, then differed by up to 0.19 between them. In float32
+    # it differs by 3e-4, and what is compared is nvfuse's regions.
+    with torch.backends.cudnn.flags(enabled=True, allow_tf32=False):
+        for _ in range(2):
+            x = torch.randn(16, 8, 12, 10, device="cuda", requires_grad=True)
+            x_eager = x.detach().clone().requires_grad_()
+            out, want = compiled(x), eager(x_eager)
+            torch.testing.assert_close(out, want, rtol=1e-2, atol=1e-2)
+            out.square().sum().backward()
+            want.square().sum().backward()
+            torch.testing.assert_close(x.grad, x_eager.grad, rtol=1e-2, atol=1e-2)
     torch.testing.assert_close(module[0].weight.grad, eager[0].weight.grad, rtol=1e-2, atol=1e-2)
     torch.testing.assert_close(module[1].running_var, eager[1].running_var, rtol=1e-4, atol=1e-5)
 
