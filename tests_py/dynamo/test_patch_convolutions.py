@@ -87,8 +87,8 @@ def test_patch_convolutions_become_gemms_with_eager_results(kwargs, image_grad):
 
 @pytest.mark.parametrize(
     "kwargs",
-    [dict(kernel=(4, 4), stride=(2, 2)), dict(kernel=(4, 4), padding=1)],
-    ids=["overlapping", "padded"],
+    [dict(kernel=(4, 4), stride=(2, 2)), dict(kernel=(4, 4), padding=1), dict(kernel=(1, 1))],
+    ids=["overlapping", "padded", "pointwise"],
 )
 def test_other_convolutions_stay(kwargs):
     model, reference = _pair(**kwargs)

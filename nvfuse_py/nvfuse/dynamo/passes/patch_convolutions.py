@@ -19,7 +19,10 @@ calls. As GEMMs it is one copy of the image and cuBLAS's kernels:
 
 Static sizes only, 2-d convolutions whose input's height and width are
 multiples of the kernel's, and results laid out as the rewrite makes
-them (dense NCHW or NHWC, as torch's convolutions give them)."""
+them (dense NCHW or NHWC, as torch's convolutions give them). A 1x1
+convolution is a patch convolution too, but is left to cuDNN: a ResNet
+has dozens between its batch norms, where the GEMMs' NHWC copies of NCHW
+activations have not been measured against cuDNN's own conversions."""
 
 import operator
 
@@ -64,6 +67,7 @@ def _is_patch_convolution(node, image_index):
     kernel = list(weight.shape[2:])
     return (
         list(stride) == kernel
+        and kernel[0] * kernel[1] > 1
         and all(p == 0 for p in padding)
         and all(d == 1 for d in dilation)
         and not transposed

@@ -1,0 +1,96 @@
+"""Whether a zoo model's step is host-bound, and where its host time goes,
+on a GPU machine, for backend="nvfuse" and Inductor in one process:
+
+- the median over ten steps of the host's enqueue time (the step's call
+  returning) against its wall time (the GPU finished): a step whose
+  enqueue time is about its wall time is bound by the host;
+- for nvfuse, torch's CUDA sync debug mode over two steps: each call that
+  synchronizes with the GPU (an item(), a host copy) with where it is;
+- for nvfuse, torch.profiler's table of host time by op over one step
+  (own time: the compiled forward's and backward's own time is the
+  graphs' Python code and nvfuse's `_C.execute`).
+
+    python3 tools/zoo_host_check.py vit:training bert:training
+
+Steps run five times first, as the model benchmark's warm-up."""
+
+import os
+import sys
+import time
+import warnings
+
+import torch
+from torch.profiler import ProfilerActivity, profile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import nvfuse.dynamo  # noqa: E402,F401 (registers the backend)
+from workloads.model_zoo import build  # noqa: E402
+
+
+def step_of(name, training, backend):
+    torch._dynamo.reset()
+    zoo = build(name, "bench")
+    batch = zoo.bench_batch("cuda", torch.bfloat16, training)
+    return zoo.step(torch.compile(zoo.model, backend=backend), batch, training)
+
+
+def enqueue_and_wall_ms(step, steps=10):
+    enqueue, wall = [], []
+    for _ in range(steps):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        step()
+        returned = time.perf_counter()
+        torch.cuda.synchronize()
+        enqueue.append(1e3 * (returned - start))
+        wall.append(1e3 * (time.perf_counter() - start))
+    return sorted(enqueue)[steps // 2], sorted(wall)[steps // 2]
+
+
+def synchronizing_calls(step, steps=2):
+    """(file, line, message) of each call that synchronized, over `steps`."""
+    torch.cuda.set_sync_debug_mode("warn")
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for _ in range(steps):
+                step()
+    finally:
+        torch.cuda.set_sync_debug_mode(0)
+    return [
+        (w.filename, w.lineno, str(w.message)[:100])
+        for w in caught
+        if "synchroniz" in str(w.message)
+    ]
+
+
+def print_host_ops(step, top=25):
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        step()
+        torch.cuda.synchronize()
+    averages = sorted(prof.key_averages(), key=lambda a: -a.self_cpu_time_total)
+    total = sum(a.self_cpu_time_total for a in averages) / 1e3
+    print(f"  host time by op, own time (profiled step: {total:.2f} ms):")
+    for a in averages[:top]:
+        print(f"    {a.self_cpu_time_total / 1e3:7.3f} ms {a.count:5d}x {a.key[:70]}")
+
+
+def main():
+    for spec in sys.argv[1:]:
+        name, kind = spec.split(":")
+        for backend in ("nvfuse", "inductor"):
+            step = step_of(name, kind == "training", backend)
+            for _ in range(5):
+                step()
+            enqueue, wall = enqueue_and_wall_ms(step)
+            print(f"{name} {kind} ({backend}): enqueue {enqueue:.2f} ms, wall {wall:.2f} ms")
+            if backend == "nvfuse":
+                syncs = synchronizing_calls(step)
+                print(f"  {len(syncs)} synchronizing calls in two steps")
+                for filename, line, message in syncs[:8]:
+                    print(f"    {filename}:{line}: {message}")
+                print_host_ops(step)
+
+
+if __name__ == "__main__":
+    main()
