@@ -5,8 +5,10 @@
 
 #include <algorithm>
 #include <mutex>
+#include <optional>
 
 #include "codegen/kernel_names.h"
+#include "runtime/host_timing.h"
 #include "runtime/kernel_launch.h"
 #include "runtime/process_setting.h"
 #include "runtime/rng_state.h"
@@ -143,15 +145,20 @@ std::string ReductionExecutor::cuda_code_for(
 std::optional<std::vector<at::Tensor>> ReductionExecutor::run(
     const std::vector<Argument>& args, BoundInputs& bound) {
   const c10::Device device = bound.device;
+  // The pointwise executor's steps of NVFUSE_DUMP=host_time, by the same
+  // names: one table for both kinds of kernel.
+  std::optional<HostStepTimer> step("06 device guard, allocate outputs");
   const c10::DeviceGuard guard(device);
   auto tensors = io_.launch_tensors(args, bound);
   if (!tensors.has_value()) {
     return std::nullopt;
   }
+  step.emplace("07 schedule, kernel lookup");
   const auto planned = schedule(args, bound, io_.output_args(*tensors));
   if (!planned.has_value()) {
     return std::nullopt;
   }
+  step.emplace("08 pack arguments, launch");
   if (planned->params.inner_outer) {
     if (!run_inner_outer(*planned, args, *tensors, bound)) {
       return std::nullopt;
