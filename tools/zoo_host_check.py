@@ -23,15 +23,7 @@ import torch
 from torch.profiler import ProfilerActivity, profile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-import nvfuse.dynamo  # noqa: E402,F401 (registers the backend)
-from workloads.model_zoo import build  # noqa: E402
-
-
-def step_of(name, training, backend):
-    torch._dynamo.reset()
-    zoo = build(name, "bench")
-    batch = zoo.bench_batch("cuda", torch.bfloat16, training)
-    return zoo.step(torch.compile(zoo.model, backend=backend), batch, training)
+from tools.zoo_profile import step_of  # noqa: E402 (also registers the backend)
 
 
 def enqueue_and_wall_ms(step, steps=10):

@@ -224,6 +224,7 @@ std::optional<std::vector<at::Tensor>> ReductionExecutor::run(
         [&] { return description_of(*planned); }, static_cast<unsigned>(planned->shared_bytes),
         static_cast<unsigned>(params.cluster));
   }
+  step.reset();
   return io_.fusion_outputs(args, *tensors);
 }
 

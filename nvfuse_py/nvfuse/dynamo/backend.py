@@ -87,7 +87,6 @@ def backend(gm, example_inputs, options=None, **kwargs):
     options = _options_of(options, kwargs)
     dump = bool(options.get("dump", False))
     channels_last = bool(options.get("channels_last", False))
-
     cuda_graphs = bool(options.get("cuda_graphs", False))
 
     def compile_kind(graph, inputs, kind):

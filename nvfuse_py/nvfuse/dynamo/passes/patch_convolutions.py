@@ -118,7 +118,8 @@ def _weight_rows(graph, anchor, weight):
 def _rewrite_forward(graph, node):
     image, weight, bias = node.args[:3]
     out = meta_of(node)
-    if not (out.is_contiguous() or _is_dense_in(out, _NHWC)):
+    nhwc_result = _is_dense_in(out, _NHWC)
+    if not (out.is_contiguous() or nhwc_result):
         return False
     n, o, ho, wo = out.shape
     patches = _patches(graph, node, image, meta_of(weight).shape[2:])
@@ -129,7 +130,7 @@ def _rewrite_forward(graph, node):
         rows = insert_call(graph, node, aten.addmm.default, (bias, patches, weight_t))
     nhwc = _view(graph, node, rows, [n, ho, wo, o])
     result = _permute(graph, node, nhwc, _NCHW_OF_NHWC)
-    if not _is_dense_in(out, _NHWC):
+    if not nhwc_result:
         result = _dense(graph, node, result)
     node.replace_all_uses_with(result)
     return True
@@ -140,7 +141,7 @@ def _rewrite_backward(graph, node):
     mask = node.args[10]
     items = _items_of(node)
     wanted = {k: items[k] for k in range(3) if mask[k] and k in items}
-    if not all(_is_dense(meta_of(item)) for item in wanted.values()):
+    if not all(meta_of(item).is_contiguous() for item in wanted.values()):
         return False
     n, o, ho, wo = meta_of(grad_out).shape
     kernel = meta_of(weight).shape[2:]
@@ -181,7 +182,3 @@ def _items_of(node):
         for user in node.users
         if user.op == "call_function" and user.target is operator.getitem
     }
-
-
-def _is_dense(meta):
-    return meta is not None and meta.is_contiguous()
