@@ -188,7 +188,7 @@ def test_outer_walk_loads_a_batch_of_rows_before_their_math():
     assert walk.index("batch_t0[b] = ") < walk.index("acc_t2[v] = ")
     assert walk.count("batch_t0[b] = ") == 1 and "#pragma unroll 4" not in walk
     combine = code[code.index("arrive_last") :]
-    assert "#pragma unroll 4\n  for (int g = ty;" in combine
+    assert "#pragma unroll 4\n  for (int i = ty; col_valid && i < group_rows; i += kY)" in combine
 
 
 @pytest.mark.parametrize(
@@ -266,6 +266,33 @@ def test_outer_variance_stays_split_over_global_memory():
         fd.add_output(mean)
     params = params_of(fd.cuda_code_for([torch.randn(8192, 4096, dtype=torch.bfloat16)]))
     assert ", split" in params and "cluster" not in params
+
+
+def test_outer_split_partials_are_planes_combined_in_groups():
+    """An outer split keeps each accumulator field of its partial rows in a
+    plane of packed columns: a thread's 8 columns of a Welford state's sum,
+    m2 and count are one 32-byte store and load each, not 24 loads of 4
+    bytes at a 24-byte stride. The last block of each group of 32 partial
+    rows combines the group's, and the last of those the groups': no one
+    block walks all 528 partial rows of a variance over 200704 x 256."""
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[-1, -1], contiguity=[True, True], dtype=DataType.BFloat16)
+        var, mean = fd.ops.var_mean(fd.ops.cast(x, DataType.Float), dims=[0], correction=0)
+        fd.add_output(var)
+        fd.add_output(mean)
+    code = fd.cuda_code_for([torch.randn(200704, 256, dtype=torch.bfloat16)])
+    assert ", split" in params_of(code)
+    kernel = code[code.index('extern "C" __global__') :]
+    assert "constexpr int kSplitGroup = 32;" in kernel
+    assert kernel.count("nvfuse::store_columns(") == 6  # 3 fields, 2 levels
+    assert kernel.count("nvfuse::load_columns(") == 6
+    assert "PartialLoader" not in kernel and "store_partial" not in kernel
+    assert "for (int i = ty; col_valid && i < groups; i += kY)" in kernel
+    assert "const int g = 0 + i * kSplitGroup;" in kernel
+    assert kernel.count("arrive_last(") == 2
+    helpers = code[code.index("void load_columns(") :]
+    assert "ld.global.cg.v4.u32" in helpers[: helpers.index("\n}\n")]
+    assert _C.nvrtc_compile(code, "nvfuse_reduction", 90)["bytes"] > 0
 
 
 def test_outer_welford_blocks_keep_256_threads():

@@ -19,8 +19,16 @@ def _sum(axis):
     return fd
 
 
-# (axis, shape): inner rows split over blocks, outer columns split over blocks.
-SPLIT_CASES = [(1, (4, 1 << 20)), (1, (3, 300_000)), (0, (2048, 1024)), (0, (40_000, 96))]
+# (axis, shape): inner rows split over blocks, outer columns split over
+# blocks (in groups of 32 partial rows: 200_704 rows of 64 make more than
+# one group, not a multiple of 32 of them).
+SPLIT_CASES = [
+    (1, (4, 1 << 20)),
+    (1, (3, 300_000)),
+    (0, (2048, 1024)),
+    (0, (40_000, 96)),
+    (0, (200_704, 64)),
+]
 
 
 def _expected(x, axis):
@@ -32,7 +40,10 @@ def test_split_kernels_reset_their_semaphores(axis, shape):
     """The kernel text: every case here splits, and the last block to
     arrive zeroes its counter."""
     code = _sum(axis).cuda_code_for([torch.randn(*shape, dtype=torch.bfloat16)])
-    assert ", split," in code and "arrive_last(args.semaphores" in code
+    assert ", split," in code
+    # Inner splits: a counter per row block; outer: per column block, one
+    # per group of partial rows and one for the groups.
+    assert ("arrive_last(counters" if axis == 0 else "arrive_last(args.semaphores") in code
     helper = code[code.index("bool arrive_last(") :]
     assert "atomicExch(counter, 0u)" in helper[: helper.index("\n}\n")]
     compiled = _C.nvrtc_compile(code, "nvfuse_reduction", 90)
@@ -86,3 +97,28 @@ def test_a_captured_split_reduction_replays_and_eager_calls_still_work(axis, sha
         torch.testing.assert_close(captured, _expected(x, axis), rtol=1e-3, atol=1e-2)
     (eager,) = fd.execute([x])
     torch.testing.assert_close(eager, _expected(x, axis), rtol=1e-3, atol=1e-2)
+
+
+def _var_mean_outer():
+    with FusionDefinition() as fd:
+        x = fd.define_tensor([-1, -1], contiguity=True, dtype=DataType.BFloat16)
+        var, mean = fd.ops.var_mean(fd.ops.cast(x, DataType.Float), [0], correction=0)
+        fd.add_output(var)
+        fd.add_output(mean)
+    return fd
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("shape", [(200_704, 256), (802_816, 64), (6_272, 2048), (50_000, 24)])
+def test_outer_variance_split_over_groups_of_partial_rows_matches_torch(shape):
+    """A channels-last batch norm's statistics: the rows split over several
+    groups of partial rows (or one, for the shortest walk), combined per
+    group and then over the groups; every call after the first finds its
+    counters reset."""
+    fd = _var_mean_outer()
+    x = torch.randn(*shape, device="cuda").mul_(3).add_(5).to(torch.bfloat16)
+    var, mean = torch.var_mean(x.float(), 0, correction=0)
+    for _ in range(3):
+        got_var, got_mean = fd.execute([x])
+        torch.testing.assert_close(got_mean, mean, rtol=1e-4, atol=1e-5)
+        torch.testing.assert_close(got_var, var, rtol=1e-4, atol=1e-5)

@@ -367,6 +367,14 @@ class ReductionGenerator {
   std::string outer_kernel() const;
   std::string outer_row_walk(const std::vector<const Expr*>& exprs, const TensorSet& loads) const;
   std::string outer_split_combine() const;
+  // Outer split partials (store_columns in device_reduction.cuh): the
+  // fields of r's accumulator, each a plane, and the address of this
+  // thread's columns in field `field`'s plane of partial row `g`.
+  std::vector<std::string> partial_fields(const Expr* r) const;
+  std::string partial_plane(const Expr* r, size_t field, const std::string& g) const;
+  std::string store_partial_row(const std::string& g) const;
+  std::string combine_partial_rows(
+      const std::string& first, const std::string& count, const std::string& stride) const;
   std::string outer_column_epilogue() const;
   // An outer kernel split over a cluster (ReductionParams::cluster): after
   // each block's walk and column_reduce_all, block rank 0 combines the

@@ -11,6 +11,13 @@ int64_t partial_slot_bytes(const Expr& reduction) {
   return reduction.is<VarMeanOp>() ? 24 : 8;  // Welford: mean, m2, count
 }
 
+int64_t split_counters(const ReductionParams& params, int64_t grid_x, int64_t grid_y) {
+  if (!params.outer) {
+    return grid_x;
+  }
+  return grid_x * (1 + ceil_div(grid_y, kOuterSplitGroup));
+}
+
 std::vector<int64_t> column_partial_offsets(
     const ReductionAnalysis& analysis, int64_t partial_rows, int64_t width) {
   std::vector<int64_t> offsets{0};

@@ -247,6 +247,15 @@ constexpr int64_t kMaxInnerOuterSharedBytes = 160 * 1024;
 // Bytes one reduction's partial result takes in the split workspace.
 int64_t partial_slot_bytes(const Expr& reduction);
 
+// Outer split reductions combine their partial rows in groups of this many,
+// then the groups' (codegen/outer_reduction_codegen.cpp).
+constexpr int64_t kOuterSplitGroup = 32;
+
+// The arrival counters a split launch of grid_x x grid_y blocks needs: one
+// per column block (inner splits), or one per group and one for the groups
+// (outer splits).
+int64_t split_counters(const ReductionParams& params, int64_t grid_x, int64_t grid_y);
+
 // `reference_sizes`: the extents of the analysis's reference tensor;
 // `positions`: the sizes of analysis.position_tensors (their strides are
 // not read). nullopt when the reduced axes cannot be walked as one strided
