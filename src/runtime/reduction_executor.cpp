@@ -197,8 +197,7 @@ std::optional<std::vector<at::Tensor>> ReductionExecutor::run(
       const auto options = at::TensorOptions().device(device);
       workspace = at::empty(
           {planned->workspace_bytes / planned->grid_y * grid_y}, options.dtype(at::kByte));
-      semaphores =
-          semaphores_.for_launch(device, split_counters(params, planned->grid_x, grid_y));
+      semaphores = semaphores_.for_launch(device, split_counters(params, planned->grid_x, grid_y));
       values.workspace = workspace.data_ptr();
       values.semaphores = semaphores.data_ptr();
     }
