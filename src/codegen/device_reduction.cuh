@@ -93,9 +93,10 @@ struct WelfordOp {
 // step, where dividing the sum by the count for each value divided twice a
 // value. The products sum * (1 / count) are within an ulp of the
 // quotients. H200, channels-last ResNet-50 training (102 outer walks, most
-// of them Welford): 10.6 -> 10.2 ms. The divisions were not what holds
+// of them Welford): 10.6 -> 10.2 ms. The divisions were not what held
 // these walks at a third of a sum-of-squares walk's bandwidth (bf16 over
-// 200704 x 256: 330 against 123 us); that is still to be found.
+// 200704 x 256: 330 against 123 us): one block combining every partial
+// row was (store_columns below).
 template <typename T>
 struct WelfordStep {
   T old_reciprocal;  // 1 / count before the value; 0 for an empty state
