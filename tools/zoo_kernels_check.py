@@ -1,0 +1,120 @@
+"""The kernels a zoo model's step would generate, found without a GPU: the
+step runs on the CPU through backend="nvfuse" (each region on the
+reference evaluator), each region's first call is cut into segments as a
+GPU run cuts it (FusionDefinition.segment), and each fused segment's CUDA
+source is generated for its inputs (sm_90 defaults) and compiled with
+NVRTC. Prints one line per region (its segments by kind and its kernels)
+and the totals: regions, fused segments, kernels, the fused segments
+whose scheduler declines its inputs (on a GPU they run on the reference
+evaluator, op by op) and the kernels NVRTC rejects. A change to the
+partition or the translations is compared before and after this way.
+
+    python3 tools/zoo_kernels_check.py resnet training [tiny|small] [fp32]
+
+The default size is tiny, the default dtype bf16 (the benchmark's).
+"""
+
+import collections
+import os
+import re
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from nvfuse import _C  # noqa: E402
+from nvfuse.errors import NvfuseError  # noqa: E402
+from tools.zoo_regions_check import capture_first_calls  # noqa: E402
+from workloads.model_zoo import build  # noqa: E402
+
+KERNEL_NAME = re.compile(r'extern "C" __global__ void (?:__launch_bounds__\([^)]*\) )?(\w+)\(')
+
+
+# A fusion the segmenter cuts prints each part's source after a header.
+PART_HEADER = re.compile(r"^// ==== nvfuse segment:.*$", re.M)
+
+
+def kernels_of(code):
+    """(kernel name, its compilation unit) of every kernel in `code`."""
+    return [(name, unit) for unit in PART_HEADER.split(code) for name in KERNEL_NAME.findall(unit)]
+
+
+def compiles(unit, name):
+    try:
+        return _C.nvrtc_compile(unit, name, 90)["bytes"] > 0
+    except NvfuseError:
+        return False
+
+
+def segment_inputs(segment, args, results):
+    return [
+        args[source[1]] if source[0] == "input" else results[source[1]][source[2]]
+        for source in segment.segment_inputs
+    ]
+
+
+def check_region(fd, args):
+    """(segment kinds, kernel names, declined segments, rejected kernels,
+    unchecked segments) of one region's call. A segment whose printed
+    definition does not take the reference evaluator's results of the
+    segments before it (an input the GPU run would broadcast, say) ends the
+    walk: it and the segments after it are unchecked."""
+    kinds, kernels, declined, rejected = collections.Counter(), [], 0, []
+    results = []
+    segments = fd.segment(args)
+    for index, segment in enumerate(segments):
+        inputs = segment_inputs(segment, args, results)
+        kinds[segment.segment_kind] += 1
+        if segment.segment_kind == "fused":
+            try:
+                code = segment.cuda_code_for(inputs)
+            except NvfuseError:
+                declined += 1
+                code = ""
+            for name, unit in kernels_of(code):
+                kernels.append(name)
+                if not compiles(unit, name):
+                    rejected.append(name)
+        try:
+            results.append(segment.execute(inputs))
+        except NvfuseError:
+            return kinds, kernels, declined, rejected, len(segments) - index - 1
+    return kinds, kernels, declined, rejected, 0
+
+
+def main():
+    name, step_kind = sys.argv[1], sys.argv[2]
+    size = sys.argv[3] if len(sys.argv) > 3 else "tiny"
+    dtype = torch.float32 if len(sys.argv) > 4 and sys.argv[4] == "fp32" else torch.bfloat16
+    calls = capture_first_calls()
+    zoo = build(name, size)
+    training = step_kind == "training"
+    batch = zoo.bench_batch("cpu", dtype, training)
+    zoo.step(torch.compile(zoo.model, backend="nvfuse"), batch, training)()
+    totals = collections.Counter()
+    for i, (module, args) in enumerate(calls):
+        kinds, kernels, declined, rejected, unchecked = check_region(
+            module.definition_for(args), args
+        )
+        print(f"region {i} ({module.name}): {dict(kinds)} kernels={len(kernels)}", end="")
+        problems = {"declined": declined, "rejected": rejected, "unchecked": unchecked}
+        print("".join(f" {k}={v}" for k, v in problems.items() if v))
+        totals.update(kinds)
+        totals.update(
+            regions=1,
+            kernels=len(kernels),
+            declined=declined,
+            rejected=len(rejected),
+            unchecked=unchecked,
+        )
+    print(
+        f"{name} {step_kind} ({size}, {str(dtype).replace('torch.', '')}): "
+        f"{totals['regions']} regions, {totals['fused']} fused segments, "
+        f"{totals['kernels']} kernels, {totals['aten']} ATen and {totals['view']} view "
+        f"segments, {totals['declined']} declined, {totals['rejected']} rejected by NVRTC, "
+        f"{totals['unchecked']} unchecked"
+    )
+
+
+if __name__ == "__main__":
+    main()
