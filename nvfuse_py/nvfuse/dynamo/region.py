@@ -222,9 +222,12 @@ class FusedRegion(torch.nn.Module):
         # Per call, the cheapest key that implies the layout (exact sizes
         # and strides); a new one costs the layout key once, and its first
         # run says which outputs need copying into the promised layout.
+        # (A list, not a generator: 1.5 against 2.0 us for six tensors.)
         exact = tuple(
-            (a.dtype, a.device, a.shape, a.stride()) if isinstance(a, torch.Tensor) else type(a)
-            for a in args
+            [
+                (a.dtype, a.device, a.shape, a.stride()) if isinstance(a, torch.Tensor) else type(a)
+                for a in args
+            ]
         )
         call = self._calls.get(exact)
         if call is None:
@@ -246,6 +249,15 @@ class FusedRegion(torch.nn.Module):
         if self._returns_inputs:
             outputs = [outputs[k] if kind == "fused" else args[k] for kind, k in self._returns]
         return outputs[0] if self._single else tuple(outputs)
+
+    def __call__(self, *args):
+        # The graph's code calls each region once a step: straight to
+        # forward, without nn.Module.__call__'s hook checks (no one
+        # registers hooks on a region). Those took 1.6 of the 6.0 us a
+        # region call cost the host besides `_C.execute` (CPU-only
+        # development host); a ResNet-50 training step makes 98 region
+        # calls.
+        return self.forward(*args)
 
     def node_targets(self):
         return [str(n.target) for n in self.graph_module.graph.nodes if n.op == "call_function"]
