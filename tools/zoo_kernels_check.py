@@ -24,8 +24,7 @@ import torch
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from nvfuse import _C  # noqa: E402
 from nvfuse.errors import NvfuseError  # noqa: E402
-from tools.zoo_regions_check import capture_first_calls  # noqa: E402
-from workloads.model_zoo import build  # noqa: E402
+from tools.zoo_regions_check import first_region_calls  # noqa: E402
 
 KERNEL_NAME = re.compile(r'extern "C" __global__ void (?:__launch_bounds__\([^)]*\) )?(\w+)\(')
 
@@ -86,11 +85,7 @@ def main():
     name, step_kind = sys.argv[1], sys.argv[2]
     size = sys.argv[3] if len(sys.argv) > 3 else "tiny"
     dtype = torch.float32 if len(sys.argv) > 4 and sys.argv[4] == "fp32" else torch.bfloat16
-    calls = capture_first_calls()
-    zoo = build(name, size)
-    training = step_kind == "training"
-    batch = zoo.bench_batch("cpu", dtype, training)
-    zoo.step(torch.compile(zoo.model, backend="nvfuse"), batch, training)()
+    calls = first_region_calls(name, step_kind, size, dtype, "cpu")
     totals = collections.Counter()
     for i, (module, args) in enumerate(calls):
         kinds, kernels, declined, rejected, unchecked = check_region(

@@ -38,6 +38,17 @@ def capture_first_calls():
     return calls
 
 
+def first_region_calls(name, step_kind, size, dtype, device):
+    """(region, copies of its first call's arguments) of every region that
+    one step of zoo model `name` ran through backend="nvfuse"."""
+    calls = capture_first_calls()
+    zoo = build(name, size)
+    training = step_kind == "training"
+    batch = zoo.bench_batch(device, dtype, training)
+    zoo.step(torch.compile(zoo.model, backend="nvfuse"), batch, training)()
+    return calls
+
+
 def worst_errors(fd, args, tolerance):
     """(output index, relative error or 'shape', sizes) of each output
     whose kernels and reference disagree."""
@@ -60,11 +71,7 @@ def main():
     name, step_kind = sys.argv[1], sys.argv[2]
     size = sys.argv[3] if len(sys.argv) > 3 else "small"
     dtype = torch.bfloat16 if len(sys.argv) > 4 and sys.argv[4] == "bf16" else torch.float32
-    calls = capture_first_calls()
-    zoo = build(name, size)
-    training = step_kind == "training"
-    batch = zoo.bench_batch("cuda", dtype, training)
-    zoo.step(torch.compile(zoo.model, backend="nvfuse"), batch, training)()
+    calls = first_region_calls(name, step_kind, size, dtype, "cuda")
     torch.cuda.synchronize()
     for i, (module, args) in enumerate(calls):
         fd = module.definition_for(args)
