@@ -1,5 +1,5 @@
 // The counters that the blocks of a split reduction arrive at
-// (nvfuse::arrive_last, codegen/device_reduction.cuh). The last block of
+// (nvfuse::arrive_last, codegen/device_split_reduction.cuh). The last block of
 // each group resets its counter to 0, so a buffer zeroed once serves every
 // later launch: no zero fill (a second launch, half the time of a small
 // split reduction) per call.
