@@ -4,8 +4,8 @@
 // Appended after device_reduction.cuh, in the same source.
 namespace nvfuse {
 
-// Split reductions keep each partial in 8-byte cells of the workspace;
-// volatile loads read what other blocks wrote (they bypass L1).
+// Inner split reductions keep each partial in 8-byte cells of the
+// workspace; volatile loads read what other blocks wrote (they bypass L1).
 template <typename T>
 __device__ __forceinline__ void store_partial(char* cell, T v) {
   *reinterpret_cast<T*>(cell) = v;

@@ -367,6 +367,7 @@ class ReductionGenerator {
   std::string outer_kernel() const;
   std::string outer_row_walk(const std::vector<const Expr*>& exprs, const TensorSet& loads) const;
   std::string outer_split_combine() const;
+  std::string column_reduce_each() const;
   // Outer split partials (store_columns in device_split_reduction.cuh): the
   // fields of r's accumulator, each a plane, and the address of this
   // thread's columns in field `field`'s plane of partial row `g`.
