@@ -121,3 +121,47 @@ def test_a_large_view_read_outside_does_not_move_into_a_region():
 
         # Read by the GEMM (outside) too: moving it makes it a region output.
         assert partition._costly_as_output(view, {cast}, Source()) is costly
+
+
+def _batch_norm_affine(x, weight, bias, mean, invstd):
+    """Batch norm's normalization as its decomposition writes it: the [C]
+    weight, bias and statistics viewed [C, 1, 1] or [1, C, 1, 1]."""
+    centered = x - mean.unsqueeze(0).unsqueeze(-1).unsqueeze(-1)
+    scale = (invstd * weight).unsqueeze(-1).unsqueeze(-1)
+    return (centered * scale + bias.view(-1, 1, 1)).relu()
+
+
+def _outer_views(gm):
+    views = {torch.ops.aten.unsqueeze.default, torch.ops.aten.view.default}
+    return [n for n in gm.graph.nodes if n.op == "call_function" and n.target in views]
+
+
+def test_views_that_broadcast_a_regions_inputs_join_the_region():
+    """Each [C] input's unsqueezes and view run inside the region, where
+    the fusion broadcasts them, not as host calls before it; the results
+    are eager's."""
+    from nvfuse.dynamo.passes.partition import partition_regions
+
+    c = 3
+    args = (torch.randn(2, c, 4, 5), *(torch.randn(c) for _ in range(4)))
+    gm = aten_graph(_batch_norm_affine, *args)
+    before = len(_outer_views(gm))
+    fused, _ = partition_regions(gm, NvfuseSupport())
+    assert before == 6 and _outer_views(fused) == []
+    compiled = torch.compile(_batch_norm_affine, backend="nvfuse")
+    torch.testing.assert_close(compiled(*args), _batch_norm_affine(*args))
+
+
+def test_a_broadcast_view_read_outside_its_region_stays_outside():
+    """A view that an ATen op (here a GEMM) reads too stays a host view:
+    moved in, it would be one more output of the region."""
+    from nvfuse.dynamo.passes.partition import partition_regions
+
+    def f(x, w, v):
+        column = v.unsqueeze(-1)
+        return (x * column).exp() @ w + column
+
+    args = torch.randn(4, 4), torch.randn(4, 4), torch.randn(4)
+    fused, _ = partition_regions(aten_graph(f, *args), NvfuseSupport())
+    assert len(_outer_views(fused)) == 1
+    torch.testing.assert_close(torch.compile(f, backend="nvfuse")(*args), f(*args))

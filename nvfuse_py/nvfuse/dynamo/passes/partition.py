@@ -12,6 +12,7 @@ undone (donated_buffers.py)."""
 
 import operator
 
+import torch
 from torch.fx.node import _get_qualified_name
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
@@ -19,6 +20,8 @@ from ..translate import VIEWS
 from .donated_buffers import undo_unfused_donations
 from .graph_edits import is_plain_cast
 from .in_place_updates import is_input_update, keep_in_place_updates_safe
+
+aten = torch.ops.aten
 
 
 def propose_regions(gm, support):
@@ -31,12 +34,65 @@ def propose_regions(gm, support):
         non_compute_ops=[_get_qualified_name(v) for v in VIEWS if v is not operator.getitem],
     )
     partitions = keep_in_place_updates_safe(partitioner.propose_partitions(), support.reasons)
+    proposed = [n for p in partitions for n in p.nodes]
     partitioner.remove_bookend_non_compute_ops(partitions)
     for partition in partitions:
         _take_every_item(partition)
     _tails_join_their_source(partitions)
+    _keep_leading_broadcasts(partitions, proposed)
     undo_unfused_donations(gm, partitions)
     return partitioner, [p for p in partitions if _computing_nodes(p) >= 2]
+
+
+# Views that only add, drop or broadcast axes of size one: a fusion reads
+# their input as it is and broadcasts in its kernel.
+_BROADCAST_VIEWS = {
+    aten.unsqueeze.default,
+    aten.squeeze.dim,
+    aten.squeeze.dims,
+    aten.squeeze.default,
+    aten.expand.default,
+    aten.view.default,
+    aten.reshape.default,
+    aten._unsafe_view.default,
+}
+
+
+def _keep_leading_broadcasts(partitions, proposed):
+    """Takes back into the regions the views at their starts (`proposed`,
+    then removed as bookends) that only reshape axes of size one or
+    broadcast, where one region alone reads them: batch norm's [C] weight
+    and bias viewed [C, 1, 1], a pooled gradient viewed and expanded over H
+    and W. Outside, each is a call of its own on the host (about 4 us an
+    ATen view on the H200 machines' host; a ResNet-50 training step made
+    371 of them); inside, the fusion reads the view's input and broadcasts
+    in its kernel. Users come before the views they read (reverse graph
+    order), so that chains of such views come back whole.
+
+    Views at a region's end stay outside: returning a squeeze of a
+    region's value instead of the value cut T5's fusions into more kernels
+    (tools/zoo_kernels_check.py: 51 -> 62 on its tiny training step)."""
+    owner = {node: p for p in partitions for node in p.nodes}
+    for node in reversed(proposed):
+        if node in owner or not _is_broadcast_view(node):
+            continue
+        readers = {owner.get(u) for u in node.users}
+        if len(readers) == 1 and None not in readers:
+            partition = readers.pop()
+            partition.add_node(node)
+            owner[node] = partition
+
+
+def _is_broadcast_view(node):
+    if node.op != "call_function" or node.target not in _BROADCAST_VIEWS:
+        return False
+    source, result = node.args[0], node.meta.get("val")
+    operand = source.meta.get("val") if isinstance(source, torch.fx.Node) else None
+    if not isinstance(operand, torch.Tensor) or not isinstance(result, torch.Tensor):
+        return False
+    if node.target is aten.expand.default:
+        return True
+    return [s for s in operand.shape if s != 1] == [s for s in result.shape if s != 1]
 
 
 def _tails_join_their_source(partitions):
