@@ -165,3 +165,22 @@ def test_a_broadcast_view_read_outside_its_region_stays_outside():
     fused, _ = partition_regions(aten_graph(f, *args), NvfuseSupport())
     assert len(_outer_views(fused)) == 1
     torch.testing.assert_close(torch.compile(f, backend="nvfuse")(*args), f(*args))
+
+
+def test_squeezes_of_a_regions_statistics_join_the_region():
+    """Batch norm's saved statistics, squeezed to [C] for the backward: the
+    region returns them squeezed (no host call after it); a squeeze of
+    other values it returns (a pointwise result) stays outside."""
+    from nvfuse.dynamo.passes.partition import partition_regions
+
+    def f(x):
+        mean = x.mean((0, 2, 3), keepdim=True)
+        shifted = x * 2 + 1
+        return (x - mean).relu(), mean.squeeze((0, 2, 3)), shifted.squeeze(0)
+
+    args = (torch.randn(1, 3, 4, 5),)
+    fused, _ = partition_regions(aten_graph(f, *args), NvfuseSupport())
+    squeezes = [n for n in fused.graph.nodes if n.target is torch.ops.aten.squeeze.dims]
+    assert [tuple(n.meta["val"].shape) for n in squeezes] == [(3, 4, 5)]
+    for got, want in zip(torch.compile(f, backend="nvfuse")(*args), f(*args)):
+        torch.testing.assert_close(got, want)

@@ -39,7 +39,7 @@ def propose_regions(gm, support):
     for partition in partitions:
         _take_every_item(partition)
     _tails_join_their_source(partitions)
-    _keep_leading_broadcasts(partitions, proposed)
+    _keep_edge_broadcasts(partitions, proposed)
     undo_unfused_donations(gm, partitions)
     return partitioner, [p for p in partitions if _computing_nodes(p) >= 2]
 
@@ -55,32 +55,77 @@ _BROADCAST_VIEWS = {
     aten.view.default,
     aten.reshape.default,
     aten._unsafe_view.default,
+    aten.alias.default,
 }
 
 
-def _keep_leading_broadcasts(partitions, proposed):
-    """Takes back into the regions the views at their starts (`proposed`,
-    then removed as bookends) that only reshape axes of size one or
-    broadcast, where one region alone reads them: batch norm's [C] weight
-    and bias viewed [C, 1, 1], a pooled gradient viewed and expanded over H
-    and W. Outside, each is a call of its own on the host (about 4 us an
-    ATen view on the H200 machines' host; a ResNet-50 training step made
-    371 of them); inside, the fusion reads the view's input and broadcasts
-    in its kernel. Users come before the views they read (reverse graph
-    order), so that chains of such views come back whole.
+# Views that name the axes of size one they add or drop.
+_AXIS_VIEWS = {
+    aten.unsqueeze.default,
+    aten.squeeze.dim,
+    aten.squeeze.dims,
+    aten.squeeze.default,
+}
+_REDUCTIONS = {
+    aten.var_mean.correction,
+    aten.var.correction,
+    aten.sum.dim_IntList,
+    aten.mean.dim,
+    aten.amax.default,
+    aten.amin.default,
+}
 
-    Views at a region's end stay outside: returning a squeeze of a
-    region's value instead of the value cut T5's fusions into more kernels
-    (tools/zoo_kernels_check.py: 51 -> 62 on its tiny training step)."""
+
+def _keep_edge_broadcasts(partitions, proposed):
+    """Takes back into the regions the views at their edges (`proposed`,
+    then removed as bookends) that only reshape axes of size one or
+    broadcast: batch norm's [C] weight and bias viewed [C, 1, 1], its
+    statistics viewed [1, C, 1, 1] and back for the backward, a pooled
+    gradient viewed and expanded over H and W. Outside, each is a call of
+    its own on the host (about 4 us an ATen view on the H200 machines'
+    host; a ResNet-50 training step made 371 of them).
+
+    - At a region's start, a view one region alone reads joins it: the
+      fusion reads the view's input and broadcasts in its kernel. Users
+      come before the views they read (reverse graph order), so that
+      chains come back whole.
+    - At its end, an unsqueeze or squeeze of a reduction's statistics
+      (directly or through such views) joins the region where the
+      region's value has no other reader outside: the region returns the
+      view's shape instead, no more outputs than before. Other views at
+      the end stay outside: returning a squeeze of T5's position bias (a
+      sum, not a reduction) cut its fusions into more kernels, and so did
+      a view of GPT-2's bias gradients (tools/zoo_kernels_check.py: 51
+      -> 62 and 26 -> 36 kernels on their tiny training steps)."""
     owner = {node: p for p in partitions for node in p.nodes}
     for node in reversed(proposed):
         if node in owner or not _is_broadcast_view(node):
             continue
         readers = {owner.get(u) for u in node.users}
         if len(readers) == 1 and None not in readers:
-            partition = readers.pop()
-            partition.add_node(node)
-            owner[node] = partition
+            _take(node, readers.pop(), owner)
+    for node in proposed:
+        source = owner.get(node.args[0]) if node.op == "call_function" else None
+        if node in owner or source is None or node.target not in _AXIS_VIEWS:
+            continue
+        alone = all(u is node or owner.get(u) is source for u in node.args[0].users)
+        if alone and _is_statistic(node.args[0]):
+            _take(node, source, owner)
+
+
+def _take(node, partition, owner):
+    partition.add_node(node)
+    owner[node] = partition
+
+
+def _is_statistic(node):
+    """Whether `node` is a reduction's value, through axis views and the
+    items of a var_mean."""
+    while node.op == "call_function" and (
+        node.target in _AXIS_VIEWS or node.target is operator.getitem
+    ):
+        node = node.args[0]
+    return node.op == "call_function" and node.target in _REDUCTIONS
 
 
 def _is_broadcast_view(node):
