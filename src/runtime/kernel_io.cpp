@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "ir/allocation_strides.h"
+#include "runtime/host_timing.h"
 #include "runtime/kernel_launch.h"
 #include "runtime/output_allocation.h"
 #include "runtime/reference_evaluator.h"
@@ -49,7 +50,9 @@ std::vector<TensorArg> KernelIo::planned_output_args(BoundInputs& bound) const {
 
 std::optional<std::vector<at::Tensor>> KernelIo::launch_tensors(
     const std::vector<Argument>& args, BoundInputs& bound) const {
+  std::optional<HostStepTimer> step("06a output sizes");
   auto sizes = output_sizes_of(outputs_, bound);
+  step.reset();
   if (!sizes.has_value()) {
     return std::nullopt;
   }
@@ -64,8 +67,10 @@ std::optional<std::vector<at::Tensor>> KernelIo::launch_tensors(
         continue;
       }
     }
+    step.emplace("06c one output's allocation");
     at::Tensor out =
         allocate_output(*outputs_[i], (*sizes)[i], at::TensorOptions().device(bound.device));
+    step.reset();
     if (poison_outputs()) {
       poison(out);
     }

@@ -194,6 +194,7 @@ std::optional<std::vector<at::Tensor>> ReductionExecutor::run(
     at::Tensor workspace;
     at::Tensor semaphores;
     if (planned->params.split) {
+      const HostStepTimer split_step("08w split workspace, counters");
       const auto options = at::TensorOptions().device(device);
       workspace = at::empty(
           {planned->workspace_bytes / planned->grid_y * grid_y}, options.dtype(at::kByte));
