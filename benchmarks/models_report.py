@@ -89,7 +89,8 @@ def main():
     for step, values in speedups.items():
         geomean = math.exp(sum(math.log(v) for v in values) / len(values))
         print(f"geomean nvfuse vs Inductor, {step}: {geomean:.2f}x over {len(values)} models")
-    _print_variant(rows, "nvfuse-channels-last")
+    for variant in ("nvfuse-channels-last", "nvfuse-nchw"):
+        _print_variant(rows, variant)
     print("\nGPU ms per step by kernel author (nvfuse | Inductor):")
     for (model, step), by in sorted(rows.items()):
         for executor in ("nvfuse", "compile"):

@@ -11,7 +11,8 @@ author (workloads/gpu_time_split.py): nvfuse's or Inductor's kernels,
 GEMMs/convolutions/attention, layout copies and other ATen kernels.
 NVFUSE_BENCH_ZOO picks the models (default: all of the zoo),
 NVFUSE_BENCH_EXECUTORS the executors (default nvfuse,eager,compile;
-also nvfuse-channels-last, the backend with its channels_last option).
+also nvfuse-channels-last and nvfuse-nchw, the backend with its
+channels_last option True and False; "nvfuse" has it "auto").
 
     python3 -m pytest benchmarks/test_models.py --benchmark-json=models.json
     python3 benchmarks/models_report.py models.json
@@ -40,6 +41,8 @@ def _compiled(model, executor):
         return torch.compile(model, backend="nvfuse")
     if executor == "nvfuse-channels-last":
         return torch.compile(model, backend="nvfuse", options={"channels_last": True})
+    if executor == "nvfuse-nchw":
+        return torch.compile(model, backend="nvfuse", options={"channels_last": False})
     return torch.compile(model)
 
 

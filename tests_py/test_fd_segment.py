@@ -70,6 +70,23 @@ def test_linear_between_kernels_and_a_view_chain_in_order(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_channels_last_inputs_keep_their_stride_order_in_each_segment(device):
+    """A batch norm's statistics and normalization over a channels-last
+    input (two segments): each segment's definition takes the input laid
+    out as the fusion does, not only row-major ones."""
+    x = make_input((4, 8, 6, 6), torch.float32, device=device)
+    x = x.contiguous(memory_format=torch.channels_last)
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(
+            shape=[-1, -1, -1, -1], contiguity=True, dtype=DataType.Float, stride_order=[3, 0, 2, 1]
+        )
+        var, mean = fd.ops.var_mean(t, [0, 2, 3], correction=0, keepdim=True)
+        fd.add_output(fd.ops.exp((t - mean) * fd.ops.rsqrt(var + 1e-5)))
+    segments = _assert_segments_reproduce(fd, [x])
+    assert all("stride_order=[3, 0, 2, 1]" in repr(s) for s in segments), segments
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_half_precision_casts_slices_and_pads_around_a_reduction(device):
     x = make_input((6, 40), torch.bfloat16, device=device)
     with FusionDefinition() as fd:

@@ -9,9 +9,10 @@ whose scheduler declines its inputs (on a GPU they run on the reference
 evaluator, op by op) and the kernels NVRTC rejects. A change to the
 partition or the translations is compared before and after this way.
 
-    python3 tools/zoo_kernels_check.py resnet training [tiny|small] [fp32]
+    python3 tools/zoo_kernels_check.py resnet training [tiny|small] [fp32] [channels_last=0|1]
 
-The default size is tiny, the default dtype bf16 (the benchmark's).
+The default size is tiny, the default dtype bf16 (the benchmark's);
+`channels_last=...` sets the backend's option of that name.
 """
 
 import collections
@@ -82,10 +83,14 @@ def check_region(fd, args):
 
 
 def main():
-    name, step_kind = sys.argv[1], sys.argv[2]
-    size = sys.argv[3] if len(sys.argv) > 3 else "tiny"
-    dtype = torch.float32 if len(sys.argv) > 4 and sys.argv[4] == "fp32" else torch.bfloat16
-    calls = first_region_calls(name, step_kind, size, dtype, "cpu")
+    name, step_kind, words = sys.argv[1], sys.argv[2], sys.argv[3:]
+    size = "small" if "small" in words else "tiny"
+    dtype = torch.float32 if "fp32" in words else torch.bfloat16
+    options = {
+        key: bool(int(value))
+        for key, _, value in (w.partition("=") for w in words if w.startswith("channels_last="))
+    }
+    calls = first_region_calls(name, step_kind, size, dtype, "cpu", options)
     totals = collections.Counter()
     for i, (module, args) in enumerate(calls):
         kinds, kernels, declined, rejected, unchecked = check_region(

@@ -8,10 +8,10 @@ only then so that no compile is in its averages), for
 steps that are host-bound. Five steps run first, as the model benchmark's
 warmup: the first ones compile and grow the caching allocator's pool.
 
-    python3 tools/zoo_profile.py resnet training [nvfuse|nvfuse-channels-last|inductor]
+    python3 tools/zoo_profile.py resnet training [nvfuse|nvfuse-channels-last|nvfuse-nchw|inductor]
 
-(nvfuse-channels-last: the backend with its channels_last option, as the
-model benchmark names it.)
+(nvfuse-channels-last, nvfuse-nchw: the backend with its channels_last
+option True and False, as the model benchmark names them.)
 """
 
 import collections
@@ -35,8 +35,9 @@ def step_of(name, training, backend):
     torch._dynamo.reset()
     zoo = build(name, "bench")
     batch = zoo.bench_batch("cuda", torch.bfloat16, training)
-    if backend == "nvfuse-channels-last":
-        compiled = torch.compile(zoo.model, backend="nvfuse", options={"channels_last": True})
+    if backend in ("nvfuse-channels-last", "nvfuse-nchw"):
+        options = {"channels_last": backend == "nvfuse-channels-last"}
+        compiled = torch.compile(zoo.model, backend="nvfuse", options=options)
     else:
         compiled = torch.compile(zoo.model, backend=backend)
     return zoo.step(compiled, batch, training)

@@ -38,14 +38,16 @@ def capture_first_calls():
     return calls
 
 
-def first_region_calls(name, step_kind, size, dtype, device):
+def first_region_calls(name, step_kind, size, dtype, device, options=None):
     """(region, copies of its first call's arguments) of every region that
-    one step of zoo model `name` ran through backend="nvfuse"."""
+    one step of zoo model `name` ran through backend="nvfuse" (with the
+    backend's `options`)."""
     calls = capture_first_calls()
     zoo = build(name, size)
     training = step_kind == "training"
     batch = zoo.bench_batch(device, dtype, training)
-    zoo.step(torch.compile(zoo.model, backend="nvfuse"), batch, training)()
+    compiled = torch.compile(zoo.model, backend="nvfuse", options=options or {})
+    zoo.step(compiled, batch, training)()
     return calls
 
 

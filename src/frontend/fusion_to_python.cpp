@@ -127,9 +127,13 @@ class FusionPrinter {
       contiguity.push_back(id->is_broadcast() ? "None" : "False");
       shape.push_back(id->is_broadcast() ? 1 : -1);
     }
+    // A permuted layout is kept: without it the definition would ask for
+    // the axes' strides in row-major order (a channels-last input refused).
+    const std::vector<int64_t> stride_order = tv->stride_order();
     ss_ << n << " = fd.define_tensor(shape=" << python_list(shape)
         << ", contiguity=" << python_list(contiguity) << ", dtype=" << dtype_text(tv->dtype())
-        << (tv->is_cpu_scalar() ? ", is_cpu=True" : "") << ")\n";
+        << (tv->is_cpu_scalar() ? ", is_cpu=True" : "")
+        << (stride_order.empty() ? "" : ", stride_order=" + python_list(stride_order)) << ")\n";
   }
 
   // `outs = fd.ops.call(args)`.

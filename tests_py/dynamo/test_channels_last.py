@@ -50,7 +50,7 @@ def _convolution_operands(gm):
     return metas
 
 
-def _compiled_with_the_pass_only(model, seen):
+def _compiled_with_the_pass_only(model, seen, when=True):
     """`model` through AOTAutograd with compilers that apply the pass and
     run the rewritten graphs as they are (ATen): the pass alone decides
     the results. Records (kind, graph, example inputs) in `seen`."""
@@ -59,7 +59,7 @@ def _compiled_with_the_pass_only(model, seen):
 
     def compiler(kind):
         def compile_graph(gm, example_inputs):
-            run_convolutions_channels_last(gm, example_inputs, kind)
+            run_convolutions_channels_last(gm, example_inputs, kind, when)
             seen.append((kind, gm, list(example_inputs)))
             return make_boxed_func(gm.forward)
 
@@ -171,3 +171,88 @@ def test_channels_last_is_a_known_backend_option():
     from nvfuse.dynamo.backend import OPTIONS
 
     assert "channels_last" in OPTIONS
+
+
+def _convolution_graph(image, weight, transposed=False, groups=1, dtype=torch.bfloat16):
+    """An ATen graph of one convolution over fake CUDA tensors (no GPU
+    needed): what channels_last_pays reads."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    with FakeTensorMode():
+        x = torch.empty(image, device="cuda", dtype=dtype)
+        w = torch.empty(weight, device="cuda", dtype=dtype)
+
+    def convolve(x, w):
+        return torch.ops.aten.convolution.default(
+            x, w, None, [1, 1], [1, 1], [1, 1], transposed, [0, 0], groups
+        )
+
+    return make_fx(convolve, tracing_mode="fake")(x, w)
+
+
+@pytest.mark.parametrize(
+    "case,pays",
+    [
+        ({"image": (2, 8, 6, 6), "weight": (16, 8, 3, 3)}, True),  # ResNet's kind
+        ({"image": (2, 64, 6, 6), "weight": (16, 64, 1, 1)}, True),  # 1x1 narrowing
+        ({"image": (2, 64, 6, 6), "weight": (16, 64, 3, 3)}, False),  # 3x3 narrowing
+        ({"image": (2, 8, 6, 6), "weight": (8, 1, 7, 7), "groups": 8}, False),  # depthwise
+        ({"image": (2, 8, 6, 6), "weight": (8, 8, 3, 3), "dtype": torch.float32}, False),
+    ],
+    ids=["ungrouped", "narrowing-1x1", "narrowing-3x3", "depthwise", "float32"],
+)
+def test_auto_turns_channels_last_on_for_ungrouped_half_convolutions(case, pays):
+    from nvfuse.dynamo.passes.channels_last import channels_last_pays
+
+    assert channels_last_pays(_convolution_graph(**case)) == pays
+
+
+def test_auto_leaves_cpu_convolutions_as_they_are():
+    """The CPU reference path gains nothing from cuDNN's layout: "auto"
+    (the default) keeps the graphs as traced there."""
+    seen = []
+    model, _ = _pair()
+    compiled = _compiled_with_the_pass_only(model, seen, when="auto")
+    out, _ = compiled(torch.randn(2, 3, 6, 6))
+    out.sum().backward()
+    assert seen and all("clone" not in str(gm.graph) for _, gm, _ in seen)
+
+
+@pytest.mark.parametrize("value", ["yes", 2, None])
+def test_a_bad_channels_last_value_is_a_typed_error(value):
+    from nvfuse.errors import DefinitionError
+
+    model, _ = _pair()
+    compiled = torch.compile(model, backend="nvfuse", options={"channels_last": value})
+    # Dynamo calls the backend at the first call and wraps what it raises.
+    with pytest.raises(torch._dynamo.exc.BackendCompilerFailed, match="channels_last") as raised:
+        compiled(torch.randn(2, 3, 6, 6))
+    assert isinstance(raised.value.inner_exception, DefinitionError)
+
+
+@pytest.mark.gpu
+def test_auto_runs_a_bf16_cuda_block_channels_last_and_matches_eager():
+    """The default ("auto") on a CUDA bf16 ResNet-style block: the forward
+    and backward graphs are rewritten, results and gradients match eager
+    and the feature map the user sees keeps eager's layout."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs a GPU")
+    from nvfuse.dynamo.passes.channels_last import channels_last_pays
+
+    model, reference = _pair()
+    model, reference = model.cuda().bfloat16(), reference.cuda().bfloat16()
+    seen = []
+    compiled = _compiled_with_the_pass_only(model, seen, when="auto")
+    x = torch.randn(4, 3, 16, 16, device="cuda", dtype=torch.bfloat16)
+    out, feature = _train_step(compiled, x)
+    want, want_feature = _train_step(reference, x)
+    assert {kind for kind, _, _ in seen} == {"forward", "backward"}
+    assert all("clone" in str(gm.graph) for _, gm, _ in seen)
+    assert channels_last_pays(next(gm for kind, gm, _ in seen if kind == "forward"))
+    torch.testing.assert_close(out, want, rtol=2e-2, atol=2e-2)
+    assert feature.stride() == want_feature.stride()
+    for p, q in zip(model.parameters(), reference.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, rtol=5e-2, atol=5e-2)
+    backend_out, _ = torch.compile(reference, backend="nvfuse")(x)
+    torch.testing.assert_close(backend_out, want, rtol=2e-2, atol=2e-2)

@@ -33,8 +33,9 @@ OPTIONS = {
     "cuda_graphs": "record each compiled graph's launches as CUDA graphs and replay "
     'them (also mode="reduce-overhead")',
     "channels_last": "run convolutions on channels-last tensors, as cuDNN's kernels read "
-    "them, instead of converting around each (off by default: it speeds ResNet up and "
-    "slows ConvNeXt down, docs/torch_compile.md)",
+    'them, instead of converting around each: True, False or "auto" (the default: on '
+    "where every convolution is an ungrouped 2-d one on CUDA in a half type, as ResNet's; "
+    "docs/torch_compile.md)",
 }
 
 # torch.compile's modes, as the options they stand for here.
@@ -80,13 +81,25 @@ def _options_of(options, kwargs):
     return {**MODES[mode], **options}
 
 
+def _channels_last_choice(value):
+    if value == "auto":
+        return value
+    if isinstance(value, (bool, int)) and value in (0, 1):
+        return bool(value)
+    from ..errors import DefinitionError
+
+    raise DefinitionError(
+        f'nvfuse backend: option channels_last must be True, False or "auto", got {value!r}'
+    )
+
+
 def backend(gm, example_inputs, options=None, **kwargs):
     """torch.compile's backend="nvfuse": `options` (torch.compile's
     `options=`) or keyword arguments, see OPTIONS; torch.compile's `mode`
     as MODES says."""
     options = _options_of(options, kwargs)
     dump = bool(options.get("dump", False))
-    channels_last = bool(options.get("channels_last", False))
+    channels_last = _channels_last_choice(options.get("channels_last", "auto"))
     cuda_graphs = bool(options.get("cuda_graphs", False))
 
     def compile_kind(graph, inputs, kind):
