@@ -43,9 +43,7 @@ def clear_reports():
     _REPORTS.clear()
 
 
-def compile_graph(
-    gm, example_inputs, kind, dump=False, channels_last="auto", write_donated=True
-):
+def compile_graph(gm, example_inputs, kind, dump=False, channels_last="auto", write_donated=True):
     """`gm` (an ATen graph from AOTAutograd) with its fusible regions run
     by nvfuse, as a boxed function; `channels_last`: the backend's option
     of that name (True, False or "auto"); `write_donated`: whether a backward may write its
