@@ -341,6 +341,42 @@ def test_an_input_expanded_along_some_reduced_axes_is_written_densely_first():
     assert_close(outs[3], (masked.float() * centered).sum([0, 2, 3]))
 
 
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=pytest.mark.gpu)])
+def test_a_gradient_broadcast_inside_the_fusion_is_written_densely_first(device):
+    # The same pooled gradient reaching the fusion as [N, C], reshaped and
+    # expanded over H and W inside it (a channels-last ResNet's last batch
+    # norm backward): at stride 0 along H and W and in memory along N, so
+    # not one strided walk either. Its reduction kernel declined every
+    # launch (the reference evaluator ran it each training step).
+    if device == "cuda" and not torch.cuda.is_available():
+        pytest.skip("needs a GPU")
+    with FusionDefinition() as fd:
+        g = fd.define_tensor([-1, -1], contiguity=True, dtype=torch.bfloat16)
+        x = fd.define_tensor(
+            [-1, -1, -1, -1], contiguity=True, dtype=torch.bfloat16, stride_order=CHANNELS_LAST
+        )
+        keep = fd.define_tensor(
+            [-1, -1, -1, -1], contiguity=True, dtype=torch.bool, stride_order=CHANNELS_LAST
+        )
+        n, c, h, w = x.size(0), x.size(1), x.size(2), x.size(3)
+        spread = fd.ops.expand(fd.ops.reshape(g, [n, c, 1, 1]), [n, c, h, w])
+        masked = fd.ops.where(keep, fd.ops.truediv(spread, 30.0), 0.0)
+        gf = fd.ops.cast(masked, torch.float32)
+        fd.add_output(fd.ops.sum(gf, [0, 2, 3]))
+        fd.add_output(fd.ops.sum(fd.ops.mul(gf, fd.ops.cast(x, torch.float32)), [0, 2, 3]))
+    g = torch.randn(N, 16, device=device).to(torch.bfloat16)
+    x = _channels_last_input(device)
+    keep = (torch.randn(N, 16, 6, 5, device=device) > 0).to(memory_format=torch.channels_last)
+    code = fd.cuda_code_for([g, x, keep])
+    assert "(runs on the ATen reference evaluator" not in code
+    assert any(n.startswith("nvfuse_reduction") for n in _kernel_names(code))
+    sums, products = fd.execute([g, x, keep])
+    spread = (g[:, :, None, None] / 30.0).expand(x.shape)
+    gf = torch.where(keep, spread, 0.0).float()
+    assert_close(sums, gf.sum([0, 2, 3]))
+    assert_close(products, (gf * x.float()).sum([0, 2, 3]))
+
+
 def test_intermediates_between_segments_keep_the_fusions_layout():
     # Every tensor of the statistics' extents the fusion reads or returns is
     # channels-last, so the segments pass channels-last tensors: no kernel

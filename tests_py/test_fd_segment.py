@@ -87,6 +87,27 @@ def test_channels_last_inputs_keep_their_stride_order_in_each_segment(device):
 
 
 @pytest.mark.parametrize("device", DEVICES)
+def test_a_permuted_input_with_a_broadcast_axis_prints_its_contiguity_in_allocation_order(
+    device,
+):
+    """A [1, N, M] input laid out M-major (stride_order [1, 0, 2]): its
+    segment definition lists contiguity outermost first by stride_order,
+    with None where the broadcast axis falls in that order."""
+    x = make_input((8, 1, 6), torch.float32, device=device).permute(1, 2, 0)
+    with FusionDefinition() as fd:
+        t = fd.define_tensor(
+            shape=[1, -1, -1],
+            contiguity=[True, None, True],
+            dtype=DataType.Float,
+            stride_order=[1, 0, 2],
+        )
+        total = fd.ops.sum(t, [1], keepdim=True)
+        fd.add_output(fd.ops.exp(t - total))
+    segments = _assert_segments_reproduce(fd, [x])
+    assert "stride_order=[1, 0, 2]" in repr(segments[0])
+
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_half_precision_casts_slices_and_pads_around_a_reduction(device):
     x = make_input((6, 40), torch.bfloat16, device=device)
     with FusionDefinition() as fd:

@@ -1,12 +1,13 @@
 """The kernels a zoo model's step would generate, found without a GPU: the
 step runs on the CPU through backend="nvfuse" (each region on the
-reference evaluator), each region's first call is cut into segments as a
-GPU run cuts it (FusionDefinition.segment), and each fused segment's CUDA
-source is generated for its inputs (sm_90 defaults) and compiled with
-NVRTC. Prints one line per region (its segments by kind and its kernels)
-and the totals: regions, fused segments, kernels, the fused segments
-whose scheduler declines its inputs (on a GPU they run on the reference
-evaluator, op by op) and the kernels NVRTC rejects. A change to the
+reference evaluator), and each region's first call is cut and its CUDA
+source generated as a GPU run would (FusionDefinition.cuda_code_for:
+later parts for what the earlier ones return; sm_90 defaults), each
+kernel compiled with NVRTC. Prints one line per region (its segments by
+kind and its kernels, the parts whose scheduler declines its inputs with
+why: on a GPU they run on the reference evaluator, op by op) and the
+totals: regions, fused segments, kernels, declined parts and the kernels
+NVRTC rejects. A change to the
 partition or the translations is compared before and after this way.
 
     python3 tools/zoo_kernels_check.py resnet training [tiny|small] [fp32] [channels_last=0|1]
@@ -46,40 +47,24 @@ def compiles(unit, name):
         return False
 
 
-def segment_inputs(segment, args, results):
-    return [
-        args[source[1]] if source[0] == "input" else results[source[1]][source[2]]
-        for source in segment.segment_inputs
-    ]
+# A part of a cut fusion that runs on the reference evaluator says so in
+# its place in the code.
+REFERENCE_NOTE = re.compile(r"^// \(runs on the ATen reference evaluator: (.*)$", re.M)
 
 
 def check_region(fd, args):
-    """(segment kinds, kernel names, declined segments, rejected kernels,
-    unchecked segments) of one region's call. A segment whose printed
-    definition does not take the reference evaluator's results of the
-    segments before it (an input the GPU run would broadcast, say) ends the
-    walk: it and the segments after it are unchecked."""
-    kinds, kernels, declined, rejected = collections.Counter(), [], 0, []
-    results = []
-    segments = fd.segment(args)
-    for index, segment in enumerate(segments):
-        inputs = segment_inputs(segment, args, results)
-        kinds[segment.segment_kind] += 1
-        if segment.segment_kind == "fused":
-            try:
-                code = segment.cuda_code_for(inputs)
-            except NvfuseError:
-                declined += 1
-                code = ""
-            for name, unit in kernels_of(code):
-                kernels.append(name)
-                if not compiles(unit, name):
-                    rejected.append(name)
-        try:
-            results.append(segment.execute(inputs))
-        except NvfuseError:
-            return kinds, kernels, declined, rejected, len(segments) - index - 1
-    return kinds, kernels, declined, rejected, 0
+    """(segment kinds, kernel names, declined parts with why, rejected
+    kernels) of one region's call: its CUDA source as a GPU run of these
+    arguments would generate it (later parts compiled for what earlier
+    ones return)."""
+    kinds = collections.Counter(segment.segment_kind for segment in fd.segment(args))
+    code = fd.cuda_code_for(args)
+    kernels, rejected = [], []
+    for name, unit in kernels_of(code):
+        kernels.append(name)
+        if not compiles(unit, name):
+            rejected.append(name)
+    return kinds, kernels, REFERENCE_NOTE.findall(code), rejected
 
 
 def main():
@@ -93,26 +78,24 @@ def main():
     calls = first_region_calls(name, step_kind, size, dtype, "cpu", options)
     totals = collections.Counter()
     for i, (module, args) in enumerate(calls):
-        kinds, kernels, declined, rejected, unchecked = check_region(
-            module.definition_for(args), args
-        )
+        kinds, kernels, declined, rejected = check_region(module.definition_for(args), args)
         print(f"region {i} ({module.name}): {dict(kinds)} kernels={len(kernels)}", end="")
-        problems = {"declined": declined, "rejected": rejected, "unchecked": unchecked}
+        problems = {"declined": len(declined), "rejected": rejected}
         print("".join(f" {k}={v}" for k, v in problems.items() if v))
+        for why in declined:
+            print(f"  declined: {why[:300]}")
         totals.update(kinds)
         totals.update(
             regions=1,
             kernels=len(kernels),
-            declined=declined,
+            declined=len(declined),
             rejected=len(rejected),
-            unchecked=unchecked,
         )
     print(
         f"{name} {step_kind} ({size}, {str(dtype).replace('torch.', '')}): "
         f"{totals['regions']} regions, {totals['fused']} fused segments, "
         f"{totals['kernels']} kernels, {totals['aten']} ATen and {totals['view']} view "
-        f"segments, {totals['declined']} declined, {totals['rejected']} rejected by NVRTC, "
-        f"{totals['unchecked']} unchecked"
+        f"segments, {totals['declined']} declined, {totals['rejected']} rejected by NVRTC"
     )
 
 

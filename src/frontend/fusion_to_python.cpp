@@ -121,15 +121,18 @@ class FusionPrinter {
     // Any size and layout (symbolic, non-contiguous): a segment's input is
     // whatever its producer returned.
     const auto* tv = input->as<TensorView>();
-    std::vector<std::string> contiguity;
     std::vector<int64_t> shape;
     for (const IterDomain* id : tv->logical()) {
-      contiguity.push_back(id->is_broadcast() ? "None" : "False");
       shape.push_back(id->is_broadcast() ? 1 : -1);
     }
     // A permuted layout is kept: without it the definition would ask for
     // the axes' strides in row-major order (a channels-last input refused).
+    // Contiguity is then listed in allocation order.
     const std::vector<int64_t> stride_order = tv->stride_order();
+    std::vector<std::string> contiguity;
+    for (const IterDomain* id : stride_order.empty() ? tv->logical() : tv->domain().allocation()) {
+      contiguity.push_back(id->is_broadcast() ? "None" : "False");
+    }
     ss_ << n << " = fd.define_tensor(shape=" << python_list(shape)
         << ", contiguity=" << python_list(contiguity) << ", dtype=" << dtype_text(tv->dtype())
         << (tv->is_cpu_scalar() ? ", is_cpu=True" : "")

@@ -277,7 +277,15 @@ std::string FusionExecutor::cuda_code_for(const std::vector<Argument>& args) {
     if (e.kind() != ErrorKind::kUnsupported) {
       throw;
     }
-    return code_of(fallback_);  // the one kernel declines these inputs
+    try {
+      return code_of(fallback_);  // the one kernel declines these inputs
+    } catch (const Error& fallback_error) {
+      if (fallback_error.kind() != ErrorKind::kUnsupported) {
+        throw;
+      }
+      // Both reasons: why the one kernel declined, then why its pieces do.
+      NVFUSE_UNSUPPORTED(e.what(), "; split one per reduction class: ", fallback_error.what());
+    }
   }
 }
 

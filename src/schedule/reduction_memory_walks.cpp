@@ -22,32 +22,56 @@ std::optional<int> innermost_reference_axis(const ReductionAnalysis& a) {
   return std::nullopt;
 }
 
-// Along the reduced axes, `tv` is expanded on some and in memory on others.
-bool mixes_expanded_and_memory_reduced_axes(const ReductionAnalysis& a, const TensorView& tv) {
-  const std::vector<int>& map = a.axis_map.at(&tv);
-  bool expanded = false;
-  bool in_memory = false;
-  for (size_t i = 0; i < map.size(); ++i) {
-    if (map[i] < 0 || !a.reduced[map[i]]) {
-      continue;
-    }
-    const IterDomain* id = tv.logical()[i];
-    if (id->is_expanded()) {
-      expanded = true;
-    } else if (!id->is_broadcast()) {
-      in_memory = true;
+// The reference axes that some input spans (an axis there that is not of
+// size one, or is expanded): the others have extent one, and a walk skips
+// them.
+std::vector<bool> spanned_reference_axes(const ReductionAnalysis& a) {
+  std::vector<bool> spanned(a.reduced.size(), false);
+  for (const TensorView* tv : a.inputs) {
+    const std::vector<int>& map = a.axis_map.at(tv);
+    for (size_t i = 0; i < map.size(); ++i) {
+      const IterDomain* id = tv->logical()[i];
+      if (map[i] >= 0 && (!id->is_broadcast() || id->is_expanded())) {
+        spanned[map[i]] = true;
+      }
     }
   }
-  return expanded && in_memory;
+  return spanned;
+}
+
+// Along the spanned reduced axes, `tv` is at stride 0 on some (expanded,
+// of size one, or without an axis there: broadcast inside the fusion, a
+// pooling's gradient [N, C] reshaped and expanded over H and W) and in
+// memory on others.
+bool mixes_expanded_and_memory_reduced_axes(
+    const ReductionAnalysis& a, const std::vector<bool>& spanned, const TensorView& tv) {
+  const std::vector<int>& map = a.axis_map.at(&tv);
+  std::vector<bool> in_memory_along(a.reduced.size(), false);
+  for (size_t i = 0; i < map.size(); ++i) {
+    const IterDomain* id = tv.logical()[i];
+    if (map[i] >= 0 && !id->is_broadcast() && !id->is_expanded()) {
+      in_memory_along[map[i]] = true;
+    }
+  }
+  bool at_stride_zero = false;
+  bool in_memory = false;
+  for (size_t axis = 0; axis < spanned.size(); ++axis) {
+    if (a.reduced[axis] && spanned[axis]) {
+      (in_memory_along[axis] ? in_memory : at_stride_zero) = true;
+    }
+  }
+  return at_stride_zero && in_memory;
 }
 
 }  // namespace
 
 std::optional<std::string> why_reduced_axes_are_no_one_walk(const ReductionAnalysis& analysis) {
+  const std::vector<bool> spanned = spanned_reference_axes(analysis);
   for (const TensorView* tv : analysis.inputs) {
-    if (!analysis.is_per_row(tv) && mixes_expanded_and_memory_reduced_axes(analysis, *tv)) {
+    if (!analysis.is_per_row(tv) &&
+        mixes_expanded_and_memory_reduced_axes(analysis, spanned, *tv)) {
       return tv->name() +
-          " is expanded along some reduced axes and in memory along others: the reduced axes "
+          " is at stride 0 along some reduced axes and in memory along others: the reduced axes "
           "are not one strided axis in it";
     }
   }
