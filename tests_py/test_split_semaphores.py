@@ -1,9 +1,11 @@
 """Split reductions (a row, or an outer column group, over several blocks)
 count arriving blocks in semaphores that the runtime zeroes once per
 (device, stream) and the last block of each group resets
-(runtime/split_semaphores.h). Calls after the first must find them zeroed,
-calls on two streams must not share them, and a CUDA graph must replay
-them. A counter left wrong makes no block combine the partials, and the
+(runtime/split_semaphores.h), and write their partial results into a
+workspace that every split kernel on a stream shares. Calls after the
+first must find the counters zeroed, calls on two streams must share
+neither, kernels of different fusions and sizes take turns in one
+workspace, and a CUDA graph must replay them. A counter left wrong makes no block combine the partials, and the
 poisoned outputs fail the comparison."""
 
 import pytest

@@ -195,9 +195,8 @@ std::optional<std::vector<at::Tensor>> ReductionExecutor::run(
     at::Tensor semaphores;
     if (planned->params.split) {
       const HostStepTimer split_step("08w split workspace, counters");
-      const auto options = at::TensorOptions().device(device);
-      workspace = at::empty(
-          {planned->workspace_bytes / planned->grid_y * grid_y}, options.dtype(at::kByte));
+      workspace =
+          split_workspace_for_launch(device, planned->workspace_bytes / planned->grid_y * grid_y);
       semaphores = semaphores_.for_launch(device, split_counters(params, planned->grid_x, grid_y));
       values.workspace = workspace.data_ptr();
       values.semaphores = semaphores.data_ptr();
@@ -363,6 +362,8 @@ bool ReductionExecutor::run_inner_outer(const ReductionSchedule& planned,
   LaunchValues values = launch_values(planned, args, tensors, bound);
   check_drawn_in_graph(values, kernel_params.graph_rng);
   values.partial_rows = grid_x / cluster / partial_cluster * planned.rows_per_block;
+  // Its own buffer: the finishing kernel reads it in a launch of its own,
+  // and another thread's launch on this stream could come between.
   const at::Tensor workspace =
       at::empty({column_partial_offsets(analysis_, values.partial_rows, values.width).back()},
           at::TensorOptions().device(device).dtype(at::kByte));

@@ -14,6 +14,17 @@
 
 namespace nvfuse {
 
+// The partial results of a split reduction's blocks, for a launch of
+// `bytes` on the current stream of `device`: one growing buffer per
+// (device, stream) shared by every split reduction kernel of the process,
+// since each launch writes its partials before it reads them and launches
+// on one stream run in order (not for a partial result that a second
+// launch reads: another thread's launch could come between). An allocation per launch cost the host
+// about 6 us (a ResNet-50 training step makes about a hundred such launches). While the stream is
+// captured into a CUDA graph, or for more than 16 MiB, a fresh tensor (the graph owns its memory; a
+// large buffer kept would hold memory others could use).
+at::Tensor split_workspace_for_launch(c10::Device device, int64_t bytes);
+
 class SplitSemaphores {
  public:
   // At least `count` zeroed counters for a launch on the current stream of
