@@ -231,15 +231,23 @@ def test_a_bad_channels_last_value_is_a_typed_error(value):
     assert isinstance(raised.value.inner_exception, DefinitionError)
 
 
+def _assert_near(got, want, tolerance=2e-2):
+    """bf16 against bf16 computed in another order: the largest difference
+    against the largest magnitude (a gradient element summing terms that
+    cancel can be far off relative to itself)."""
+    scale = want.float().abs().max().item()
+    error = (got.float() - want.float()).abs().max().item()
+    assert error <= tolerance * scale + 1e-3, (error, scale)
+
+
 @pytest.mark.gpu
 def test_auto_runs_a_bf16_cuda_block_channels_last_and_matches_eager():
-    """The default ("auto") on a CUDA bf16 ResNet-style block: the forward
-    and backward graphs are rewritten, results and gradients match eager
-    and the feature map the user sees keeps eager's layout."""
+    """The default ("auto") on a CUDA bf16 ResNet-style block: every
+    convolution of the forward and the backward reads channels-last
+    operands, results and gradients match eager's, and the feature map the
+    user sees keeps eager's layout."""
     if not torch.cuda.is_available():
         pytest.skip("needs a GPU")
-    from nvfuse.dynamo.passes.channels_last import channels_last_pays
-
     model, reference = _pair()
     model, reference = model.cuda().bfloat16(), reference.cuda().bfloat16()
     seen = []
@@ -247,12 +255,18 @@ def test_auto_runs_a_bf16_cuda_block_channels_last_and_matches_eager():
     x = torch.randn(4, 3, 16, 16, device="cuda", dtype=torch.bfloat16)
     out, feature = _train_step(compiled, x)
     want, want_feature = _train_step(reference, x)
-    assert {kind for kind, _, _ in seen} == {"forward", "backward"}
-    assert all("clone" in str(gm.graph) for _, gm, _ in seen)
-    assert channels_last_pays(next(gm for kind, gm, _ in seen if kind == "forward"))
-    torch.testing.assert_close(out, want, rtol=2e-2, atol=2e-2)
+    assert [kind for kind, _, _ in seen] == ["forward", "backward"]
+    for kind, gm, _ in seen:
+        operands = _convolution_operands(gm)
+        assert operands, kind
+        assert all(m.is_contiguous(memory_format=torch.channels_last) for m in operands), kind
+    _assert_near(out, want)
+    _assert_near(feature, want_feature)
     assert feature.stride() == want_feature.stride()
     for p, q in zip(model.parameters(), reference.parameters()):
-        torch.testing.assert_close(p.grad, q.grad, rtol=5e-2, atol=5e-2)
-    backend_out, _ = torch.compile(reference, backend="nvfuse")(x)
-    torch.testing.assert_close(backend_out, want, rtol=2e-2, atol=2e-2)
+        _assert_near(p.grad, q.grad)
+    with torch.no_grad():
+        backend_out, backend_feature = torch.compile(reference, backend="nvfuse")(x)
+        want, want_feature = reference(x)
+    _assert_near(backend_out, want)
+    assert backend_feature.stride() == want_feature.stride()
