@@ -1,8 +1,9 @@
 // The counters that the blocks of a split reduction arrive at
-// (nvfuse::arrive_last, codegen/device_split_reduction.cuh). The last block of
-// each group resets its counter to 0, so a buffer zeroed once serves every
-// later launch: no zero fill (a second launch, half the time of a small
-// split reduction) per call.
+// (nvfuse::arrive_last, codegen/device_split_reduction.cuh), and the
+// workspace their partial results go to. The last block of each group
+// resets its counter to 0, so a buffer zeroed once serves every later
+// launch: no zero fill (a second launch, half the time of a small split
+// reduction) per call.
 #pragma once
 
 #include <ATen/ATen.h>
@@ -18,11 +19,12 @@ namespace nvfuse {
 // `bytes` on the current stream of `device`: one growing buffer per
 // (device, stream) shared by every split reduction kernel of the process,
 // since each launch writes its partials before it reads them and launches
-// on one stream run in order (not for a partial result that a second
-// launch reads: another thread's launch could come between). An allocation per launch cost the host
-// about 6 us (a ResNet-50 training step makes about a hundred such launches). While the stream is
-// captured into a CUDA graph, or for more than 16 MiB, a fresh tensor (the graph owns its memory; a
-// large buffer kept would hold memory others could use).
+// on one stream run in order (not for partials that a second launch reads:
+// another thread's launch could come between). An allocation per launch
+// cost the host about 6 us, and a ResNet-50 training step makes about a
+// hundred such launches. While the stream is captured into a CUDA graph,
+// or for more than 16 MiB, a fresh tensor: the graph owns its memory, and
+// a large buffer kept would hold memory others could use.
 at::Tensor split_workspace_for_launch(c10::Device device, int64_t bytes);
 
 class SplitSemaphores {

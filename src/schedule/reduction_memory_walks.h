@@ -15,9 +15,9 @@ namespace nvfuse {
 // (reduction_walk.cpp). An input at stride 0 along some reduced axes
 // (expanded, or broadcast inside the fusion) but laid out in memory along
 // others cannot be walked so: a pooling's gradient [N, C] expanded over H
-// and W, reduced over N, H and W next to a channels-last activation. Every launch declined it, and
-// the reference evaluator ran the fusion op by op; the segmenter writes the work on such an input
-// densely first instead.
+// and W, reduced over N, H and W next to a channels-last activation. Every
+// launch declined it, and the reference evaluator ran the fusion op by op;
+// the segmenter writes the work on such an input densely first instead.
 std::optional<std::string> why_reduced_axes_are_no_one_walk(const ReductionAnalysis& analysis);
 
 // Work after a reduction (a normalization, a softmax) is done by the
