@@ -25,7 +25,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from nvfuse import _C  # noqa: E402
-from nvfuse.errors import NvfuseError  # noqa: E402
+from nvfuse.errors import NvfuseError, UnsupportedError  # noqa: E402
 from tools.zoo_regions_check import first_region_calls  # noqa: E402
 
 KERNEL_NAME = re.compile(r'extern "C" __global__ void (?:__launch_bounds__\([^)]*\) )?(\w+)\(')
@@ -58,7 +58,10 @@ def check_region(fd, args):
     arguments would generate it (later parts compiled for what earlier
     ones return)."""
     kinds = collections.Counter(segment.segment_kind for segment in fd.segment(args))
-    code = fd.cuda_code_for(args)
+    try:
+        code = fd.cuda_code_for(args)
+    except UnsupportedError as e:  # an uncut fusion its scheduler declines
+        return kinds, [], [str(e)], []
     kernels, rejected = [], []
     for name, unit in kernels_of(code):
         kernels.append(name)
