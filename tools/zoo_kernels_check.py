@@ -7,8 +7,8 @@ kernel compiled with NVRTC. Prints one line per region (its segments by
 kind and its kernels, the parts whose scheduler declines its inputs with
 why: on a GPU they run on the reference evaluator, op by op) and the
 totals: regions, fused segments, kernels, declined parts and the kernels
-NVRTC rejects. A change to the
-partition or the translations is compared before and after this way.
+NVRTC rejects. A change to the partition or the translations is compared
+before and after this way.
 
     python3 tools/zoo_kernels_check.py resnet training [tiny|small] [fp32] [channels_last=0|1]
 

@@ -9,6 +9,7 @@
 #include <ATen/ATen.h>
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -27,19 +28,35 @@ namespace nvfuse {
 // a large buffer kept would hold memory others could use.
 at::Tensor split_workspace_for_launch(c10::Device device, int64_t bytes);
 
-class SplitSemaphores {
+// One growing buffer per (device, stream), for launches on that stream:
+// they run in order, so each launch may use what its predecessor left,
+// while launches on two streams may overlap and must not share one.
+class StreamBuffers {
  public:
-  // At least `count` zeroed counters for a launch on the current stream of
-  // `device`. One buffer per (device, stream): launches on one stream run
-  // in order, so each finds the counters its predecessor reset, while
-  // launches on two streams may overlap and must not share counters. While
-  // the stream is captured into a CUDA graph, a fresh zeroed tensor (the
-  // graph owns its memory and replays its fill).
-  at::Tensor for_launch(c10::Device device, int64_t count);
+  // At least `count` elements of `dtype` (zeroed when first made, if
+  // `zeroed`) for a launch on the current stream of `device`. While the
+  // stream is captured into a CUDA graph, or for more than `largest_kept`
+  // elements, a fresh tensor.
+  at::Tensor for_launch(c10::Device device, int64_t count, at::ScalarType dtype, bool zeroed,
+      int64_t largest_kept = std::numeric_limits<int64_t>::max());
 
  private:
   std::mutex mutex_;
   std::map<std::pair<int, int64_t>, at::Tensor> buffers_;  // (device, stream id)
+};
+
+class SplitSemaphores {
+ public:
+  // At least `count` zeroed counters for a launch on the current stream of
+  // `device` (StreamBuffers): each launch finds the counters its
+  // predecessor reset. While the stream is captured into a CUDA graph, a
+  // fresh zeroed tensor (the graph owns its memory and replays its fill).
+  at::Tensor for_launch(c10::Device device, int64_t count) {
+    return buffers_.for_launch(device, count, at::kInt, /*zeroed=*/true);
+  }
+
+ private:
+  StreamBuffers buffers_;
 };
 
 }  // namespace nvfuse

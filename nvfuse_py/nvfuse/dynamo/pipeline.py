@@ -46,13 +46,12 @@ def clear_reports():
 def compile_graph(gm, example_inputs, kind, dump=False, channels_last="auto", write_donated=True):
     """`gm` (an ATen graph from AOTAutograd) with its fusible regions run
     by nvfuse, as a boxed function; `channels_last`: the backend's option
-    of that name (True, False or "auto"); `write_donated`: whether a backward may write its
-    results into the saved activations AOTAutograd donated to it (not
-    under CUDA graphs: torch records no graph that mutates an input other
-    than a parameter)."""
+    of that name (True, False or "auto"); `write_donated`: whether a
+    backward may write its results into the saved activations AOTAutograd
+    donated to it (not under CUDA graphs: torch records no graph that
+    mutates an input other than a parameter)."""
     rewrite_patch_convolutions(gm)
-    if channels_last:
-        run_convolutions_channels_last(gm, example_inputs, kind, when=channels_last)
+    run_convolutions_channels_last(gm, example_inputs, kind, when=channels_last)
     split_reductions(gm)
     move_views_before_casts(gm)
     push_gathers_through_pointwise(gm)

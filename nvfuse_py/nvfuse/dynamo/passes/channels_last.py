@@ -44,6 +44,8 @@ def run_convolutions_channels_last(gm, example_inputs, kind, when=True):
     backend's option, True, False or "auto" (channels_last_pays decides a
     forward or inference graph; a backward follows its forward, whose
     choice shows in the layout of the activations it saved)."""
+    if not when:
+        return False
     fake_mode = detect_fake_mode(example_inputs)
     if fake_mode is None or not _all_static(example_inputs) or not _has_convolution(gm):
         return False
