@@ -117,10 +117,10 @@ def _is_channels_last(meta):
 
 
 def _convert_until_channels_last(gm, example_inputs, fake_mode):
-    """Copies convolution operands into channels-last until every one is,
-    propagating the meta values after each round; True when the graph
-    changed. The first round copies only the graph's inputs (the image,
-    the weights): what a channels-last convolution makes stays
+    """Copies the activations convolutions read into channels-last until
+    every one is, propagating the meta values after each round; True when
+    the graph changed. The first round copies only the graph's inputs (the
+    image): what a channels-last convolution makes stays
     channels-last through the ops after it, so copying every NCHW operand
     at once, by the meta values before propagation, would copy tensors
     that are channels-last already. A backward first takes its inputs'
