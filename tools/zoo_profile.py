@@ -87,20 +87,22 @@ def declined_launches(step):
     return [r for r in records if "declined" in r]
 
 
-def print_host_functions(step, steps=5, top=25):
+def print_host_functions(step, steps=5, top=40):
     """The Python functions the host spends its time in over `steps` steps,
-    by own time: what a host-bound step's launches cost besides the
-    launches."""
+    by own time and with their callees: what a host-bound step's launches
+    cost besides the launches, and which layer (autograd, AOTAutograd's
+    wrappers, the graph's code) they are spent under."""
     profiler = cProfile.Profile()
     profiler.enable()
     for _ in range(steps):
         step()
     torch.cuda.synchronize()
     profiler.disable()
-    text = io.StringIO()
-    pstats.Stats(profiler, stream=text).sort_stats("tottime").print_stats(top)
-    print(f"host functions over {steps} steps, by own time:")
-    print("\n".join(text.getvalue().splitlines()[4:]))
+    for order, what in (("tottime", "own time"), ("cumulative", "time with callees")):
+        text = io.StringIO()
+        pstats.Stats(profiler, stream=text).sort_stats(order).print_stats(top)
+        print(f"host functions over {steps} steps, by {what}:")
+        print("\n".join(text.getvalue().splitlines()[4:]))
 
 
 def main():

@@ -245,6 +245,10 @@ def test_a_bad_channels_last_value_is_a_typed_error(value):
     assert isinstance(raised.value.inner_exception, DefinitionError)
 
 
+def _largest(t):
+    return t.float().abs().max().item()
+
+
 def _assert_near(got, want, tolerance=2e-2):
     """bf16 against bf16 computed in another order: the largest difference
     against the largest magnitude (a gradient element summing terms that
@@ -277,8 +281,16 @@ def test_auto_runs_a_bf16_cuda_block_channels_last_and_matches_eager():
     _assert_near(out, want)
     _assert_near(feature, want_feature)
     assert feature.stride() == want_feature.stride()
-    for p, q in zip(model.parameters(), reference.parameters()):
-        _assert_near(p.grad, q.grad)
+    pairs = zip(model.named_parameters(), reference.parameters())
+    grads = {name: (p.grad, q.grad) for (name, p), q in pairs}
+    # bn2 subtracts the batch mean of what conv2's bias adds: that bias's
+    # gradient is zero but for rounding, which differs with the order of
+    # the sums (in bf16, as large as the rounded terms); it is checked
+    # against the gradients of the weights it sits between.
+    bias, want_bias = grads.pop("conv2.bias")
+    assert _largest(bias.float() - want_bias.float()) <= 2e-2 * _largest(grads["conv2.weight"][1])
+    for got, want_grad in grads.values():
+        _assert_near(got, want_grad)
     with torch.no_grad():
         backend_out, backend_feature = torch.compile(reference, backend="nvfuse")(x)
         want, want_feature = reference(x)

@@ -1,6 +1,7 @@
 """One ATen graph from AOTAutograd through the backend's passes
 (passes/__init__.py lists them): patch convolutions run as GEMMs,
-convolutions made channels-last (when asked), reductions split into ones
+convolutions made channels-last (when asked), 1x1 convolutions of
+channels-last images run as GEMMs, reductions split into ones
 kernels take, views moved above casts, gathers moved below pointwise ops,
 one-hot scatters rewritten as comparisons and their sums as numbers,
 reshapes moved below elementwise ops, input updates marked, fusible
@@ -22,6 +23,7 @@ from .passes.in_place_updates import mark_in_place_updates
 from .passes.one_hot_scatters import rewrite_one_hot_scatters
 from .passes.one_hot_sums import rewrite_one_hot_sums
 from .passes.patch_convolutions import rewrite_patch_convolutions
+from .passes.pixel_convolutions import rewrite_pixel_convolutions
 from .passes.partition import partition_regions
 from .passes.regions import install_regions
 from .passes.split_reductions import split_reductions
@@ -52,6 +54,7 @@ def compile_graph(gm, example_inputs, kind, dump=False, channels_last="auto", wr
     mutates an input other than a parameter)."""
     rewrite_patch_convolutions(gm)
     run_convolutions_channels_last(gm, example_inputs, kind, when=channels_last)
+    rewrite_pixel_convolutions(gm)
     split_reductions(gm)
     move_views_before_casts(gm)
     push_gathers_through_pointwise(gm)

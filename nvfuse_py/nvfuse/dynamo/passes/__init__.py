@@ -7,6 +7,10 @@ concern a file; `pipeline.compile_graph` runs them in order:
 0b. `channels_last.run_convolutions_channels_last` (the backend's
    `channels_last` option): convolutions read channels-last operands, so
    that cuDNN converts no layout and the regions between them keep it,
+0c. `pixel_convolutions.rewrite_pixel_convolutions`: 1x1 convolutions
+   of stride 1 over channels-last images, and their backwards, become
+   GEMMs over views of the image (cuBLAS's calls cost the host less than
+   cuDNN's),
 1. `split_reductions.split_reductions`: reductions over axes not adjacent
    in memory (batch norm's N, H, W around C) become reductions over runs
    of adjacent axes, which generated kernels take,
