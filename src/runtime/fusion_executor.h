@@ -145,6 +145,9 @@ class FusionExecutor : public RuntimeState {
   bool compiles_ahead_ = false;
   // Written by each execute, which runs without the cache entry's lock.
   std::atomic<bool> last_ran_fallback_ = false;
+  // The bytes of small outputs the last call carved from shared blocks
+  // (small_output_blocks.h): the next call's first block.
+  std::atomic<int64_t> small_output_bytes_ = 0;
 };
 
 // The executor of a cached fusion, created on first use.

@@ -99,8 +99,12 @@ std::optional<at::Tensor> KernelIo::in_place_target(size_t i, const std::vector<
   }
   // Another input in the same memory could be read by a thread after the
   // thread owning the element wrote it.
+  // (By memory ranges: small outputs of one call share a storage but no
+  // memory, small_output_blocks.h.)
   for (const TensorView* tv : inputs_) {
-    if (tv != input && std::get<at::Tensor>(argument_of(args, tv)).is_alias_of(target)) {
+    if (tv != input &&
+        at::get_overlap_status(std::get<at::Tensor>(argument_of(args, tv)), target) !=
+            at::MemOverlapStatus::No) {
       return std::nullopt;
     }
   }

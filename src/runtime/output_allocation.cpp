@@ -3,10 +3,12 @@
 #include <ATen/ATen.h>
 
 #include <numeric>
+#include <optional>
 
 #include "ir/allocation_strides.h"
 #include "ir/errors.h"
 #include "runtime/aten_types.h"
+#include "runtime/small_output_blocks.h"
 
 namespace nvfuse {
 
@@ -21,8 +23,15 @@ at::Tensor allocate_output(
       expanded = true;
     }
   }
-  at::Tensor compact = at::empty_strided(compact_sizes,
-      strides_for_allocation(tv, logical_sizes.vec()), options.dtype(to_aten(tv.dtype())));
+  const std::vector<int64_t> strides = strides_for_allocation(tv, logical_sizes.vec());
+  const at::ScalarType dtype = to_aten(tv.dtype());
+  std::optional<at::Tensor> shared;
+  if (SmallOutputBlocks* blocks = current_small_output_blocks()) {
+    shared = blocks->carve(compact_sizes, strides, dtype, options.device());
+  }
+  at::Tensor compact = shared.has_value()
+      ? *std::move(shared)
+      : at::empty_strided(compact_sizes, strides, options.dtype(dtype));
   // An expand of nothing would still make a view (a new tensor per call).
   return expanded ? compact.expand(logical_sizes) : compact;
 }
