@@ -61,7 +61,9 @@ __all__: list[str] = [
     "set_max_runtime_states",
     "set_pointwise_tuning",
     "set_reduction_tuning",
+    "set_shared_small_outputs",
     "set_tiered_compile",
+    "shared_small_outputs",
     "start_dump_capture",
     "state_sharding",
     "tiered_compile",
@@ -575,6 +577,16 @@ def set_compile_ahead(on: bool) -> None:
 def compile_ahead() -> bool:
     """
     Whether compiling ahead is on
+    """
+
+def set_shared_small_outputs(on: bool) -> None:
+    """
+    Whether a call's CUDA outputs of at most 16 KiB are carved from blocks shared among them (one caching-allocator call for several; off by default, NVFUSE_SHARED_SMALL_OUTPUTS=1 at start turns it on)
+    """
+
+def shared_small_outputs() -> bool:
+    """
+    Whether small outputs share blocks (set_shared_small_outputs)
     """
 
 def set_pointwise_tuning(

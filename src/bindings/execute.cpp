@@ -15,6 +15,7 @@
 #include "runtime/pointwise_executor.h"
 #include "runtime/reduction_executor.h"
 #include "runtime/compile_ahead.h"
+#include "runtime/small_output_blocks.h"
 #include "runtime/cuda/kernel_cache.h"
 #include "runtime/cuda/nvrtc.h"
 
@@ -189,6 +190,12 @@ void init_execute(py::module_& m) {
       "of several kernels compiles every kernel a call lacks at once, on threads of their own, "
       "rather than one after another");
   m.def("compile_ahead", &compile_ahead, "Whether compiling ahead is on");
+  m.def("set_shared_small_outputs", &set_shared_small_outputs, py::arg("on"),
+      "Whether a call's CUDA outputs of at most 16 KiB are carved from blocks shared among them "
+      "(one caching-allocator call for several; off by default, NVFUSE_SHARED_SMALL_OUTPUTS=1 "
+      "at start turns it on)");
+  m.def("shared_small_outputs", &shared_small_outputs,
+      "Whether small outputs share blocks (set_shared_small_outputs)");
   m.def("set_cudnn_attention", &set_cudnn_attention, py::arg("on"),
       "Whether sdpfa_fwd/sdpfa_bwd without dropout run cuDNN's attention where it applies (on by "
       "default) or always torch's flash kernels, as nvFuser did (as_nvfuser() turns it off)");

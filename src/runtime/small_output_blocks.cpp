@@ -4,6 +4,7 @@
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <string>
 
@@ -32,14 +33,12 @@ int64_t span_bytes(at::IntArrayRef sizes, at::IntArrayRef strides, at::ScalarTyp
   return (last + 1) * static_cast<int64_t>(c10::elementSize(dtype));
 }
 
-// NVFUSE_SHARED_SMALL_OUTPUTS=0 allocates every output alone (to tell a
-// fault of the sharing apart, and to measure it).
-bool sharing_allowed() {
-  static const bool allowed = [] {
+std::atomic<bool>& sharing_setting() {
+  static std::atomic<bool> on = [] {
     const char* env = std::getenv("NVFUSE_SHARED_SMALL_OUTPUTS");
-    return env == nullptr || std::string(env) != "0";
+    return env != nullptr && std::string(env) == "1";
   }();
-  return allowed;
+  return on;
 }
 
 bool capturing(c10::Device device) {
@@ -58,10 +57,14 @@ SmallOutputBlocks::~SmallOutputBlocks() { innermost = outer_; }
 
 SmallOutputBlocks* current_small_output_blocks() { return innermost; }
 
-std::optional<at::Tensor> SmallOutputBlocks::carve(at::IntArrayRef sizes,
-    at::IntArrayRef strides, at::ScalarType dtype, c10::Device device) {
+void set_shared_small_outputs(bool on) { sharing_setting() = on; }
+
+bool shared_small_outputs() { return sharing_setting(); }
+
+std::optional<at::Tensor> SmallOutputBlocks::carve(
+    at::IntArrayRef sizes, at::IntArrayRef strides, at::ScalarType dtype, c10::Device device) {
   const int64_t bytes = span_bytes(sizes, strides, dtype);
-  if (!device.is_cuda() || bytes == 0 || bytes > kLargestShared || !sharing_allowed()) {
+  if (!device.is_cuda() || bytes == 0 || bytes > kLargestShared || !shared_small_outputs()) {
     return std::nullopt;
   }
   const int64_t aligned = round_up(bytes, kAlignment);

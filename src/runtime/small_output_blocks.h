@@ -16,6 +16,13 @@
 // ranges. Calls under a CUDA graph capture allocate as before: the
 // graph's pool and torch's liveness checks of a captured graph's outputs
 // go by storage.
+//
+// Off by default (set_shared_small_outputs, NVFUSE_SHARED_SMALL_OUTPUTS=1
+// at start): on one H200 machine it took a call making three small outputs
+// from 25.5 to 20.9 us of host time, but the one GPU suite run with it on
+// had a failure not yet explained (an embedding's gradient through
+// torch.compile) that passed in the run before it; it stays opt-in until a
+// GPU run clears it.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -43,8 +50,8 @@ class SmallOutputBlocks {
   // An uninitialized tensor of these sizes and strides (dense in some
   // order) carved from a block on `device`; nullopt when it is too large,
   // not on a CUDA device, or the device's current stream is capturing.
-  std::optional<at::Tensor> carve(at::IntArrayRef sizes, at::IntArrayRef strides,
-      at::ScalarType dtype, c10::Device device);
+  std::optional<at::Tensor> carve(
+      at::IntArrayRef sizes, at::IntArrayRef strides, at::ScalarType dtype, c10::Device device);
 
  private:
   int64_t first_block_bytes_;
@@ -56,5 +63,9 @@ class SmallOutputBlocks {
 
 // The innermost scope alive on this thread, or nullptr.
 SmallOutputBlocks* current_small_output_blocks();
+
+// Whether scopes carve at all (see above; off by default).
+void set_shared_small_outputs(bool on);
+bool shared_small_outputs();
 
 }  // namespace nvfuse
