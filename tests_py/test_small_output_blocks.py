@@ -22,6 +22,7 @@ def _sharing_on():
     yield
     _C.set_shared_small_outputs(before)
 
+
 LARGEST_SHARED = 16 * 1024
 
 
