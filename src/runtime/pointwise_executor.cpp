@@ -85,20 +85,25 @@ std::optional<std::vector<at::Tensor>> PointwiseExecutor::run(
     return std::nullopt;
   }
   step.emplace("07 schedule, kernel lookup");
+  std::optional<HostStepTimer> part("07a describe the tensors");
   std::vector<TensorArg> described = io_.input_args(args);
   for (TensorArg& out : io_.output_args(*tensors)) {
     described.push_back(std::move(out));
   }
+  part.emplace("07b schedule (the memo)");
   const PointwiseSchedule schedule =
       schedule_for(described, device_info_of(device), pointwise_tuning());
   const bool launch = schedule.grid_size > 0;
+  part.emplace("07c kernel lookup");
   auto [source, kernel] =
       variants_.for_launch(schedule.params, launch ? device.index() : -1, may_defer_compile);
+  part.reset();
   if (launch && kernel == nullptr) {
     return std::nullopt;  // still compiling (tiered compilation)
   }
   step.emplace("08 pack arguments, launch");
   if (launch) {
+    std::optional<HostStepTimer> part("08a launch values");
     LaunchValues values;
     for (const at::Tensor& t : *tensors) {
       values.pointers.push_back(t.data_ptr());
@@ -107,7 +112,9 @@ std::optional<std::vector<at::Tensor>> PointwiseExecutor::run(
     values.numel = schedule.space.numel;
     values.extents = schedule.space.extents;
     values.strides = schedule.space.strides;
+    part.emplace("08p pack the parameter block");
     std::vector<uint64_t> packed = pack_args(source->layout, values);
+    part.reset();
     launch_on_current_stream(*kernel, device, {static_cast<unsigned>(schedule.grid_size)},
         {static_cast<unsigned>(schedule.params.block_size)}, packed, [&] {
           return "numel=" + std::to_string(schedule.space.numel) + " " +

@@ -154,7 +154,9 @@ std::optional<std::vector<at::Tensor>> ReductionExecutor::run(
     return std::nullopt;
   }
   step.emplace("07 schedule, kernel lookup");
+  std::optional<HostStepTimer> part("07b schedule (the memo)");
   const auto planned = schedule(args, bound, io_.output_args(*tensors));
+  part.reset();
   if (!planned.has_value()) {
     return std::nullopt;
   }
@@ -166,9 +168,11 @@ std::optional<std::vector<at::Tensor>> ReductionExecutor::run(
   } else if (planned->grid_x > 0) {
     const ReductionParams& params = planned->params;
     std::optional<ReductionParams> own_kernel_params;
+    std::optional<HostStepTimer> part("07c kernel lookup");
     const ReductionParams& kernel_params =
         kernel_params_for_launch(params, device, own_kernel_params);
     auto [source, kernel] = variants_.for_launch(kernel_params, device.index(), may_defer_compile);
+    part.reset();
     if (kernel == nullptr) {
       return std::nullopt;  // still compiling (tiered compilation)
     }
@@ -177,7 +181,9 @@ std::optional<std::vector<at::Tensor>> ReductionExecutor::run(
       // did would get the reference path's result, not a failed launch.
       return std::nullopt;
     }
+    part.emplace("08a launch values");
     LaunchValues values = launch_values(*planned, args, *tensors, bound);
+    part.reset();
     check_drawn_in_graph(values, kernel_params.graph_rng);
     int64_t grid_y = planned->grid_y;
     if (params.outer && params.split) {
@@ -217,7 +223,9 @@ std::optional<std::vector<at::Tensor>> ReductionExecutor::run(
       }
       grid_x = std::min<int64_t>(grid_x, walkers * params.cluster);
     }
+    part.emplace("08p pack the parameter block");
     std::vector<uint64_t> packed = pack_args(source->layout, values);
+    part.reset();
     launch_on_current_stream(
         *kernel, device, {static_cast<unsigned>(grid_x), static_cast<unsigned>(grid_y)},
         {static_cast<unsigned>(params.block_size)}, packed,
