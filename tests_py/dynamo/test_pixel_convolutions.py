@@ -169,3 +169,18 @@ def test_backend_runs_bf16_cuda_pointwise_convolutions_as_gemms_near_eager():
     calls = "".join(str(r) for r in reports())
     assert calls.count("(aten.convolution.default)") == 1, calls
     assert calls.count("(aten.convolution_backward.default)") == 1, calls
+
+
+@pytest.mark.gpu
+def test_cuda_float32_pointwise_convolutions_stay_with_cudnn():
+    """cuDNN runs float32 convolutions in TF32 by default and cuBLAS's
+    float32 GEMMs not: the GEMMs would be slower and round otherwise."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs a GPU")
+    model, reference = _pair()
+    model, reference = model.cuda().float(), reference.cuda().float()
+    seen = []
+    compiled = _compiled_with_the_passes_only(model, seen)
+    x = torch.randn(2, 8, 6, 5, device="cuda")
+    _step(compiled, x.clone().requires_grad_())
+    assert all(len(_convolution_kernels(gm)) == 4 for gm in seen)

@@ -22,7 +22,11 @@ host.
 
 Only where every view is free: static sizes, the image and the gradient
 channels-last, and the results' meta values channels-last (what torch's
-convolutions give for such operands); others stay with cuDNN. Strided
+convolutions give for such operands); others stay with cuDNN. CUDA
+float32 convolutions stay too: cuDNN runs them in TF32 by default
+(torch.backends.cudnn.allow_tf32) and cuBLAS's float32 GEMMs do not
+(torch.backends.cuda.matmul.allow_tf32), so the GEMMs would be slower and
+round otherwise than the convolution the user asked for. Strided
 1x1 convolutions (ResNet's downsampling shortcuts) would read every
 other pixel and are left to cuDNN too, which reads them in place."""
 
@@ -79,6 +83,7 @@ def _is_pixel_convolution(node, image_index):
         and not transposed
         and groups == 1
         and all(_is_channels_last(a) and a.dtype == weight.dtype for a in activations)
+        and not (weight.device.type == "cuda" and weight.dtype == torch.float32)
     )
 
 
