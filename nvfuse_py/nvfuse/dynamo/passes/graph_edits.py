@@ -91,3 +91,32 @@ def computed_in_a_region(x):
     while x.op == "call_function" and x.target in RESHAPING_VIEWS:
         x = x.args[0]
     return why_not_fusible(x) is None
+
+
+def items_of(node):
+    """The getitem users of a multi-valued node, by index."""
+    return {
+        user.args[1]: user
+        for user in node.users
+        if user.op == "call_function" and user.target is operator.getitem
+    }
+
+
+def rewrite_convolutions(gm, applies, rewrite_forward, rewrite_backward):
+    """Rewrites each convolution of `gm` for which `applies(node, 0)` holds
+    with `rewrite_forward(graph, node)`, and each convolution_backward for
+    which `applies(node, 1)` holds (its image is argument 1) with
+    `rewrite_backward`; each says whether it rewrote. Dead nodes go; True
+    when the graph changed."""
+    aten = torch.ops.aten
+    edits = []
+    for node in list(gm.graph.nodes):
+        if node.op != "call_function":
+            continue
+        if node.target is aten.convolution.default and applies(node, 0):
+            edits.append(rewrite_forward(gm.graph, node))
+        elif node.target is aten.convolution_backward.default and applies(node, 1):
+            edits.append(rewrite_backward(gm.graph, node))
+    if any(edits):
+        gm.graph.eliminate_dead_code()
+    return finish_rewrite(gm, any(edits))

@@ -24,11 +24,9 @@ convolution is a patch convolution too, but is left to cuDNN: a ResNet
 has dozens between its batch norms, where the GEMMs' NHWC copies of NCHW
 activations have not been measured against cuDNN's own conversions."""
 
-import operator
-
 import torch
 
-from .graph_edits import finish_rewrite, has_static_layout, insert_call, meta_of
+from .graph_edits import has_static_layout, insert_call, items_of, meta_of, rewrite_convolutions
 
 aten = torch.ops.aten
 
@@ -43,17 +41,7 @@ _NCHW_OF_NHWC = [0, 3, 1, 2]
 def rewrite_patch_convolutions(gm):
     """Rewrites `gm`'s patch convolutions and their backwards as GEMMs (see
     the module); True when it changed the graph."""
-    edits = []
-    for node in list(gm.graph.nodes):
-        if node.op != "call_function":
-            continue
-        if node.target is aten.convolution.default and _is_patch_convolution(node, 0):
-            edits.append(_rewrite_forward(gm.graph, node))
-        elif node.target is aten.convolution_backward.default and _is_patch_convolution(node, 1):
-            edits.append(_rewrite_backward(gm.graph, node))
-    if any(edits):
-        gm.graph.eliminate_dead_code()
-    return finish_rewrite(gm, any(edits))
+    return rewrite_convolutions(gm, _is_patch_convolution, _rewrite_forward, _rewrite_backward)
 
 
 def _is_patch_convolution(node, image_index):
@@ -139,7 +127,7 @@ def _rewrite_forward(graph, node):
 def _rewrite_backward(graph, node):
     grad_out, image, weight = node.args[:3]
     mask = node.args[10]
-    items = _items_of(node)
+    items = items_of(node)
     wanted = {k: items[k] for k in range(3) if mask[k] and k in items}
     if not all(meta_of(item).is_contiguous() for item in wanted.values()):
         return False
@@ -173,12 +161,3 @@ def _image_gradient(graph, anchor, grad_rows, weight, image_shape, kernel):
     split = _view(graph, anchor, rows, [n, h // kh, w // kw, c, kh, kw])
     image = _dense(graph, anchor, _permute(graph, anchor, split, _IMAGE_ORDER))
     return _view(graph, anchor, image, [n, c, h, w])
-
-
-def _items_of(node):
-    """The getitem users of a multi-valued node, by index."""
-    return {
-        user.args[1]: user
-        for user in node.users
-        if user.op == "call_function" and user.target is operator.getitem
-    }

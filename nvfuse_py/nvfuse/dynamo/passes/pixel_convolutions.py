@@ -30,11 +30,9 @@ round otherwise than the convolution the user asked for. Strided
 1x1 convolutions (ResNet's downsampling shortcuts) would read every
 other pixel and are left to cuDNN too, which reads them in place."""
 
-import operator
-
 import torch
 
-from .graph_edits import finish_rewrite, has_static_layout, insert_call, meta_of
+from .graph_edits import has_static_layout, insert_call, items_of, meta_of, rewrite_convolutions
 
 aten = torch.ops.aten
 
@@ -45,17 +43,7 @@ _NCHW_OF_NHWC = [0, 3, 1, 2]
 def rewrite_pixel_convolutions(gm):
     """Rewrites `gm`'s 1x1 convolutions of channels-last images, and their
     backwards, as GEMMs (see the module); True when it changed the graph."""
-    edits = []
-    for node in list(gm.graph.nodes):
-        if node.op != "call_function":
-            continue
-        if node.target is aten.convolution.default and _is_pixel_convolution(node, 0):
-            edits.append(_rewrite_forward(gm.graph, node))
-        elif node.target is aten.convolution_backward.default and _is_pixel_convolution(node, 1):
-            edits.append(_rewrite_backward(gm.graph, node))
-    if any(edits):
-        gm.graph.eliminate_dead_code()
-    return finish_rewrite(gm, any(edits))
+    return rewrite_convolutions(gm, _is_pixel_convolution, _rewrite_forward, _rewrite_backward)
 
 
 def _is_channels_last(meta):
@@ -126,7 +114,7 @@ def _rewrite_forward(graph, node):
 def _rewrite_backward(graph, node):
     grad_out, image, weight = node.args[:3]
     mask = node.args[10]
-    items = _items_of(node)
+    items = items_of(node)
     wanted = {k: items[k] for k in range(3) if mask[k] and k in items}
     if 0 in wanted and not _is_channels_last(meta_of(wanted[0])):
         return False
@@ -148,12 +136,3 @@ def _rewrite_backward(graph, node):
     for k, item in wanted.items():
         item.replace_all_uses_with(results[k])
     return True
-
-
-def _items_of(node):
-    """The getitem users of a multi-valued node, by index."""
-    return {
-        user.args[1]: user
-        for user in node.users
-        if user.op == "call_function" and user.target is operator.getitem
-    }
