@@ -440,14 +440,19 @@ std::vector<at::Tensor> FusionExecutor::execute(
   // A kernel wrote fresh tensors laid out by their allocation domains; the
   // reference evaluator's values may be views of inputs or laid out by ATen.
   std::vector<bool> from_kernel;
-  // A call's small outputs share blocks; one block, of the last call's
-  // size, once the sizes repeat. Bounded: each output held for long (a
-  // saved statistic) holds its whole block.
+  // Where asked, a call's small outputs share blocks; one block, of the
+  // last call's size, once the sizes repeat. Bounded: each output held for
+  // long (a saved statistic) holds its whole block.
   constexpr int64_t kLargestFirstBlock = 256 * 1024;
-  SmallOutputBlocks small_outputs(small_output_bytes_.load(std::memory_order_relaxed));
+  std::optional<SmallOutputBlocks> small_outputs;
+  if (shared_small_outputs()) {
+    small_outputs.emplace(small_output_bytes_.load(std::memory_order_relaxed));
+  }
   std::vector<at::Tensor> values = compute_compiling_ahead(args, from_kernel, device);
-  small_output_bytes_.store(
-      std::min(small_outputs.carved_bytes(), kLargestFirstBlock), std::memory_order_relaxed);
+  if (small_outputs.has_value()) {
+    small_output_bytes_.store(
+        std::min(small_outputs->carved_bytes(), kLargestFirstBlock), std::memory_order_relaxed);
+  }
   const HostStepTimer step("09 lay out outputs");
   std::vector<at::Tensor> input_tensors;  // for materialize_output, on demand
   auto inputs_of_args = [&]() -> const std::vector<at::Tensor>& {

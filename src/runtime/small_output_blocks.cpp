@@ -64,7 +64,7 @@ bool shared_small_outputs() { return sharing_setting(); }
 std::optional<at::Tensor> SmallOutputBlocks::carve(
     at::IntArrayRef sizes, at::IntArrayRef strides, at::ScalarType dtype, c10::Device device) {
   const int64_t bytes = span_bytes(sizes, strides, dtype);
-  if (!device.is_cuda() || bytes == 0 || bytes > kLargestShared || !shared_small_outputs()) {
+  if (!device.is_cuda() || bytes == 0 || bytes > kLargestShared) {
     return std::nullopt;
   }
   const int64_t aligned = round_up(bytes, kAlignment);

@@ -64,7 +64,7 @@ class SmallOutputBlocks {
 // The innermost scope alive on this thread, or nullptr.
 SmallOutputBlocks* current_small_output_blocks();
 
-// Whether scopes carve at all (see above; off by default).
+// Whether execute() opens a scope at all (see above; off by default).
 void set_shared_small_outputs(bool on);
 bool shared_small_outputs();
 

@@ -93,7 +93,7 @@ def computed_in_a_region(x):
     return why_not_fusible(x) is None
 
 
-def items_of(node):
+def _items_of(node):
     """The getitem users of a multi-valued node, by index."""
     return {
         user.args[1]: user
@@ -120,3 +120,21 @@ def rewrite_convolutions(gm, applies, rewrite_forward, rewrite_backward):
     if any(edits):
         gm.graph.eliminate_dead_code()
     return finish_rewrite(gm, any(edits))
+
+
+def wanted_gradients(node):
+    """A convolution_backward's items the graph reads and its output mask
+    asks for, by index (0 the image's gradient, 1 the weight's, 2 the
+    bias's)."""
+    items = _items_of(node)
+    mask = node.args[10]
+    return {k: items[k] for k in range(3) if mask[k] and k in items}
+
+
+def insert_matmul(graph, anchor, rows, weight_t, bias=None):
+    """`rows @ weight_t`, plus `bias` broadcast over the rows where given
+    (addmm), inserted before `anchor`."""
+    aten = torch.ops.aten
+    if bias is None:
+        return insert_call(graph, anchor, aten.mm.default, (rows, weight_t))
+    return insert_call(graph, anchor, aten.addmm.default, (bias, rows, weight_t))

@@ -26,7 +26,14 @@ activations have not been measured against cuDNN's own conversions."""
 
 import torch
 
-from .graph_edits import has_static_layout, insert_call, items_of, meta_of, rewrite_convolutions
+from .graph_edits import (
+    has_static_layout,
+    insert_call,
+    insert_matmul,
+    meta_of,
+    rewrite_convolutions,
+    wanted_gradients,
+)
 
 aten = torch.ops.aten
 
@@ -112,10 +119,7 @@ def _rewrite_forward(graph, node):
     n, o, ho, wo = out.shape
     patches = _patches(graph, node, image, meta_of(weight).shape[2:])
     weight_t = insert_call(graph, node, aten.t.default, (_weight_rows(graph, node, weight),))
-    if bias is None:
-        rows = insert_call(graph, node, aten.mm.default, (patches, weight_t))
-    else:
-        rows = insert_call(graph, node, aten.addmm.default, (bias, patches, weight_t))
+    rows = insert_matmul(graph, node, patches, weight_t, bias)
     nhwc = _view(graph, node, rows, [n, ho, wo, o])
     result = _permute(graph, node, nhwc, _NCHW_OF_NHWC)
     if not nhwc_result:
@@ -126,9 +130,7 @@ def _rewrite_forward(graph, node):
 
 def _rewrite_backward(graph, node):
     grad_out, image, weight = node.args[:3]
-    mask = node.args[10]
-    items = items_of(node)
-    wanted = {k: items[k] for k in range(3) if mask[k] and k in items}
+    wanted = wanted_gradients(node)
     if not all(meta_of(item).is_contiguous() for item in wanted.values()):
         return False
     n, o, ho, wo = meta_of(grad_out).shape

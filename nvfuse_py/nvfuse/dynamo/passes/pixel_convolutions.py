@@ -32,7 +32,14 @@ other pixel and are left to cuDNN too, which reads them in place."""
 
 import torch
 
-from .graph_edits import has_static_layout, insert_call, items_of, meta_of, rewrite_convolutions
+from .graph_edits import (
+    has_static_layout,
+    insert_call,
+    insert_matmul,
+    meta_of,
+    rewrite_convolutions,
+    wanted_gradients,
+)
 
 aten = torch.ops.aten
 
@@ -103,19 +110,14 @@ def _rewrite_forward(graph, node):
         return False
     pixels = _rows(graph, node, image)
     weight_t = insert_call(graph, node, aten.t.default, (_weight_matrix(graph, node, weight),))
-    if bias is None:
-        rows = insert_call(graph, node, aten.mm.default, (pixels, weight_t))
-    else:
-        rows = insert_call(graph, node, aten.addmm.default, (bias, pixels, weight_t))
+    rows = insert_matmul(graph, node, pixels, weight_t, bias)
     node.replace_all_uses_with(_image_of_rows(graph, node, rows, meta_of(node).shape))
     return True
 
 
 def _rewrite_backward(graph, node):
     grad_out, image, weight = node.args[:3]
-    mask = node.args[10]
-    items = items_of(node)
-    wanted = {k: items[k] for k in range(3) if mask[k] and k in items}
+    wanted = wanted_gradients(node)
     if 0 in wanted and not _is_channels_last(meta_of(wanted[0])):
         return False
     grad_rows = _rows(graph, node, grad_out)
