@@ -1,11 +1,13 @@
 """Small outputs of one call share blocks of memory
-(runtime/small_output_blocks.h, nvfuse._C.set_shared_small_outputs, off
+(runtime/small_output_blocks.h, nvfuse._C.set_shared_small_outputs, on
 by default): each CUDA output of at most 16 KiB is carved from a block
 allocated once for several, so that a call making many small tensors
 (batch norm's statistics) pays the caching allocator once. They share a
 storage and no memory; larger outputs, and calls under a CUDA graph
 capture, are allocated one by one as before. GPU only: the CPU path
 allocates each output."""
+
+import threading
 
 import pytest
 import torch
@@ -138,7 +140,29 @@ def test_calls_under_a_cuda_graph_capture_allocate_each_output():
     _check(outputs, x)
 
 
-def test_off_by_default_each_output_is_allocated_alone():
+def test_a_call_from_a_thread_that_has_not_used_cuda():
+    # The autograd engine runs a backward on its own device thread: no CUDA
+    # context is current there until something makes it so, and the
+    # capture check before carving a block must not need one.
+    fd = _statistics()
+    x = torch.randn(2048, 64, device="cuda")
+    fd.execute([x])
+    result = {}
+
+    def call():
+        try:
+            result["outputs"] = fd.execute([x])
+        except Exception as error:  # reported on the test's thread
+            result["error"] = error
+
+    thread = threading.Thread(target=call)
+    thread.start()
+    thread.join()
+    assert "error" not in result, result.get("error")
+    _check(result["outputs"], x)
+
+
+def test_turned_off_each_output_is_allocated_alone():
     _C.set_shared_small_outputs(False)
     fd = _statistics()
     x = torch.randn(1024, 64, device="cuda")

@@ -581,7 +581,7 @@ def compile_ahead() -> bool:
 
 def set_shared_small_outputs(on: bool) -> None:
     """
-    Whether a call's CUDA outputs of at most 16 KiB are carved from blocks shared among them (one caching-allocator call for several; off by default, NVFUSE_SHARED_SMALL_OUTPUTS=1 at start turns it on)
+    Whether a call's CUDA outputs of at most 16 KiB are carved from blocks shared among them (one caching-allocator call for several; on by default, NVFUSE_SHARED_SMALL_OUTPUTS=0 at start turns it off)
     """
 
 def shared_small_outputs() -> bool:

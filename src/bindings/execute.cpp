@@ -192,8 +192,8 @@ void init_execute(py::module_& m) {
   m.def("compile_ahead", &compile_ahead, "Whether compiling ahead is on");
   m.def("set_shared_small_outputs", &set_shared_small_outputs, py::arg("on"),
       "Whether a call's CUDA outputs of at most 16 KiB are carved from blocks shared among them "
-      "(one caching-allocator call for several; off by default, NVFUSE_SHARED_SMALL_OUTPUTS=1 "
-      "at start turns it on)");
+      "(one caching-allocator call for several; on by default, NVFUSE_SHARED_SMALL_OUTPUTS=0 "
+      "at start turns it off)");
   m.def("shared_small_outputs", &shared_small_outputs,
       "Whether small outputs share blocks (set_shared_small_outputs)");
   m.def("set_cudnn_attention", &set_cudnn_attention, py::arg("on"),

@@ -1,11 +1,9 @@
 #include "runtime/kernel_pending.h"
 
 #include <c10/core/Device.h>
-#include <c10/core/impl/DeviceGuardImplInterface.h>
-
-#include "runtime/cuda/cuda_driver.h"
 #include "runtime/compile_ahead.h"
 #include "runtime/cuda/kernel_cache.h"
+#include "runtime/stream_capture.h"
 
 namespace nvfuse {
 
@@ -30,9 +28,7 @@ bool may_defer_compile(int device) {
   if (!tiered_compile() && !compiling_ahead()) {
     return false;
   }
-  const c10::Stream stream = c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)
-                                 ->getStream(c10::Device(c10::DeviceType::CUDA, device));
-  return !cuda_driver::is_capturing(stream.native_handle());
+  return !current_stream_is_capturing(c10::Device(c10::DeviceType::CUDA, device));
 }
 
 }  // namespace nvfuse

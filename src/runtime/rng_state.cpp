@@ -9,7 +9,7 @@
 #include <mutex>
 
 #include "ir/errors.h"
-#include "runtime/cuda/cuda_driver.h"
+#include "runtime/stream_capture.h"
 
 // at::CUDAGeneratorImpl::philox_cuda_state, bound at load time where
 // torch's CUDA library is loaded (libtorch.so needs it in every CUDA build
@@ -25,16 +25,10 @@ namespace nvfuse {
 
 namespace {
 
-// Whether torch's current stream of the CUDA `device` is being captured.
-bool capturing(c10::Device device) {
-  return cuda_driver::is_capturing(
-      c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->getStream(device).native_handle());
-}
-
 // A seed and offset passed by value: a CUDA graph would replay the same
 // random values every time.
 void check_not_capturing(c10::Device device) {
-  NVFUSE_CHECK_AS(ErrorKind::kUnsupported, !capturing(device),
+  NVFUSE_CHECK_AS(ErrorKind::kUnsupported, !current_stream_is_capturing(device),
       "random ops in a CUDA graph: these pass the generator's seed and offset by "
       "value (the reference path, or a torch without its CUDA generator), so every "
       "replay would draw the same values; run this fusion outside the capture (or "
@@ -115,7 +109,7 @@ void check_drawn_in_graph(const LaunchValues& values, bool kernel_reads_graph_st
 }
 
 bool draws_in_graph(size_t drawn, c10::Device device) {
-  return drawn > 0 && device.is_cuda() && capturing(device);
+  return drawn > 0 && device.is_cuda() && current_stream_is_capturing(device);
 }
 
 }  // namespace nvfuse

@@ -1,14 +1,13 @@
 #include "runtime/small_output_blocks.h"
 
 #include <ATen/ATen.h>
-#include <c10/core/impl/DeviceGuardImplInterface.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <string>
 
-#include "runtime/cuda/cuda_driver.h"
+#include "runtime/stream_capture.h"
 
 namespace nvfuse {
 
@@ -36,14 +35,9 @@ int64_t span_bytes(at::IntArrayRef sizes, at::IntArrayRef strides, at::ScalarTyp
 std::atomic<bool>& sharing_setting() {
   static std::atomic<bool> on = [] {
     const char* env = std::getenv("NVFUSE_SHARED_SMALL_OUTPUTS");
-    return env != nullptr && std::string(env) == "1";
+    return env == nullptr || std::string(env) != "0";
   }();
   return on;
-}
-
-bool capturing(c10::Device device) {
-  return cuda_driver::is_capturing(
-      c10::impl::getDeviceGuardImpl(c10::DeviceType::CUDA)->getStream(device).native_handle());
 }
 
 }  // namespace
@@ -69,7 +63,7 @@ std::optional<at::Tensor> SmallOutputBlocks::carve(
   }
   const int64_t aligned = round_up(bytes, kAlignment);
   if (!block_.defined() || block_.device() != device || used_ + aligned > block_.numel()) {
-    if (capturing(device)) {
+    if (current_stream_is_capturing(device)) {
       return std::nullopt;
     }
     // The rest of what the call is expected to carve, or one largest

@@ -17,12 +17,9 @@
 // graph's pool and torch's liveness checks of a captured graph's outputs
 // go by storage.
 //
-// Off by default (set_shared_small_outputs, NVFUSE_SHARED_SMALL_OUTPUTS=1
-// at start): on one H200 machine it took a call making three small outputs
-// from 25.5 to 20.9 us of host time, but the one GPU suite run with it on
-// had a failure not yet explained (an embedding's gradient through
-// torch.compile) that passed in the run before it; it stays opt-in until a
-// GPU run clears it.
+// On by default (set_shared_small_outputs; NVFUSE_SHARED_SMALL_OUTPUTS=0
+// at start turns it off): on one H200 machine it took a call making three
+// small outputs from 25.5 to 20.9 us of host time.
 #pragma once
 
 #include <ATen/core/Tensor.h>

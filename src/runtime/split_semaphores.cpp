@@ -2,7 +2,7 @@
 
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
-#include "runtime/cuda/cuda_driver.h"
+#include "runtime/stream_capture.h"
 
 namespace nvfuse {
 
@@ -22,7 +22,7 @@ at::Tensor StreamBuffers::for_launch(
   const auto fresh = [&] {
     return zeroed ? at::zeros({count}, options) : at::empty({count}, options);
   };
-  if (count > largest_kept || cuda_driver::is_capturing(stream.native_handle())) {
+  if (count > largest_kept || current_stream_is_capturing(device)) {
     return fresh();
   }
   std::lock_guard<std::mutex> lock(mutex_);

@@ -44,7 +44,8 @@ int max_active_blocks_per_sm(void* function, int block_size, size_t shared_bytes
 // than the SMs' blocks over cluster_x where a cluster must fit in one GPC).
 int max_active_clusters(void* function, unsigned cluster_x, int block_size, unsigned shared_bytes);
 
-// True while `stream` is being captured into a CUDA graph.
+// True while `stream` is being captured into a CUDA graph (needs a current
+// context: runtime/stream_capture.h makes one current first).
 bool is_capturing(void* stream);
 
 struct Dim3 {
