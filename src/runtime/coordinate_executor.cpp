@@ -115,7 +115,7 @@ std::optional<CoordinateSchedule> CoordinateExecutor::memoized_schedule(
     // A computed index tensor's sizes are not among the tensors.
     numbers.insert(numbers.end(), extents.begin(), extents.end());
   }
-  return last_schedule_.get(tensors, std::move(numbers), [&] {
+  return recent_schedules_.get(tensors, std::move(numbers), [&] {
     auto schedule = schedule_for(
         analysis_.inputs.size(), tensors, extents, alignment, lanes_, shifts, analysis_.scan_axis);
     if (schedule.has_value() && analysis_.scatter != nullptr) {

@@ -62,7 +62,7 @@ class CoordinateExecutor : public GeneratedKernelExecutor<CoordinateParams> {
   CoordinateAnalysis analysis_;
   KernelIo io_;
   LaneRequirements lanes_;
-  ScheduleMemo<std::optional<CoordinateSchedule>> last_schedule_;
+  ScheduleMemo<std::optional<CoordinateSchedule>> recent_schedules_;
 };
 
 }  // namespace nvfuse

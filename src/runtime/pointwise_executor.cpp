@@ -66,7 +66,7 @@ PointwiseSchedule PointwiseExecutor::schedule_for(const std::vector<TensorArg>& 
   std::vector<int64_t> numbers = {device.sm_count, device.arch, tuning.block_size,
       tuning.max_unroll, tuning.elements_per_thread, tuning.transpose_tile, tuning.transpose_vector,
       tuning.heavy_math_budget};
-  return last_schedule_.get(tensors, std::move(numbers), [&] {
+  return recent_schedules_.get(tensors, std::move(numbers), [&] {
     const auto split = tensors.begin() + static_cast<std::ptrdiff_t>(analysis_.inputs.size());
     return schedule_pointwise(analysis_, std::vector<TensorArg>(tensors.begin(), split),
         std::vector<TensorArg>(split, tensors.end()), device, tuning);

@@ -42,7 +42,7 @@ class PointwiseExecutor : public GeneratedKernelExecutor<PointwiseParams> {
   const Fusion& fusion_;
   PointwiseAnalysis analysis_;
   KernelIo io_;
-  ScheduleMemo<PointwiseSchedule> last_schedule_;
+  ScheduleMemo<PointwiseSchedule> recent_schedules_;
 };
 
 }  // namespace nvfuse

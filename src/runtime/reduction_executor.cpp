@@ -118,7 +118,7 @@ std::optional<ReductionSchedule> ReductionExecutor::schedule(const std::vector<A
     numbers.push_back(-1);
     numbers.insert(numbers.end(), sizes.begin(), sizes.end());
   }
-  return last_schedule_.get(tensors, std::move(numbers), [&]() -> std::optional<ReductionSchedule> {
+  return recent_schedules_.get(tensors, std::move(numbers), [&]() -> std::optional<ReductionSchedule> {
     // The memo keys every size, so this runs once per new shape.
     if (!matches_reference_shape(analysis_, tensors, reference->front())) {
       return std::nullopt;  // runs on the reference evaluator instead

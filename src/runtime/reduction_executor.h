@@ -78,7 +78,7 @@ class ReductionExecutor : public GeneratedKernelExecutor<ReductionParams> {
 
   ReductionAnalysis analysis_;
   KernelIo io_;
-  mutable ScheduleMemo<std::optional<ReductionSchedule>> last_schedule_;
+  mutable ScheduleMemo<std::optional<ReductionSchedule>> recent_schedules_;
   SplitSemaphores semaphores_;
   std::mutex occupancy_mutex_;
   std::map<std::pair<void*, int64_t>, int> occupancy_;

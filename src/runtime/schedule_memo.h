@@ -1,17 +1,19 @@
-// The last call's schedule of a generated-kernel executor, reused while a
-// call looks the same to the heuristics: its tensors' dtypes, sizes,
-// strides and addresses mod 128 (all that the vector widths check), and
-// the other numbers the heuristics read (device, tuning, sizes computed
-// from scalars...). Scheduling took ~1.5 us of a ~15 us cached call on
-// the H100 VM (NVFUSE_DUMP=host_time); a training loop's calls repeat.
+// The last few calls' schedules of a generated-kernel executor, one reused
+// while a call looks the same to the heuristics as the call that made it:
+// its tensors' dtypes, sizes, strides and addresses mod 128 (all that the
+// vector widths check), and the other numbers the heuristics read (device,
+// tuning, sizes computed from scalars...). Scheduling took ~1.5 us of a
+// ~15 us cached call on the H100 VM (NVFUSE_DUMP=host_time); a training
+// loop's calls repeat.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <mutex>
-#include <optional>
 #include <utility>
 #include <vector>
 
+#include "runtime/host_timing.h"
 #include "schedule/tensor_arg.h"
 
 namespace nvfuse {
@@ -19,23 +21,35 @@ namespace nvfuse {
 template <typename Schedule>
 class ScheduleMemo {
  public:
-  // compute(): the schedule when the last one does not apply.
+  // compute(): the schedule when none of the kept ones applies.
   template <typename Compute>
   Schedule get(
       const std::vector<TensorArg>& tensors, std::vector<int64_t> numbers, Compute&& compute) {
     {
       std::lock_guard<std::mutex> lock(mutex_);  // calls may come from threads
-      if (last_.has_value() && last_->numbers == numbers && same(last_->tensors, tensors)) {
-        return last_->schedule;
+      for (auto it = kept_.begin(); it != kept_.end(); ++it) {
+        if (it->numbers == numbers && same(it->tensors, tensors)) {
+          std::rotate(kept_.begin(), it, it + 1);  // most recent first
+          return kept_.front().schedule;
+        }
       }
     }
+    const HostStepTimer step("07m schedule computed (no kept one applied)");
     Schedule schedule = compute();
     std::lock_guard<std::mutex> lock(mutex_);
-    last_ = Last{tensors, std::move(numbers), schedule};
+    kept_.insert(kept_.begin(), Last{tensors, std::move(numbers), schedule});
+    if (kept_.size() > kKept) {
+      kept_.pop_back();
+    }
     return schedule;
   }
 
  private:
+  // One fusion definition often serves calls of a few shapes in turn (a
+  // network's blocks at each of its widths, a forward's and a backward's
+  // batch-norm with the same definition): each keeps its schedule.
+  static constexpr size_t kKept = 4;
+
   struct Last {
     std::vector<TensorArg> tensors;
     std::vector<int64_t> numbers;
@@ -56,7 +70,7 @@ class ScheduleMemo {
   }
 
   std::mutex mutex_;
-  std::optional<Last> last_;
+  std::vector<Last> kept_;
 };
 
 }  // namespace nvfuse
