@@ -118,19 +118,21 @@ std::optional<ReductionSchedule> ReductionExecutor::schedule(const std::vector<A
     numbers.push_back(-1);
     numbers.insert(numbers.end(), sizes.begin(), sizes.end());
   }
-  return recent_schedules_.get(tensors, std::move(numbers), [&]() -> std::optional<ReductionSchedule> {
-    // The memo keys every size, so this runs once per new shape.
-    if (!matches_reference_shape(analysis_, tensors, reference->front())) {
-      return std::nullopt;  // runs on the reference evaluator instead
-    }
-    std::vector<TensorArg> positions;
-    for (size_t i = 0; i < position_sizes->size(); ++i) {
-      positions.push_back({analysis_.position_tensors[i]->dtype(), (*position_sizes)[i], {}, 0});
-    }
-    const std::vector<TensorArg> inputs(tensors.begin(), tensors.end() - outputs.size());
-    return schedule_reduction(
-        analysis_, reference->front(), inputs, outputs, positions, device, tuning);
-  });
+  return recent_schedules_.get(
+      tensors, std::move(numbers), [&]() -> std::optional<ReductionSchedule> {
+        // The memo keys every size, so this runs once per new shape.
+        if (!matches_reference_shape(analysis_, tensors, reference->front())) {
+          return std::nullopt;  // runs on the reference evaluator instead
+        }
+        std::vector<TensorArg> positions;
+        for (size_t i = 0; i < position_sizes->size(); ++i) {
+          positions.push_back(
+              {analysis_.position_tensors[i]->dtype(), (*position_sizes)[i], {}, 0});
+        }
+        const std::vector<TensorArg> inputs(tensors.begin(), tensors.end() - outputs.size());
+        return schedule_reduction(
+            analysis_, reference->front(), inputs, outputs, positions, device, tuning);
+      });
 }
 
 std::string ReductionExecutor::cuda_code_for(
