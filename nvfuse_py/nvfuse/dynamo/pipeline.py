@@ -4,7 +4,8 @@ convolutions made channels-last (when asked), 1x1 convolutions of
 channels-last images run as GEMMs, reductions split into ones
 kernels take, views moved above casts, gathers moved below pointwise ops,
 one-hot scatters rewritten as comparisons and their sums as numbers,
-reshapes moved below elementwise ops, input updates marked, fusible
+reshapes moved below elementwise ops, dead buffers written in place,
+input updates marked, fusible
 regions partitioned and installed as nvfuse fusions, unaligned GEMMs
 padded, the graph's report, and the ATen calls left spelled as their
 cheapest Python calls."""
@@ -15,6 +16,7 @@ from ..dumps import get_dump
 
 from .graph_outputs import user_only_outputs
 from .passes.channels_last import run_convolutions_channels_last
+from .passes.dead_gemm_results import write_into_dead_gemm_results
 from .passes.donated_buffers import donated_indices, was_undone, write_into_donated_buffers
 from .passes.gather_through_pointwise import push_gathers_through_pointwise
 from .passes.gemm_alignment import pad_unaligned_gemms
@@ -63,6 +65,7 @@ def compile_graph(gm, example_inputs, kind, dump=False, channels_last="auto", wr
     move_views_after_pointwise(gm)
     if kind == "backward" and write_donated:
         write_into_donated_buffers(gm, donated_indices())
+    write_into_dead_gemm_results(gm)
     mark_in_place_updates(gm)
     nodes = list(gm.graph.nodes)
     support = NvfuseSupport()

@@ -7,6 +7,7 @@ sizes where it needs them, only a dtype change for _to_copy)."""
 import torch
 from torch.fx.passes.operator_support import OperatorSupportBase
 
+from .passes.donated_buffers import is_written_buffer
 from .passes.in_place_updates import is_input_update
 from .translate import NEEDS_SIZES, TRANSLATIONS, static_sizes
 
@@ -198,6 +199,8 @@ def why_not_fusible(node):
     """None when nvfuse can take `node`, else the reason it stays ATen."""
     if node.op != "call_function":
         return f"a {node.op} node"  # graph inputs and outputs stay outside
+    if is_written_buffer(node):
+        return "a buffer a region writes in place, read as the region's input"
     target = node.target
     if target in LEFT_TO_ATEN:
         return LEFT_TO_ATEN[target]

@@ -19,7 +19,8 @@ from the forward and scales it in the backward: at a 128k vocabulary that
 copy was the backward's peak.
 
 Two passes: `write_into_donated_buffers` before the partitioner, and
-`undo_unfused_donations` on its proposal, which gives the op its own
+`undo_unfused_buffer_writes` on its proposal (dead_gemm_results.py's
+writes too), which gives the op its own
 result back where the write would not replace a fresh output by an
 in-place one: the op outside any region, in another region than the
 write, read only inside its region (the kernel would write a value it
@@ -31,7 +32,7 @@ import torch
 from torch._prims_common import is_non_overlapping_and_dense_or_false
 from torch.multiprocessing.reductions import StorageWeakRef
 
-from ..translate import BINARY, UNARY
+from ..translate import BINARY, UNARY, VIEWS
 from .graph_edits import finish_rewrite, has_static_layout, meta_of
 
 aten = torch.ops.aten
@@ -74,8 +75,9 @@ _POINTWISE_REGION_OPS = ELEMENTWISE | {
     aten.full.default,
 }
 
-_DONATED = "nvfuse_donated_write"
-_UNDONE = "nvfuse_donated_write_undone"
+_BUFFER_WRITE = "nvfuse_buffer_write"
+_WRITTEN = "nvfuse_written_buffer"
+_UNDONE = "nvfuse_buffer_write_undone"
 
 
 def donated_indices():
@@ -104,7 +106,7 @@ def _shares_memory(buffer, placeholders):
     )
 
 
-def _writable_by(buffer, op):
+def writable_by(buffer, op):
     """Whether `op`'s result can overwrite `buffer`, which it reads: it is
     elementwise, and its result has the buffer's dtype, device, sizes and
     strides, over memory with no gaps or overlaps."""
@@ -138,49 +140,95 @@ def write_into_donated_buffers(gm, donated):
         if len(buffer.users) != 1:
             continue
         op = next(iter(buffer.users))
-        if op in written or not _writable_by(buffer, op):
+        if op in written or not writable_by(buffer, op):
             continue
         if _shares_memory(buffer, placeholders):
             continue
         written.add(op)
-        with graph.inserting_after(op):
-            write = graph.call_function(aten.copy_.default, (buffer, op))
-        write.meta["val"] = meta_of(buffer)
-        write.meta[_DONATED] = True
-        op.replace_all_uses_with(write, delete_user_cb=lambda user: user is not write)
+        write_result_into(graph, buffer, op)
         writes += 1
     return finish_rewrite(gm, writes)
 
 
+def write_result_into(graph, buffer, op):
+    """Inserts `copy_(buffer, op)`, marked as a buffer write, and makes
+    every reader of `op`'s result read the write instead."""
+    with graph.inserting_after(op):
+        write = graph.call_function(aten.copy_.default, (buffer, op))
+    write.meta["val"] = meta_of(buffer)
+    write.meta[_BUFFER_WRITE] = True
+    buffer.meta[_WRITTEN] = True
+    op.replace_all_uses_with(write, delete_user_cb=lambda user: user is not write)
+    return write
+
+
+def is_written_buffer(node):
+    """Whether a write of write_result_into's targets `node`: it stays
+    outside every region (a region must read it as an input to write it
+    in place; a view of a GEMM's result inside the region would be the
+    region's own value)."""
+    return node.meta.get(_WRITTEN, False)
+
+
+def is_buffer_write(node):
+    """Whether `node` is a write into a buffer nothing reads afterwards
+    (write_result_into's): the region holding it writes in place."""
+    return node.meta.get(_BUFFER_WRITE, False)
+
+
 def _in_place_in(write, partition):
     """Whether `partition`'s kernel would write the op's result into the
-    buffer in place, instead of a result it writes anyway: the op is in
-    the region, the region is pointwise work only, and something outside
-    the region reads the result (an intermediate the kernel keeps in
-    registers would become a write of the whole buffer, and cut the kernel
-    in two)."""
-    op = write.args[1]
+    buffer in place, instead of a result it writes anyway: the op and
+    every reader of the buffer are in the region (a reader outside might
+    run after the write), the region is pointwise work only, and
+    something outside the region reads the result (an intermediate the
+    kernel keeps in registers would become a write of the whole buffer,
+    and cut the kernel in two)."""
+    buffer, op = write.args
     return (
         op in partition.nodes
+        and all(user in partition.nodes for user in buffer.users)
         and any(user not in partition.nodes for user in write.users)
-        and all(n.target in _POINTWISE_REGION_OPS for n in partition.nodes)
+        and _pointwise_around(buffer, partition.nodes)
     )
 
 
+def _pointwise_around(buffer, nodes):
+    """Whether the region `nodes` is pointwise work only, apart from views
+    of values that do not depend on `buffer` (batch norm's [C] statistics
+    unsqueezed to broadcast): those read no element of the buffer."""
+    from_buffer = _reached_from(buffer, nodes)
+    return all(
+        n.target in _POINTWISE_REGION_OPS or (n.target in VIEWS and n not in from_buffer)
+        for n in nodes
+    )
+
+
+def _reached_from(buffer, nodes):
+    """The nodes of `nodes` that read `buffer`, directly or not."""
+    reached, frontier = set(), [buffer]
+    while frontier:
+        for user in frontier.pop().users:
+            if user in nodes and user not in reached:
+                reached.add(user)
+                frontier.append(user)
+    return reached
+
+
 def was_undone(node):
-    """Whether `node` is a write undo_unfused_donations took out of the
+    """Whether `node` is a write undo_unfused_buffer_writes took out of the
     graph (a report of the graph's nodes from before the partitioner
     leaves it out)."""
     return node.meta.get(_UNDONE, False)
 
 
-def undo_unfused_donations(gm, partitions):
+def undo_unfused_buffer_writes(gm, partitions):
     """Gives each marked write's op its result back (and drops the write)
     where the region would not write the buffer in place; returns how many
     it undid."""
     owner = {node: p for p in partitions for node in p.nodes}
     undone = 0
-    for write in [n for n in gm.graph.nodes if n.meta.get(_DONATED)]:
+    for write in [n for n in gm.graph.nodes if is_buffer_write(n)]:
         partition = owner.get(write)
         if partition is not None and _in_place_in(write, partition):
             continue

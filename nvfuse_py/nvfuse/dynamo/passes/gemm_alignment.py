@@ -125,6 +125,12 @@ def _gemm_to_pad(node, devices, min_flops):
     return None if sizes is None else (bias, a, b, sizes)
 
 
+def is_padded(node):
+    """Whether pad_unaligned_gemms, run as the backend runs it, pads the
+    GEMM `node`."""
+    return _gemm_to_pad(node, ("cuda",), PADDED_GEMM_MIN_FLOPS) is not None
+
+
 def pad_unaligned_gemms(
     gm, devices=("cuda",), min_flops=PADDED_GEMM_MIN_FLOPS, user_outputs=frozenset()
 ):

@@ -18,18 +18,21 @@ Two passes, one before the partitioner and one on its proposal:
 import torch
 
 from ..translate import VIEWS
+from .donated_buffers import is_buffer_write
 
 aten = torch.ops.aten
 
 
 def is_input_update(node):
     """Whether `node` is functionalization's write-back into a graph
-    input."""
+    input, or a pass's write into a buffer nothing reads afterwards (a
+    GEMM's result, dead_gemm_results.py): a region's input either way,
+    which its kernel writes in place."""
     return (
         node.op == "call_function"
         and node.target is aten.copy_.default
         and isinstance(node.args[0], torch.fx.Node)
-        and node.args[0].op == "placeholder"
+        and (node.args[0].op == "placeholder" or is_buffer_write(node))
     )
 
 
@@ -80,7 +83,11 @@ def keep_in_place_updates_safe(partitions, reasons):
     as the ATen copy_ it was, after the readers), with the reason in
     `reasons` (node name: (target, reason))."""
     for partition in partitions:
-        for update in [n for n in partition.nodes if is_input_update(n)]:
+        # A pass's write into a buffer is undone as a whole where unsafe
+        # (donated_buffers.undo_unfused_buffer_writes): out of its region
+        # alone, it would sit between the region's nodes, a cycle.
+        updates = [n for n in partition.nodes if is_input_update(n) and not is_buffer_write(n)]
+        for update in updates:
             why = _why_unsafe(update, partition.nodes)
             if why is not None:
                 partition.remove_node(update)

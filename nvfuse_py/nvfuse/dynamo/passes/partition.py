@@ -7,8 +7,8 @@ inside, and each remaining proposal of at least two
 computing nodes becomes a submodule `nvfuse_<k>` called where the
 region's last output was. A cast only the graph's output reads, and an
 input update with the work only it reads, join the region of their
-source. Writes into donated buffers that would not happen in place are
-undone (donated_buffers.py)."""
+source. Writes into donated buffers and dead GEMM results that would not
+happen in place are undone (donated_buffers.py)."""
 
 import operator
 
@@ -17,7 +17,7 @@ from torch.fx.node import _get_qualified_name
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
 from ..translate import VIEWS
-from .donated_buffers import undo_unfused_donations
+from .donated_buffers import undo_unfused_buffer_writes
 from .graph_edits import is_plain_cast
 from .in_place_updates import is_input_update, keep_in_place_updates_safe
 
@@ -40,7 +40,7 @@ def propose_regions(gm, support):
         _take_every_item(partition)
     _tails_join_their_source(partitions)
     _keep_edge_broadcasts(partitions, proposed)
-    undo_unfused_donations(gm, partitions)
+    undo_unfused_buffer_writes(gm, partitions)
     return partitioner, [p for p in partitions if _computing_nodes(p) >= 2]
 
 
@@ -199,7 +199,9 @@ def _costly_as_output(view, tail, source):
 
 
 def _ends_a_tail(node):
-    return is_input_update(node) or (
+    # Writes into dead GEMM results are no graph input's update: their
+    # buffer is a node of the graph, which a tail may not read.
+    return (is_input_update(node) and node.args[0].op == "placeholder") or (
         is_plain_cast(node) and all(u.op == "output" for u in node.users)
     )
 
