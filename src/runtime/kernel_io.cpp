@@ -93,7 +93,7 @@ std::optional<at::Tensor> KernelIo::in_place_target(size_t i, const std::vector<
   const at::Tensor& target = std::get<at::Tensor>(argument_of(args, input));
   if (target.device() != device || target.scalar_type() != to_aten(outputs_[i]->dtype()) ||
       target.sizes() != at::IntArrayRef(sizes) ||
-      target.strides() != at::IntArrayRef(strides_for_allocation(*outputs_[i], sizes)) ||
+      !laid_out_as(target, strides_for_allocation(*outputs_[i], sizes)) ||
       at::has_internal_overlap(target) != at::MemOverlap::No) {
     return std::nullopt;
   }

@@ -38,15 +38,6 @@ at::Tensor allocate_output(
 
 namespace {
 
-bool same_layout(const at::Tensor& t, const std::vector<int64_t>& strides) {
-  for (int64_t axis = 0; axis < t.dim(); ++axis) {
-    if (t.size(axis) > 1 && t.stride(axis) != strides[axis]) {
-      return false;
-    }
-  }
-  return true;
-}
-
 bool shares_memory(const at::Tensor& t, const std::vector<at::Tensor>& others) {
   for (const at::Tensor& other : others) {
     if (other.defined() && t.is_alias_of(other)) {
@@ -58,10 +49,19 @@ bool shares_memory(const at::Tensor& t, const std::vector<at::Tensor>& others) {
 
 }  // namespace
 
+bool laid_out_as(const at::Tensor& t, const std::vector<int64_t>& strides) {
+  for (int64_t axis = 0; axis < t.dim(); ++axis) {
+    if (t.size(axis) > 1 && t.stride(axis) != strides[axis]) {
+      return false;
+    }
+  }
+  return true;
+}
+
 at::Tensor materialize_output(const TensorView& tv, const at::Tensor& value,
     const std::vector<at::Tensor>& inputs, c10::Device device) {
   const std::vector<int64_t> strides = strides_for_allocation(tv, value.sizes().vec());
-  if (value.device() == device && same_layout(value, strides) && !shares_memory(value, inputs)) {
+  if (value.device() == device && laid_out_as(value, strides) && !shares_memory(value, inputs)) {
     return value;
   }
   at::Tensor out = allocate_output(tv, value.sizes(), at::TensorOptions().device(device));

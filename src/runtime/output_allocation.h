@@ -14,6 +14,11 @@ namespace nvfuse {
 at::Tensor allocate_output(
     const TensorView& tv, at::IntArrayRef logical_sizes, const at::TensorOptions& options);
 
+// Whether `t` has `strides` on every axis longer than one (a size-1 axis's
+// stride addresses nothing: channels-last tensors and views leave any
+// there).
+bool laid_out_as(const at::Tensor& t, const std::vector<int64_t>& strides);
+
 // `value` in `tv`'s layout on `device`: `value` itself when it already has
 // that layout and shares no memory with `inputs`, else a copy.
 at::Tensor materialize_output(const TensorView& tv, const at::Tensor& value,

@@ -215,3 +215,41 @@ def test_a_cuda_linear_and_its_epilogue_hold_one_activation_at_their_peak():
     assert peak < 1.5 * activation, (peak, activation)
     scale = want.float().abs().max().item()
     assert (got.float() - want.float()).abs().max().item() <= 2e-2 * scale
+
+
+@pytest.mark.gpu
+def test_a_cuda_channels_last_block_is_written_over_its_convolutions_result():
+    """bf16 channels-last on CUDA: a 1x1 convolution (a GEMM read through
+    its channels-last view), batch norm, the residual and ReLU. The block's
+    output is written over the convolution's result in its own layout, so
+    the step allocates one activation, not two (a layout the kernel could
+    not write in place would cost a fresh output and a copy)."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs a GPU")
+    torch.manual_seed(0)
+    conv = torch.nn.Conv2d(64, 64, 1, bias=False)
+    bn = torch.nn.BatchNorm2d(64)
+    model = torch.nn.Sequential(conv, bn).to("cuda", torch.bfloat16).eval()
+    bn.running_mean.uniform_(-0.5, 0.5)
+    bn.running_var.uniform_(0.5, 2.0)
+
+    def step(x):
+        return F.relu(model(x) + x)
+
+    x = torch.randn(64, 64, 56, 56, device="cuda", dtype=torch.bfloat16)
+    x = x.to(memory_format=torch.channels_last)
+    activation = x.numel() * x.element_size()
+    compiled = torch.compile(step, backend="nvfuse")
+    with torch.no_grad():
+        compiled(x)
+        torch.cuda.synchronize()
+        base = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+        got = compiled(x)
+        torch.cuda.synchronize()
+        peak = torch.cuda.max_memory_allocated() - base
+        want = step(x)
+    assert got.is_contiguous(memory_format=torch.channels_last)
+    assert peak < 1.5 * activation, (peak, activation)
+    scale = want.float().abs().max().item()
+    assert (got.float() - want.float()).abs().max().item() <= 2e-2 * scale

@@ -139,7 +139,14 @@ def define_fusion(graph, args, layouts):
                 env[node] = _with_meta_dtype(fd, value, node.meta.get("val"))
         for node in graph.nodes:
             if is_input_update(node):
-                fd.add_output(env[node], alias_input=env[node.args[0]])
+                # Laid out as the input it is written into (a channels-last
+                # convolution's result): the kernel writes in place only
+                # where the two layouts agree.
+                fd.add_output(
+                    env[node],
+                    alias_input=env[node.args[0]],
+                    stride_order=stride_order_of(node.args[0].meta.get("val")),
+                )
         for out in outputs:
             if not is_input_update(out):
                 fd.add_output(env[out], stride_order=stride_order_of(out.meta.get("val")))
