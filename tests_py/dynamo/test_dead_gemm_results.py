@@ -69,7 +69,7 @@ def _read_twice(a, b):
     return y.relu() + 1, y * 2
 
 
-def test_a_result_two_elementwise_ops_read_takes_the_later_ones_result():
+def test_a_result_two_elementwise_ops_read_takes_the_first_ones_result():
     g = torch.Generator().manual_seed(0)
     inputs = (torch.randn(6, 5, generator=g), torch.randn(5, 4, generator=g))
     gm = aten_graph(_read_twice, *inputs)
@@ -138,14 +138,20 @@ def _read_before_and_after_another_gemm(a, b, w):
 
 def test_a_write_whose_buffer_another_region_reads_is_undone():
     """relu(y) runs before the second GEMM, y * 2 + ... after it: writing
-    the sum into y is safe only if both read y in the same kernel, so the
-    write is undone and the relu reads y as it was."""
+    relu(y) into y is safe only if both read y in the same kernel, so that
+    write is undone and y * 2 reads y as it was. The sum is still written
+    into the second GEMM's result, which only it reads."""
     g = torch.Generator().manual_seed(0)
     inputs = tuple(torch.randn(*shape, generator=g) for shape in ((6, 5), (5, 4), (4, 4)))
     gm = aten_graph(_read_before_and_after_another_gemm, *inputs)
-    assert write_into_dead_gemm_results(gm) == 1
+    assert write_into_dead_gemm_results(gm) == 2
+    first_gemm = next(n for n in gm.graph.nodes if n.target is torch.ops.aten.mm.default)
+    assert any(
+        w.args[0] is first_gemm and w.args[1].target is torch.ops.aten.relu.default
+        for w in _writes(gm)
+    )
     fused, regions = fused_regions(gm)
-    assert _region_writes(regions) == 0 and not _writes(fused)
+    assert _region_writes(regions) == 1 and not _writes(fused)
     want = _read_before_and_after_another_gemm(*inputs)[0]
     torch.testing.assert_close(fused(*inputs)[0], want)
 

@@ -2,8 +2,8 @@
 
 A convolution's or a GEMM's result that only elementwise ops read is
 dead once they have read it. Where they end in a value of the result's
-dtype, sizes and strides that something else reads, that value is
-written into the result's memory instead of a fresh tensor (Inductor
+dtype, sizes and strides that something else reads (the first such),
+that value is written into the result's memory instead of a fresh tensor (Inductor
 reuses such buffers too):
 
     y = conv(x)                      # 98 MB
@@ -15,8 +15,8 @@ last convolution's result and the block's output at once without this:
 three 98 MB tensors at its peak, one more than Inductor's.
 
 The ops may change the dtype on their way (bf16 batch norm computes in
-float32 and casts back at its end): the write goes to their last op of
-the result's layout. Every op from the result to that one is elementwise,
+float32 and casts back at its end): the write goes to the first of their
+ops with the result's layout that something else reads. Every op from the result to that one is elementwise,
 so its element i depends on the result's element i alone, read by the
 thread that writes it. The writes are the donated buffers'
 (donated_buffers.py): marked `copy_`s that the partitioner undoes where
@@ -90,11 +90,14 @@ def _elementwise_readers(buffer):
     return reached
 
 
-def _last_writer(buffer, order):
-    """The last op (in graph `order`) of the elementwise ops reading
+def _first_writer(buffer, order):
+    """The first op (in graph `order`) of the elementwise ops reading
     `buffer` that can write its result into it and whose result something
-    else reads (a value the kernel keeps in registers would become one
-    more write), or None."""
+    other than them reads (a value the kernel keeps in registers would
+    become one more write), or None. The first: a ResNet block's output
+    is read by the next block's residual add too, so the ops reading a
+    convolution's result reach down the whole residual stream; the block's
+    own output is the value its region writes."""
     readers = _elementwise_readers(buffer)
     if readers is None:
         return None
@@ -103,7 +106,7 @@ def _last_writer(buffer, order):
         for op in readers
         if writable_by(buffer, op) and any(user not in readers for user in op.users)
     ]
-    return max(writers, key=order.__getitem__, default=None)
+    return min(writers, key=order.__getitem__, default=None)
 
 
 def _buffers_of(graph):
@@ -127,7 +130,7 @@ def write_into_dead_gemm_results(gm):
     writes = 0
     written = set()  # ops that write one buffer already
     for buffer in _buffers_of(graph):
-        op = _last_writer(buffer, order)
+        op = _first_writer(buffer, order)
         if op is None or op in written:
             continue
         written.add(op)
