@@ -193,6 +193,21 @@ def test_an_inference_block_writes_its_convolutions_results_and_matches_eager():
     assert str(report).count("aten.copy_.default") == 2, report
 
 
+def test_blocks_along_a_residual_stream_each_write_their_own_convolutions():
+    """A block's output feeds the next block's residual add too, so the
+    elementwise ops reading a convolution's result run down the stream:
+    each convolution's result still takes its own block's values."""
+    nvfuse.dynamo.clear_reports()
+    blocks = torch.nn.Sequential(_block("cpu", torch.float32), _block("cpu", torch.float32)).eval()
+    x = torch.randn(2, 8, 6, 6)
+    with torch.no_grad():
+        got = torch.compile(blocks, backend="nvfuse")(x)
+        want = blocks(x)
+    torch.testing.assert_close(got, want)
+    (report,) = nvfuse.dynamo.reports()
+    assert str(report).count("aten.copy_.default") == 4, report
+
+
 @pytest.mark.gpu
 def test_a_cuda_linear_and_its_epilogue_hold_one_activation_at_their_peak():
     """bf16 on CUDA, 16 MB activations: GELU of a linear plus its input
