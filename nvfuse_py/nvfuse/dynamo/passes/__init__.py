@@ -32,9 +32,10 @@ concern a file; `pipeline.compile_graph` runs them in order:
    elementwise op that is a donated saved activation's only reader writes
    its result into it (undone by the partitioner where the write would not
    be in place),
-5c. `dead_gemm_results.write_into_dead_gemm_results`: an elementwise
-   chain that is a GEMM's or convolution's result's only reader writes
-   its result into that result's memory (undone likewise),
+5c. `dead_gemm_results.write_into_dead_gemm_results`: where only
+   elementwise ops read a GEMM's or convolution's result, the first of
+   their values with its layout is written into its memory (undone
+   likewise),
 6. `in_place_updates.mark_in_place_updates`: input updates get a reader,
 7. `partition.partition_regions`: the fusible regions become submodules
    (unsafe input updates left out by `in_place_updates`),

@@ -1,10 +1,10 @@
-"""GEMM and convolution results that an elementwise chain overwrites.
+"""GEMM and convolution results that elementwise ops overwrite.
 
 A convolution's or a GEMM's result that only elementwise ops read is
-dead once they have read it. Where they end in a value of the result's
-dtype, sizes and strides that something else reads (the first such),
-that value is written into the result's memory instead of a fresh tensor (Inductor
-reuses such buffers too):
+dead once they have read it. The first of their values with the
+result's dtype, sizes and strides that something else reads is written
+into the result's memory instead of a fresh tensor (Inductor reuses such
+buffers too):
 
     y = conv(x)                      # 98 MB
     out = relu(bn(y) + residual)     # another 98 MB while y is alive
@@ -15,15 +15,16 @@ last convolution's result and the block's output at once without this:
 three 98 MB tensors at its peak, one more than Inductor's.
 
 The ops may change the dtype on their way (bf16 batch norm computes in
-float32 and casts back at its end): the write goes to the first of their
-ops with the result's layout that something else reads. Every op from the result to that one is elementwise,
-so its element i depends on the result's element i alone, read by the
-thread that writes it. The writes are the donated buffers'
-(donated_buffers.py): marked `copy_`s that the partitioner undoes where
-the region holding them would not write in place (a reduction or a
-coordinate kernel in the region, the ops split over regions); where a
-fusion is cut into kernels after all, nvfuse writes a fresh tensor and
-copies it in rather than let a later kernel read overwritten values.
+float32 and casts back at its end), so the write goes to the first op of
+the result's layout, not to the first reader. Every op from the result
+to that one is elementwise, so its element i depends on the result's
+element i alone, read by the thread that writes it. The writes are the
+donated buffers' (donated_buffers.py): marked `copy_`s that the
+partitioner undoes where the region holding them would not write in
+place (a reduction or a coordinate kernel in the region, the ops split
+over regions); where a fusion is cut into kernels after all, nvfuse
+writes a fresh tensor and copies it in rather than let a later kernel
+read overwritten values.
 
 The result may reach the chain through views (a 1x1 convolution run as
 a GEMM is read as its [N, C, H, W] channels-last view); every view on the

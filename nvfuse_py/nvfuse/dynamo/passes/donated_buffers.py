@@ -20,13 +20,15 @@ copy was the backward's peak.
 
 Two passes: `write_into_donated_buffers` before the partitioner, and
 `undo_unfused_buffer_writes` on its proposal (dead_gemm_results.py's
-writes too), which gives the op its own
-result back where the write would not replace a fresh output by an
-in-place one: the op outside any region, in another region than the
-write, read only inside its region (the kernel would write a value it
-keeps in registers now), or in a region with other work than pointwise
-ops (a reduction's or a coordinate kernel would write a fresh tensor and
-copy it in, one more pass over the buffer than before)."""
+writes too), which gives the op its own result back where the write
+would not replace a fresh output by an in-place one: the op outside any
+region, in another region than the write, a reader of the buffer in
+another region (it might run after the write), the op read only inside
+its region (the kernel would write a value it keeps in registers now),
+or a region with other work than pointwise ops and views of values the
+buffer does not feed (a reduction's or a coordinate kernel would write a
+fresh tensor and copy it in, one more pass over the buffer than
+before)."""
 
 import torch
 from torch._prims_common import is_non_overlapping_and_dense_or_false
@@ -163,7 +165,7 @@ def write_result_into(graph, buffer, op):
 
 
 def is_written_buffer(node):
-    """Whether a write of write_result_into's targets `node`: it stays
+    """Whether `node` is the buffer of a write_result_into write: it stays
     outside every region (a region must read it as an input to write it
     in place; a view of a GEMM's result inside the region would be the
     region's own value)."""
