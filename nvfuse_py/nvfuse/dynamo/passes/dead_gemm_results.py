@@ -32,8 +32,11 @@ way must be its source's only reader. GEMMs that gemm_alignment.py pads
 are left alone: their result is a slice of a wider one, which no kernel
 can write as a dense tensor."""
 
+import operator
+
 import torch
 
+from ..translate import VIEWS
 from .donated_buffers import ELEMENTWISE, writable_by, write_result_into
 from .gemm_alignment import is_padded
 from .graph_edits import finish_rewrite
@@ -48,18 +51,13 @@ _FRESH_RESULTS = {
     aten.bmm.default,
 }
 
-# Views that keep every element where it was (no copy, no overlap).
-_PLAIN_VIEWS = {
-    aten.view.default,
-    aten._unsafe_view.default,
-    aten.permute.default,
-    aten.transpose.int,
-    aten.t.default,
-    aten.unsqueeze.default,
-    aten.squeeze.dim,
-    aten.squeeze.dims,
-    aten.squeeze.default,
-    aten.alias.default,
+# Views that keep every element where it was: not reshape (which may
+# copy), expand (overlapping), slices or getitem.
+_PLAIN_VIEWS = set(VIEWS) - {
+    aten.reshape.default,
+    aten.expand.default,
+    aten.slice.Tensor,
+    operator.getitem,
 }
 
 
