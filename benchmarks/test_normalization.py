@@ -7,9 +7,10 @@ picks others than the default grid. Run, and plot with benchmarks/report.py:
     python3 -m pytest benchmarks/test_normalization.py --benchmark-json=norm.json
     python3 benchmarks/report.py norm.json
 
-Eager is what eager PyTorch runs for the operation: torch.sum, torch.var_mean,
-torch.softmax, torch.log_softmax, the ATen layer-norm and RMS-norm forward
-and backward ops autograd calls, torch._softmax_backward_data (the backward
+Eager is what eager PyTorch runs for the operation: torch.sum, torch.var_mean
+(over the inner axis, and over the outer one: channels-last batch norm's
+statistics), torch.softmax, torch.log_softmax, the ATen layer-norm and
+RMS-norm forward and backward ops autograd calls, torch._softmax_backward_data (the backward
 of softmax); compile is torch.compile of the same function. Bytes moved are
 the bytes of every input read once plus every output written once.
 """
@@ -71,6 +72,7 @@ EAGER = {
     "sum_inner": lambda x: torch.sum(x, 1),
     "sum_outer": lambda x: torch.sum(x, 0),
     "var_mean_inner": lambda x: torch.var_mean(x, 1, correction=0),
+    "var_mean_outer": lambda x: torch.var_mean(x, 0, correction=0),
     "softmax_fwd": lambda x: torch.softmax(x, -1),
     "softmax_bwd": lambda grad, y: torch._softmax_backward_data(grad, y, -1, y.dtype),
     "log_softmax_fwd": lambda x: torch.log_softmax(x, -1),

@@ -120,6 +120,21 @@ def _var_mean_torch(x):
     return _to(x.dtype, var, mean)
 
 
+# --- var_mean over the outer axis -------------------------------------------
+# Batch norm's statistics of a channels-last activation: [N*H*W, C] with
+# the channels innermost, reduced over the rows.
+
+
+def _var_mean_outer_fd(fd, x, dtype):
+    var, mean = fd.ops.var_mean(_up(fd, x), dims=[0], correction=0, keepdim=False)
+    return [_down(fd, var, dtype), _down(fd, mean, dtype)]
+
+
+def _var_mean_outer_torch(x):
+    var, mean = torch.var_mean(x.float(), dim=0, correction=0)
+    return _to(x.dtype, var, mean)
+
+
 # --- softmax ----------------------------------------------------------------
 
 
@@ -371,6 +386,9 @@ CASES = {
     "sum_inner": Case(_x_inputs, _sum_inner_fd, _sum_inner_torch, ("NW",), ("width",)),
     "sum_outer": Case(_x_inputs, _sum_outer_fd, _sum_outer_torch, ("NW",), ("rows",)),
     "var_mean_inner": Case(_x_inputs, _var_mean_fd, _var_mean_torch, ("NW",), (None, None)),
+    "var_mean_outer": Case(
+        _x_inputs, _var_mean_outer_fd, _var_mean_outer_torch, ("NW",), (None, None)
+    ),
     "softmax_fwd": Case(_x_inputs, _softmax_fd, _softmax_torch, ("NW",), (None,)),
     "softmax_bwd": Case(
         _softmax_bwd_inputs, _softmax_bwd_fd, _softmax_bwd_torch, ("NW", "NW"), (None,)
