@@ -107,32 +107,26 @@ def _sum_outer_torch(x):
     return [x.float().sum(0).to(x.dtype)]
 
 
-# --- var_mean over the inner axis -------------------------------------------
+# --- var_mean over one axis -------------------------------------------------
+# Over the inner axis (a row's statistics), and over the outer one: batch
+# norm's statistics of a channels-last activation, [N*H*W, C] with the
+# channels innermost, reduced over the rows.
 
 
-def _var_mean_fd(fd, x, dtype):
-    var, mean = fd.ops.var_mean(_up(fd, x), dims=[1], correction=0, keepdim=False)
-    return [_down(fd, var, dtype), _down(fd, mean, dtype)]
+def _var_mean_fd(axis):
+    def define(fd, x, dtype):
+        var, mean = fd.ops.var_mean(_up(fd, x), dims=[axis], correction=0, keepdim=False)
+        return [_down(fd, var, dtype), _down(fd, mean, dtype)]
+
+    return define
 
 
-def _var_mean_torch(x):
-    var, mean = torch.var_mean(x.float(), dim=1, correction=0)
-    return _to(x.dtype, var, mean)
+def _var_mean_torch(axis):
+    def reference(x):
+        var, mean = torch.var_mean(x.float(), dim=axis, correction=0)
+        return _to(x.dtype, var, mean)
 
-
-# --- var_mean over the outer axis -------------------------------------------
-# Batch norm's statistics of a channels-last activation: [N*H*W, C] with
-# the channels innermost, reduced over the rows.
-
-
-def _var_mean_outer_fd(fd, x, dtype):
-    var, mean = fd.ops.var_mean(_up(fd, x), dims=[0], correction=0, keepdim=False)
-    return [_down(fd, var, dtype), _down(fd, mean, dtype)]
-
-
-def _var_mean_outer_torch(x):
-    var, mean = torch.var_mean(x.float(), dim=0, correction=0)
-    return _to(x.dtype, var, mean)
+    return reference
 
 
 # --- softmax ----------------------------------------------------------------
@@ -385,10 +379,8 @@ def _bias_residual_ln_torch(x, bias, residual, weight, bias2):
 CASES = {
     "sum_inner": Case(_x_inputs, _sum_inner_fd, _sum_inner_torch, ("NW",), ("width",)),
     "sum_outer": Case(_x_inputs, _sum_outer_fd, _sum_outer_torch, ("NW",), ("rows",)),
-    "var_mean_inner": Case(_x_inputs, _var_mean_fd, _var_mean_torch, ("NW",), (None, None)),
-    "var_mean_outer": Case(
-        _x_inputs, _var_mean_outer_fd, _var_mean_outer_torch, ("NW",), (None, None)
-    ),
+    "var_mean_inner": Case(_x_inputs, _var_mean_fd(1), _var_mean_torch(1), ("NW",), (None, None)),
+    "var_mean_outer": Case(_x_inputs, _var_mean_fd(0), _var_mean_torch(0), ("NW",), (None, None)),
     "softmax_fwd": Case(_x_inputs, _softmax_fd, _softmax_torch, ("NW",), (None,)),
     "softmax_bwd": Case(
         _softmax_bwd_inputs, _softmax_bwd_fd, _softmax_bwd_torch, ("NW", "NW"), (None,)

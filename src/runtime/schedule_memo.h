@@ -37,7 +37,7 @@ class ScheduleMemo {
     const HostStepTimer step("07m schedule computed (no kept one applied)");
     Schedule schedule = compute();
     std::lock_guard<std::mutex> lock(mutex_);
-    kept_.insert(kept_.begin(), Last{tensors, std::move(numbers), schedule});
+    kept_.insert(kept_.begin(), Entry{tensors, std::move(numbers), schedule});
     if (kept_.size() > kKept) {
       kept_.pop_back();
     }
@@ -50,7 +50,7 @@ class ScheduleMemo {
   // batch-norm with the same definition): each keeps its schedule.
   static constexpr size_t kKept = 4;
 
-  struct Last {
+  struct Entry {
     std::vector<TensorArg> tensors;
     std::vector<int64_t> numbers;
     Schedule schedule;
@@ -70,7 +70,7 @@ class ScheduleMemo {
   }
 
   std::mutex mutex_;
-  std::vector<Last> kept_;
+  std::vector<Entry> kept_;
 };
 
 }  // namespace nvfuse

@@ -14,6 +14,9 @@ _CASTS = {aten._to_copy.default, torch.ops.prims.convert_element_type.default}
 # Tensor arithmetic of two operands, which the passes move views and
 # gathers through.
 ARITHMETIC = {aten.add.Tensor, aten.sub.Tensor, aten.mul.Tensor, aten.div.Tensor}
+# An [N, C, H, W] image's axes in channels-last memory order, and back.
+NHWC = [0, 2, 3, 1]
+NCHW_OF_NHWC = [0, 3, 1, 2]
 
 
 def is_plain_cast(node):

@@ -27,6 +27,8 @@ activations have not been measured against cuDNN's own conversions."""
 import torch
 
 from .graph_edits import (
+    NCHW_OF_NHWC,
+    NHWC,
     has_static_layout,
     insert_call,
     insert_matmul,
@@ -41,8 +43,6 @@ aten = torch.ops.aten
 # back: [N, Ho, Wo, C, kh, kw].
 _PATCH_ORDER = [0, 2, 4, 1, 3, 5]
 _IMAGE_ORDER = [0, 3, 1, 4, 2, 5]
-_NHWC = [0, 2, 3, 1]
-_NCHW_OF_NHWC = [0, 3, 1, 2]
 
 
 def rewrite_patch_convolutions(gm):
@@ -113,7 +113,7 @@ def _weight_rows(graph, anchor, weight):
 def _rewrite_forward(graph, node):
     image, weight, bias = node.args[:3]
     out = meta_of(node)
-    nhwc_result = _is_dense_in(out, _NHWC)
+    nhwc_result = _is_dense_in(out, NHWC)
     if not (out.is_contiguous() or nhwc_result):
         return False
     n, o, ho, wo = out.shape
@@ -121,7 +121,7 @@ def _rewrite_forward(graph, node):
     weight_t = insert_call(graph, node, aten.t.default, (_weight_rows(graph, node, weight),))
     rows = insert_matmul(graph, node, patches, weight_t, bias)
     nhwc = _view(graph, node, rows, [n, ho, wo, o])
-    result = _permute(graph, node, nhwc, _NCHW_OF_NHWC)
+    result = _permute(graph, node, nhwc, NCHW_OF_NHWC)
     if not nhwc_result:
         result = _dense(graph, node, result)
     node.replace_all_uses_with(result)
@@ -136,7 +136,7 @@ def _rewrite_backward(graph, node):
     n, o, ho, wo = meta_of(grad_out).shape
     kernel = meta_of(weight).shape[2:]
     grad_rows = _view(
-        graph, node, _dense(graph, node, _permute(graph, node, grad_out, _NHWC)), [n * ho * wo, o]
+        graph, node, _dense(graph, node, _permute(graph, node, grad_out, NHWC)), [n * ho * wo, o]
     )
     results = {}
     if 0 in wanted:

@@ -33,6 +33,8 @@ other pixel and are left to cuDNN too, which reads them in place."""
 import torch
 
 from .graph_edits import (
+    NCHW_OF_NHWC,
+    NHWC,
     has_static_layout,
     insert_call,
     insert_matmul,
@@ -42,9 +44,6 @@ from .graph_edits import (
 )
 
 aten = torch.ops.aten
-
-_NHWC = [0, 2, 3, 1]
-_NCHW_OF_NHWC = [0, 3, 1, 2]
 
 
 def rewrite_pixel_convolutions(gm):
@@ -56,7 +55,7 @@ def rewrite_pixel_convolutions(gm):
 def _is_channels_last(meta):
     """Whether `meta`, a 4-d tensor, is dense in NHWC order (its
     pixels are rows of channels)."""
-    return meta.permute(_NHWC).is_contiguous()
+    return meta.permute(NHWC).is_contiguous()
 
 
 def _is_pixel_convolution(node, image_index):
@@ -85,7 +84,7 @@ def _is_pixel_convolution(node, image_index):
 def _rows(graph, anchor, x):
     """Channels-last `x` [N, C, H, W] as its pixels' rows [N*H*W, C] (a view)."""
     n, c, h, w = meta_of(x).shape
-    nhwc = insert_call(graph, anchor, aten.permute.default, (x, _NHWC))
+    nhwc = insert_call(graph, anchor, aten.permute.default, (x, NHWC))
     return insert_call(graph, anchor, aten.view.default, (nhwc, [n * h * w, c]))
 
 
@@ -93,7 +92,7 @@ def _image_of_rows(graph, anchor, rows, shape):
     """Rows [N*H*W, C] as the channels-last image [N, C, H, W] (a view)."""
     n, c, h, w = shape
     nhwc = insert_call(graph, anchor, aten.view.default, (rows, [n, h, w, c]))
-    return insert_call(graph, anchor, aten.permute.default, (nhwc, _NCHW_OF_NHWC))
+    return insert_call(graph, anchor, aten.permute.default, (nhwc, NCHW_OF_NHWC))
 
 
 def _weight_matrix(graph, anchor, weight):
