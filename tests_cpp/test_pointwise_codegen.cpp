@@ -86,6 +86,32 @@ TEST(PointwiseCodegen, BFloat16MathIsDoneInFloatAndRoundedOnce) {
   expect_compiles(p.source);
 }
 
+TEST(PointwiseCodegen, AFloatRowEveryRowReadsTakesTwoLoadsBesideBFloat16Vectors) {
+  // A per-channel float scale beside a bf16 activation: the scale's row is
+  // read again by every row (cached), so it takes two 16-byte loads where
+  // the streamed bf16 tensors take one each.
+  Fusion f;
+  TensorView* x = input(f, 2, DataType::BFloat16);
+  TensorView* scale = input(f, 1, DataType::Float);
+  f.add_output(cast(pointwise(OpType::mul, {x, scale}), DataType::BFloat16));
+  Planned p = plan(f,
+      {contiguous(DataType::BFloat16, {64, 512}), contiguous(DataType::Float, {512})}, {64, 512});
+  EXPECT_EQ(p.schedule.params.vector_width, 8);
+  EXPECT_NE(p.source.code.find("nvfuse::Array<float, 8>"), std::string::npos) << p.source.code;
+  expect_compiles(p.source);
+}
+
+TEST(PointwiseCodegen, AStreamedFloatTensorKeepsItsVectorsToSixteenBytes) {
+  Fusion f;
+  TensorView* x = input(f, 2, DataType::BFloat16);
+  TensorView* y = input(f, 2, DataType::Float);
+  f.add_output(cast(pointwise(OpType::mul, {x, y}), DataType::BFloat16));
+  Planned p =
+      plan(f, {contiguous(DataType::BFloat16, {64, 512}), contiguous(DataType::Float, {64, 512})},
+          {64, 512});
+  EXPECT_EQ(p.schedule.params.vector_width, 4);
+}
+
 TEST(PointwiseCodegen, RowBroadcastKeepsTwoAxesWithAStrideZeroOuterAxis) {
   Fusion f;
   TensorView* x = input(f, 2, DataType::Float);

@@ -200,6 +200,100 @@ def test_a_cast_of_an_input_is_recomputed_by_each_kernel_that_reads_it():
     assert_close(out, wide - wide.sum(1, keepdim=True).sum(0, keepdim=True))
 
 
+def _batch_norm_backward(shape=(4, 16, 6, 6)):
+    """Channels-last batch norm + ReLU backward as the backend defines it:
+    two per-channel sums of float work on the bf16 inputs, then the
+    gradient of the activation from both."""
+    c = shape[1]
+    count = shape[0] * shape[2] * shape[3]
+    with FusionDefinition() as fd:
+        x, mask, grad = (
+            fd.define_tensor(list(shape), contiguity=True, dtype=dtype, stride_order=[3, 0, 2, 1])
+            for dtype in (DataType.BFloat16, DataType.Bool, DataType.BFloat16)
+        )
+        mean, invstd, weight = (
+            fd.define_tensor([c], contiguity=True, dtype=DataType.Float) for _ in range(3)
+        )
+
+        def per_channel(t):
+            return fd.ops.broadcast_in_dim(t, list(shape), [1])
+
+        g = fd.ops.cast(fd.ops.where(mask, 0.0, grad), DataType.Float)
+        centred = fd.ops.sub(fd.ops.cast(x, DataType.Float), per_channel(mean))
+        grad_sum = fd.ops.sum(g, [0, 2, 3])
+        dot = fd.ops.sum(fd.ops.mul(g, centred), [0, 2, 3])
+        scale = fd.ops.mul(fd.ops.mul(dot, 1.0 / count), fd.ops.mul(invstd, invstd))
+        dx = fd.ops.sub(
+            fd.ops.sub(g, fd.ops.mul(centred, per_channel(scale))),
+            per_channel(fd.ops.mul(grad_sum, 1.0 / count)),
+        )
+        dx = fd.ops.mul(dx, per_channel(fd.ops.mul(invstd, weight)))
+        fd.add_output(grad_sum)
+        fd.add_output(dot)
+        fd.add_output(fd.ops.cast(dx, DataType.BFloat16))
+    return fd
+
+
+def _batch_norm_backward_inputs(shape=(4, 16, 6, 6), device="cpu"):
+    c = shape[1]
+
+    def activation(t):
+        return t.to(device).to(memory_format=torch.channels_last)
+
+    x = activation(torch.randn(shape, dtype=torch.bfloat16))
+    mask = activation(torch.rand(shape) < 0.3)
+    grad = activation(torch.randn(shape, dtype=torch.bfloat16))
+    mean = x.float().mean((0, 2, 3))
+    invstd = torch.rsqrt(x.float().var((0, 2, 3), correction=0) + 1e-5)
+    return [x, mask, grad, mean, invstd, torch.randn(c, device=device)]
+
+
+def _batch_norm_backward_torch(x, mask, grad, mean, invstd, weight):
+    count = x.numel() // x.shape[1]
+    g = grad.masked_fill(mask, 0).float()
+    centred = x.float() - mean[:, None, None]
+    grad_sum, dot = g.sum((0, 2, 3)), (g * centred).sum((0, 2, 3))
+    scale = (dot / count * invstd * invstd)[:, None, None]
+    dx = (g - centred * scale - (grad_sum / count)[:, None, None]) * (invstd * weight)[
+        :, None, None
+    ]
+    return grad_sum, dot, dx.to(torch.bfloat16)
+
+
+def test_elementwise_work_on_inputs_is_recomputed_by_the_kernel_after_the_sums():
+    # The reduction kernel wrote the float gradient and the float centred
+    # activation and the last kernel read both back: 16 bytes an element
+    # where the bf16 inputs and the mask take 5.
+    fd = _batch_norm_backward()
+    args = _batch_norm_backward_inputs()
+    segments = fd.segment(args)
+    assert len(segments) == 2
+    activations = [
+        line for line in str(segments[-1]).splitlines() if "shape=[-1, -1, -1, -1]" in line
+    ]
+    assert len(activations) == 3 and not any("DataType.Float" in line for line in activations)
+    for got, want in zip(fd.execute(args), _batch_norm_backward_torch(*args)):
+        torch.testing.assert_close(got.float(), want.float(), rtol=2e-2, atol=2e-2)
+
+
+def test_elementwise_work_on_more_bytes_than_its_result_is_read_not_recomputed():
+    # A float sum of three float inputs read after a reduction: recomputed,
+    # the last kernel would read 12 bytes an element where the written sum
+    # takes 4 to write and 4 to read.
+    with FusionDefinition() as fd:
+        a, b, c = (fd.define_tensor([-1, -1], contiguity=True, dtype=DataType.Float) for _ in "abc")
+        wide = fd.ops.add(fd.ops.add(a, b), c)
+        total = fd.ops.sum(fd.ops.sum(wide, [1], keepdim=True), [0], keepdim=True)
+        fd.add_output(fd.ops.sub(wide, total))
+    args = [torch.randn(6, 10) for _ in "abc"]
+    segments = fd.segment(args)
+    assert ("segment", 0, 0) in segments[-1].segment_inputs
+    assert not any(source[0] == "input" for source in segments[-1].segment_inputs)
+    wide = args[0] + args[1] + args[2]
+    (out,) = fd.execute(args)
+    assert_close(out, wide - wide.sum(1, keepdim=True).sum(0, keepdim=True))
+
+
 # --- on the GPU ----------------------------------------------------------
 
 
@@ -229,6 +323,25 @@ def test_statistics_applied_to_a_wider_tensor_run_as_kernels_on_the_gpu():
     assert "declined" not in (fd.debug_output() or "")
     var, mean = torch.var_mean(partials[:, :, None, None], dim=0, correction=0, keepdim=True)
     torch.testing.assert_close(out, (x - mean) * torch.rsqrt(var + 1e-5))
+
+
+@pytest.mark.gpu
+def test_batch_norm_backward_recomputing_its_input_work_matches_torch_on_the_gpu():
+    import nvfuse
+
+    shape = (8, 64, 14, 14)
+    fd = _batch_norm_backward(shape)
+    args = _batch_norm_backward_inputs(shape, "cuda")
+    fd.execute(args)  # the first call may run on ATen while the kernels compile
+    nvfuse.set_dump("launch")
+    try:
+        outputs = fd.execute(args, capture_debug_output=True)
+    finally:
+        nvfuse.set_dump("")
+    assert "declined" not in (fd.debug_output() or "")
+    assert len(kernel_parts(fd.last_cuda_code())) == 2
+    for got, want in zip(outputs, _batch_norm_backward_torch(*args)):
+        torch.testing.assert_close(got.float(), want.float(), rtol=2e-2, atol=5e-2)
 
 
 def _matmul_and_counters(counters):

@@ -81,22 +81,40 @@ IterationSpace build_space(const PointwiseAnalysis& analysis, const std::vector<
   return space;
 }
 
-// The widest vector (in elements) every tensor can take: contiguous tensors
-// need aligned addresses and rows that start aligned; a row of the inner
-// axis must hold whole vectors unless the space is flat (the kernel then
-// handles the tail separately).
+// Whether tensor `t` moves with the outer axes (each row its own memory),
+// not one row read again by every row (a per-channel scale in a
+// channels-last activation's space).
+bool streams(const IterationSpace& space, size_t t) {
+  const auto& strides = space.strides[t];
+  return strides.size() < 2 ||
+      std::any_of(strides.begin(), strides.end() - 1, [](int64_t s) { return s != 0; });
+}
+
+// The widest vector (in elements) every tensor can take: 16 bytes of the
+// widest tensor that streams, and at most two such loads of a row that
+// every row reads again (cached: a float scale beside bf16 activations
+// held their loads to 8 bytes). Contiguous tensors need aligned addresses
+// and rows that start aligned; a row of the inner axis must hold whole
+// vectors unless the space is flat (the kernel then handles the tail
+// separately).
 int vector_width_for(const IterationSpace& space, const std::vector<TensorArg>& tensors,
     const std::vector<InnerAccess>& access) {
-  int64_t widest_element = 1;
+  int64_t widest_streamed = 0;
+  int64_t widest_row = 0;
   for (size_t t = 0; t < tensors.size(); ++t) {
     if (access[t] == InnerAccess::kStrided) {
       return 1;
     }
     if (access[t] == InnerAccess::kContiguous) {
-      widest_element = std::max(widest_element, size_in_bytes(tensors[t].dtype));
+      int64_t& widest = streams(space, t) ? widest_streamed : widest_row;
+      widest = std::max(widest, size_in_bytes(tensors[t].dtype));
     }
   }
-  int width = static_cast<int>(kVectorBytes / widest_element);
+  int64_t width_bytes = kVectorBytes / std::max<int64_t>(widest_streamed, 1);
+  if (widest_row > 0) {
+    width_bytes = std::min(width_bytes, 2 * kVectorBytes / widest_row);
+  }
+  int width = static_cast<int>(std::max<int64_t>(width_bytes, 1));
   const size_t rank = space.extents.size();
   for (; width > 1; width /= 2) {
     bool fits = rank == 1 || space.extents.back() % width == 0;

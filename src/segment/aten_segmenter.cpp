@@ -18,7 +18,7 @@
 #include "segment/kernel_choice.h"
 #include "segment/kernel_segments.h"
 #include "segment/merge_groups.h"
-#include "segment/recompute_casts.h"
+#include "segment/recompute_input_work.h"
 #include "segment/reductions_then_coordinates.h"
 #include "segment/segment_builder.h"
 
@@ -105,9 +105,9 @@ struct Planned {
 
 // Kernel groups that the schedulers do not take whole (a sum of a sum),
 // each split into groups that one kernel takes (segment/merge_groups.h),
-// casts of inputs recomputed by their readers (segment/recompute_casts.h,
-// those go into `recomputed`); the pieces keep the group's place in the
-// run order.
+// elementwise work on inputs recomputed by its readers
+// (segment/recompute_input_work.h, those go into `recomputed`); the
+// pieces keep the group's place in the run order.
 std::vector<Planned> split_unschedulable_kernels(const Fusion& fusion, std::vector<Planned> planned,
     std::unordered_set<const Expr*>& recomputed) {
   const GroupCheck one_kernel = [&](const std::vector<const Expr*>& exprs) {
@@ -120,7 +120,7 @@ std::vector<Planned> split_unschedulable_kernels(const Fusion& fusion, std::vect
       result.push_back(std::move(group));
       continue;
     }
-    std::vector<MergedGroup> pieces = recompute_input_casts(fusion, group.members,
+    std::vector<MergedGroup> pieces = recompute_input_work(fusion, group.members,
         merge_into_kernel_groups(fusion, group.members, one_kernel), one_kernel, recomputed);
     for (MergedGroup& piece : pieces) {
       result.push_back({group.depth, group.phase, std::move(piece.exprs)});

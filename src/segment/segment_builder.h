@@ -13,7 +13,7 @@ namespace nvfuse {
 
 // The segment of `fusion` that computes `members` (in the fusion's order).
 // `recomputed`: exprs whose every reader computes its own copy
-// (segment/recompute_casts.h), so their results are no segment's output.
+// (segment/recompute_input_work.h), so their results are no segment's output.
 FusionSegment build_segment(const Fusion& fusion, const std::vector<const Expr*>& members,
     bool is_aten, const std::unordered_set<const Expr*>& recomputed = {});
 
