@@ -1,14 +1,15 @@
 """Cuts an ATen graph into the regions nvfuse runs: torch's
-CapabilityBasedPartitioner proposes the largest connected sets of nodes
-nvfuse takes (support.py), unsafe in-place updates leave their proposals
-(in_place_updates.py), views at a region's edges stay outside it (they
-cost nothing in eager) while the getitems of its multi-valued nodes stay
-inside, and each remaining proposal of at least two
-computing nodes becomes a submodule `nvfuse_<k>` called where the
-region's last output was. A cast only the graph's output reads, and an
-input update with the work only it reads, join the region of their
-source. Writes into donated buffers and dead GEMM results that would not
-happen in place are undone (donated_buffers.py)."""
+CapabilityBasedPartitioner's walk (region_proposals.py walks it faster)
+proposes the largest connected sets of nodes nvfuse takes (support.py),
+unsafe in-place updates leave their proposals (in_place_updates.py),
+views at a region's edges stay outside it (they cost nothing in eager)
+while the getitems of its multi-valued nodes stay inside, and each
+remaining proposal of at least two computing nodes becomes a submodule
+`nvfuse_<k>` called where the region's last output was. A cast only the
+graph's output reads, and an input update with the work only it reads,
+join the region of their source. Writes into donated buffers and dead
+GEMM results that would not happen in place are undone
+(donated_buffers.py)."""
 
 import operator
 
@@ -20,6 +21,7 @@ from ..translate import VIEWS
 from .donated_buffers import undo_unfused_buffer_writes
 from .graph_edits import is_plain_cast
 from .in_place_updates import is_input_update, keep_in_place_updates_safe
+from .region_proposals import propose_partitions
 
 aten = torch.ops.aten
 
@@ -33,7 +35,7 @@ def propose_regions(gm, support):
         allows_single_node_partition=False,
         non_compute_ops=[_get_qualified_name(v) for v in VIEWS if v is not operator.getitem],
     )
-    partitions = keep_in_place_updates_safe(partitioner.propose_partitions(), support.reasons)
+    partitions = keep_in_place_updates_safe(propose_partitions(partitioner), support.reasons)
     proposed = [n for p in partitions for n in p.nodes]
     partitioner.remove_bookend_non_compute_ops(partitions)
     for partition in partitions:
