@@ -86,16 +86,23 @@ TEST(PointwiseCodegen, BFloat16MathIsDoneInFloatAndRoundedOnce) {
   expect_compiles(p.source);
 }
 
+// A bf16 [64, 512] activation times a float tensor of `float_sizes`, cast
+// back to bf16, planned in `f`.
+Planned plan_bf16_times_float(Fusion& f, const std::vector<int64_t>& float_sizes) {
+  TensorView* x = input(f, 2, DataType::BFloat16);
+  TensorView* y = input(f, static_cast<int64_t>(float_sizes.size()), DataType::Float);
+  f.add_output(cast(pointwise(OpType::mul, {x, y}), DataType::BFloat16));
+  return plan(f,
+      {contiguous(DataType::BFloat16, {64, 512}), contiguous(DataType::Float, float_sizes)},
+      {64, 512});
+}
+
 TEST(PointwiseCodegen, AFloatRowEveryRowReadsTakesTwoLoadsBesideBFloat16Vectors) {
   // A per-channel float scale beside a bf16 activation: the scale's row is
   // read again by every row (cached), so it takes two 16-byte loads where
   // the streamed bf16 tensors take one each.
   Fusion f;
-  TensorView* x = input(f, 2, DataType::BFloat16);
-  TensorView* scale = input(f, 1, DataType::Float);
-  f.add_output(cast(pointwise(OpType::mul, {x, scale}), DataType::BFloat16));
-  Planned p = plan(f,
-      {contiguous(DataType::BFloat16, {64, 512}), contiguous(DataType::Float, {512})}, {64, 512});
+  Planned p = plan_bf16_times_float(f, {512});
   EXPECT_EQ(p.schedule.params.vector_width, 8);
   EXPECT_NE(p.source.code.find("nvfuse::Array<float, 8>"), std::string::npos) << p.source.code;
   expect_compiles(p.source);
@@ -103,12 +110,7 @@ TEST(PointwiseCodegen, AFloatRowEveryRowReadsTakesTwoLoadsBesideBFloat16Vectors)
 
 TEST(PointwiseCodegen, AStreamedFloatTensorKeepsItsVectorsToSixteenBytes) {
   Fusion f;
-  TensorView* x = input(f, 2, DataType::BFloat16);
-  TensorView* y = input(f, 2, DataType::Float);
-  f.add_output(cast(pointwise(OpType::mul, {x, y}), DataType::BFloat16));
-  Planned p =
-      plan(f, {contiguous(DataType::BFloat16, {64, 512}), contiguous(DataType::Float, {64, 512})},
-          {64, 512});
+  Planned p = plan_bf16_times_float(f, {64, 512});
   EXPECT_EQ(p.schedule.params.vector_width, 4);
 }
 

@@ -1,14 +1,13 @@
 """One ATen graph from AOTAutograd through the backend's passes
 (passes/__init__.py lists them): patch convolutions run as GEMMs,
 convolutions made channels-last (when asked), 1x1 convolutions of
-channels-last images run as GEMMs, reductions split into ones
-kernels take, views moved above casts, gathers moved below pointwise ops,
+channels-last images run as GEMMs, reductions split into ones kernels
+take, views moved above casts, gathers moved below pointwise ops,
 one-hot scatters rewritten as comparisons and their sums as numbers,
 reshapes moved below elementwise ops, dead buffers written in place,
-input updates marked, fusible
-regions partitioned and installed as nvfuse fusions, unaligned GEMMs
-padded, the graph's report, and the ATen calls left spelled as their
-cheapest Python calls."""
+input updates marked, fusible regions partitioned and installed as
+nvfuse fusions, unaligned GEMMs padded, the graph's report, and the ATen
+calls left spelled as their cheapest Python calls."""
 
 import sys
 
