@@ -647,3 +647,38 @@ def test_an_input_updated_in_place_matches_torch_on_the_gpu():
         expected = (x.float() * cos.float() + torch.cat([a, b], -1).float()).bfloat16()
         _scaled_in_place(DataType.BFloat16).execute([x, cos, a, b])
         torch.testing.assert_close(x, expected, rtol=1e-2, atol=1e-2)
+
+
+def _permuted_pad(x):
+    """A channels-last image walked as (n, h, w, c) and padded along h and
+    w: the lanes run along the image's axis 1, not its last."""
+    with FusionDefinition() as fd:
+        t = fd.from_pytorch(x)
+        nhwc = fd.ops.permute(t, [0, 2, 3, 1])
+        fd.add_output(fd.ops.pad(nhwc, [0, 0, 1, 1, 1, 1], fd.define_scalar(0.0)))
+    return fd
+
+
+def test_lanes_along_a_permuted_axis_load_a_checked_vector():
+    x = torch.randn(2, 16, 5, 6).bfloat16().to(memory_format=torch.channels_last)
+    code = _permuted_pad(x).cuda_code_for([x])
+    body = code[code.index("void group(") : code.index("__global__")]
+    assert re.search(r"vector_ok<kVec>\(args\.t0 \+ v\d+, args\.stride_t0\[1\]\)", body), body
+    assert "for (int l = 0; l < kVec; ++l) v" in body  # the fallback, lane by lane
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("layout", ["channels_last", "contiguous", "misaligned"])
+def test_permuted_axis_reads_match_torch(layout):
+    """The vector where the permuted axis is adjacent in memory and
+    aligned; lane by lane where it is not (an NCHW image, or a storage
+    offset of one element)."""
+    x = torch.randn(2, 16, 5, 6, device="cuda").bfloat16()
+    if layout == "channels_last":
+        x = x.to(memory_format=torch.channels_last)
+    elif layout == "misaligned":
+        storage = torch.empty(x.numel() + 1, dtype=x.dtype, device="cuda")
+        x = storage[1:].view(2, 5, 6, 16).copy_(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+    (out,) = _permuted_pad(x).execute([x])
+    expected = torch.nn.functional.pad(x.permute(0, 2, 3, 1), [0, 0, 1, 1, 1, 1])
+    assert torch.equal(out, expected)

@@ -266,10 +266,28 @@ std::string CoordinateValues::load(const TensorView* tv, const std::vector<LaneC
     const std::string value = declare(type, pointer + "[" + offset_of(tv, coords, "0") + "]");
     line("#pragma unroll");
     line("for (int l = 0; l < kVec; ++l) " + name + ".val[l] = " + value + ";");
-  } else if (gathered || coords[varying].lane_step != 1 || varying + 1 != tv->rank()) {
+  } else if (gathered || coords[varying].lane_step != 1) {
     line("#pragma unroll");
     line("for (int l = 0; l < kVec; ++l) " + name + ".val[l] = " + pointer + "[" +
         offset_of(tv, coords, "l") + "];");
+  } else if (varying + 1 != tv->rank()) {
+    // Consecutive lanes along another axis than the last: a permuted read,
+    // such as a channels-last image walked with its channels innermost.
+    // That axis is adjacent in memory only at run time, so the vector load
+    // is always checked (the host's alignment check covers last axes).
+    const std::string at = declare("Index", offset_of(tv, coords, "0"));
+    const std::string stride =
+        "args.stride_" + name_of_value(tv) + "[" + std::to_string(varying) + "]";
+    const std::string cast =
+        "reinterpret_cast<const " + array_type(type) + "*>(" + pointer + " + " + at + ")";
+    line("if (nvfuse::vector_ok<kVec>(" + pointer + " + " + at + ", " + stride + ")) {");
+    line("  " + name + " = " +
+        (updated_in_place(tv) ? "*" + cast : "nvfuse::load_read_only<true>(" + cast + ")") + ";");
+    line("} else {");
+    line("#pragma unroll");
+    line("  for (int l = 0; l < kVec; ++l) " + name + ".val[l] = " + pointer + "[" + at +
+        " + Index(l) * " + stride + "];");
+    line("}");
   } else {
     // Consecutive lanes along the last axis: one vector load where the
     // stride is 1 and the address aligned, else lane by lane.

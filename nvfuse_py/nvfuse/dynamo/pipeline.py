@@ -21,6 +21,7 @@ from .passes.gather_through_pointwise import push_gathers_through_pointwise
 from .passes.gemm_alignment import pad_unaligned_gemms
 from .passes.host_calls import respell_host_calls
 from .passes.in_place_updates import mark_in_place_updates
+from .passes.max_pool_slices import rewrite_max_pools
 from .passes.one_hot_scatters import rewrite_one_hot_scatters
 from .passes.one_hot_sums import rewrite_one_hot_sums
 from .passes.patch_convolutions import rewrite_patch_convolutions
@@ -57,6 +58,7 @@ def compile_graph(gm, example_inputs, kind, dump=False, channels_last="auto", wr
     run_convolutions_channels_last(gm, example_inputs, kind, when=channels_last)
     rewrite_pixel_convolutions(gm)
     split_reductions(gm)
+    rewrite_max_pools(gm)
     move_views_before_casts(gm)
     push_gathers_through_pointwise(gm)
     rewrite_one_hot_scatters(gm)

@@ -1,0 +1,165 @@
+"""2-D max pooling whose indices nothing reads (an inference step) as
+pointwise work nvfuse fuses: the padded input read through one strided
+slice per window position and a running maximum.
+
+ATen's channels-last max pool writes int64 indices even where nothing
+reads them, and took longer than the convolution before it in ResNet-50's
+inference step. Here the pooling joins the batch norm and ReLU that feed
+it in one coordinate kernel, which never writes their full-size result.
+The pass runs after the channels-last pass, on the layout that pass
+chose: a channels-last input is pooled as (n, h, w, c) and permuted back,
+so the kernel's lanes run along the channels, adjacent in memory.
+
+Where the indices are read (a training step's backward,
+max_pool2d_with_indices_backward) the pooling stays ATen's: measured on
+ResNet-50's stem, the padded copy, the pooling kernel and the int64
+indices it writes took longer than ATen's one kernel. pool_window still
+computes them, as ATen's CUDA kernels do, for tests and later use.
+
+Torch's semantics, as ATen's CUDA kernels compute them: padding is never
+a candidate; the first maximum in window order wins a tie; a NaN wins
+over any number and a later NaN over an earlier one; a window of only
+-inf returns -inf and the index of its first element inside the input.
+The indices are flat positions in each (n, c) plane, as
+max_pool2d_with_indices_backward (which stays ATen) reads them.
+`ceil_mode`, inputs that are not 4-D, empty ones and symbolic sizes keep
+ATen's op too."""
+
+import operator
+
+import torch
+
+from .graph_edits import finish_rewrite, has_static_layout, insert_call
+
+aten = torch.ops.aten
+
+
+def _pair(value):
+    if isinstance(value, int):
+        return value, value
+    return (value[0], value[0]) if len(value) == 1 else (value[0], value[1])
+
+
+def pool_window(x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False, *, call):
+    """max_pool2d_with_indices(x, ...) as ATen ops, each made by
+    `call(target, *args)` (run eagerly or inserted into a graph); x's
+    layout is its meta value's where it is a node. (values, indices), or
+    None for what stays ATen's."""
+    value_of = (lambda t: t.meta["val"]) if isinstance(x, torch.fx.Node) else (lambda t: t)
+    shape = value_of(x)
+    if ceil_mode or shape.dim() != 4 or shape.numel() == 0 or not has_static_layout(shape):
+        return None
+    kh, kw = _pair(kernel_size)
+    sh, sw = _pair(stride) if len(stride) > 0 else (kh, kw)
+    ph, pw = _pair(padding)
+    dh, dw = _pair(dilation)
+    n, c, h, w = shape.shape
+    out_h = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    out_w = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    if out_h <= 0 or out_w <= 0:
+        return None  # ATen's error
+    # The generated kernels walk their output's logical order with its last
+    # axis innermost: pooled as (n, h, w, c), a channels-last input's
+    # channels are that axis.
+    channels_last = c > 1 and shape.is_contiguous(memory_format=torch.channels_last)
+    planes = call(aten.permute.default, x, [0, 2, 3, 1]) if channels_last else x
+    rows_at, cols_at = (1, 2) if channels_last else (2, 3)
+    widths = [0, 0, pw, pw, ph, ph] if channels_last else [pw, pw, ph, ph]
+    padded = call(aten.constant_pad_nd.default, planes, widths, 0.0)
+    # Each window position's row and column in the input from the output
+    # coordinates (iota and arithmetic, which every kernel computes in
+    # place): its flat index in the plane, and whether it is inside.
+    device = shape.device
+    rows = call(aten.arange.start_step, -ph, out_h * sh - ph, sh, dtype=torch.int64, device=device)
+    rows = call(aten.unsqueeze.default, rows, 1)
+    cols = call(aten.arange.start_step, -pw, out_w * sw - pw, sw, dtype=torch.int64, device=device)
+    if channels_last:  # positions broadcast along the channels, innermost
+        rows = call(aten.unsqueeze.default, rows, 2)
+        cols = call(aten.unsqueeze.default, cols, 1)
+    best = index = seen = None
+    for i in range(kh):
+        for j in range(kw):
+            value = call(
+                aten.slice.Tensor, padded, rows_at, i * dh, i * dh + (out_h - 1) * sh + 1, sh
+            )
+            value = call(
+                aten.slice.Tensor, value, cols_at, j * dw, j * dw + (out_w - 1) * sw + 1, sw
+            )
+            row = call(aten.add.Tensor, rows, i * dh)
+            col = call(aten.add.Tensor, cols, j * dw)
+            at = call(aten.add.Tensor, call(aten.mul.Tensor, row, w), col)
+            inside = call(
+                aten.bitwise_and.Tensor,
+                call(
+                    aten.bitwise_and.Tensor,
+                    call(aten.ge.Scalar, row, 0),
+                    call(aten.lt.Scalar, row, h),
+                ),
+                call(
+                    aten.bitwise_and.Tensor,
+                    call(aten.ge.Scalar, col, 0),
+                    call(aten.lt.Scalar, col, w),
+                ),
+            )
+            if best is None:
+                best, index, seen = value, at, inside
+                continue
+            wins = call(
+                aten.bitwise_or.Tensor,
+                call(
+                    aten.bitwise_or.Tensor,
+                    call(aten.bitwise_not.default, seen),
+                    call(aten.gt.Tensor, value, best),
+                ),
+                call(aten.isnan.default, value),
+            )
+            take = call(aten.bitwise_and.Tensor, inside, wins)
+            best = call(aten.where.self, take, value, best)
+            index = call(aten.where.self, take, at, index)
+            seen = call(aten.bitwise_or.Tensor, seen, inside)
+    if channels_last:
+        index = call(aten.expand.default, index, [n, out_h, out_w, c])
+        return call(aten.permute.default, best, [0, 3, 1, 2]), call(
+            aten.permute.default, index, [0, 3, 1, 2]
+        )
+    return best, call(aten.expand.default, index, [n, c, out_h, out_w])
+
+
+def _indices_read(node):
+    return any(
+        u.target is not operator.getitem or (u.args[1] == 1 and len(u.users) > 0)
+        for u in node.users
+    )
+
+
+def rewrite_max_pools(gm):
+    """Replaces `gm`'s max_pool2d_with_indices calls by pool_window's ops
+    (see the module); returns how many it replaced."""
+    rewritten = 0
+    for node in list(gm.graph.nodes):
+        if node.op != "call_function" or node.target != aten.max_pool2d_with_indices.default:
+            continue
+        fake = node.args[0].meta.get("val") if isinstance(node.args[0], torch.fx.Node) else None
+        if fake is None or _indices_read(node):
+            continue
+
+        inserted = []
+
+        def call(target, *args, **kwargs):
+            inserted.append(insert_call(gm.graph, node, target, args, kwargs, fake_like=fake))
+            return inserted[-1]
+
+        pooled = pool_window(*node.args, **node.kwargs, call=call)
+        if pooled is None:
+            continue
+        for user in list(node.users):
+            if user.target is operator.getitem:
+                user.replace_all_uses_with(pooled[user.args[1]])
+                gm.graph.erase_node(user)
+        if not node.users:
+            gm.graph.erase_node(node)
+        for new in reversed(inserted):  # unread: an inference step's indices
+            if not new.users:
+                gm.graph.erase_node(new)
+        rewritten += 1
+    return finish_rewrite(gm, rewritten)
