@@ -659,10 +659,20 @@ def _permuted_pad(x):
     return fd
 
 
-def test_lanes_along_a_permuted_axis_load_a_checked_vector():
+def _body(code):
+    return code[code.index("void group(") : code.index("__global__")]
+
+
+def test_lanes_along_a_permuted_axis_load_vectors():
+    """Aligned (checked on the host, the channels' stride 1 included): one
+    vector load. A storage offset of one element: the vector where the
+    kernel finds the address aligned, lane by lane elsewhere."""
     x = torch.randn(2, 16, 5, 6).bfloat16().to(memory_format=torch.channels_last)
-    code = _permuted_pad(x).cuda_code_for([x])
-    body = code[code.index("void group(") : code.index("__global__")]
+    body = _body(_permuted_pad(x).cuda_code_for([x]))
+    assert "vector_ok" not in body and "load_read_only<true>" in body, body
+    storage = torch.empty(x.numel() + 1, dtype=x.dtype)
+    shifted = storage[1:].view(2, 5, 6, 16).copy_(x.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+    body = _body(_permuted_pad(shifted).cuda_code_for([shifted]))
     assert re.search(r"vector_ok<kVec>\(args\.t0 \+ v\d+, args\.stride_t0\[1\]\)", body), body
     assert "for (int l = 0; l < kVec; ++l) v" in body  # the fallback, lane by lane
 
@@ -682,3 +692,67 @@ def test_permuted_axis_reads_match_torch(layout):
     (out,) = _permuted_pad(x).execute([x])
     expected = torch.nn.functional.pad(x.permute(0, 2, 3, 1), [0, 0, 1, 1, 1, 1])
     assert torch.equal(out, expected)
+
+
+def _windows_of_scaled(x, scale):
+    """Two windows of a padded, per-channel-scaled (n, h, w, c) image, as
+    a max pool reads them: x * scale under each window's pad."""
+    with FusionDefinition() as fd:
+        t = fd.from_pytorch(x)
+        s = fd.from_pytorch(scale)
+        scaled = fd.ops.mul(t, fd.ops.broadcast(fd.ops.rsqrt(s), [True, True, True, False]))
+        zero = fd.define_scalar(0.0)
+        first = fd.ops.pad(scaled, [0, 0, 1, 0, 1, 0], zero)
+        second = fd.ops.pad(scaled, [0, 0, 0, 1, 0, 1], zero)
+        h, w = x.shape[1], x.shape[2]
+        a = fd.ops.slice(first, [0, 0, 0, 0], [BIG, h, w, BIG])
+        b = fd.ops.slice(second, [0, 1, 1, 0], [BIG, BIG, BIG, BIG])
+        fd.add_output(fd.ops.maximum(a, b))
+    return fd
+
+
+def _expected_windows(x, scale):
+    scaled = x.float() * scale.float().rsqrt()
+    a = torch.nn.functional.pad(scaled, [0, 0, 1, 0, 1, 0])[:, : x.shape[1], : x.shape[2]]
+    b = torch.nn.functional.pad(scaled, [0, 0, 0, 1, 0, 1])[:, 1:, 1:]
+    return torch.maximum(a, b)
+
+
+def test_values_at_the_iteration_coordinates_are_computed_once_outside_pads():
+    """The per-channel scale is read at the iteration's own coordinates
+    under each pad: one load and one rsqrt serve both windows, with no
+    predicate (its every element exists); the image under each pad is
+    read shifted, predicated."""
+    x = torch.randn(2, 5, 6, 16)
+    scale = torch.rand(16) + 0.5
+    code = _windows_of_scaled(x, scale).cuda_code_for([x, scale])
+    body = code[code.index("void group(") : code.index("__global__")]
+    assert body.count("// load T1") == 1, body
+    assert body.count("rsqrtf(") == 1, body
+    assert body.count("// load T0") == 2, body
+    load_scale = body[body.index("// load T1") :].splitlines()[1]
+    assert not load_scale.strip().startswith("if ("), load_scale
+
+
+@pytest.mark.gpu
+def test_values_computed_outside_pads_match_torch():
+    x = torch.randn(2, 5, 6, 16, device="cuda")
+    scale = torch.rand(16, device="cuda") + 0.5
+    (out,) = _windows_of_scaled(x, scale).execute([x, scale])
+    torch.testing.assert_close(out, _expected_windows(x, scale))
+
+
+def test_a_cat_part_at_the_iteration_coordinates_stays_guarded():
+    """Part 0 of a cat is read at the iteration's own coordinates, but
+    those run past its end: its loads stay under the cat's predicate."""
+    a = torch.randn(4, 8)
+    b = torch.randn(4, 8)
+    with FusionDefinition() as fd:
+        ta = fd.from_pytorch(a)
+        tb = fd.from_pytorch(b)
+        fd.add_output(fd.ops.cat([fd.ops.exp(ta), fd.ops.exp(tb)], 1))
+    code = fd.cuda_code_for([a, b])
+    body = code[code.index("void group(") : code.index("__global__")]
+    for tensor in ("T0", "T1"):
+        after = body[body.index("// load " + tensor) :].splitlines()[1]
+        assert "if (" in after, body

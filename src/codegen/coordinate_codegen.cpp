@@ -295,9 +295,9 @@ LaneRequirements lanes_of(const CoordinateValues& values, const CoordinateAnalys
   lanes.multiples.assign(values.lane_multiples().begin(), values.lane_multiples().end());
   lanes.shareable = values.lanes_share_predicates();
   lanes.flat = values.lanes_may_be_flat() && analysis.scatter == nullptr && analysis.scans.empty();
-  for (const TensorView* tv : values.vector_tensors()) {
-    const auto at = std::find(tensors.begin(), tensors.end(), tv);
-    lanes.vector_tensors.push_back(static_cast<size_t>(at - tensors.begin()));
+  for (const VectorAccess& access : values.vector_accesses()) {
+    const auto at = std::find(tensors.begin(), tensors.end(), access.tv);
+    lanes.vector_accesses.emplace_back(static_cast<size_t>(at - tensors.begin()), access.axis);
   }
   lanes.alignment_terms.assign(values.alignment_terms().begin(), values.alignment_terms().end());
   return lanes;

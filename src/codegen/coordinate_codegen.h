@@ -25,7 +25,8 @@ struct LaneRequirements {
   std::vector<const Val*> multiples;
   bool shareable = true;
   bool flat = false;
-  std::vector<size_t> vector_tensors;
+  // (index among the kernel's tensors, axis its lanes run along)
+  std::vector<std::pair<size_t, int64_t>> vector_accesses;
   std::vector<const Val*> alignment_terms;
 };
 LaneRequirements lane_requirements(const Fusion& fusion, const CoordinateAnalysis& analysis);

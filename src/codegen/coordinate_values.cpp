@@ -45,6 +45,7 @@ CoordinateValues::CoordinateValues(const Fusion& fusion, int vector_width,
       drawn_(std::move(drawn)),
       graph_rng_(graph_rng),
       scopes_(1),
+      guard_scopes_(1, false),
       vectors_aligned_(vectors_aligned) {}
 
 void CoordinateValues::line(const std::string& text) {
@@ -53,11 +54,13 @@ void CoordinateValues::line(const std::string& text) {
 
 void CoordinateValues::open_scope() {
   scopes_.emplace_back();
+  guard_scopes_.push_back(false);
   ++indent_;
 }
 
 void CoordinateValues::close_scope() {
   scopes_.pop_back();
+  guard_scopes_.pop_back();
   --indent_;
 }
 
@@ -186,8 +189,61 @@ std::string CoordinateValues::value_at(const TensorView* tv, std::vector<LaneCoo
       return found->second;
     }
   }
+  const bool under_pads_alone = !guards_.empty() &&
+      std::all_of(guards_.begin(), guards_.end(), [](const Guard& g) { return g.pad; });
+  if (under_pads_alone && at_iteration_coordinates(coords)) {
+    return unguarded(tv, coords, key);
+  }
   const std::string name = compute(tv, coords);
   scopes_.back()[key] = name;
+  return name;
+}
+
+bool CoordinateValues::at_iteration_coordinates(const std::vector<LaneCoord>& coords) const {
+  if (iteration_.empty()) {
+    return false;
+  }
+  return std::all_of(coords.begin(), coords.end(), [&](const LaneCoord& c) {
+    if (!c.shifts.empty()) {
+      return false;
+    }
+    if (c.base == "0" && !c.varies()) {
+      return true;
+    }
+    return std::any_of(iteration_.begin(), iteration_.end(), [&](const LaneCoord& at) {
+      return c.base == at.base && c.lane_step == at.lane_step && c.per_lane == at.per_lane;
+    });
+  });
+}
+
+std::string CoordinateValues::unguarded(
+    const TensorView* tv, const std::vector<LaneCoord>& coords, const std::string& key) {
+  // The guards' scopes are the innermost ones (no block opens inside a
+  // guard here): set aside with the guards while the value is computed,
+  // so that it neither reads their values nor predicates its loads.
+  size_t kept = scopes_.size();
+  while (kept > 1 && guard_scopes_[kept - 1]) {
+    --kept;
+  }
+  if (scopes_.size() - kept != guards_.size()) {
+    const std::string name = compute(tv, coords);  // a block inside a guard
+    scopes_.back()[key] = name;
+    return name;
+  }
+  std::vector<std::unordered_map<std::string, std::string>> guard_scopes(
+      std::make_move_iterator(scopes_.begin() + static_cast<std::ptrdiff_t>(kept)),
+      std::make_move_iterator(scopes_.end()));
+  scopes_.resize(kept);
+  guard_scopes_.resize(kept);
+  std::vector<Guard> guards = std::move(guards_);
+  guards_.clear();
+  const std::string name = compute(tv, coords);
+  scopes_.back()[key] = name;
+  guards_ = std::move(guards);
+  for (auto& scope : guard_scopes) {
+    scopes_.push_back(std::move(scope));
+    guard_scopes_.push_back(true);
+  }
   return name;
 }
 
@@ -249,7 +305,7 @@ std::string CoordinateValues::load(const TensorView* tv, const std::vector<LaneC
     const std::string at = declare("Index", "g * kVec");
     const std::string cast =
         "reinterpret_cast<const " + array_type(type) + "*>(" + pointer + " + " + at + ")";
-    vector_or_lanes(tv, pointer + " + " + at, "Index(1)",
+    vector_or_lanes(tv, tv->rank() - 1, pointer + " + " + at, "Index(1)",
         name + " = " +
             (updated_in_place(tv) ? "*" + cast : "nvfuse::load_read_only<false>(" + cast + ")") +
             ";",
@@ -273,21 +329,16 @@ std::string CoordinateValues::load(const TensorView* tv, const std::vector<LaneC
   } else if (varying + 1 != tv->rank()) {
     // Consecutive lanes along another axis than the last: a permuted read,
     // such as a channels-last image walked with its channels innermost.
-    // That axis is adjacent in memory only at run time, so the vector load
-    // is always checked (the host's alignment check covers last axes).
     const std::string at = declare("Index", offset_of(tv, coords, "0"));
     const std::string stride =
         "args.stride_" + name_of_value(tv) + "[" + std::to_string(varying) + "]";
     const std::string cast =
         "reinterpret_cast<const " + array_type(type) + "*>(" + pointer + " + " + at + ")";
-    line("if (nvfuse::vector_ok<kVec>(" + pointer + " + " + at + ", " + stride + ")) {");
-    line("  " + name + " = " +
-        (updated_in_place(tv) ? "*" + cast : "nvfuse::load_read_only<true>(" + cast + ")") + ";");
-    line("} else {");
-    line("#pragma unroll");
-    line("  for (int l = 0; l < kVec; ++l) " + name + ".val[l] = " + pointer + "[" + at +
-        " + Index(l) * " + stride + "];");
-    line("}");
+    vector_or_lanes(tv, varying, pointer + " + " + at, stride,
+        name + " = " +
+            (updated_in_place(tv) ? "*" + cast : "nvfuse::load_read_only<true>(" + cast + ")") +
+            ";",
+        name + ".val[l] = " + pointer + "[" + at + " + Index(l) * " + stride + "];");
   } else {
     // Consecutive lanes along the last axis: one vector load where the
     // stride is 1 and the address aligned, else lane by lane.
@@ -300,7 +351,7 @@ std::string CoordinateValues::load(const TensorView* tv, const std::vector<LaneC
     const std::string cast =
         "reinterpret_cast<const " + array_type(type) + "*>(" + pointer + " + " + at + ")";
     const std::string keep = tv->rank() < output_rank() ? "true" : "false";
-    vector_or_lanes(tv, pointer + " + " + at, stride,
+    vector_or_lanes(tv, varying, pointer + " + " + at, stride,
         name + " = " +
             (updated_in_place(tv) ? "*" + cast
                                   : "nvfuse::load_read_only<" + keep + ">(" + cast + ")") +
@@ -335,11 +386,13 @@ int64_t CoordinateValues::output_rank() const {
   return rank;
 }
 
-void CoordinateValues::vector_or_lanes(const TensorView* tv, const std::string& address,
-    const std::string& stride, const std::string& vector_statement,
+void CoordinateValues::vector_or_lanes(const TensorView* tv, int64_t lane_axis,
+    const std::string& address, const std::string& stride, const std::string& vector_statement,
     const std::string& lane_statement) {
-  if (std::find(vector_tensors_.begin(), vector_tensors_.end(), tv) == vector_tensors_.end()) {
-    vector_tensors_.push_back(tv);
+  const VectorAccess access{tv, lane_axis};
+  if (std::find(vector_accesses_.begin(), vector_accesses_.end(), access) ==
+      vector_accesses_.end()) {
+    vector_accesses_.push_back(access);
   }
   if (vectors_aligned_) {
     line(vector_statement);
@@ -359,7 +412,7 @@ void CoordinateValues::store(
   const int last = static_cast<int>(tv->rank()) - 1;
   if (at_flat_group(tv, coords)) {
     const std::string at = declare("Index", "g * kVec");
-    vector_or_lanes(tv, pointer + " + " + at, "Index(1)",
+    vector_or_lanes(tv, tv->rank() - 1, pointer + " + " + at, "Index(1)",
         "*reinterpret_cast<" + array_type(cuda_type_of(tv->dtype())) + "*>(" + pointer + " + " +
             at + ") = " + value + ";",
         pointer + "[" + at + " + Index(l)] = " + value + ".val[l];");
@@ -373,7 +426,7 @@ void CoordinateValues::store(
   }
   const std::string at = declare("Index", offset_of(tv, coords, "0"));
   const std::string stride = "args.stride_" + name_of_value(tv) + "[" + std::to_string(last) + "]";
-  vector_or_lanes(tv, pointer + " + " + at, stride,
+  vector_or_lanes(tv, last, pointer + " + " + at, stride,
       "*reinterpret_cast<" + array_type(cuda_type_of(tv->dtype())) + "*>(" + pointer + " + " + at +
           ") = " + value + ";",
       pointer + "[" + at + " + Index(l) * " + stride + "] = " + value + ".val[l];");
@@ -596,7 +649,7 @@ std::string CoordinateValues::pad(const PadOp& expr, const std::vector<LaneCoord
   }
   const std::string predicate = per_lane ? lanes("bool", inside, print_expr(expr))
                                          : declare("bool", inside("0"), print_expr(expr));
-  open_guard(predicate, per_lane);
+  open_guard(predicate, per_lane, /*pad=*/true);
   const std::string value = value_at(operand, in);
   close_guard();
   const std::string fill = scalar_as(expr.input(1), expr.output(0)->dtype());
@@ -606,14 +659,16 @@ std::string CoordinateValues::pad(const PadOp& expr, const std::vector<LaneCoord
   });
 }
 
-void CoordinateValues::open_guard(const std::string& predicate, bool per_lane) {
-  guards_.push_back(Guard{predicate, per_lane});
+void CoordinateValues::open_guard(const std::string& predicate, bool per_lane, bool pad) {
+  guards_.push_back(Guard{predicate, per_lane, pad});
   scopes_.emplace_back();
+  guard_scopes_.push_back(true);
 }
 
 void CoordinateValues::close_guard() {
   guards_.pop_back();
   scopes_.pop_back();
+  guard_scopes_.pop_back();
 }
 
 std::string CoordinateValues::current_guard(const std::string& l) const {

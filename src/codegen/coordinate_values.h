@@ -22,9 +22,10 @@
 // checks that at run time and falls back to lane-by-lane; the compiler
 // predicates that fallback rather than branching around it, so every
 // access paid its ~25 instructions (a third of a bf16 RoPE kernel's). With
-// `vectors_aligned` the host has checked every access (vector_tensors at
-// aligned addresses with outer strides of whole vectors, alignment_terms
-// multiples of kVec) and only the vector statement is emitted.
+// `vectors_aligned` the host has checked every access (vector_accesses at
+// aligned addresses, unit stride along their lane axis and whole vectors
+// along the others, alignment_terms multiples of kVec) and only the
+// vector statement is emitted.
 #pragma once
 
 #include <functional>
@@ -66,6 +67,15 @@ struct LaneCoord {
 
   std::string lane(const std::string& l) const;
   bool varies() const { return per_lane || lane_step != 0; }
+};
+
+// A tensor the kernel reads or writes as vectors along `axis`.
+struct VectorAccess {
+  const TensorView* tv = nullptr;
+  int64_t axis = 0;
+  bool operator==(const VectorAccess& other) const {
+    return tv == other.tv && axis == other.axis;
+  }
 };
 
 class CoordinateValues {
@@ -112,8 +122,10 @@ class CoordinateValues {
   void statement(const std::string& text) { line(text); }
   void open_block(const std::string& header);
   void close_block();
-  // `per_lane`: `predicate` is an Array of a bool per lane.
-  void open_guard(const std::string& predicate, bool per_lane = false);
+  // `per_lane`: `predicate` is an Array of a bool per lane. `pad`: it is a
+  // pad's (it tests the padded axes alone: an element at the iteration's
+  // own coordinates exists whatever it says; a cat part's may not).
+  void open_guard(const std::string& predicate, bool per_lane = false, bool pad = false);
   void close_guard();
   // A fresh local name.
   std::string fresh_name() { return "v" + std::to_string(next_name_++); }
@@ -125,10 +137,11 @@ class CoordinateValues {
   bool lanes_share_predicates() const { return lanes_share_predicates_; }
   // Nothing generated needs the lanes on one row (LaneRequirements::flat).
   bool lanes_may_be_flat() const { return lanes_may_be_flat_; }
-  // The tensors read or written as vectors, and the shifts of their lane
-  // coordinates that are not lane_multiples already (slice starts and the
-  // extents they normalize against).
-  const std::vector<const TensorView*>& vector_tensors() const { return vector_tensors_; }
+  // The tensors read or written as vectors (each with the axis its lanes
+  // run along: the last, or another where a permute walks it), and the
+  // shifts of their lane coordinates that are not lane_multiples already
+  // (slice starts and the extents they normalize against).
+  const std::vector<VectorAccess>& vector_accesses() const { return vector_accesses_; }
   const std::vector<const Scalar*>& alignment_terms() const { return alignment_terms_; }
 
  private:
@@ -136,6 +149,15 @@ class CoordinateValues {
   std::vector<LaneCoord> on_broadcast_axes_zero(
       const TensorView* tv, std::vector<LaneCoord> coords) const;
   std::string compute(const TensorView* tv, const std::vector<LaneCoord>& coords);
+  // Whether `coords` (broadcast axes zeroed) are the iteration's own
+  // coordinates or 0 on every axis: under pads alone every element they
+  // name exists, so a value read there needs no guard.
+  bool at_iteration_coordinates(const std::vector<LaneCoord>& coords) const;
+  // `tv` at `coords` computed with no guard and kept in the block around
+  // the guards, so that later guards reuse it (the per-channel scale of a
+  // batch norm under each window of a max pool, a pad each).
+  std::string unguarded(const TensorView* tv, const std::vector<LaneCoord>& coords,
+      const std::string& key);
   std::string load(const TensorView* tv, const std::vector<LaneCoord>& coords);
   std::string elementwise(const Expr& expr, const std::vector<LaneCoord>& coords);
   // `expr` (elementwise) lane by lane on its tensor operands' Arrays,
@@ -199,8 +221,9 @@ class CoordinateValues {
   // `if (vector_ok(address, stride)) vector_statement; else` the lane
   // statement for each lane l; only the vector statement when the host
   // checked the alignment.
-  void vector_or_lanes(const TensorView* tv, const std::string& address, const std::string& stride,
-      const std::string& vector_statement, const std::string& lane_statement);
+  void vector_or_lanes(const TensorView* tv, int64_t lane_axis, const std::string& address,
+      const std::string& stride, const std::string& vector_statement,
+      const std::string& lane_statement);
   // The most axes of a fusion output: the iteration space's rank.
   int64_t output_rank() const;
   // Some output updates `tv` (an input) in place.
@@ -231,11 +254,15 @@ class CoordinateValues {
   std::ostringstream code_;
   int indent_ = 1;
   int next_name_ = 0;
-  // (tensor, coordinates) -> local, one map per open branch.
+  // (tensor, coordinates) -> local, one map per open branch or guard;
+  // whether each is a guard's (its locals are declared in the block
+  // around it, which no guard opens).
   std::vector<std::unordered_map<std::string, std::string>> scopes_;
+  std::vector<bool> guard_scopes_;
   struct Guard {
     std::string predicate;
     bool per_lane = false;
+    bool pad = false;
   };
   std::vector<Guard> guards_;
   bool lanes_may_be_flat_ = true;
@@ -243,7 +270,7 @@ class CoordinateValues {
   std::vector<const Scalar*> lane_multiples_;
   bool lanes_share_predicates_ = true;
   const bool vectors_aligned_;
-  std::vector<const TensorView*> vector_tensors_;
+  std::vector<VectorAccess> vector_accesses_;
   std::vector<const TensorView*> dense_;
   std::vector<LaneCoord> iteration_;
   std::vector<const Scalar*> alignment_terms_;

@@ -35,7 +35,7 @@ std::optional<CoordinateSchedule> schedule_for(size_t input_count,
   CoordinateSchedule schedule =
       schedule_coordinates(extents, tensors, lane_alignment, coordinate_tuning());
   schedule.params.vectors_aligned =
-      vector_accesses_aligned(schedule.params.vector_width, tensors, lanes.vector_tensors, shifts);
+      vector_accesses_aligned(schedule.params.vector_width, tensors, lanes.vector_accesses, shifts);
   if (scan_axis >= 0) {
     schedule_scan(schedule, extents, static_cast<int>(scan_axis));
   } else {

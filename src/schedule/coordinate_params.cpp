@@ -198,7 +198,7 @@ std::vector<int64_t> coordinate_divisors(const std::vector<int64_t>& extents, in
 }
 
 bool vector_accesses_aligned(int width, const std::vector<TensorArg>& tensors,
-    const std::vector<size_t>& vectorized, const std::vector<int64_t>& shifts) {
+    const std::vector<std::pair<size_t, int64_t>>& vectorized, const std::vector<int64_t>& shifts) {
   if (width <= 1) {
     return false;  // nothing is a vector: keep the kernel as it was
   }
@@ -207,14 +207,15 @@ bool vector_accesses_aligned(int width, const std::vector<TensorArg>& tensors,
       return false;
     }
   }
-  for (size_t index : vectorized) {
+  for (const auto& [index, lane_axis] : vectorized) {
     const TensorArg& t = tensors[index];
-    if (t.sizes.empty() || t.strides.back() != 1 ||
+    const auto lanes = static_cast<size_t>(lane_axis);
+    if (lanes >= t.sizes.size() || t.strides[lanes] != 1 ||
         t.address % (static_cast<uint64_t>(width) * size_in_bytes(t.dtype)) != 0) {
       return false;
     }
-    for (size_t axis = 0; axis + 1 < t.sizes.size(); ++axis) {
-      if (t.sizes[axis] > 1 && t.strides[axis] % width != 0) {
+    for (size_t axis = 0; axis < t.sizes.size(); ++axis) {
+      if (axis != lanes && t.sizes[axis] > 1 && t.strides[axis] % width != 0) {
         return false;
       }
     }

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "schedule/tensor_arg.h"
@@ -125,11 +126,12 @@ void schedule_scan(
 std::vector<int64_t> coordinate_divisors(const std::vector<int64_t>& extents, int width);
 
 // Whether every vector access of `width` lanes is aligned: each of
-// `vectorized` (indices into `tensors`) has unit inner stride, an address
-// aligned to the vector and outer strides of whole vectors, and every
-// shift of the lane coordinate (`shifts`) is a multiple of `width`.
+// `vectorized` (an index into `tensors` and the axis its lanes run along)
+// has unit stride along that axis, an address aligned to the vector and
+// strides of whole vectors along the others, and every shift of the lane
+// coordinate (`shifts`) is a multiple of `width`.
 bool vector_accesses_aligned(int width, const std::vector<TensorArg>& tensors,
-    const std::vector<size_t>& vectorized, const std::vector<int64_t>& shifts);
+    const std::vector<std::pair<size_t, int64_t>>& vectorized, const std::vector<int64_t>& shifts);
 
 // The tensors (bit t for tensors[t]) laid out row-major over `extents`:
 // the same sizes, unit stride innermost, each outer stride the product of
