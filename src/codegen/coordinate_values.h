@@ -73,9 +73,7 @@ struct LaneCoord {
 struct VectorAccess {
   const TensorView* tv = nullptr;
   int64_t axis = 0;
-  bool operator==(const VectorAccess& other) const {
-    return tv == other.tv && axis == other.axis;
-  }
+  bool operator==(const VectorAccess& other) const { return tv == other.tv && axis == other.axis; }
 };
 
 class CoordinateValues {
@@ -156,8 +154,8 @@ class CoordinateValues {
   // `tv` at `coords` computed with no guard and kept in the block around
   // the guards, so that later guards reuse it (the per-channel scale of a
   // batch norm under each window of a max pool, a pad each).
-  std::string unguarded(const TensorView* tv, const std::vector<LaneCoord>& coords,
-      const std::string& key);
+  std::string unguarded(
+      const TensorView* tv, const std::vector<LaneCoord>& coords, const std::string& key);
   std::string load(const TensorView* tv, const std::vector<LaneCoord>& coords);
   std::string elementwise(const Expr& expr, const std::vector<LaneCoord>& coords);
   // `expr` (elementwise) lane by lane on its tensor operands' Arrays,
