@@ -186,3 +186,38 @@ def test_stochastic_depth_draws_in_the_fusion(device):
     torch.testing.assert_close(first[kept], torch.full_like(first[kept], 1 + 1 / 0.75))
     fused = _fused_targets()
     assert "aten.bernoulli.p" in fused and "aten.empty.memory_format" in fused
+
+
+def test_clone_of_an_expand_is_written_dense_by_a_kernel():
+    """Llama's repeat_kv: a head axis expanded, then cloned and viewed.
+    torch's clone writes every element; the fusion's output is dense, so a
+    generated kernel writes it (a stride-0 output ran on the reference
+    evaluator)."""
+    from .conftest import aten_graph, fused_regions, record_definitions
+
+    def repeat_kv(k):
+        rotated = k * 2 + 1
+        b, h, s, d = rotated.shape
+        return rotated[:, :, None].expand(b, h, 3, s, d).clone().reshape(b, h * 3, s, d)
+
+    k = torch.randn(2, 2, 5, 8)
+    gm = aten_graph(repeat_kv, k)
+    fused, regions = fused_regions(gm)
+    seen = record_definitions(regions)
+    got = fused(k)
+    got = got[0] if isinstance(got, (tuple, list)) else got
+    torch.testing.assert_close(got, repeat_kv(k))
+    assert got.is_contiguous()
+    ((fd, args),) = seen
+    assert [s.segment_kind for s in fd.segment(args)] == ["fused"]
+    assert "// (runs on the ATen reference evaluator" not in fd.cuda_code_for(args)
+
+
+@pytest.mark.gpu
+def test_clone_of_an_expand_matches_eager_on_cuda():
+    def repeat_kv(k):
+        b, h, s, d = k.shape
+        return (k * 2 + 1)[:, :, None].expand(b, h, 3, s, d).clone().reshape(b, h * 3, s, d)
+
+    got = _matches_eager(repeat_kv, torch.randn(2, 2, 5, 8, device="cuda"))
+    assert got.is_contiguous()

@@ -166,8 +166,16 @@ def _scalar_tensor(fd, value, *, dtype=None, **_ignored):
     return _full(fd, [], value, dtype=dtype)
 
 
-def _clone(fd, x, **_ignored):
-    return fd.ops.set(x)
+def _clone(fd, x, *, expanded_axes, **_ignored):
+    if not expanded_axes:
+        return fd.ops.set(x)
+    # torch's clone of an expanded tensor writes every element (the result
+    # is dense); a copy of nvfuse's keeps the expanded axes (a stride-0
+    # output, which no generated kernel writes: Llama's repeat_kv ran on
+    # the reference evaluator). A select of x under an everywhere-true
+    # tensor of the full shape is the same values on ordinary axes.
+    everywhere = fd.ops.full(fd.ops.shape(x), True, DataType.Bool)
+    return fd.ops.where(everywhere, x, x)
 
 
 def _index_select(fd, x, dim, index):
@@ -405,7 +413,8 @@ TRANSLATIONS = _table()
 # Ops whose translation takes sizes from FX's meta values: `sizes`, those
 # of the node's first argument, and `out_sizes`, those of its value, both
 # static (support.py refuses symbolic ones); `operand_sizes`, those of each
-# tensor in its first argument (a list), as they are.
+# tensor in its first argument (a list), as they are; `expanded_axes`, the
+# axes along which the first argument is expanded (stride 0, size > 1).
 NEEDS_SIZES = {
     aten.cat.default: ("operand_sizes",),
     aten.squeeze.dim: ("sizes",),
@@ -427,6 +436,7 @@ NEEDS_SIZES = {
     aten._unsafe_index_put.default: ("sizes",),
     aten.slice_scatter.default: ("sizes",),
     aten.as_strided_scatter.default: ("sizes",),
+    aten.clone.default: ("expanded_axes",),
 }
 
 
@@ -435,6 +445,13 @@ def static_sizes(node, which):
     give them (ints, or SymInts where symbolic)."""
     if which == "operand_sizes":
         return [list(operand.meta["val"].shape) for operand in node.args[0]]
+    if which == "expanded_axes":
+        operand = node.args[0].meta["val"]
+        return [
+            axis
+            for axis, (size, stride) in enumerate(zip(operand.shape, operand.stride()))
+            if isinstance(size, int) and isinstance(stride, int) and stride == 0 and size != 1
+        ]
     meta = node.meta["val"] if which == "out_sizes" else node.args[0].meta["val"]
     if isinstance(meta, (tuple, list)):
         meta = meta[0]
