@@ -76,6 +76,22 @@ std::optional<std::string> pow_by_constant(
   return emit_pointwise(special, {base}, math);
 }
 
+// A where between two computed values of its own type picks one as it is:
+// a bf16 select needs no float round trip (three instructions a lane,
+// nine a window in a max pool's running maximum).
+bool selects_its_type(const PointwiseOp& op) {
+  if (op.op() != OpType::where) {
+    return false;
+  }
+  for (size_t i = 1; i < 3; ++i) {
+    const Val* value = op.input(i);
+    if (!value->is<TensorView>() || value->dtype() != op.output(0)->dtype()) {
+      return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace
 
 std::string expr_value(const Expr& expr, const std::function<std::string(const Val*)>& text_of) {
@@ -84,7 +100,7 @@ std::string expr_value(const Expr& expr, const std::function<std::string(const V
   std::string value;
   if (expr.is<PointwiseOp>()) {
     const auto& op = *expr.as<PointwiseOp>();
-    const DataType math = math_dtype_of(compute_type_of(op));
+    const DataType math = selects_its_type(op) ? out->dtype() : math_dtype_of(compute_type_of(op));
     std::vector<std::string> operands;
     for (size_t i = 0; i < op.inputs().size(); ++i) {
       const bool condition = op.op() == OpType::where && i == 0;
