@@ -326,31 +326,22 @@ std::string CoordinateValues::load(const TensorView* tv, const std::vector<LaneC
     line("#pragma unroll");
     line("for (int l = 0; l < kVec; ++l) " + name + ".val[l] = " + pointer + "[" +
         offset_of(tv, coords, "l") + "];");
-  } else if (varying + 1 != tv->rank()) {
-    // Consecutive lanes along another axis than the last: a permuted read,
-    // such as a channels-last image walked with its channels innermost.
-    const std::string at = declare("Index", offset_of(tv, coords, "0"));
-    const std::string stride =
-        "args.stride_" + name_of_value(tv) + "[" + std::to_string(varying) + "]";
-    const std::string cast =
-        "reinterpret_cast<const " + array_type(type) + "*>(" + pointer + " + " + at + ")";
-    vector_or_lanes(tv, varying, pointer + " + " + at, stride,
-        name + " = " +
-            (updated_in_place(tv) ? "*" + cast : "nvfuse::load_read_only<true>(" + cast + ")") +
-            ";",
-        name + ".val[l] = " + pointer + "[" + at + " + Index(l) * " + stride + "];");
   } else {
-    // Consecutive lanes along the last axis: one vector load where the
-    // stride is 1 and the address aligned, else lane by lane.
+    // Consecutive lanes along one axis (the last, or another where a
+    // permute walks it: a channels-last image with its channels
+    // innermost): one vector load where that axis's stride is 1 and the
+    // address aligned, else lane by lane.
     const std::string at = declare("Index", offset_of(tv, coords, "0"));
     const std::string stride =
         "args.stride_" + name_of_value(tv) + "[" + std::to_string(varying) + "]";
     // Inputs no output updates in place take the read-only path; one of
-    // fewer axes than the outputs is read again along the others, and its
-    // lines stay in the caches (nvfuse::load_read_only).
+    // fewer axes than the outputs, or read through a permute (a pooling
+    // window's rows), is read again, and its lines stay in the caches
+    // (nvfuse::load_read_only).
     const std::string cast =
         "reinterpret_cast<const " + array_type(type) + "*>(" + pointer + " + " + at + ")";
-    const std::string keep = tv->rank() < output_rank() ? "true" : "false";
+    const bool read_again = tv->rank() < output_rank() || varying + 1 != tv->rank();
+    const std::string keep = read_again ? "true" : "false";
     vector_or_lanes(tv, varying, pointer + " + " + at, stride,
         name + " = " +
             (updated_in_place(tv) ? "*" + cast
