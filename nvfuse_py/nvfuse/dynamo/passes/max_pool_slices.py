@@ -87,42 +87,51 @@ def pool_window(x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=Fals
             )
             row = call(aten.add.Tensor, rows, i * dh)
             col = call(aten.add.Tensor, cols, j * dw)
-            at = call(aten.add.Tensor, call(aten.mul.Tensor, row, w), col)
-            inside = call(
-                aten.bitwise_and.Tensor,
-                call(
-                    aten.bitwise_and.Tensor,
-                    call(aten.ge.Scalar, row, 0),
-                    call(aten.lt.Scalar, row, h),
-                ),
-                call(
-                    aten.bitwise_and.Tensor,
-                    call(aten.ge.Scalar, col, 0),
-                    call(aten.lt.Scalar, col, w),
-                ),
-            )
+            at, inside = _position(call, row, col, h, w)
             if best is None:
                 best, index, seen = value, at, inside
-                continue
-            wins = call(
-                aten.bitwise_or.Tensor,
-                call(
-                    aten.bitwise_or.Tensor,
-                    call(aten.bitwise_not.default, seen),
-                    call(aten.gt.Tensor, value, best),
-                ),
-                call(aten.isnan.default, value),
-            )
-            take = call(aten.bitwise_and.Tensor, inside, wins)
-            best = call(aten.where.self, take, value, best)
-            index = call(aten.where.self, take, at, index)
-            seen = call(aten.bitwise_or.Tensor, seen, inside)
+            else:
+                best, index, seen = _running_max(call, best, index, seen, value, at, inside)
     if channels_last:
         index = call(aten.expand.default, index, [n, out_h, out_w, c])
         return call(aten.permute.default, best, [0, 3, 1, 2]), call(
             aten.permute.default, index, [0, 3, 1, 2]
         )
     return best, call(aten.expand.default, index, [n, c, out_h, out_w])
+
+
+def _position(call, row, col, h, w):
+    """A window position's flat index in its plane and whether it is
+    inside the input, from its row and column."""
+    at = call(aten.add.Tensor, call(aten.mul.Tensor, row, w), col)
+    rows_inside = call(
+        aten.bitwise_and.Tensor, call(aten.ge.Scalar, row, 0), call(aten.lt.Scalar, row, h)
+    )
+    cols_inside = call(
+        aten.bitwise_and.Tensor, call(aten.ge.Scalar, col, 0), call(aten.lt.Scalar, col, w)
+    )
+    return at, call(aten.bitwise_and.Tensor, rows_inside, cols_inside)
+
+
+def _running_max(call, best, index, seen, value, at, inside):
+    """ATen's update for the next window position: taken where it is
+    inside and the first inside, greater, or NaN (a later NaN replaces an
+    earlier one, as ATen's `val > max || isnan(val)`)."""
+    wins = call(
+        aten.bitwise_or.Tensor,
+        call(
+            aten.bitwise_or.Tensor,
+            call(aten.bitwise_not.default, seen),
+            call(aten.gt.Tensor, value, best),
+        ),
+        call(aten.isnan.default, value),
+    )
+    take = call(aten.bitwise_and.Tensor, inside, wins)
+    return (
+        call(aten.where.self, take, value, best),
+        call(aten.where.self, take, at, index),
+        call(aten.bitwise_or.Tensor, seen, inside),
+    )
 
 
 def _indices_read(node):
