@@ -29,7 +29,7 @@ import operator
 
 import torch
 
-from .graph_edits import finish_rewrite, has_static_layout, insert_call
+from .graph_edits import NCHW_OF_NHWC, NHWC, finish_rewrite, has_static_layout, insert_call
 
 aten = torch.ops.aten
 
@@ -45,15 +45,14 @@ def pool_window(x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=Fals
     `call(target, *args)` (run eagerly or inserted into a graph); x's
     layout is its meta value's where it is a node. (values, indices), or
     None for what stays ATen's."""
-    value_of = (lambda t: t.meta["val"]) if isinstance(x, torch.fx.Node) else (lambda t: t)
-    shape = value_of(x)
-    if ceil_mode or shape.dim() != 4 or shape.numel() == 0 or not has_static_layout(shape):
+    meta = x.meta["val"] if isinstance(x, torch.fx.Node) else x
+    if ceil_mode or meta.dim() != 4 or meta.numel() == 0 or not has_static_layout(meta):
         return None
     kh, kw = _pair(kernel_size)
     sh, sw = _pair(stride) if len(stride) > 0 else (kh, kw)
     ph, pw = _pair(padding)
     dh, dw = _pair(dilation)
-    n, c, h, w = shape.shape
+    n, c, h, w = meta.shape
     out_h = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
     out_w = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
     if out_h <= 0 or out_w <= 0:
@@ -61,15 +60,15 @@ def pool_window(x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=Fals
     # The generated kernels walk their output's logical order with its last
     # axis innermost: pooled as (n, h, w, c), a channels-last input's
     # channels are that axis.
-    channels_last = c > 1 and shape.is_contiguous(memory_format=torch.channels_last)
-    planes = call(aten.permute.default, x, [0, 2, 3, 1]) if channels_last else x
+    channels_last = c > 1 and meta.is_contiguous(memory_format=torch.channels_last)
+    planes = call(aten.permute.default, x, NHWC) if channels_last else x
     rows_at, cols_at = (1, 2) if channels_last else (2, 3)
     widths = [0, 0, pw, pw, ph, ph] if channels_last else [pw, pw, ph, ph]
     padded = call(aten.constant_pad_nd.default, planes, widths, 0.0)
     # Each window position's row and column in the input from the output
     # coordinates (iota and arithmetic, which every kernel computes in
     # place): its flat index in the plane, and whether it is inside.
-    device = shape.device
+    device = meta.device
     rows = call(aten.arange.start_step, -ph, out_h * sh - ph, sh, dtype=torch.int64, device=device)
     rows = call(aten.unsqueeze.default, rows, 1)
     cols = call(aten.arange.start_step, -pw, out_w * sw - pw, sw, dtype=torch.int64, device=device)
@@ -87,42 +86,52 @@ def pool_window(x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=Fals
             )
             row = call(aten.add.Tensor, rows, i * dh)
             col = call(aten.add.Tensor, cols, j * dw)
-            at = call(aten.add.Tensor, call(aten.mul.Tensor, row, w), col)
-            inside = call(
-                aten.bitwise_and.Tensor,
-                call(
-                    aten.bitwise_and.Tensor,
-                    call(aten.ge.Scalar, row, 0),
-                    call(aten.lt.Scalar, row, h),
-                ),
-                call(
-                    aten.bitwise_and.Tensor,
-                    call(aten.ge.Scalar, col, 0),
-                    call(aten.lt.Scalar, col, w),
-                ),
-            )
+            at, inside = _position(call, row, col, h, w)
             if best is None:
                 best, index, seen = value, at, inside
-                continue
-            wins = call(
-                aten.bitwise_or.Tensor,
-                call(
-                    aten.bitwise_or.Tensor,
-                    call(aten.bitwise_not.default, seen),
-                    call(aten.gt.Tensor, value, best),
-                ),
-                call(aten.isnan.default, value),
-            )
-            take = call(aten.bitwise_and.Tensor, inside, wins)
-            best = call(aten.where.self, take, value, best)
-            index = call(aten.where.self, take, at, index)
-            seen = call(aten.bitwise_or.Tensor, seen, inside)
+            else:
+                best, index, seen = _running_max(call, best, index, seen, value, at, inside)
     if channels_last:
         index = call(aten.expand.default, index, [n, out_h, out_w, c])
-        return call(aten.permute.default, best, [0, 3, 1, 2]), call(
-            aten.permute.default, index, [0, 3, 1, 2]
+        return (
+            call(aten.permute.default, best, NCHW_OF_NHWC),
+            call(aten.permute.default, index, NCHW_OF_NHWC),
         )
     return best, call(aten.expand.default, index, [n, c, out_h, out_w])
+
+
+def _position(call, row, col, h, w):
+    """A window position's flat index in its plane and whether it is
+    inside the input, from its row and column."""
+    at = call(aten.add.Tensor, call(aten.mul.Tensor, row, w), col)
+    rows_inside = call(
+        aten.bitwise_and.Tensor, call(aten.ge.Scalar, row, 0), call(aten.lt.Scalar, row, h)
+    )
+    cols_inside = call(
+        aten.bitwise_and.Tensor, call(aten.ge.Scalar, col, 0), call(aten.lt.Scalar, col, w)
+    )
+    return at, call(aten.bitwise_and.Tensor, rows_inside, cols_inside)
+
+
+def _running_max(call, best, index, seen, value, at, inside):
+    """ATen's update for the next window position: taken where it is
+    inside and the first inside, greater, or NaN (a later NaN replaces an
+    earlier one, as ATen's `val > max || isnan(val)`)."""
+    wins = call(
+        aten.bitwise_or.Tensor,
+        call(
+            aten.bitwise_or.Tensor,
+            call(aten.bitwise_not.default, seen),
+            call(aten.gt.Tensor, value, best),
+        ),
+        call(aten.isnan.default, value),
+    )
+    take = call(aten.bitwise_and.Tensor, inside, wins)
+    return (
+        call(aten.where.self, take, value, best),
+        call(aten.where.self, take, at, index),
+        call(aten.bitwise_or.Tensor, seen, inside),
+    )
 
 
 def _indices_read(node):
