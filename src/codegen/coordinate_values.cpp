@@ -288,11 +288,6 @@ std::string CoordinateValues::load(const TensorView* tv, const std::vector<LaneC
     return name;
   }
   const std::string guard = current_guard("0");
-  if (!guard.empty()) {
-    // Under a cat or pad predicate: a predicated load, zeros where it is off.
-    line("if (" + guard + ") {");
-    ++indent_;
-  }
   int varying = -1;
   bool gathered = false;
   for (int64_t axis = 0; axis < tv->rank(); ++axis) {
@@ -300,6 +295,24 @@ std::string CoordinateValues::load(const TensorView* tv, const std::vector<LaneC
       gathered = gathered || varying >= 0 || coords[axis].per_lane;
       varying = static_cast<int>(axis);
     }
+  }
+  const bool along_lane_axis = varying >= 0 && !gathered && coords[varying].lane_step == 1 &&
+      !at_flat_group(tv, coords) && !reads_rows_only(tv, coords);
+  if (!guard.empty() && along_lane_axis && vectors_aligned_ && !updated_in_place(tv)) {
+    // One predicated vector load, its address computed whether or not the
+    // guard holds: behind a branch, each of a max pool's nine windows
+    // waited for the load before it (one load in flight a thread).
+    const std::string at = declare("Index", offset_of(tv, coords, "0"));
+    note_vector_access(tv, varying);
+    line(name + " = nvfuse::load_read_only_if<" + keep_in_caches(tv, varying) + ">(" +
+        "reinterpret_cast<const " + array_type(type) + "*>(" + pointer + " + " + at + "), " +
+        guard + ");");
+    return name;
+  }
+  if (!guard.empty()) {
+    // Under a cat or pad predicate: a predicated load, zeros where it is off.
+    line("if (" + guard + ") {");
+    ++indent_;
   }
   if (at_flat_group(tv, coords)) {
     const std::string at = declare("Index", "g * kVec");
@@ -322,7 +335,7 @@ std::string CoordinateValues::load(const TensorView* tv, const std::vector<LaneC
     const std::string value = declare(type, pointer + "[" + offset_of(tv, coords, "0") + "]");
     line("#pragma unroll");
     line("for (int l = 0; l < kVec; ++l) " + name + ".val[l] = " + value + ";");
-  } else if (gathered || coords[varying].lane_step != 1) {
+  } else if (!along_lane_axis) {
     line("#pragma unroll");
     line("for (int l = 0; l < kVec; ++l) " + name + ".val[l] = " + pointer + "[" +
         offset_of(tv, coords, "l") + "];");
@@ -334,18 +347,14 @@ std::string CoordinateValues::load(const TensorView* tv, const std::vector<LaneC
     const std::string at = declare("Index", offset_of(tv, coords, "0"));
     const std::string stride =
         "args.stride_" + name_of_value(tv) + "[" + std::to_string(varying) + "]";
-    // Inputs no output updates in place take the read-only path; one of
-    // fewer axes than the outputs, or read through a permute (a pooling
-    // window's rows), is read again, and its lines stay in the caches
-    // (nvfuse::load_read_only).
+    // Inputs no output updates in place take the read-only path.
     const std::string cast =
         "reinterpret_cast<const " + array_type(type) + "*>(" + pointer + " + " + at + ")";
-    const bool read_again = tv->rank() < output_rank() || varying + 1 != tv->rank();
-    const std::string keep = read_again ? "true" : "false";
     vector_or_lanes(tv, varying, pointer + " + " + at, stride,
         name + " = " +
-            (updated_in_place(tv) ? "*" + cast
-                                  : "nvfuse::load_read_only<" + keep + ">(" + cast + ")") +
+            (updated_in_place(tv)
+                    ? "*" + cast
+                    : "nvfuse::load_read_only<" + keep_in_caches(tv, varying) + ">(" + cast + ")") +
             ";",
         name + ".val[l] = " + pointer + "[" + at + " + Index(l) * " + stride + "];");
   }
@@ -377,14 +386,23 @@ int64_t CoordinateValues::output_rank() const {
   return rank;
 }
 
-void CoordinateValues::vector_or_lanes(const TensorView* tv, int64_t lane_axis,
-    const std::string& address, const std::string& stride, const std::string& vector_statement,
-    const std::string& lane_statement) {
+std::string CoordinateValues::keep_in_caches(const TensorView* tv, int64_t lane_axis) const {
+  const bool read_again = tv->rank() < output_rank() || lane_axis + 1 != tv->rank();
+  return read_again ? "true" : "false";
+}
+
+void CoordinateValues::note_vector_access(const TensorView* tv, int64_t lane_axis) {
   const VectorAccess access{tv, lane_axis};
   if (std::find(vector_accesses_.begin(), vector_accesses_.end(), access) ==
       vector_accesses_.end()) {
     vector_accesses_.push_back(access);
   }
+}
+
+void CoordinateValues::vector_or_lanes(const TensorView* tv, int64_t lane_axis,
+    const std::string& address, const std::string& stride, const std::string& vector_statement,
+    const std::string& lane_statement) {
+  note_vector_access(tv, lane_axis);
   if (vectors_aligned_) {
     line(vector_statement);
     return;

@@ -216,6 +216,13 @@ class CoordinateValues {
   // must hold for that (boundaries at multiples of kVec).
   void share_predicate(const LaneCoord& coord, std::vector<const Scalar*> boundaries);
 
+  // An input no output updates in place, of fewer axes than the outputs or
+  // read along another axis than its last (through a permute: a pooling
+  // window's rows), is read again: its lines stay in the caches
+  // (nvfuse::load_read_only's kKeep), "true" or "false".
+  std::string keep_in_caches(const TensorView* tv, int64_t lane_axis) const;
+  // `tv` read as vectors along `lane_axis`: the host checks their alignment.
+  void note_vector_access(const TensorView* tv, int64_t lane_axis);
   // `if (vector_ok(address, stride)) vector_statement; else` the lane
   // statement for each lane l; only the vector statement when the host
   // checked the alignment.

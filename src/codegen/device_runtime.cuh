@@ -98,6 +98,42 @@ __device__ __forceinline__ A load_read_only(const A* p) {
   return *p;
 }
 
+// load_read_only where `take` holds, zeros where not, as one predicated
+// load: the address need not be valid where `take` is false (a pad's
+// window outside its input), and no branch keeps the compiler from
+// issuing a thread's other loads before this one returns.
+template <bool kKeep, typename A>
+__device__ __forceinline__ A load_read_only_if(const A* p, bool take) {
+#if __CUDA_ARCH__ >= 800
+  if constexpr (sizeof(A) == 16) {
+    uint32 w[4];
+    if constexpr (kKeep) {
+      uint64 policy;
+      asm("createpolicy.fractional.L2::evict_last.b64 %0, 1.0;" : "=l"(policy));
+      asm("{\n .reg .pred p;\n setp.ne.b32 p, %5, 0;\n"
+          " mov.b32 %0, 0;\n mov.b32 %1, 0;\n mov.b32 %2, 0;\n mov.b32 %3, 0;\n"
+          " @p ld.global.nc.L1::evict_last.L2::cache_hint.v4.u32 {%0, %1, %2, %3}, [%4], %6;\n}"
+          : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
+          : "l"(p), "r"(static_cast<uint32>(take)), "l"(policy));
+    } else {
+      asm("{\n .reg .pred p;\n setp.ne.b32 p, %5, 0;\n"
+          " mov.b32 %0, 0;\n mov.b32 %1, 0;\n mov.b32 %2, 0;\n mov.b32 %3, 0;\n"
+          " @p ld.global.nc.v4.u32 {%0, %1, %2, %3}, [%4];\n}"
+          : "=r"(w[0]), "=r"(w[1]), "=r"(w[2]), "=r"(w[3])
+          : "l"(p), "r"(static_cast<uint32>(take)));
+    }
+    A a;
+    memcpy(&a, w, 16);
+    return a;
+  }
+#endif
+  A a{};
+  if (take) {
+    a = *p;
+  }
+  return a;
+}
+
 // ---- conversions: cast<To>(from), with torch's rounding ------------------
 
 __device__ __forceinline__ float bf16_to_float(BFloat16 v) {
@@ -302,6 +338,38 @@ __device__ __forceinline__ float minimum(float a, float b) {
 template <typename T>
 __device__ __forceinline__ T relu(T x) {
   return x < T(0) ? T(0) : x;
+}
+
+// Maxima, minima and relu of half-type values are exact in their type, so
+// the code generators apply them without widening to float and rounding
+// back (expr_statement.cpp): a bf16 max pool window took two widenings
+// and a rounding a lane for one compare. Same results as the float forms
+// above, NaN canonical as there; one instruction on sm_80 and later.
+#if __CUDA_ARCH__ >= 800
+#define NVFUSE_HALF_EXTREME(T, name, ptx)                                        \
+  __device__ __forceinline__ T name(T a, T b) {                                 \
+    T r;                                                                        \
+    asm(ptx " %0, %1, %2;" : "=h"(r.bits) : "h"(a.bits), "h"(b.bits));          \
+    return r;                                                                   \
+  }
+#else
+#define NVFUSE_HALF_EXTREME(T, name, ptx)                                        \
+  __device__ __forceinline__ T name(T a, T b) {                                 \
+    return Cast<T>::from(name(widen(a), widen(b)));                             \
+  }
+#endif
+NVFUSE_HALF_EXTREME(BFloat16, maximum, "max.NaN.bf16")
+NVFUSE_HALF_EXTREME(BFloat16, minimum, "min.NaN.bf16")
+NVFUSE_HALF_EXTREME(Half, maximum, "max.NaN.f16")
+NVFUSE_HALF_EXTREME(Half, minimum, "min.NaN.f16")
+#undef NVFUSE_HALF_EXTREME
+// relu on the bits: a value below zero (sign set, not -0.0, not NaN: at
+// most -inf's bits) becomes +0.0, as x < 0 ? 0 : x does.
+__device__ __forceinline__ BFloat16 relu(BFloat16 x) {
+  return (x.bits > 0x8000u && x.bits <= 0xff80u) ? BFloat16{0} : x;
+}
+__device__ __forceinline__ Half relu(Half x) {
+  return (x.bits > 0x8000u && x.bits <= 0xfc00u) ? Half{0} : x;
 }
 template <typename T>
 __device__ __forceinline__ T sign(T x) {

@@ -76,16 +76,32 @@ std::optional<std::string> pow_by_constant(
   return emit_pointwise(special, {base}, math);
 }
 
-// A where between two computed values of its own type picks one as it is:
-// a bf16 select needs no float round trip (three instructions a lane,
-// nine a window in a max pool's running maximum).
-bool selects_its_type(const PointwiseOp& op) {
-  if (op.op() != OpType::where) {
-    return false;
+// Ops whose result is exact in their operands' own type run in it: a where
+// between two computed values picks one as it is (a bf16 select needs no
+// float round trip: three instructions a lane, nine a window in a max
+// pool's running maximum), and a maximum, minimum or relu of half-type
+// values compares them as they are (device_runtime.cuh).
+bool exact_in_its_type(const PointwiseOp& op) {
+  const DataType dtype = op.output(0)->dtype();
+  const bool half_type = dtype == DataType::BFloat16 || dtype == DataType::Half;
+  size_t first_value = 0;
+  switch (op.op()) {
+    case OpType::where:
+      first_value = 1;
+      break;
+    case OpType::maximum:
+    case OpType::minimum:
+    case OpType::relu:
+      if (!half_type) {
+        return false;
+      }
+      break;
+    default:
+      return false;
   }
-  for (size_t i = 1; i < 3; ++i) {
+  for (size_t i = first_value; i < op.inputs().size(); ++i) {
     const Val* value = op.input(i);
-    if (!value->is<TensorView>() || value->dtype() != op.output(0)->dtype()) {
+    if (!value->is<TensorView>() || value->dtype() != dtype) {
       return false;
     }
   }
@@ -100,7 +116,7 @@ std::string expr_value(const Expr& expr, const std::function<std::string(const V
   std::string value;
   if (expr.is<PointwiseOp>()) {
     const auto& op = *expr.as<PointwiseOp>();
-    const DataType math = selects_its_type(op) ? out->dtype() : math_dtype_of(compute_type_of(op));
+    const DataType math = exact_in_its_type(op) ? out->dtype() : math_dtype_of(compute_type_of(op));
     std::vector<std::string> operands;
     for (size_t i = 0; i < op.inputs().size(); ++i) {
       const bool condition = op.op() == OpType::where && i == 0;

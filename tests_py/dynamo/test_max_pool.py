@@ -61,6 +61,43 @@ def test_decomposition_matches_aten(shape, kernel, stride, padding, dilation, dt
     _same(max_pool2d_with_indices(channels_last, kernel, stride, padding, dilation), want)
 
 
+def _values_only(*args):
+    values, indices = pool_window(
+        *args, call=lambda target, *a, **k: target(*a, **k), indices=False
+    )
+    assert indices is None
+    return values
+
+
+@pytest.mark.parametrize("shape,kernel,stride,padding,dilation", CONFIGS)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_values_without_indices_match_aten(shape, kernel, stride, padding, dilation, dtype):
+    """The form the pass inserts: -inf padding and a NaN-propagating
+    maximum give ATen's values, NaN, -inf and ties included."""
+    x = _with_special_values(shape, dtype)
+    want, _ = aten.max_pool2d_with_indices(x, kernel, stride, padding, dilation)
+    for layout in (torch.contiguous_format, torch.channels_last):
+        got = _values_only(x.to(memory_format=layout), kernel, stride, padding, dilation)
+        assert torch.equal(got.isnan(), want.isnan())
+        assert torch.equal(got.nan_to_num(7.0), want.nan_to_num(7.0))
+
+
+def test_rewrite_computes_no_positions():
+    """Nothing reads an inference step's indices: the pass inserts no
+    index arithmetic or select for them."""
+    x = torch.randn(1, 2, 7, 7).to(memory_format=torch.channels_last)
+    with torch.no_grad():
+        gm = aten_graph(lambda t: torch.nn.functional.max_pool2d(t, 3, 2, 1), x)
+    assert rewrite_max_pools(gm) == 1
+    targets = {n.target for n in gm.graph.nodes if n.op == "call_function"}
+    assert aten.maximum.default in targets
+    assert not targets & {
+        aten.where.self,
+        aten.arange.start_step,
+        aten.max_pool2d_with_indices.default,
+    }
+
+
 def test_window_of_minus_infinity_indexes_its_first_element_inside_the_input():
     """ATen starts each window at -inf and its first position inside the
     input, not in the padding."""

@@ -1,6 +1,9 @@
 """2-D max pooling whose indices nothing reads (an inference step) as
-pointwise work nvfuse fuses: the padded input read through one strided
-slice per window position and a running maximum.
+pointwise work nvfuse fuses: the input padded with -inf read through one
+strided slice per window position, and their NaN-propagating maximum.
+Where nothing reads the indices, nothing computes them either: a window
+position's inside test and the selects that follow ATen's tie and
+padding rules (below) would cost the kernel more than its loads.
 
 ATen's channels-last max pool writes int64 indices even where nothing
 reads them, and took longer than the convolution before it in ResNet-50's
@@ -40,11 +43,15 @@ def _pair(value):
     return (value[0], value[0]) if len(value) == 1 else (value[0], value[1])
 
 
-def pool_window(x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False, *, call):
+def pool_window(
+    x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False, *, call, indices=True
+):
     """max_pool2d_with_indices(x, ...) as ATen ops, each made by
     `call(target, *args)` (run eagerly or inserted into a graph); x's
     layout is its meta value's where it is a node. (values, indices), or
-    None for what stays ATen's."""
+    None for what stays ATen's. Without `indices` (None in their place)
+    the padding is the lowest value and the values a NaN-propagating
+    maximum of the window's slices: no position, inside test or select."""
     meta = x.meta["val"] if isinstance(x, torch.fx.Node) else x
     if ceil_mode or meta.dim() != 4 or meta.numel() == 0 or not has_static_layout(meta):
         return None
@@ -64,6 +71,14 @@ def pool_window(x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=Fals
     planes = call(aten.permute.default, x, NHWC) if channels_last else x
     rows_at, cols_at = (1, 2) if channels_last else (2, 3)
     widths = [0, 0, pw, pw, ph, ph] if channels_last else [pw, pw, ph, ph]
+    if not indices:
+        padded = call(aten.constant_pad_nd.default, planes, widths, _lowest(meta.dtype))
+        best = None
+        for value in _window_slices(
+            call, padded, (kh, kw), (sh, sw), (dh, dw), (out_h, out_w), (rows_at, cols_at)
+        ):
+            best = value if best is None else call(aten.maximum.default, best, value)
+        return (call(aten.permute.default, best, NCHW_OF_NHWC) if channels_last else best), None
     padded = call(aten.constant_pad_nd.default, planes, widths, 0.0)
     # Each window position's row and column in the input from the output
     # coordinates (iota and arithmetic, which every kernel computes in
@@ -76,14 +91,12 @@ def pool_window(x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=Fals
         rows = call(aten.unsqueeze.default, rows, 2)
         cols = call(aten.unsqueeze.default, cols, 1)
     best = index = seen = None
+    slices = _window_slices(
+        call, padded, (kh, kw), (sh, sw), (dh, dw), (out_h, out_w), (rows_at, cols_at)
+    )
     for i in range(kh):
         for j in range(kw):
-            value = call(
-                aten.slice.Tensor, padded, rows_at, i * dh, i * dh + (out_h - 1) * sh + 1, sh
-            )
-            value = call(
-                aten.slice.Tensor, value, cols_at, j * dw, j * dw + (out_w - 1) * sw + 1, sw
-            )
+            value = next(slices)
             row = call(aten.add.Tensor, rows, i * dh)
             col = call(aten.add.Tensor, cols, j * dw)
             at, inside = _position(call, row, col, h, w)
@@ -98,6 +111,30 @@ def pool_window(x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=Fals
             call(aten.permute.default, index, NCHW_OF_NHWC),
         )
     return best, call(aten.expand.default, index, [n, c, out_h, out_w])
+
+
+def _lowest(dtype):
+    """The padding that never wins a maximum: -inf, or an integer type's
+    least value."""
+    return float("-inf") if dtype.is_floating_point else torch.iinfo(dtype).min
+
+
+def _window_slices(call, padded, kernel, stride, dilation, out, axes):
+    """The padded input's strided slice for each window position, in
+    window order (row by row)."""
+    (kh, kw), (sh, sw), (dh, dw), (out_h, out_w), (rows_at, cols_at) = (
+        kernel,
+        stride,
+        dilation,
+        out,
+        axes,
+    )
+    for i in range(kh):
+        for j in range(kw):
+            value = call(
+                aten.slice.Tensor, padded, rows_at, i * dh, i * dh + (out_h - 1) * sh + 1, sh
+            )
+            yield call(aten.slice.Tensor, value, cols_at, j * dw, j * dw + (out_w - 1) * sw + 1, sw)
 
 
 def _position(call, row, col, h, w):
@@ -152,23 +189,17 @@ def rewrite_max_pools(gm):
         if fake is None or _indices_read(node):
             continue
 
-        inserted = []
-
         def call(target, *args, **kwargs):
-            inserted.append(insert_call(gm.graph, node, target, args, kwargs, fake_like=fake))
-            return inserted[-1]
+            return insert_call(gm.graph, node, target, args, kwargs, fake_like=fake)
 
-        pooled = pool_window(*node.args, **node.kwargs, call=call)
+        pooled = pool_window(*node.args, **node.kwargs, call=call, indices=False)
         if pooled is None:
             continue
-        for user in list(node.users):
-            if user.target is operator.getitem:
-                user.replace_all_uses_with(pooled[user.args[1]])
-                gm.graph.erase_node(user)
+        for user in list(node.users):  # getitems; nothing reads the indices'
+            if user.args[1] == 0:
+                user.replace_all_uses_with(pooled[0])
+            gm.graph.erase_node(user)
         if not node.users:
             gm.graph.erase_node(node)
-        for new in reversed(inserted):  # unread: an inference step's indices
-            if not new.users:
-                gm.graph.erase_node(new)
         rewritten += 1
     return finish_rewrite(gm, rewritten)
