@@ -334,10 +334,11 @@ __device__ __forceinline__ float minimum(float a, float b) {
   return minimum<float>(a, b);  // the template above
 #endif
 }
-// relu keeps NaN (torch.relu is clamp_min(x, 0)).
+// relu keeps NaN and takes -0.0 to +0.0, as torch.relu (clamp_min(x, 0),
+// a max of x and 0 in ATen's CUDA kernel) does.
 template <typename T>
 __device__ __forceinline__ T relu(T x) {
-  return x < T(0) ? T(0) : x;
+  return x <= T(0) ? T(0) : x;
 }
 
 // Maxima, minima and relu of half-type values are exact in their type, so
@@ -363,13 +364,13 @@ NVFUSE_HALF_EXTREME(BFloat16, minimum, "min.NaN.bf16")
 NVFUSE_HALF_EXTREME(Half, maximum, "max.NaN.f16")
 NVFUSE_HALF_EXTREME(Half, minimum, "min.NaN.f16")
 #undef NVFUSE_HALF_EXTREME
-// relu on the bits: a value below zero (sign set, not -0.0, not NaN: at
-// most -inf's bits) becomes +0.0, as x < 0 ? 0 : x does.
+// relu on the bits: a value with its sign set that is not a NaN (at most
+// -inf's bits) becomes +0.0, as x <= 0 ? 0 : x does.
 __device__ __forceinline__ BFloat16 relu(BFloat16 x) {
-  return (x.bits > 0x8000u && x.bits <= 0xff80u) ? BFloat16{0} : x;
+  return (x.bits >= 0x8000u && x.bits <= 0xff80u) ? BFloat16{0} : x;
 }
 __device__ __forceinline__ Half relu(Half x) {
-  return (x.bits > 0x8000u && x.bits <= 0xfc00u) ? Half{0} : x;
+  return (x.bits >= 0x8000u && x.bits <= 0xfc00u) ? Half{0} : x;
 }
 template <typename T>
 __device__ __forceinline__ T sign(T x) {
