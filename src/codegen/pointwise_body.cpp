@@ -15,6 +15,10 @@ std::vector<const TensorView*> kernel_tensors(const PointwiseAnalysis& analysis)
   return tensors;
 }
 
+bool divides_by_magic_numbers(const PointwiseParams& params) {
+  return params.index_32bit && params.collapsed_rank > 1;
+}
+
 KernelArgLayout pointwise_arg_layout(
     const PointwiseAnalysis& analysis, const PointwiseParams& params) {
   KernelArgLayout layout;
@@ -32,6 +36,9 @@ KernelArgLayout pointwise_arg_layout(
   const int rank = params.collapsed_rank;
   layout.add({ArgField::kNumel, 0, 1, DataType::Null, "numel"});
   layout.add({ArgField::kExtents, 0, rank, DataType::Null, "extent"});
+  if (divides_by_magic_numbers(params)) {
+    layout.add({ArgField::kDividers, 0, rank, DataType::Null, "divider"});
+  }
   for (size_t t = 0; t < tensors.size(); ++t) {
     layout.add({ArgField::kStrides, static_cast<int>(t), rank, DataType::Null,
         "stride_" + name_of_value(tensors[t])});

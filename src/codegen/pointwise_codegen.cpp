@@ -63,8 +63,17 @@ class PointwiseGenerator {
     std::ostringstream ss;
     ss << indent << "Index rest = group * kVec;\n";
     for (int axis = rank - 1; axis > 0; --axis) {
-      ss << indent << "const Index c" << axis << " = rest % args.extent[" << axis << "];\n"
-         << indent << "rest /= args.extent[" << axis << "];\n";
+      const std::string a = std::to_string(axis);
+      if (divides_by_magic_numbers(params_)) {
+        ss << indent << "const Index q" << a << " = nvfuse::fast_div(rest, args.divider[" << a
+           << "]);\n"
+           << indent << "const Index c" << a << " = rest - q" << a << " * args.extent[" << a
+           << "];\n"
+           << indent << "rest = q" << a << ";\n";
+      } else {
+        ss << indent << "const Index c" << a << " = rest % args.extent[" << a << "];\n"
+           << indent << "rest /= args.extent[" << a << "];\n";
+      }
     }
     ss << indent << "const Index c0 = rest;\n";
     return ss.str();

@@ -8,6 +8,7 @@
 #include "runtime/host_timing.h"
 #include "runtime/kernel_launch.h"
 #include "runtime/process_setting.h"
+#include "schedule/coordinate_params.h"
 
 namespace nvfuse {
 
@@ -112,6 +113,7 @@ std::optional<std::vector<at::Tensor>> PointwiseExecutor::run(
     values.numel = schedule.space.numel;
     values.extents = schedule.space.extents;
     values.strides = schedule.space.strides;
+    values.divisors = coordinate_divisors(values.extents, 1);  // for args.divider
     part.emplace("08p pack the parameter block");
     std::vector<uint64_t> packed = pack_args(source->layout, values);
     part.reset();
