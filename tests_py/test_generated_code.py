@@ -61,3 +61,19 @@ def test_fusions_the_schedulers_reject_say_why():
     with pytest.raises(nvfuse.UnsupportedError, match="reference evaluator.*ComplexFloat"):
         fd.cuda_code_for([torch.randn(3, 4, dtype=torch.complex64)])
     assert fd.last_cuda_code() == ""
+
+
+def test_coordinates_split_by_magic_numbers_with_32_bit_indices():
+    """A broadcast over rows splits each group's position into (row,
+    column) with args.divider (multiply-high and shift), not an integer
+    divide."""
+    x = torch.randn(24, 520, dtype=torch.bfloat16)
+    row = torch.randn(520, dtype=torch.bfloat16)
+    with FusionDefinition() as fd:
+        a, b = fd.from_pytorch(x), fd.from_pytorch(row)
+        fd.add_output(fd.ops.add(a, b))
+    code = fd.cuda_code_for([x, row])
+    assert "typedef int Index;" in code
+    assert "nvfuse::FastDivider divider[2];" in code
+    assert "const Index q1 = nvfuse::fast_div(rest, args.divider[1]);" in code
+    assert "rest % args.extent" not in code

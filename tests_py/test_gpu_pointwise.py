@@ -129,6 +129,19 @@ def test_row_and_column_broadcasts(dtype):
     assert "constexpr int kVec = 1;" not in fd.last_cuda_code()
 
 
+@pytest.mark.parametrize("shape", [(7, 13, 1000003), (3, 5, 7, 11, 13, 17 * 8)])
+def test_magic_number_coordinates_reach_every_element(shape):
+    """Rows and columns from args.divider at extents no power of two
+    divides (a prime near 2^20 among them): every element gets its own
+    broadcast operands."""
+    x = make_input(shape, torch.float32, device="cuda")
+    inner = make_input(shape[-1:], torch.float32, device="cuda")
+    outer = make_input((shape[0],) + (1,) * (len(shape) - 1), torch.float32, device="cuda")
+    (out,), fd = run_kernel(lambda fd, t, i, o: fd.ops.mul(fd.ops.add(t, i), o), [x, inner, outer])
+    assert "nvfuse::fast_div(rest, args.divider[" in fd.last_cuda_code()
+    assert torch.equal(out, (x + inner) * outer)
+
+
 def test_expanded_input_combined_with_a_full_tensor():
     x = make_input((1, 640), torch.float32, device="cuda").expand(200, 640)
     y = make_input((200, 640), torch.float32, device="cuda")
