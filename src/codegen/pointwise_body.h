@@ -17,13 +17,13 @@ namespace nvfuse {
 // and PointwiseParams' per-tensor entries.
 std::vector<const TensorView*> kernel_tensors(const PointwiseAnalysis& analysis);
 
-// Pointers, value inputs, numel, the collapsed extents and every tensor's
-// collapsed strides.
 // Whether the kernel splits a group's position into coordinates by
 // magic-number division (args.divider, nvfuse::fast_div: exact below 2^31,
 // so with 32-bit indices) rather than an integer divide per axis.
 bool divides_by_magic_numbers(const PointwiseParams& params);
 
+// Pointers, value inputs, numel, the collapsed extents, their dividers
+// (divides_by_magic_numbers) and every tensor's collapsed strides.
 KernelArgLayout pointwise_arg_layout(
     const PointwiseAnalysis& analysis, const PointwiseParams& params);
 

@@ -5,6 +5,7 @@
 
 #include <optional>
 
+#include "codegen/pointwise_body.h"
 #include "runtime/host_timing.h"
 #include "runtime/kernel_launch.h"
 #include "runtime/process_setting.h"
@@ -113,7 +114,9 @@ std::optional<std::vector<at::Tensor>> PointwiseExecutor::run(
     values.numel = schedule.space.numel;
     values.extents = schedule.space.extents;
     values.strides = schedule.space.strides;
-    values.divisors = coordinate_divisors(values.extents, 1);  // for args.divider
+    if (divides_by_magic_numbers(schedule.params)) {
+      values.divisors = coordinate_divisors(values.extents, 1);
+    }
     part.emplace("08p pack the parameter block");
     std::vector<uint64_t> packed = pack_args(source->layout, values);
     part.reset();

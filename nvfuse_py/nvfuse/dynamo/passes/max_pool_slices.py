@@ -122,13 +122,11 @@ def _lowest(dtype):
 def _window_slices(call, padded, kernel, stride, dilation, out, axes):
     """The padded input's strided slice for each window position, in
     window order (row by row)."""
-    (kh, kw), (sh, sw), (dh, dw), (out_h, out_w), (rows_at, cols_at) = (
-        kernel,
-        stride,
-        dilation,
-        out,
-        axes,
-    )
+    kh, kw = kernel
+    sh, sw = stride
+    dh, dw = dilation
+    out_h, out_w = out
+    rows_at, cols_at = axes
     for i in range(kh):
         for j in range(kw):
             value = call(
@@ -195,7 +193,9 @@ def rewrite_max_pools(gm):
         pooled = pool_window(*node.args, **node.kwargs, call=call, indices=False)
         if pooled is None:
             continue
-        for user in list(node.users):  # getitems; nothing reads the indices'
+        # Its users are getitems (_indices_read): the values' reads the
+        # maximum, the indices' has no reader.
+        for user in list(node.users):
             if user.args[1] == 0:
                 user.replace_all_uses_with(pooled[0])
             gm.graph.erase_node(user)
