@@ -77,3 +77,18 @@ def test_coordinates_split_by_magic_numbers_with_32_bit_indices():
     assert "nvfuse::FastDivider divider[2];" in code
     assert "const Index q1 = nvfuse::fast_div(rest, args.divider[1]);" in code
     assert "rest % args.extent" not in code
+
+
+def test_sigmoid_divides_approximately_and_compiles_for_old_and_new_gpus():
+    """sigmoid is nvfuse::sigmoid (expf, then __fdividef): no correctly
+    rounded division with its slow-path branch per element."""
+    from fusion_helpers import compiles_cleanly
+
+    x = torch.randn(64, 256, dtype=torch.bfloat16)
+    with FusionDefinition() as fd:
+        t = fd.from_pytorch(x)
+        fd.add_output(fd.ops.mul(t, fd.ops.sigmoid(t)))
+    code = fd.cuda_code_for([x])
+    assert "nvfuse::sigmoid(" in code and "__fdividef(1.0f, 1.0f + expf(-x))" in code
+    for arch in (75, 90):
+        compiles_cleanly(code, arch, entry="nvfuse_pointwise")

@@ -142,6 +142,19 @@ def test_magic_number_coordinates_reach_every_element(shape):
     assert torch.equal(out, (x + inner) * outer)
 
 
+def test_sigmoid_is_within_two_ulp_and_exact_at_its_limits():
+    """nvfuse::sigmoid divides with __fdividef (2 ulp) after a correctly
+    rounded expf; infinities, NaN and zero give torch's values exactly,
+    and below x = -87 it is 0 where torch's is below 2^-126."""
+    x = torch.randn(1 << 20, device="cuda") * 8
+    special = [float("-inf"), float("inf"), float("nan"), 0.0, -0.0, -100.0, 100.0, 88.0, -88.0]
+    x[: len(special)] = torch.tensor(special)
+    (out,), _ = run_kernel(lambda fd, t: fd.ops.sigmoid(t), [x])
+    want = torch.sigmoid(x)
+    torch.testing.assert_close(out, want, rtol=3 * 2.0**-23, atol=2.0**-126, equal_nan=True)
+    assert torch.equal(out[:5].nan_to_num(7.0), want[:5].nan_to_num(7.0))
+
+
 def test_expanded_input_combined_with_a_full_tensor():
     x = make_input((1, 640), torch.float32, device="cuda").expand(200, 640)
     y = make_input((200, 640), torch.float32, device="cuda")

@@ -159,7 +159,7 @@ std::string emit_pointwise(OpType op, const std::vector<std::string>& x, DataTyp
     case OpType::rsqrt:
       return fn("rsqrt");
     case OpType::sigmoid:
-      return "(" + one + " / (" + one + " + " + call(math_fn("exp", math), {"-" + x[0]}) + "))";
+      return call("nvfuse::sigmoid", x);
     case OpType::sign:
       return is_boolean(math) ? x[0] : call("nvfuse::sign", x);
     case OpType::signbit:
