@@ -27,6 +27,7 @@ from .passes.one_hot_sums import rewrite_one_hot_sums
 from .passes.patch_convolutions import rewrite_patch_convolutions
 from .passes.pixel_convolutions import rewrite_pixel_convolutions
 from .passes.reciprocal_square_roots import fold_reciprocal_square_roots
+from .passes.sigmoid_forms import fold_sigmoids
 from .passes.partition import partition_regions
 from .passes.regions import install_regions
 from .passes.split_reductions import split_reductions
@@ -60,6 +61,7 @@ def compile_graph(gm, example_inputs, kind, dump=False, channels_last="auto", wr
     rewrite_pixel_convolutions(gm)
     split_reductions(gm)
     fold_reciprocal_square_roots(gm)
+    fold_sigmoids(gm)
     rewrite_max_pools(gm)
     move_views_before_casts(gm)
     push_gathers_through_pointwise(gm)
