@@ -98,6 +98,44 @@ def test_rewrite_computes_no_positions():
     }
 
 
+def _pool_of_relu(x):
+    return torch.nn.functional.max_pool2d(torch.relu(x), 3, 2, 1)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_relu_read_only_by_the_pool_moves_after_it(dtype):
+    """max over a window of relus = relu of the max: the pool reads the
+    relu's input and one relu follows it, with ATen's values (-0.0 and
+    NaN included)."""
+    x = _with_special_values((2, 3, 9, 11), dtype).to(memory_format=torch.channels_last)
+    x[1, 0, :4, :4] = -0.0
+    with torch.no_grad():
+        gm = aten_graph(_pool_of_relu, x)
+    assert rewrite_max_pools(gm) == 1
+    order = [n.target for n in gm.graph.nodes if n.op == "call_function"]
+    assert order.count(aten.relu.default) == 1
+    assert order.index(aten.relu.default) > order.index(aten.maximum.default)
+    got, want = gm(x), _pool_of_relu(x)
+    got = got[0] if isinstance(got, (tuple, list)) else got
+    assert torch.equal(got.isnan(), want.isnan())
+    same_bits = got.nan_to_num(7.0).view(torch.int16 if dtype == torch.bfloat16 else torch.int32)
+    want_bits = want.nan_to_num(7.0).view(same_bits.dtype)
+    assert torch.equal(same_bits, want_bits)  # +0.0, not -0.0, where the window is all <= 0
+
+
+def test_relu_read_elsewhere_stays_before_the_pool():
+    def both(x):
+        y = torch.relu(x)
+        return torch.nn.functional.max_pool2d(y, 3, 2, 1), y * 2
+
+    x = torch.randn(1, 2, 7, 7)
+    with torch.no_grad():
+        gm = aten_graph(both, x)
+    assert rewrite_max_pools(gm) == 1
+    order = [n.target for n in gm.graph.nodes if n.op == "call_function"]
+    assert order.index(aten.relu.default) < order.index(aten.maximum.default)
+
+
 def test_window_of_minus_infinity_indexes_its_first_element_inside_the_input():
     """ATen starts each window at -inf and its first position inside the
     input, not in the padding."""

@@ -44,14 +44,26 @@ def _pair(value):
 
 
 def pool_window(
-    x, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False, *, call, indices=True
+    x,
+    kernel_size,
+    stride=(),
+    padding=0,
+    dilation=1,
+    ceil_mode=False,
+    *,
+    call,
+    indices=True,
+    then=None,
 ):
     """max_pool2d_with_indices(x, ...) as ATen ops, each made by
     `call(target, *args)` (run eagerly or inserted into a graph); x's
     layout is its meta value's where it is a node. (values, indices), or
     None for what stays ATen's. Without `indices` (None in their place)
     the padding is the lowest value and the values a NaN-propagating
-    maximum of the window's slices: no position, inside test or select."""
+    maximum of the window's slices: no position, inside test or select;
+    `then`, an elementwise ATen op, is applied to those values in the
+    layout they were pooled in (before a channels-last pooling's permute
+    back, so that the kernel still walks (n, h, w, c))."""
     meta = x.meta["val"] if isinstance(x, torch.fx.Node) else x
     if ceil_mode or meta.dim() != 4 or meta.numel() == 0 or not has_static_layout(meta):
         return None
@@ -78,6 +90,8 @@ def pool_window(
             call, padded, (kh, kw), (sh, sw), (dh, dw), (out_h, out_w), (rows_at, cols_at)
         ):
             best = value if best is None else call(aten.maximum.default, best, value)
+        if then is not None:
+            best = call(then, best)
         return (call(aten.permute.default, best, NCHW_OF_NHWC) if channels_last else best), None
     padded = call(aten.constant_pad_nd.default, planes, widths, 0.0)
     # Each window position's row and column in the input from the output
@@ -176,6 +190,21 @@ def _indices_read(node):
     )
 
 
+def _relu_read_only_by(image, pool):
+    """Whether `image` is a relu that nothing but `pool` reads: the pool
+    then takes the relu's input and the relu its values. relu is
+    monotonic, so the maximum of a window's relus is the relu of its
+    maximum, -0.0 and NaN included (both become +0.0 and stay NaN either
+    way), and the kernel applies it once an output rather than once a
+    window position (nine times in ResNet's 3x3 pool)."""
+    return (
+        isinstance(image, torch.fx.Node)
+        and image.op == "call_function"
+        and image.target == aten.relu.default
+        and list(image.users) == [pool]
+    )
+
+
 def rewrite_max_pools(gm):
     """Replaces `gm`'s max_pool2d_with_indices calls by pool_window's ops
     (see the module); returns how many it replaced."""
@@ -190,7 +219,16 @@ def rewrite_max_pools(gm):
         def call(target, *args, **kwargs):
             return insert_call(gm.graph, node, target, args, kwargs, fake_like=fake)
 
-        pooled = pool_window(*node.args, **node.kwargs, call=call, indices=False)
+        image = node.args[0]
+        relu_after = _relu_read_only_by(image, node)
+        pooled = pool_window(
+            image.args[0] if relu_after else image,
+            *node.args[1:],
+            **node.kwargs,
+            call=call,
+            indices=False,
+            then=aten.relu.default if relu_after else None,
+        )
         if pooled is None:
             continue
         # Its users are getitems (_indices_read): the values' reads the
@@ -199,7 +237,8 @@ def rewrite_max_pools(gm):
             if user.args[1] == 0:
                 user.replace_all_uses_with(pooled[0])
             gm.graph.erase_node(user)
-        if not node.users:
-            gm.graph.erase_node(node)
+        gm.graph.erase_node(node)
+        if relu_after:
+            gm.graph.erase_node(image)
         rewritten += 1
     return finish_rewrite(gm, rewritten)
