@@ -27,6 +27,7 @@ from .passes.one_hot_sums import rewrite_one_hot_sums
 from .passes.patch_convolutions import rewrite_patch_convolutions
 from .passes.pixel_convolutions import rewrite_pixel_convolutions
 from .passes.reciprocal_square_roots import fold_reciprocal_square_roots
+from .passes.relu_before_rounding import move_relus_before_roundings
 from .passes.sigmoid_forms import fold_sigmoids
 from .passes.partition import partition_regions
 from .passes.regions import install_regions
@@ -63,6 +64,7 @@ def compile_graph(gm, example_inputs, kind, dump=False, channels_last="auto", wr
     fold_reciprocal_square_roots(gm)
     fold_sigmoids(gm)
     rewrite_max_pools(gm)
+    move_relus_before_roundings(gm)  # after: the pooling takes a relu it alone reads
     move_views_before_casts(gm)
     push_gathers_through_pointwise(gm)
     rewrite_one_hot_scatters(gm)
