@@ -92,3 +92,20 @@ def test_sigmoid_divides_approximately_and_compiles_for_old_and_new_gpus():
     assert "nvfuse::sigmoid(" in code and "__fdividef(1.0f, 1.0f + expf(-x))" in code
     for arch in (75, 90):
         compiles_cleanly(code, arch, entry="nvfuse_pointwise")
+
+
+def test_division_by_a_constant_multiplies_by_its_reciprocal():
+    """As torch's CUDA kernel for a CPU-scalar divisor: x * (1 / c) in the
+    math type, folded at compile time; a symbolic scalar or a tensor
+    divisor still divides."""
+    x = torch.randn(64, 256, dtype=torch.bfloat16)
+    y = torch.randn(64, 256, dtype=torch.bfloat16)
+    with FusionDefinition() as fd:
+        t, u = fd.from_pytorch(x), fd.from_pytorch(y)
+        s = fd.define_scalar(dtype=DataType.Double)
+        fd.add_output(fd.ops.div(t, 3.0))
+        fd.add_output(fd.ops.truediv(t, s))
+        fd.add_output(fd.ops.div(t, u))
+    code = fd.cuda_code_for([x, y, 2.5])
+    assert "* (static_cast<float>(1) / static_cast<float>(3)))" in code
+    assert code.count(" * (static_cast<float>(1) / ") == 1

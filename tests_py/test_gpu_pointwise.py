@@ -155,6 +155,19 @@ def test_sigmoid_is_within_two_ulp_and_exact_at_its_limits():
     assert torch.equal(out[:5].nan_to_num(7.0), want[:5].nan_to_num(7.0))
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float64])
+@pytest.mark.parametrize("divisor", [3.0, 0.1, 7.3e-39, float("inf")])
+def test_division_by_a_number_has_torchs_bits(dtype, divisor):
+    """torch's CUDA kernel multiplies by the divisor's reciprocal when it
+    is a CPU scalar; nvfuse does the same, bit for bit."""
+    x = make_input((300, 520), dtype, device="cuda")
+    x.view(-1)[:4] = torch.tensor([float("nan"), float("inf"), -0.0, 0.0], dtype=dtype)
+    (out,), _ = run_kernel(lambda fd, t: fd.ops.div(t, divisor), [x])
+    want = x / divisor
+    assert torch.equal(out.isnan(), want.isnan())
+    assert torch.equal(out.nan_to_num(7.0), want.nan_to_num(7.0))
+
+
 def test_expanded_input_combined_with_a_full_tensor():
     x = make_input((1, 640), torch.float32, device="cuda").expand(200, 640)
     y = make_input((200, 640), torch.float32, device="cuda")

@@ -76,6 +76,26 @@ std::optional<std::string> pow_by_constant(
   return emit_pointwise(special, {base}, math);
 }
 
+// A floating-point division by a constant multiplies by the constant's
+// reciprocal in the math type (folded at compile time), as torch's CUDA
+// kernel does for a CPU-scalar divisor (div_true_kernel_cuda: a *
+// (opmath(1) / opmath(b))): torch's bits, and one multiply an element
+// where a correctly rounded division is a Newton step and a branch around
+// a slow path. A symbolic divisor still divides: its reciprocal, taken in
+// the kernel, made a layer norm backward's 1,024-thread rows spill.
+std::optional<std::string> divide_by_constant(
+    const PointwiseOp& op, const std::vector<std::string>& operands, DataType math) {
+  if ((op.op() != OpType::div && op.op() != OpType::truediv) || !is_floating(math)) {
+    return std::nullopt;
+  }
+  const Val* divisor = op.input(1);
+  if (!divisor->is<Scalar>() || !divisor->as<Scalar>()->is_constant()) {
+    return std::nullopt;
+  }
+  const std::string one = emit_constant(ScalarValue(1.0), math);
+  return "(" + operands[0] + " * (" + one + " / " + operands[1] + "))";
+}
+
 // Ops whose result is exact in their operands' own type run in it: a where
 // between two computed values picks one as it is (a bf16 select needs no
 // float round trip: three instructions a lane, nine a window in a max
@@ -122,7 +142,10 @@ std::string expr_value(const Expr& expr, const std::function<std::string(const V
       const bool condition = op.op() == OpType::where && i == 0;
       operands.push_back(operand(op.input(i), condition ? DataType::Bool : math, text_of));
     }
-    const std::optional<std::string> special = pow_by_constant(op, operands[0], math, out->dtype());
+    std::optional<std::string> special = pow_by_constant(op, operands[0], math, out->dtype());
+    if (!special.has_value()) {
+      special = divide_by_constant(op, operands, math);
+    }
     value = special.has_value() ? *special : emit_pointwise(op.op(), operands, math);
     if (out->dtype() != math) {
       value = "nvfuse::cast<" + type + ">(" + value + ")";
