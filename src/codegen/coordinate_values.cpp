@@ -45,7 +45,6 @@ CoordinateValues::CoordinateValues(const Fusion& fusion, int vector_width,
       drawn_(std::move(drawn)),
       graph_rng_(graph_rng),
       scopes_(1),
-      guard_scopes_(1, false),
       vectors_aligned_(vectors_aligned) {}
 
 void CoordinateValues::line(const std::string& text) {
@@ -54,13 +53,11 @@ void CoordinateValues::line(const std::string& text) {
 
 void CoordinateValues::open_scope() {
   scopes_.emplace_back();
-  guard_scopes_.push_back(false);
   ++indent_;
 }
 
 void CoordinateValues::close_scope() {
   scopes_.pop_back();
-  guard_scopes_.pop_back();
   --indent_;
 }
 
@@ -221,11 +218,8 @@ std::string CoordinateValues::unguarded(
   // The guards' scopes are the innermost ones (no block opens inside a
   // guard here): set aside with the guards while the value is computed,
   // so that it neither reads their values nor predicates its loads.
-  size_t kept = scopes_.size();
-  while (kept > 1 && guard_scopes_[kept - 1]) {
-    --kept;
-  }
-  if (scopes_.size() - kept != guards_.size()) {
+  const size_t kept = guards_.front().scope;
+  if (kept + guards_.size() != scopes_.size()) {
     const std::string name = compute(tv, coords);  // a block inside a guard
     scopes_.back()[key] = name;
     return name;
@@ -234,7 +228,6 @@ std::string CoordinateValues::unguarded(
       std::make_move_iterator(scopes_.begin() + static_cast<std::ptrdiff_t>(kept)),
       std::make_move_iterator(scopes_.end()));
   scopes_.resize(kept);
-  guard_scopes_.resize(kept);
   std::vector<Guard> guards = std::move(guards_);
   guards_.clear();
   const std::string name = compute(tv, coords);
@@ -242,7 +235,6 @@ std::string CoordinateValues::unguarded(
   guards_ = std::move(guards);
   for (auto& scope : guard_scopes) {
     scopes_.push_back(std::move(scope));
-    guard_scopes_.push_back(true);
   }
   return name;
 }
@@ -669,15 +661,13 @@ std::string CoordinateValues::pad(const PadOp& expr, const std::vector<LaneCoord
 }
 
 void CoordinateValues::open_guard(const std::string& predicate, bool per_lane, bool pad) {
-  guards_.push_back(Guard{predicate, per_lane, pad});
+  guards_.push_back(Guard{predicate, per_lane, pad, scopes_.size()});
   scopes_.emplace_back();
-  guard_scopes_.push_back(true);
 }
 
 void CoordinateValues::close_guard() {
   guards_.pop_back();
   scopes_.pop_back();
-  guard_scopes_.pop_back();
 }
 
 std::string CoordinateValues::current_guard(const std::string& l) const {

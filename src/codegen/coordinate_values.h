@@ -259,15 +259,15 @@ class CoordinateValues {
   std::ostringstream code_;
   int indent_ = 1;
   int next_name_ = 0;
-  // (tensor, coordinates) -> local, one map per open branch or guard;
-  // whether each is a guard's (its locals are declared in the block
-  // around it, which no guard opens).
+  // (tensor, coordinates) -> local, one map per open branch or guard.
   std::vector<std::unordered_map<std::string, std::string>> scopes_;
-  std::vector<bool> guard_scopes_;
   struct Guard {
     std::string predicate;
     bool per_lane = false;
     bool pad = false;
+    // The index of its scope in scopes_ (its locals are declared in the
+    // block around it, which no guard opens).
+    size_t scope = 0;
   };
   std::vector<Guard> guards_;
   bool lanes_may_be_flat_ = true;

@@ -2,7 +2,8 @@
 (passes/__init__.py lists them): patch convolutions run as GEMMs,
 convolutions made channels-last (when asked), 1x1 convolutions of
 channels-last images run as GEMMs, reductions split into ones kernels
-take, views moved above casts, gathers moved below pointwise ops,
+take, reciprocal square roots folded, max pooling without indices
+written as slices, views moved above casts, gathers moved below pointwise ops,
 one-hot scatters rewritten as comparisons and their sums as numbers,
 reshapes moved below elementwise ops, dead buffers written in place,
 input updates marked, fusible regions partitioned and installed as

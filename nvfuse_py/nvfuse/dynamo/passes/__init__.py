@@ -14,6 +14,19 @@ concern a file; `pipeline.compile_graph` runs them in order:
 1. `split_reductions.split_reductions`: reductions over axes not adjacent
    in memory (batch norm's N, H, W around C) become reductions over runs
    of adjacent axes, which generated kernels take,
+1b. `reciprocal_square_roots.fold_reciprocal_square_roots`:
+   reciprocal(sqrt(x)) becomes rsqrt(x) (batch norm's inference inverse
+   standard deviation: one instruction instead of two correctly rounded
+   ops an element),
+1c. `sigmoid_forms.fold_sigmoids`: reciprocal(exp(-x) + 1) (silu's
+   decomposed backward) becomes sigmoid(x),
+1d. `max_pool_slices.rewrite_max_pools`: 2-D max pooling whose indices
+   nothing reads becomes a maximum of strided slices of the input padded
+   with -inf, fused with the ops before it (after the channels-last pass,
+   on its layout); a relu only it reads is applied after it,
+1e. `relu_before_rounding.move_relus_before_roundings` (CUDA graphs): a
+   relu of a narrowing float cast only it reads is applied before the
+   cast,
 2. `views_before_casts.move_views_before_casts`: view(cast(x)) becomes
    cast(view(x)), so that the view does not cut the cast from its readers,
 3. `gather_through_pointwise.push_gathers_through_pointwise`: a gather

@@ -29,6 +29,7 @@ max_pool2d_with_indices_backward (which stays ATen) reads them.
 ATen's op too."""
 
 import operator
+from typing import NamedTuple
 
 import torch
 
@@ -41,6 +42,48 @@ def _pair(value):
     if isinstance(value, int):
         return value, value
     return (value[0], value[0]) if len(value) == 1 else (value[0], value[1])
+
+
+class _Window(NamedTuple):
+    """A pooling's geometry: per spatial axis (rows, columns) the kernel,
+    stride, padding and dilation; the input's sizes and the output's; the
+    axes of rows and columns in the pooled layout ((n, h, w, c) where the
+    input is channels-last)."""
+
+    kernel: tuple
+    stride: tuple
+    padding: tuple
+    dilation: tuple
+    sizes: tuple
+    out: tuple
+    channels_last: bool
+
+    @property
+    def axes(self):
+        return (1, 2) if self.channels_last else (2, 3)
+
+
+def _window_of(meta, kernel_size, stride, padding, dilation, ceil_mode):
+    """The geometry of max_pool2d_with_indices(meta, ...), or None for what
+    stays ATen's."""
+    if ceil_mode or meta.dim() != 4 or meta.numel() == 0 or not has_static_layout(meta):
+        return None
+    kh, kw = _pair(kernel_size)
+    sh, sw = _pair(stride) if len(stride) > 0 else (kh, kw)
+    ph, pw = _pair(padding)
+    dh, dw = _pair(dilation)
+    n, c, h, w = meta.shape
+    out_h = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
+    out_w = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
+    if out_h <= 0 or out_w <= 0:
+        return None  # ATen's error
+    # The generated kernels walk their output's logical order with its last
+    # axis innermost: pooled as (n, h, w, c), a channels-last input's
+    # channels are that axis.
+    channels_last = c > 1 and meta.is_contiguous(memory_format=torch.channels_last)
+    return _Window(
+        (kh, kw), (sh, sw), (ph, pw), (dh, dw), (n, c, h, w), (out_h, out_w), channels_last
+    )
 
 
 def pool_window(
@@ -65,49 +108,45 @@ def pool_window(
     layout they were pooled in (before a channels-last pooling's permute
     back, so that the kernel still walks (n, h, w, c))."""
     meta = x.meta["val"] if isinstance(x, torch.fx.Node) else x
-    if ceil_mode or meta.dim() != 4 or meta.numel() == 0 or not has_static_layout(meta):
+    window = _window_of(meta, kernel_size, stride, padding, dilation, ceil_mode)
+    if window is None:
         return None
-    kh, kw = _pair(kernel_size)
-    sh, sw = _pair(stride) if len(stride) > 0 else (kh, kw)
-    ph, pw = _pair(padding)
-    dh, dw = _pair(dilation)
-    n, c, h, w = meta.shape
-    out_h = (h + 2 * ph - dh * (kh - 1) - 1) // sh + 1
-    out_w = (w + 2 * pw - dw * (kw - 1) - 1) // sw + 1
-    if out_h <= 0 or out_w <= 0:
-        return None  # ATen's error
-    # The generated kernels walk their output's logical order with its last
-    # axis innermost: pooled as (n, h, w, c), a channels-last input's
-    # channels are that axis.
-    channels_last = c > 1 and meta.is_contiguous(memory_format=torch.channels_last)
-    planes = call(aten.permute.default, x, NHWC) if channels_last else x
-    rows_at, cols_at = (1, 2) if channels_last else (2, 3)
-    widths = [0, 0, pw, pw, ph, ph] if channels_last else [pw, pw, ph, ph]
+    planes = call(aten.permute.default, x, NHWC) if window.channels_last else x
     if not indices:
-        padded = call(aten.constant_pad_nd.default, planes, widths, _lowest(meta.dtype))
+        padded = _padded(call, planes, window, _lowest(meta.dtype))
         best = None
-        for value in _window_slices(
-            call, padded, (kh, kw), (sh, sw), (dh, dw), (out_h, out_w), (rows_at, cols_at)
-        ):
+        for value in _window_slices(call, padded, window):
             best = value if best is None else call(aten.maximum.default, best, value)
         if then is not None:
             best = call(then, best)
-        return (call(aten.permute.default, best, NCHW_OF_NHWC) if channels_last else best), None
-    padded = call(aten.constant_pad_nd.default, planes, widths, 0.0)
+        return _in_input_layout(call, best, window), None
+    best, index = _values_and_indices(call, _padded(call, planes, window, 0.0), window, meta.device)
+    n, c, _, _ = window.sizes
+    out_h, out_w = window.out
+    if window.channels_last:
+        index = call(aten.expand.default, index, [n, out_h, out_w, c])
+        return _in_input_layout(call, best, window), _in_input_layout(call, index, window)
+    return best, call(aten.expand.default, index, [n, c, out_h, out_w])
+
+
+def _values_and_indices(call, padded, window, device):
+    """ATen's running maximum over the window positions of `padded`, and
+    the flat index in its plane of each output's winner."""
+    (kh, kw), (sh, sw), (ph, pw) = window.kernel, window.stride, window.padding
+    dh, dw = window.dilation
+    _, _, h, w = window.sizes
+    out_h, out_w = window.out
     # Each window position's row and column in the input from the output
     # coordinates (iota and arithmetic, which every kernel computes in
     # place): its flat index in the plane, and whether it is inside.
-    device = meta.device
     rows = call(aten.arange.start_step, -ph, out_h * sh - ph, sh, dtype=torch.int64, device=device)
     rows = call(aten.unsqueeze.default, rows, 1)
     cols = call(aten.arange.start_step, -pw, out_w * sw - pw, sw, dtype=torch.int64, device=device)
-    if channels_last:  # positions broadcast along the channels, innermost
+    if window.channels_last:  # positions broadcast along the channels, innermost
         rows = call(aten.unsqueeze.default, rows, 2)
         cols = call(aten.unsqueeze.default, cols, 1)
     best = index = seen = None
-    slices = _window_slices(
-        call, padded, (kh, kw), (sh, sw), (dh, dw), (out_h, out_w), (rows_at, cols_at)
-    )
+    slices = _window_slices(call, padded, window)
     for i in range(kh):
         for j in range(kw):
             value = next(slices)
@@ -118,13 +157,7 @@ def pool_window(
                 best, index, seen = value, at, inside
             else:
                 best, index, seen = _running_max(call, best, index, seen, value, at, inside)
-    if channels_last:
-        index = call(aten.expand.default, index, [n, out_h, out_w, c])
-        return (
-            call(aten.permute.default, best, NCHW_OF_NHWC),
-            call(aten.permute.default, index, NCHW_OF_NHWC),
-        )
-    return best, call(aten.expand.default, index, [n, c, out_h, out_w])
+    return best, index
 
 
 def _lowest(dtype):
@@ -133,14 +166,25 @@ def _lowest(dtype):
     return float("-inf") if dtype.is_floating_point else torch.iinfo(dtype).min
 
 
-def _window_slices(call, padded, kernel, stride, dilation, out, axes):
+def _padded(call, planes, window, fill):
+    """`planes` padded by the window's padding on its rows and columns."""
+    ph, pw = window.padding
+    widths = [0, 0, pw, pw, ph, ph] if window.channels_last else [pw, pw, ph, ph]
+    return call(aten.constant_pad_nd.default, planes, widths, fill)
+
+
+def _in_input_layout(call, pooled, window):
+    """`pooled` (in the pooled layout) with the input's axes: a
+    channels-last pooling's (n, h, w, c) permuted back to (n, c, h, w)."""
+    return call(aten.permute.default, pooled, NCHW_OF_NHWC) if window.channels_last else pooled
+
+
+def _window_slices(call, padded, window):
     """The padded input's strided slice for each window position, in
     window order (row by row)."""
-    kh, kw = kernel
-    sh, sw = stride
-    dh, dw = dilation
-    out_h, out_w = out
-    rows_at, cols_at = axes
+    (kh, kw), (sh, sw), (dh, dw) = window.kernel, window.stride, window.dilation
+    out_h, out_w = window.out
+    rows_at, cols_at = window.axes
     for i in range(kh):
         for j in range(kw):
             value = call(
