@@ -12,6 +12,7 @@
 #include "runtime/coordinate_executor.h"
 #include "runtime/fusion_executor.h"
 #include "runtime/host_timing.h"
+#include "runtime/layout_copies.h"
 #include "runtime/pointwise_executor.h"
 #include "runtime/reduction_executor.h"
 #include "runtime/compile_ahead.h"
@@ -150,6 +151,34 @@ void init_execute(py::module_& m) {
         t.pipelining, t.max_cluster, t.carry_exps, t.staging, t.streamed_cluster, t.outer_rows,
         t.width_buckets);
   });
+  m.def(
+      "copy_into_layouts",
+      [](const py::sequence& tensors, const std::vector<std::vector<int64_t>>& strides) {
+        std::vector<at::Tensor> sources;
+        sources.reserve(tensors.size());
+        for (size_t i = 0; i < tensors.size(); ++i) {
+          py::handle obj = tensors[i];
+          NVFUSE_INPUT_TYPE_CHECK(THPVariable_Check(obj.ptr()), "copy_into_layouts: item ", i,
+              " of tensors: expected a torch.Tensor, got an object of type ",
+              py::str(py::type::of(obj).attr("__name__")).cast<std::string>());
+          sources.push_back(THPVariable_Unpack(obj.ptr()));
+        }
+        std::vector<at::Tensor> copies;
+        {
+          py::gil_scoped_release no_gil;
+          copies = copy_into_layouts(sources, strides);
+        }
+        py::list result;
+        for (at::Tensor& copy : copies) {
+          result.append(py::reinterpret_steal<py::object>(THPVariable_Wrap(std::move(copy))));
+        }
+        return result;
+      },
+      py::arg("tensors"), py::arg("strides"),
+      "Fresh copies of `tensors`, each laid out with its dense `strides`: CUDA tensors by one "
+      "kernel launch per element size (a step's weight layout conversions), others by ATen");
+  m.def("layout_copies_source", &layout_copies_source, py::arg("element_size"),
+      "The CUDA source of copy_into_layouts' kernel for elements of 1, 2, 4 or 8 bytes");
   m.def(
       "nvrtc_compile",
       [](const std::string& source, const std::string& name, int arch,

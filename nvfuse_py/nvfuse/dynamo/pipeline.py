@@ -1,7 +1,8 @@
 """One ATen graph from AOTAutograd through the backend's passes
 (passes/__init__.py lists them): patch convolutions run as GEMMs,
 convolutions made channels-last (when asked), 1x1 convolutions of
-channels-last images run as GEMMs, reductions split into ones kernels
+channels-last images run as GEMMs, the other convolutions' weights made
+channels-last by one launch, reductions split into ones kernels
 take, reciprocal square roots folded, max pooling without indices
 written as slices, views moved above casts, gathers moved below pointwise ops,
 one-hot scatters rewritten as comparisons and their sums as numbers,
@@ -35,6 +36,7 @@ from .passes.regions import install_regions
 from .passes.split_reductions import split_reductions
 from .passes.views_after_pointwise import move_views_after_pointwise
 from .passes.views_before_casts import move_views_before_casts
+from .passes.weight_layouts import group_weight_layouts
 from .report import report_graph
 from .support import NvfuseSupport
 
@@ -61,6 +63,7 @@ def compile_graph(gm, example_inputs, kind, dump=False, channels_last="auto", wr
     rewrite_patch_convolutions(gm)
     run_convolutions_channels_last(gm, example_inputs, kind, when=channels_last)
     rewrite_pixel_convolutions(gm)
+    group_weight_layouts(gm)
     split_reductions(gm)
     fold_reciprocal_square_roots(gm)
     fold_sigmoids(gm)

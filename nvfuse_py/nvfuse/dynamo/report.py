@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 import torch
 
 from .passes.in_place_updates import in_place_updates_done
+from .passes.weight_layouts import copy_into_layouts
 from .translate import VIEWS
 
 aten = torch.ops.aten
@@ -44,6 +45,9 @@ def counts_as_op(node):
         and node.target not in GEMM_LIKE
         and node.target is not operator.getitem
         and node.target is not in_place_updates_done
+        # The convolutions' weight conversions, which cuDNN made inside
+        # its calls before: part of the convolutions, run by nvfuse.
+        and node.target is not copy_into_layouts
     )
 
 

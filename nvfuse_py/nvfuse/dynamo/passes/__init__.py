@@ -11,6 +11,9 @@ concern a file; `pipeline.compile_graph` runs them in order:
    of stride 1 over channels-last images, and their backwards, become
    GEMMs over views of the image (cuBLAS's calls cost the host less than
    cuDNN's),
+0d. `weight_layouts.group_weight_layouts`: the NCHW weights of
+   convolutions over channels-last images are copied into channels-last
+   together, by one kernel launch, instead of by cuDNN one call each,
 1. `split_reductions.split_reductions`: reductions over axes not adjacent
    in memory (batch norm's N, H, W around C) become reductions over runs
    of adjacent axes, which generated kernels take,

@@ -2,7 +2,8 @@
 of the same ops.
 
 A step's graph calls views (reshapes and permutes around every GEMM),
-GEMMs and attention between its regions; hundreds a training step. FX
+GEMMs, convolutions and attention between its regions; hundreds a
+training step. FX
 spells each as `torch.ops.aten.view.default(x, size)`, whose Python
 OpOverload layer costs as much as the view itself: on an H200 machine's
 host, aten.view.default 2.9 us and aten.permute.default 3.7 us a call.
@@ -33,12 +34,14 @@ _AS_METHOD = {
     aten.select.int: "select",
     aten.as_strided.default: "as_strided",
 }
-# GEMMs as the torch function of the same op and argument order.
+# GEMMs and convolutions as the torch function of the same op and
+# argument order.
 _AS_FUNCTION = {
     aten.mm.default: torch.mm,
     aten.addmm.default: torch.addmm,
     aten.bmm.default: torch.bmm,
     aten.baddbmm.default: torch.baddbmm,
+    aten.convolution.default: torch.convolution,
 }
 
 

@@ -1,0 +1,109 @@
+"""Convolution weights made channels-last together, by one kernel launch.
+
+Given a channels-last image and a weight laid out NCHW (as parameters
+are), cuDNN's convolution call copies the weight into channels-last
+itself (`weight.contiguous(channels_last)`: an ATen copy kernel, and its
+allocation and launch on the host). A channels-last ResNet-50 step makes
+17 such copies in its forward (every 3x3 and 7x7 convolution) and as many
+in its backward; on a step bound by its host, each is a host call of its
+own. This pass copies every such weight of the graph into channels-last
+with one call (`copy_into_layouts`: one grouped kernel on the GPU) at the
+graph's start, and the convolutions read the copies, which cuDNN takes as
+they are. The values are the same bits: it is the copy cuDNN made.
+
+Only weights that are graph inputs are taken (parameters, and in a
+backward the weights the forward saved), so that the one call can run
+before every convolution; 1x1 weights are both layouts and need no copy.
+A graph with fewer than two such weights is left alone: one copy saves
+nothing."""
+
+import operator
+
+import torch
+
+from ... import _C
+from .graph_edits import finish_rewrite, meta_of
+
+aten = torch.ops.aten
+
+# Per convolution op: (the index of its image, the index of its weight).
+_IMAGE_AND_WEIGHT = {
+    aten.convolution.default: (0, 1),
+    aten.convolution_backward.default: (1, 2),
+}
+
+
+def copy_into_layouts(tensors, strides):
+    """Fresh copies of `tensors`, each laid out with its (dense) `strides`:
+    the graph's call, one kernel launch for the CUDA tensors."""
+    return _C.copy_into_layouts(tensors, strides)
+
+
+def group_weight_layouts(gm):
+    """Rewrites `gm` as the module says; True when it changed the graph."""
+    uses = _weight_uses(gm)
+    if len(uses) < 2:
+        return False
+    weights = list(uses)
+    strides = [list(_channels_last_strides(meta_of(w))) for w in weights]
+    anchor = _after_inputs(gm.graph)
+    with gm.graph.inserting_before(anchor):
+        group = gm.graph.call_function(copy_into_layouts, (weights, strides))
+    group.meta["val"] = [
+        meta_of(w).new_empty_strided(meta_of(w).shape, s) for w, s in zip(weights, strides)
+    ]
+    for k, weight in enumerate(weights):
+        with gm.graph.inserting_before(anchor):
+            copy = gm.graph.call_function(operator.getitem, (group, k))
+        copy.meta["val"] = group.meta["val"][k]
+        for convolution, index in uses[weight]:
+            convolution.update_arg(index, copy)
+    return finish_rewrite(gm, True)
+
+
+def _weight_uses(gm):
+    """{weight placeholder: [(convolution, argument index)]} of the
+    convolutions that read a channels-last image and an NCHW weight."""
+    uses = {}
+    for node in gm.graph.nodes:
+        if node.op != "call_function" or node.target not in _IMAGE_AND_WEIGHT:
+            continue
+        image_index, weight_index = _IMAGE_AND_WEIGHT[node.target]
+        weight = node.args[weight_index]
+        if _is_strictly_channels_last(meta_of(node.args[image_index])) and _wants_copy(weight):
+            uses.setdefault(weight, []).append((node, weight_index))
+    return uses
+
+
+def _is_strictly_channels_last(meta):
+    """A 4-d tensor laid out channels-last and not also contiguous (where
+    both hold, cuDNN runs in the contiguous layout)."""
+    return (
+        isinstance(meta, torch.Tensor)
+        and meta.dim() == 4
+        and meta.is_contiguous(memory_format=torch.channels_last)
+        and not meta.is_contiguous()
+    )
+
+
+def _wants_copy(weight):
+    meta = meta_of(weight)
+    return (
+        isinstance(weight, torch.fx.Node)
+        and weight.op == "placeholder"
+        and isinstance(meta, torch.Tensor)
+        and meta.dim() == 4
+        and meta.is_contiguous()
+        and not meta.is_contiguous(memory_format=torch.channels_last)
+        and all(isinstance(n, int) for n in meta.shape)
+    )
+
+
+def _channels_last_strides(meta):
+    _, channels, height, width = meta.shape
+    return (channels * height * width, 1, width * channels, channels)
+
+
+def _after_inputs(graph):
+    """The first node after the graph's inputs."""
+    return next(n for n in graph.nodes if n.op != "placeholder")
