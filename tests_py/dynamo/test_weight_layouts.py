@@ -1,6 +1,7 @@
 """Convolution weights made channels-last by one grouped copy
 (passes/weight_layouts.py, runtime/layout_copies.cpp): the rewrite on fake
-CUDA graphs (no GPU needed), the graphs it leaves alone, the copy's values
+CUDA graphs (no GPU needed), the backward's weight gradients copied back
+into their weights' layout, the graphs it leaves alone, the copy's values
 and typed errors on the CPU, its kernel through NVRTC, and on a GPU the
 grouped kernel's bits against ATen's copy for every element size, many
 tensors and odd layouts, and a compiled channels-last network against
@@ -69,6 +70,34 @@ def test_the_backwards_weights_are_grouped_too():
     for node in gm.graph.nodes:
         if node.target is aten.convolution_backward.default:
             assert node.args[2].target is operator.getitem
+
+
+def test_the_backwards_channels_last_weight_gradients_are_returned_as_their_weights():
+    """Traced on real CPU tensors, whose convolution_backward returns
+    channels-last weight gradients (the fake CUDA kernels do not)."""
+
+    def backward(x, w1, w2):
+        g = torch.ones_like(x)
+        grads = [
+            aten.convolution_backward.default(
+                g, x, w, None, [1, 1], [1, 1], [1, 1], False, [0, 0], 1, [True, True, False]
+            )
+            for w in (w1, w2)
+        ]
+        return grads[0][0] + grads[1][0], grads[0][1], grads[1][1]
+
+    x = torch.randn(2, 8, 6, 6).contiguous(memory_format=CL)
+    w1, w2 = torch.randn(8, 8, 3, 3), torch.randn(8, 8, 3, 3)
+    gm = make_fx(backward)(x, w1, w2)
+    assert group_weight_layouts(gm)
+    weights, gradients = _groups(gm)
+    output = next(n for n in gm.graph.nodes if n.op == "output")
+    assert [v.args[0] for v in output.args[0][1:]] == [gradients, gradients]
+    assert gradients.args[1] == [[72, 9, 3, 1]] * 2
+    got, want = gm(x, w1, w2), backward(x, w1, w2)
+    assert [t.stride() for t in got[1:]] == [w1.stride()] * 2
+    for g, w in zip(got, want):
+        assert torch.equal(g, w)
 
 
 def test_graphs_without_two_such_weights_stay():

@@ -14,8 +14,16 @@ they are. The values are the same bits: it is the copy cuDNN made.
 Only weights that are graph inputs are taken (parameters, and in a
 backward the weights the forward saved), so that the one call can run
 before every convolution; 1x1 weights are both layouts and need no copy.
-A graph with fewer than two such weights is left alone: one copy saves
-nothing."""
+
+A backward's convolutions over channels-last images compute the weights'
+gradients channels-last, and the graph returns them so; autograd then
+copies each into its NCHW parameter's layout when it accumulates it
+(`clone_obey_contract`), again one ATen copy per weight. Those gradients
+are copied back into their weights' layout by one call at the graph's
+end instead, which autograd takes as they are.
+
+A graph with fewer than two weights or gradients to copy is left alone
+that way: one copy saves nothing."""
 
 import operator
 
@@ -40,25 +48,59 @@ def copy_into_layouts(tensors, strides):
 
 
 def group_weight_layouts(gm):
-    """Rewrites `gm` as the module says; True when it changed the graph."""
+    """Rewrites `gm` as the module says; True when it changed the graph.
+    The gradients go first: they are found by their weights' layouts,
+    which the weights' copies would hide."""
+    gradients = _gradients_to_restore(gm)
     uses = _weight_uses(gm)
-    if len(uses) < 2:
-        return False
-    weights = list(uses)
-    strides = [list(_channels_last_strides(meta_of(w))) for w in weights]
-    anchor = _after_inputs(gm.graph)
-    with gm.graph.inserting_before(anchor):
-        group = gm.graph.call_function(copy_into_layouts, (weights, strides))
+    edits = [len(gradients) >= 2, len(uses) >= 2]
+    if edits[0]:
+        output = next(n for n in gm.graph.nodes if n.op == "output")
+        copies = _copied_together(gm.graph, output, list(gradients), list(gradients.values()))
+        returned = {gradient: copy for gradient, copy in zip(gradients, copies)}
+        output.args = (torch.fx.node.map_arg(output.args[0], lambda v: returned.get(v, v)),)
+    if edits[1]:
+        weights = list(uses)
+        strides = [_channels_last_strides(meta_of(w)) for w in weights]
+        copies = _copied_together(gm.graph, _after_inputs(gm.graph), weights, strides)
+        for weight, copy in zip(weights, copies):
+            for convolution, index in uses[weight]:
+                convolution.update_arg(index, copy)
+    return finish_rewrite(gm, any(edits))
+
+
+def _copied_together(graph, anchor, values, strides):
+    """Nodes, inserted before `anchor`, of the copies of `values` laid out
+    with `strides`, made by one copy_into_layouts call."""
+    with graph.inserting_before(anchor):
+        group = graph.call_function(copy_into_layouts, (values, strides))
     group.meta["val"] = [
-        meta_of(w).new_empty_strided(meta_of(w).shape, s) for w, s in zip(weights, strides)
+        meta_of(v).new_empty_strided(meta_of(v).shape, s) for v, s in zip(values, strides)
     ]
-    for k, weight in enumerate(weights):
-        with gm.graph.inserting_before(anchor):
-            copy = gm.graph.call_function(operator.getitem, (group, k))
-        copy.meta["val"] = group.meta["val"][k]
-        for convolution, index in uses[weight]:
-            convolution.update_arg(index, copy)
-    return finish_rewrite(gm, True)
+    copies = []
+    for k in range(len(values)):
+        with graph.inserting_before(anchor):
+            copies.append(graph.call_function(operator.getitem, (group, k)))
+        copies[-1].meta["val"] = group.meta["val"][k]
+    return copies
+
+
+def _gradients_to_restore(gm):
+    """{returned weight gradient: its weight's strides} of the backward's
+    convolutions that compute a channels-last gradient for an NCHW weight."""
+    output = next(n for n in gm.graph.nodes if n.op == "output")
+    returned = set(output.all_input_nodes)
+    gradients = {}
+    for node in gm.graph.nodes:
+        if node.op != "call_function" or node.target is not aten.convolution_backward.default:
+            continue
+        weight = meta_of(node.args[2])
+        for item in node.users:
+            if item.target is operator.getitem and item.args[1] == 1 and item in returned:
+                gradient = meta_of(item)
+                if _is_strictly_channels_last(gradient) and _is_nchw(weight):
+                    gradients[item] = list(weight.stride())
+    return gradients
 
 
 def _weight_uses(gm):
@@ -87,21 +129,28 @@ def _is_strictly_channels_last(meta):
 
 
 def _wants_copy(weight):
-    meta = meta_of(weight)
     return (
         isinstance(weight, torch.fx.Node)
         and weight.op == "placeholder"
-        and isinstance(meta, torch.Tensor)
+        and _is_nchw(meta_of(weight))
+    )
+
+
+def _is_nchw(meta):
+    """A 4-d tensor of static sizes laid out NCHW and not also
+    channels-last."""
+    return (
+        isinstance(meta, torch.Tensor)
         and meta.dim() == 4
+        and all(isinstance(n, int) for n in meta.shape)
         and meta.is_contiguous()
         and not meta.is_contiguous(memory_format=torch.channels_last)
-        and all(isinstance(n, int) for n in meta.shape)
     )
 
 
 def _channels_last_strides(meta):
     _, channels, height, width = meta.shape
-    return (channels * height * width, 1, width * channels, channels)
+    return [channels * height * width, 1, width * channels, channels]
 
 
 def _after_inputs(graph):
