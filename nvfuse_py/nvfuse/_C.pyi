@@ -23,10 +23,11 @@ __all__: list[str] = [
     "cached_repro_script",
     "communicator_is_configured",
     "compile_ahead",
-    "cudnn_attention",
     "configure_communicator",
     "coordinate_tuning",
+    "copy_into_layouts",
     "cuda_code_for",
+    "cudnn_attention",
     "describe_tensor",
     "execute",
     "finalize",
@@ -36,13 +37,14 @@ __all__: list[str] = [
     "host_outline",
     "host_program",
     "input_shardings",
+    "layout_copies_source",
     "max_runtime_states",
     "num_fusions",
     "num_runtime_states",
     "nvrtc_compile",
     "nvrtc_version",
-    "overlap_backend",
     "output_shardings",
+    "overlap_backend",
     "philox4x32_10",
     "pointwise_ops",
     "pointwise_tuning",
@@ -57,8 +59,8 @@ __all__: list[str] = [
     "set_cudnn_attention",
     "set_dump",
     "set_dump_sink",
-    "set_overlap_backend",
     "set_max_runtime_states",
+    "set_overlap_backend",
     "set_pointwise_tuning",
     "set_reduction_tuning",
     "set_shared_small_outputs",
@@ -66,6 +68,7 @@ __all__: list[str] = [
     "shared_small_outputs",
     "start_dump_capture",
     "state_sharding",
+    "take_host_times",
     "tiered_compile",
 ]
 
@@ -394,6 +397,11 @@ def cached_prepared_fusion_ir(arg0: typing.SupportsInt | typing.SupportsIndex) -
 def cached_python_definition(arg0: typing.SupportsInt | typing.SupportsIndex) -> str: ...
 def cached_repro_script(arg0: typing.SupportsInt | typing.SupportsIndex) -> str: ...
 def communicator_is_configured() -> bool: ...
+def compile_ahead() -> bool:
+    """
+    Whether compiling ahead is on
+    """
+
 def configure_communicator(
     rank: typing.SupportsInt | typing.SupportsIndex,
     world_size: typing.SupportsInt | typing.SupportsIndex,
@@ -404,9 +412,24 @@ def configure_communicator(
     """
 
 def coordinate_tuning() -> tuple[int, int, int]: ...
+def copy_into_layouts(
+    tensors: collections.abc.Sequence,
+    strides: collections.abc.Sequence[
+        collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]
+    ],
+) -> list:
+    """
+    Fresh copies of `tensors`, each laid out with its dense `strides`: CUDA tensors by one kernel launch per element size (a step's weight layout conversions), others by ATen
+    """
+
 def cuda_code_for(
     fusion_id: typing.SupportsInt | typing.SupportsIndex, inputs: collections.abc.Sequence
 ) -> str: ...
+def cudnn_attention() -> bool:
+    """
+    Whether sdpfa ops may run cuDNN's attention
+    """
+
 def describe_tensor(
     arg0: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
     arg1: collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex],
@@ -439,16 +462,6 @@ def get_dump() -> str:
     The dump options on now, as a comma list
     """
 
-def overlap_backend() -> str:
-    """
-    The overlap backend now: "auto", "nccl" or "symm_mem"
-    """
-
-def set_overlap_backend(name: str) -> None:
-    """
-    How the pipelined all-gather + GEMM and GEMM + reduce-scatter loops communicate: "auto" (the default: the copy engine where it was measured faster and every device of the team reads its peers' memory, else c10d), "nccl" (c10d collectives) or "symm_mem" (copy-engine reads of torch's symmetric memory)
-    """
-
 def has_device_mesh(fusion_id: typing.SupportsInt | typing.SupportsIndex) -> bool: ...
 def host_outline(fusion_id: typing.SupportsInt | typing.SupportsIndex) -> list[tuple[int, str]]:
     """
@@ -459,6 +472,11 @@ def host_program(fusion_id: typing.SupportsInt | typing.SupportsIndex) -> str: .
 def input_shardings(fusion_id: typing.SupportsInt | typing.SupportsIndex) -> list:
     """
     [(DeviceMesh, mesh axis per logical axis or -1, whole-axis flags)] per input; None for scalars
+    """
+
+def layout_copies_source(element_size: typing.SupportsInt | typing.SupportsIndex) -> str:
+    """
+    The CUDA source of copy_into_layouts' kernel for elements of 1, 2, 4 or 8 bytes
     """
 
 def max_runtime_states() -> int: ...
@@ -484,6 +502,11 @@ def output_shardings(fusion_id: typing.SupportsInt | typing.SupportsIndex) -> li
     [(DeviceMesh, mesh axis per logical axis or -1)] per returned output (in-place updates of inputs are not returned)
     """
 
+def overlap_backend() -> str:
+    """
+    The overlap backend now: "auto", "nccl" or "symm_mem"
+    """
+
 def philox4x32_10(
     counter: typing.Annotated[
         collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex], "FixedSize(4)"
@@ -498,7 +521,7 @@ def philox4x32_10(
 
 def pointwise_ops() -> list: ...
 def pointwise_tuning() -> tuple[int, int, int, int, int, int]: ...
-def reduction_tuning() -> tuple[int, int, int, int, int, int, int, int, int]: ...
+def reduction_tuning() -> tuple[int, int, int, int, int, int, int, int, int, int]: ...
 def release_communicator() -> None:
     """
     Frees the sharded fusions' compiled states (their process groups) and the communicator's groups: called at exit, before torch.distributed is torn down
@@ -524,6 +547,11 @@ def segment_summary(
     [(kind, op names)] per segment: kind 'fused' (generated kernels, or the reference evaluator on CPU) or 'aten' (one ATen call)
     """
 
+def set_compile_ahead(on: bool) -> None:
+    """
+    Compiling ahead (on by default; NVFUSE_COMPILE_AHEAD=0 at start turns it off): a fusion of several kernels compiles every kernel a call lacks at once, on threads of their own, rather than one after another
+    """
+
 def set_coordinate_tuning(
     block_size: typing.SupportsInt | typing.SupportsIndex,
     bytes_per_thread: typing.SupportsInt | typing.SupportsIndex = 16,
@@ -531,6 +559,11 @@ def set_coordinate_tuning(
 ) -> None:
     """
     Launch-shape defaults of the coordinate scheduler (for tuning runs)
+    """
+
+def set_cudnn_attention(on: bool) -> None:
+    """
+    Whether sdpfa_fwd/sdpfa_bwd without dropout run cuDNN's attention where it applies (on by default) or always torch's flash kernels, as nvFuser did (as_nvfuser() turns it off)
     """
 
 def set_dump(options: str) -> None:
@@ -543,50 +576,10 @@ def set_dump_sink(sink: collections.abc.Callable[[str], None]) -> None:
     A function that receives each dump's text instead of stderr (None: stderr)
     """
 
-def take_host_times() -> str:
-    """
-    NVFUSE_DUMP=host_time's per-step table of the calls timed so far ('' when none), clearing the totals (the process prints what is left at exit)
-    """
-
-def set_cudnn_attention(on: bool) -> None:
-    """
-    Whether sdpfa_fwd/sdpfa_bwd without dropout run cuDNN's attention where it applies (on by default) or always torch's flash kernels, as nvFuser did (as_nvfuser() turns it off)
-    """
-
 def set_max_runtime_states(arg0: typing.SupportsInt | typing.SupportsIndex) -> None: ...
-def set_tiered_compile(on: bool) -> None:
+def set_overlap_backend(name: str) -> None:
     """
-    Tiered compilation: a kernel not compiled yet compiles in the background while its segment runs on the ATen reference evaluator (NVFUSE_TIERED_COMPILE=1 at start)
-    """
-
-def cudnn_attention() -> bool:
-    """
-    Whether sdpfa ops may run cuDNN's attention
-    """
-
-def tiered_compile() -> bool:
-    """
-    Whether tiered compilation is on
-    """
-
-def set_compile_ahead(on: bool) -> None:
-    """
-    Compiling ahead (on by default; NVFUSE_COMPILE_AHEAD=0 at start turns it off): a fusion of several kernels compiles every kernel a call lacks at once, on threads of their own, rather than one after another
-    """
-
-def compile_ahead() -> bool:
-    """
-    Whether compiling ahead is on
-    """
-
-def set_shared_small_outputs(on: bool) -> None:
-    """
-    Whether a call's CUDA outputs of at most 16 KiB are carved from blocks shared among them (one caching-allocator call for several; on by default, NVFUSE_SHARED_SMALL_OUTPUTS=0 at start turns it off)
-    """
-
-def shared_small_outputs() -> bool:
-    """
-    Whether small outputs share blocks (set_shared_small_outputs)
+    How the pipelined all-gather + GEMM and GEMM + reduce-scatter loops communicate: "auto" (the default: the copy engine where it was measured faster and every device of the team reads its peers' memory, else c10d), "nccl" (c10d collectives) or "symm_mem" (copy-engine reads of torch's symmetric memory)
     """
 
 def set_pointwise_tuning(
@@ -617,6 +610,21 @@ def set_reduction_tuning(
     Launch-shape defaults of the inner reduction scheduler (for tuning runs); width_buckets 1 shares one kernel among the row widths of a bucket (fewer compiles, slower kernels)
     """
 
+def set_shared_small_outputs(on: bool) -> None:
+    """
+    Whether a call's CUDA outputs of at most 16 KiB are carved from blocks shared among them (one caching-allocator call for several; on by default, NVFUSE_SHARED_SMALL_OUTPUTS=0 at start turns it off)
+    """
+
+def set_tiered_compile(on: bool) -> None:
+    """
+    Tiered compilation: a kernel not compiled yet compiles in the background while its segment runs on the ATen reference evaluator (NVFUSE_TIERED_COMPILE=1 at start)
+    """
+
+def shared_small_outputs() -> bool:
+    """
+    Whether small outputs share blocks (set_shared_small_outputs)
+    """
+
 def start_dump_capture() -> None:
     """
     Collects this thread's NVFUSE_DUMP output until finish_dump_capture
@@ -628,4 +636,14 @@ def state_sharding(
 ) -> tuple[DeviceMesh, list[int], list[bool]]:
     """
     (DeviceMesh, mesh axis per logical axis or -1, whole-axis flags) of an input or output tensor
+    """
+
+def take_host_times() -> str:
+    """
+    NVFUSE_DUMP=host_time's per-step table of the calls timed so far ('' when none), clearing the totals (the process prints what is left at exit)
+    """
+
+def tiered_compile() -> bool:
+    """
+    Whether tiered compilation is on
     """
