@@ -8,8 +8,9 @@ written as slices, views moved above casts, gathers moved below pointwise ops,
 one-hot scatters rewritten as comparisons and their sums as numbers,
 reshapes moved below elementwise ops, dead buffers written in place,
 input updates marked, fusible regions partitioned and installed as
-nvfuse fusions, unaligned GEMMs padded, the graph's report, and the ATen
-calls left spelled as their cheapest Python calls."""
+nvfuse fusions, unaligned GEMMs padded, the graph's report, chains of
+views folded into one call each, and the ATen calls left spelled as
+their cheapest Python calls."""
 
 import sys
 
@@ -35,6 +36,7 @@ from .passes.partition import partition_regions
 from .passes.regions import install_regions
 from .passes.split_reductions import split_reductions
 from .passes.views_after_pointwise import move_views_after_pointwise
+from .passes.view_chains import fold_view_chains
 from .passes.views_before_casts import move_views_before_casts
 from .passes.weight_layouts import group_weight_layouts
 from .report import report_graph
@@ -88,6 +90,7 @@ def compile_graph(gm, example_inputs, kind, dump=False, channels_last="auto", wr
     _REPORTS.append(report)
     if dump or "dynamo" in get_dump():
         print(report, file=sys.stderr)
+    fold_view_chains(fused, example_inputs)
     respell_host_calls(fused)
     return _boxed(fused)
 

@@ -59,7 +59,10 @@ concern a file; `pipeline.compile_graph` runs them in order:
    FusedRegion that runs it as nvfuse fusions,
 9. `gemm_alignment.pad_unaligned_gemms`: GEMMs cuBLAS would read
    unaligned get zero-padded operands,
-10. `host_calls.respell_host_calls`, after the graph's report: the views
+9b. `view_chains.fold_view_chains`, after the graph's report: a chain of
+   views of a tensor laid out as its meta value says (a graph input, a
+   region's output, a GEMM's result) becomes one as_strided call,
+10. `host_calls.respell_host_calls`: the views
    and GEMMs left between regions are called as Tensor methods and torch
    functions, cheaper calls of the same ATen ops.
 
