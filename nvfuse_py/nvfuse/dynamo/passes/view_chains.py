@@ -52,7 +52,7 @@ _OFFSET_KEEPING_VIEWS = {
     aten.squeeze.dims,
     aten.squeeze.default,
     aten.expand.default,
-    aten.as_strided.default,  # this pass's own, which pass no offset
+    aten.as_strided.default,  # without an offset (this pass makes them so)
 }
 _ROW_MAJOR_RESULTS = {aten.mm.default, aten.addmm.default, aten.bmm.default, aten.baddbmm.default}
 # Memory formats a clone lays its copy out in exactly.
