@@ -22,6 +22,7 @@ from .passes.dead_gemm_results import write_into_dead_gemm_results
 from .passes.donated_buffers import donated_indices, was_undone, write_into_donated_buffers
 from .passes.gather_through_pointwise import push_gathers_through_pointwise
 from .passes.gemm_alignment import pad_unaligned_gemms
+from .passes.graph_edits import recompiles_deferred
 from .passes.host_calls import respell_host_calls
 from .passes.in_place_updates import mark_in_place_updates
 from .passes.max_pool_slices import rewrite_max_pools
@@ -62,6 +63,14 @@ def compile_graph(gm, example_inputs, kind, dump=False, channels_last="auto", wr
     backward may write its results into the saved activations AOTAutograd
     donated to it (not under CUDA graphs: torch records no graph that
     mutates an input other than a parameter)."""
+    with recompiles_deferred():  # _boxed generates the final graph's code
+        fused = _rewritten(gm, example_inputs, kind, dump, channels_last, write_donated)
+    return _boxed(fused)
+
+
+def _rewritten(gm, example_inputs, kind, dump, channels_last, write_donated):
+    """`gm` through every pass, its regions installed and its report made
+    (compile_graph's arguments)."""
     rewrite_patch_convolutions(gm)
     run_convolutions_channels_last(gm, example_inputs, kind, when=channels_last)
     rewrite_pixel_convolutions(gm)
@@ -92,7 +101,7 @@ def compile_graph(gm, example_inputs, kind, dump=False, channels_last="auto", wr
         print(report, file=sys.stderr)
     fold_view_chains(fused, example_inputs)
     respell_host_calls(fused)
-    return _boxed(fused)
+    return fused
 
 
 def _boxed(graph_module):
