@@ -1,0 +1,73 @@
+"""Convolution weights copied into channels-last, as a channels-last
+ResNet-50 step needs them: its 17 weights of 3x3 and 7x7 kernels, bf16.
+
+- nvfuse: one `_C.copy_into_layouts` call (one grouped kernel launch),
+  what the backend's `weight_layouts` pass runs;
+- eager: one `contiguous(memory_format=torch.channels_last)` per weight,
+  the copy cuDNN makes inside each convolution call;
+- compile: the same per-weight copies through torch.compile (Inductor).
+
+The GPU time comes with the usual copy-bandwidth figures;
+extra_info["host_us"] is the host's time per call, enqueue only, the
+figure a host-bound step pays.
+
+    python3 -m pytest benchmarks/test_layout_copies.py --benchmark-json=copies.json
+"""
+
+import time
+
+import pytest
+import torch
+
+from nvfuse import _C
+
+# ResNet-50's 3x3 and 7x7 convolution weights: (out, in, kernel).
+_WEIGHTS = (
+    [(64, 3, 7)]
+    + [(64, 64, 3)] * 3
+    + [(128, 128, 3)] * 4
+    + [(256, 256, 3)] * 6
+    + [(512, 512, 3)] * 3
+)
+
+
+def _weights():
+    return [torch.randn(o, i, k, k, device="cuda", dtype=torch.bfloat16) for o, i, k in _WEIGHTS]
+
+
+def _per_weight(weights):
+    return [w.contiguous(memory_format=torch.channels_last) for w in weights]
+
+
+def _function(executor, weights):
+    if executor == "nvfuse":
+        strides = [
+            list(torch.empty_like(w, memory_format=torch.channels_last).stride()) for w in weights
+        ]
+        return lambda: _C.copy_into_layouts(weights, strides)
+    if executor == "eager":
+        return lambda: _per_weight(weights)
+    compiled = torch.compile(_per_weight)
+    return lambda: compiled(weights)
+
+
+def _host_us(fn, calls=50):
+    fn()
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(calls):
+        fn()
+    enqueued = time.perf_counter() - start
+    torch.cuda.synchronize()
+    return 1e6 * enqueued / calls
+
+
+@pytest.mark.parametrize("executor", ["nvfuse", "eager", "compile"])
+def test_resnet50_weights_to_channels_last(gpu_benchmark, benchmark, executor):
+    weights = _weights()
+    fn = _function(executor, weights)
+    for got, w in zip(fn(), weights):
+        assert got.is_contiguous(memory_format=torch.channels_last) and torch.equal(got, w)
+    bytes_moved = 2 * sum(w.numel() * w.element_size() for w in weights)
+    gpu_benchmark(fn, bytes_moved)
+    benchmark.extra_info["host_us"] = round(_host_us(fn), 1)
