@@ -21,6 +21,7 @@ __all__: list[str] = [
     "cached_prepared_fusion_ir",
     "cached_python_definition",
     "cached_repro_script",
+    "call_signature",
     "communicator_is_configured",
     "compile_ahead",
     "configure_communicator",
@@ -396,6 +397,11 @@ def cached_prepared_fusion_ir(arg0: typing.SupportsInt | typing.SupportsIndex) -
 
 def cached_python_definition(arg0: typing.SupportsInt | typing.SupportsIndex) -> str: ...
 def cached_repro_script(arg0: typing.SupportsInt | typing.SupportsIndex) -> str: ...
+def call_signature(items: collections.abc.Sequence) -> bytes:
+    """
+    Bytes that two calls' items share exactly when every tensor has the same dtype, device, layout, sizes and strides and every other item the same type: a region's per-call cache key, built without Python tuples
+    """
+
 def communicator_is_configured() -> bool: ...
 def compile_ahead() -> bool:
     """

@@ -71,9 +71,49 @@ std::vector<at::Tensor> execute_cached_fusion(
   }
 }
 
+// call_signature's bytes: per item, a tag, then a tensor's dtype, device,
+// layout, rank, sizes and strides, or another object's type.
+template <typename T>
+void append_bytes(std::string& out, T value) {
+  out.append(reinterpret_cast<const char*>(&value), sizeof(T));
+}
+
+py::bytes call_signature(const py::sequence& items) {
+  std::string out;
+  out.reserve(items.size() * 72);
+  for (size_t i = 0; i < items.size(); ++i) {
+    py::handle obj = items[i];
+    if (!THPVariable_Check(obj.ptr())) {
+      out.push_back('o');
+      append_bytes(out, reinterpret_cast<uintptr_t>(Py_TYPE(obj.ptr())));
+      continue;
+    }
+    const at::Tensor& t = THPVariable_Unpack(obj.ptr());
+    out.push_back('t');
+    append_bytes(out, static_cast<int8_t>(t.scalar_type()));
+    append_bytes(out, static_cast<int8_t>(t.device().type()));
+    append_bytes(out, static_cast<int8_t>(t.device().index()));
+    append_bytes(out, static_cast<int8_t>(t.layout()));
+    append_bytes(out, static_cast<int8_t>(t.dim()));
+    for (int64_t size : t.sizes()) {
+      append_bytes(out, size);
+    }
+    if (t.layout() == c10::kStrided) {
+      for (int64_t stride : t.strides()) {
+        append_bytes(out, stride);
+      }
+    }
+  }
+  return py::bytes(out);
+}
+
 }  // namespace
 
 void init_execute(py::module_& m) {
+  m.def("call_signature", &call_signature, py::arg("items"),
+      "Bytes that two calls' items share exactly when every tensor has the same dtype, "
+      "device, layout, sizes and strides and every other item the same type: a region's "
+      "per-call cache key, built without Python tuples");
   m.def(
       "cuda_code_for",
       [](int64_t fusion_id, const py::sequence& inputs) {

@@ -226,16 +226,13 @@ class FusedRegion(torch.nn.Module):
         return fd
 
     def forward(self, *args):
-        # Per call, the cheapest key that implies the layout (exact sizes
-        # and strides); a new one costs the layout key once, and its first
-        # run says which outputs need copying into the promised layout.
-        # (A list, not a generator: 1.5 against 2.0 us for six tensors.)
-        exact = tuple(
-            [
-                (a.dtype, a.device, a.shape, a.stride()) if isinstance(a, torch.Tensor) else type(a)
-                for a in args
-            ]
-        )
+        # Per call, the cheapest key that implies the layout (exact dtypes,
+        # devices, sizes and strides, as bytes built in C++: a tuple of
+        # them built in Python, and its hash, took 1.9 us for five tensors
+        # on a CPU-only host, the bytes 0.5); a new one costs the layout key
+        # once, and its first run says which outputs need copying into the
+        # promised layout.
+        exact = _C.call_signature(args)
         call = self._calls.get(exact)
         if call is None:
             if len(self._calls) >= 256:  # many dynamic sizes: start over
