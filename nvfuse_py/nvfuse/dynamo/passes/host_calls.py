@@ -3,16 +3,16 @@ of the same ops.
 
 A step's graph calls views (reshapes and permutes around every GEMM),
 GEMMs, convolutions and attention between its regions; hundreds a
-training step. FX
-spells each as `torch.ops.aten.view.default(x, size)`, whose Python
-OpOverload layer costs as much as the view itself: on an H200 machine's
-host, aten.view.default 2.9 us and aten.permute.default 3.7 us a call.
-The Tensor methods (`x.view(size)`) and torch functions (`torch.mm`) call
-the same ATen ops through torch's C++ argument parser, with the same
-results and without that layer (on a CPU-only development host,
-aten.view.default took 1.8 us a call and `x.view` 0.7 to 1.1 us). This pass respells them in the
-final graph, after every pass that reads the nodes' targets; steps whose
-host is slower than their GPU go that much faster."""
+training step. FX spells each as `torch.ops.aten.view.default(x, size)`,
+whose Python OpOverload layer costs as much as the view itself: on an
+H200 machine's host, aten.view.default 2.9 us and aten.permute.default
+3.7 us a call. The Tensor methods (`x.view(size)`) and torch functions
+(`torch.mm`) call the same ATen ops through torch's C++ argument parser,
+with the same results and without that layer (on a CPU-only development
+host, aten.view.default took 1.8 us a call and `x.view` 0.7 to 1.1 us).
+This pass respells them in the final graph, after every pass that reads
+the nodes' targets; steps whose host is slower than their GPU go that
+much faster."""
 
 import torch
 
