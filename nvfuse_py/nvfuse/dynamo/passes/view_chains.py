@@ -35,25 +35,19 @@ import operator
 import torch
 from torch._prims_common import is_non_overlapping_and_dense_or_false
 
+from ..translate import VIEWS
 from .graph_edits import finish_rewrite, has_static_layout, meta_of
 from .weight_layouts import copy_into_layouts
 
 aten = torch.ops.aten
 
-# Views whose result starts where their operand starts.
-_OFFSET_KEEPING_VIEWS = {
-    aten.view.default,
-    aten._unsafe_view.default,
-    aten.permute.default,
-    aten.transpose.int,
-    aten.t.default,
-    aten.unsqueeze.default,
-    aten.squeeze.dim,
-    aten.squeeze.dims,
-    aten.squeeze.default,
-    aten.expand.default,
-    aten.as_strided.default,  # without an offset (this pass makes them so)
-}
+# Views whose result starts where their operand starts: the views a
+# region leaves outside but reshapes (a copy where no view exists), slices
+# (an offset) and getitems, and as_strided without an offset (this pass
+# makes them so).
+_OFFSET_KEEPING_VIEWS = (
+    set(VIEWS) - {aten.reshape.default, aten.slice.Tensor, operator.getitem}
+) | {aten.as_strided.default}
 _ROW_MAJOR_RESULTS = {aten.mm.default, aten.addmm.default, aten.bmm.default, aten.baddbmm.default}
 # Memory formats a clone lays its copy out in exactly.
 _DENSE_FORMATS = {torch.contiguous_format, torch.channels_last, torch.channels_last_3d}
