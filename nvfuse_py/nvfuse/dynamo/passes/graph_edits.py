@@ -70,6 +70,18 @@ def insert_call(graph, anchor, target, args, kwargs=None, fake_like=None):
     return node
 
 
+def apply_before_cast(graph, node):
+    """Rewrites `node`, an op of a cast only it reads (op(cast(x), ...)),
+    as the cast of the op (cast(op(x, ...))), each with its own other
+    arguments; both old nodes go."""
+    cast = node.args[0]
+    moved = insert_call(graph, node, node.target, (cast.args[0], *node.args[1:]), dict(node.kwargs))
+    rounded = insert_call(graph, node, cast.target, (moved, *cast.args[1:]), dict(cast.kwargs))
+    node.replace_all_uses_with(rounded)
+    graph.erase_node(node)
+    graph.erase_node(cast)
+
+
 def insert_item(graph, anchor, node, index):
     """`node[index]` (a value of a multi-valued op) inserted before `anchor`."""
     with graph.inserting_before(anchor):

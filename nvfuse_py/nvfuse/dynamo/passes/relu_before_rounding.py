@@ -14,7 +14,7 @@ the cast is read elsewhere, which would then need both."""
 
 import torch
 
-from .graph_edits import finish_rewrite, insert_call, is_plain_cast, meta_of
+from .graph_edits import apply_before_cast, finish_rewrite, is_plain_cast, meta_of
 
 aten = torch.ops.aten
 
@@ -44,12 +44,6 @@ def move_relus_before_roundings(gm):
         cast = node.args[0]
         if not _narrowing_float_cast(cast):
             continue
-        clamped = insert_call(gm.graph, node, aten.relu.default, (cast.args[0],))
-        rounded = insert_call(
-            gm.graph, node, cast.target, (clamped, *cast.args[1:]), dict(cast.kwargs)
-        )
-        node.replace_all_uses_with(rounded)
-        gm.graph.erase_node(node)
-        gm.graph.erase_node(cast)
+        apply_before_cast(gm.graph, node)
         moved += 1
     return finish_rewrite(gm, moved)

@@ -17,10 +17,10 @@ norm's kernel and the view is one of the region's output."""
 import torch
 
 from .graph_edits import (
+    apply_before_cast,
     RESHAPING_VIEWS,
     computed_in_a_region,
     finish_rewrite,
-    insert_call,
     is_plain_cast,
 )
 
@@ -41,12 +41,6 @@ def move_views_before_casts(gm):
         x = cast.args[0]
         if computed_in_a_region(x):
             continue
-        view = insert_call(gm.graph, node, node.target, (x, *node.args[1:]), dict(node.kwargs))
-        new_cast = insert_call(
-            gm.graph, node, cast.target, (view, *cast.args[1:]), dict(cast.kwargs)
-        )
-        node.replace_all_uses_with(new_cast)
-        gm.graph.erase_node(node)
-        gm.graph.erase_node(cast)
+        apply_before_cast(gm.graph, node)
         moved += 1
     return finish_rewrite(gm, moved)

@@ -55,7 +55,7 @@ def group_weight_layouts(gm):
     uses = _weight_uses(gm)
     edits = [len(gradients) >= 2, len(uses) >= 2]
     if edits[0]:
-        output = next(n for n in gm.graph.nodes if n.op == "output")
+        output = gm.graph.output_node()
         copies = _copied_together(gm.graph, output, list(gradients), list(gradients.values()))
         returned = {gradient: copy for gradient, copy in zip(gradients, copies)}
         output.args = (torch.fx.node.map_arg(output.args[0], lambda v: returned.get(v, v)),)
@@ -77,19 +77,17 @@ def _copied_together(graph, anchor, values, strides):
     group.meta["val"] = [
         meta_of(v).new_empty_strided(meta_of(v).shape, s) for v, s in zip(values, strides)
     ]
-    copies = []
-    for k in range(len(values)):
-        with graph.inserting_before(anchor):
-            copies.append(graph.call_function(operator.getitem, (group, k)))
-        copies[-1].meta["val"] = group.meta["val"][k]
+    with graph.inserting_before(anchor):
+        copies = [graph.call_function(operator.getitem, (group, k)) for k in range(len(values))]
+    for copy, meta in zip(copies, group.meta["val"]):
+        copy.meta["val"] = meta
     return copies
 
 
 def _gradients_to_restore(gm):
     """{returned weight gradient: its weight's strides} of the backward's
     convolutions that compute a channels-last gradient for an NCHW weight."""
-    output = next(n for n in gm.graph.nodes if n.op == "output")
-    returned = set(output.all_input_nodes)
+    returned = set(gm.graph.output_node().all_input_nodes)
     gradients = {}
     for node in gm.graph.nodes:
         if node.op != "call_function" or node.target is not aten.convolution_backward.default:
