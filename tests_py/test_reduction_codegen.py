@@ -653,3 +653,31 @@ def test_pure_reductions_take_the_usual_elements_a_thread(name):
         code = define_case(name, dtype).cuda_code_for(cpu_inputs(name, 8192, 4096, dtype))
         assert f"threads_per_row=256, groups_per_thread={groups}, persistent" in params_of(code)
         assert _C.nvrtc_compile(code, "nvfuse_reduction", 90)["bytes"] > 0
+
+
+def _column_sums(count, dtype, rows, width):
+    with FusionDefinition() as fd:
+        for _ in range(count):
+            t = fd.define_tensor(shape=[rows, width], contiguity=[True, True], dtype=dtype)
+            fd.add_output(fd.ops.sum(t, dims=[0]))
+    return fd
+
+
+@pytest.mark.parametrize("count", [1, 4, 8, 20, 40])
+@pytest.mark.parametrize(
+    "dtype,torch_dtype", [(DataType.BFloat16, torch.bfloat16), (DataType.Float, torch.float32)]
+)
+def test_many_column_sums_compile_without_spills(count, dtype, torch_dtype):
+    """Independent column sums in one outer kernel (a backward's bias
+    gradients, grouped) fit their accumulators and loads in flight into
+    the block's registers: fewer row steps a batch, then narrower vectors,
+    as the inputs grow. One sum keeps the widest vector and four steps."""
+    rows, width = 12608, 768
+    fd = _column_sums(count, dtype, rows, width)
+    code = fd.cuda_code_for([torch.zeros(rows, width, dtype=torch_dtype)] * count)
+    params = params_of(code)
+    assert "outer" in params
+    if count == 1:
+        assert "outer_batch=4" in params and f"vector_width={16 // torch_dtype.itemsize}" in params
+    for entry, (registers, stack, spilled) in ptxas_resources(code).items():
+        assert stack == 0 and spilled == 0, (entry, registers, stack, spilled, params)

@@ -19,7 +19,7 @@ std::string ReductionGenerator::outer_kernel() const {
      << "  constexpr int kVec = " << p_.vector_width << ";\n"
      << "  constexpr int kX = " << p_.block_x << ";\n"
      << "  constexpr int kY = " << p_.block_y << ";\n"
-     << "  constexpr int kOuterBatch = " << kOuterBatch << ";\n";
+     << "  constexpr int kOuterBatch = " << p_.outer_batch << ";\n";
   // Split over a cluster: the kCluster blocks of a column group are
   // consecutive in x, and block rank r walks rows r * kY + ty, ...
   const bool clustered = p_.cluster > 1;
@@ -237,7 +237,7 @@ std::string ReductionGenerator::combine_partial_rows(
        << "  for (int v = 0; v < kVec; ++v) " << acc_name(r) << "[v] = " << op_type(r)
        << "::identity();\n";
   }
-  ss << "#pragma unroll " << kOuterBatch << "\n"
+  ss << "#pragma unroll " << p_.outer_batch << "\n"
      << "  for (int i = ty; col_valid && i < " << count << "; i += kY) {\n"
      << "    const int g = " << first << " + i * " << stride << ";\n";
   for (const Expr* r : a_.reductions) {

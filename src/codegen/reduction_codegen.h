@@ -29,11 +29,6 @@ constexpr int kFinishTallColumns = 32;
 constexpr int kFinishWideColumns = 256;
 constexpr int kFinishWideRows = 8 * kFinishBatch;
 
-// The outer kernel's threads walk the rows in batches of kOuterBatch row
-// steps (all their loads in flight before the math), and its last block
-// loads kOuterBatch partial rows at a time.
-constexpr int kOuterBatch = 4;
-
 inline int finish_columns(int64_t partial_rows) {
   return partial_rows <= kFinishWideRows ? kFinishWideColumns : kFinishTallColumns;
 }

@@ -36,9 +36,12 @@ struct ReductionParams {
   int threads_per_row = 32;
   int groups_per_thread = 1;
   bool persistent = true;
-  // Outer: threads along the columns (block_x) and down the rows.
+  // Outer: threads along the columns (block_x) and down the rows, and the
+  // row steps whose loads a thread issues together (outer_batch: all the
+  // batch's loads are in flight before its math).
   int block_x = 32;
   int block_y = 1;
+  int outer_batch = 4;
   // The reduced axis is split over gridDim.y blocks.
   bool split = false;
   // Inner-outer (ReductionAnalysis::outer_reductions): blocks walk rows

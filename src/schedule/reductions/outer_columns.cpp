@@ -58,6 +58,64 @@ int64_t row_splits(const ReductionAnalysis& analysis, const ReductionSchedule& s
       ceil_div(2 * wanted_blocks(device), schedule.grid_x), 1, schedule.max_grid_y);
 }
 
+// A thread's registers in the outer walk, estimated in 32-bit words: a base
+// of indices and loop state, each tensor's offset, each per-row input held
+// through the walk, each reduction's kVec accumulators (a Welford state is
+// three words), and the loads of a batch's row steps in flight. Many
+// independent column sums in one kernel (a transformer backward's bias
+// gradients, grouped at the graph's end) hold a set of these per input: with
+// 20 bf16 inputs at kVec 8 and 4 row steps a batch, NVRTC's ptxas spilled
+// 17 KB a thread under the 512-thread block's 128-register cap.
+constexpr int kBaseRegisters = 14;
+
+int64_t words_of(int vector_width, DataType dtype) {
+  return ceil_div(vector_width * size_in_bytes(dtype), 4);
+}
+
+int64_t estimated_registers(const ReductionAnalysis& analysis, const ReductionWalk& walk,
+    int vector_width, int batch) {
+  const ReductionParams& p = walk.schedule.params;
+  int64_t words = kBaseRegisters;
+  for (size_t t = 0; t < walk.tensors.size(); ++t) {
+    words += p.index_32bit ? 1 : 2;
+    if (t >= walk.input_count) {
+      continue;
+    }
+    const int64_t loaded = words_of(vector_width, walk.tensors[t].dtype);
+    words += walk.per_element[t] ? batch * loaded : loaded;
+  }
+  for (const Expr* r : analysis.reductions) {
+    const int64_t element = std::max<int64_t>(4, size_in_bytes(r->output(0)->dtype())) / 4;
+    words += vector_width * (r->is<VarMeanOp>() ? 3 * element : element);
+  }
+  return words;
+}
+
+// Registers the estimate may reach: the 512-thread block's cap. Against
+// NVRTC's ptxas (sm_90, bf16): one and two sums at kVec 8, 40 and 64
+// registers (estimated 40 and 66); ResNet-50's batch-norm backward
+// kernels, 100 and 124 (101 and 120); 20 sums at kVec 2 and one row step,
+// 113 (114). Four sums (118) took all 128 without spilling. A lower
+// target cut the batch-norm kernels' row steps for no more blocks an SM.
+constexpr int64_t kOuterRegisterTarget = 128;
+
+// Fewer row steps a batch, then narrower vectors, until the estimate fits
+// (or both are down to one): every input's batch of loads still goes out
+// before the math, and many inputs keep many loads in flight at any batch.
+void fit_registers(const ReductionAnalysis& analysis, ReductionWalk& walk) {
+  ReductionParams& p = walk.schedule.params;
+  while (estimated_registers(analysis, walk, p.vector_width, p.outer_batch) >
+      kOuterRegisterTarget) {
+    if (p.outer_batch > 1) {
+      p.outer_batch /= 2;
+    } else if (p.vector_width > 1) {
+      p.vector_width /= 2;
+    } else {
+      return;
+    }
+  }
+}
+
 }  // namespace
 
 void schedule_outer_columns(const ReductionAnalysis& analysis, ReductionWalk& walk,
@@ -66,6 +124,7 @@ void schedule_outer_columns(const ReductionAnalysis& analysis, ReductionWalk& wa
   ReductionParams& p = schedule.params;
   const ReductionSpace& space = schedule.space;
   choose_column_vectors(walk);
+  fit_registers(analysis, walk);
   const int64_t groups = space.rows / p.vector_width;
   p.block_x = static_cast<int>(std::min<int64_t>(32, next_pow2(groups)));
   p.block_y = (analysis.has_variance() ? kOuterWelfordBlock : kOuterBlock) / p.block_x;
