@@ -55,8 +55,8 @@ std::string ReductionParams::to_string() const {
      << (min_blocks_per_sm > 0 ? ", min_blocks=" + std::to_string(min_blocks_per_sm)
                                : std::string())
      << (graph_rng ? ", graph_rng" : "")
-     << (outer ? ", outer_batch=" + std::to_string(outer_batch) : std::string()) << ", index=" << (index_32bit ? "int32" : "int64")
-     << ", access=";
+     << (outer ? ", outer_batch=" + std::to_string(outer_batch) : std::string())
+     << ", index=" << (index_32bit ? "int32" : "int64") << ", access=";
   for (InnerAccess a : access) {
     ss << (a == InnerAccess::kContiguous ? "c" : a == InnerAccess::kBroadcast ? "b" : "s");
   }
@@ -69,9 +69,8 @@ bool ReductionParams::operator==(const ReductionParams& o) const {
       block_size == o.block_size && threads_per_row == o.threads_per_row &&
       groups_per_thread == o.groups_per_thread && persistent == o.persistent &&
       block_x == o.block_x && block_y == o.block_y && outer_batch == o.outer_batch &&
-      split == o.split &&
-      inner_outer == o.inner_outer && pipelined == o.pipelined && cluster == o.cluster &&
-      partial_cluster == o.partial_cluster && carry_exps == o.carry_exps &&
+      split == o.split && inner_outer == o.inner_outer && pipelined == o.pipelined &&
+      cluster == o.cluster && partial_cluster == o.partial_cluster && carry_exps == o.carry_exps &&
       late_draws == o.late_draws && staged == o.staged && hold_columns == o.hold_columns &&
       min_blocks_per_sm == o.min_blocks_per_sm && index_32bit == o.index_32bit &&
       access == o.access && width_generic == o.width_generic && launch_bound == o.launch_bound &&

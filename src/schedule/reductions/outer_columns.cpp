@@ -72,8 +72,8 @@ int64_t words_of(int vector_width, DataType dtype) {
   return ceil_div(vector_width * size_in_bytes(dtype), 4);
 }
 
-int64_t estimated_registers(const ReductionAnalysis& analysis, const ReductionWalk& walk,
-    int vector_width, int batch) {
+int64_t estimated_registers(
+    const ReductionAnalysis& analysis, const ReductionWalk& walk, int vector_width, int batch) {
   const ReductionParams& p = walk.schedule.params;
   int64_t words = kBaseRegisters;
   for (size_t t = 0; t < walk.tensors.size(); ++t) {
@@ -104,8 +104,8 @@ constexpr int64_t kOuterRegisterTarget = 128;
 // before the math, and many inputs keep many loads in flight at any batch.
 void fit_registers(const ReductionAnalysis& analysis, ReductionWalk& walk) {
   ReductionParams& p = walk.schedule.params;
-  while (estimated_registers(analysis, walk, p.vector_width, p.outer_batch) >
-      kOuterRegisterTarget) {
+  while (
+      estimated_registers(analysis, walk, p.vector_width, p.outer_batch) > kOuterRegisterTarget) {
     if (p.outer_batch > 1) {
       p.outer_batch /= 2;
     } else if (p.vector_width > 1) {
