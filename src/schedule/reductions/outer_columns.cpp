@@ -97,6 +97,9 @@ int64_t estimated_registers(
 // kernels, 100 and 124 (101 and 120); 20 sums at kVec 2 and one row step,
 // 113 (114). Four sums (118) took all 128 without spilling. A lower
 // target cut the batch-norm kernels' row steps for no more blocks an SM.
+// The fit comes before the cluster choice (which the column groups of the
+// fitted vectors decide), so a cluster's 256-thread blocks, whose cap is
+// 255, are fitted to 128 as well.
 constexpr int64_t kOuterRegisterTarget = 128;
 
 // Fewer row steps a batch, then narrower vectors, until the estimate fits
