@@ -1,4 +1,7 @@
-"""Convolution weights copied into channels-last, as a channels-last
+"""Layout copies the torch.compile backend makes with one grouped kernel
+(`_C.copy_into_layouts`), against eager's and Inductor's copies.
+
+Convolution weights copied into channels-last, as a channels-last
 ResNet-50 step needs them: its 17 weights of 3x3 and 7x7 kernels, bf16.
 
 - nvfuse: one `_C.copy_into_layouts` call (one grouped kernel launch),
@@ -6,6 +9,12 @@ ResNet-50 step needs them: its 17 weights of 3x3 and 7x7 kernels, bf16.
 - eager: one `contiguous(memory_format=torch.channels_last)` per weight,
   the copy cuDNN makes inside each convolution call;
 - compile: the same per-weight copies through torch.compile (Inductor).
+
+A language model's logits computed with padded rows (gemm_alignment.py:
+a vocabulary of 30,522 or 50,257 words, rows padded to a multiple of 8)
+copied into dense rows, which the backward reads as saved activations
+and the user gets: 8,192 rows, bf16; eager and compile copy with
+`contiguous()`.
 
 The GPU time comes with the usual copy-bandwidth figures;
 extra_info["host_us"] is the host's time per call, enqueue only, the
@@ -70,4 +79,23 @@ def test_resnet50_weights_to_channels_last(gpu_benchmark, benchmark, executor):
         assert got.is_contiguous(memory_format=torch.channels_last) and torch.equal(got, w)
     bytes_moved = 2 * sum(w.numel() * w.element_size() for w in weights)
     gpu_benchmark(fn, bytes_moved)
+    benchmark.extra_info["host_us"] = round(_host_us(fn), 1)
+
+
+@pytest.mark.parametrize("executor", ["nvfuse", "eager", "compile"])
+@pytest.mark.parametrize("vocab", [30522, 50257])
+def test_padded_logits_to_dense_rows(gpu_benchmark, benchmark, executor, vocab):
+    rows, padded_width = 8192, -(-vocab // 8) * 8
+    padded = torch.randn(rows, padded_width, device="cuda", dtype=torch.bfloat16)
+    logits = padded[:, :vocab]
+    if executor == "nvfuse":
+        fn = lambda: _C.copy_into_layouts([logits], [[vocab, 1]])[0]  # noqa: E731
+    elif executor == "eager":
+        fn = logits.contiguous
+    else:
+        compiled = torch.compile(lambda x: x.contiguous())
+        fn = lambda: compiled(logits)  # noqa: E731
+    got = fn()
+    assert got.is_contiguous() and torch.equal(got, logits)
+    gpu_benchmark(fn, 2 * logits.numel() * logits.element_size())
     benchmark.extra_info["host_us"] = round(_host_us(fn), 1)

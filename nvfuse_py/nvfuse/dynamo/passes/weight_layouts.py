@@ -56,20 +56,20 @@ def group_weight_layouts(gm):
     edits = [len(gradients) >= 2, len(uses) >= 2]
     if edits[0]:
         output = gm.graph.output_node()
-        copies = _copied_together(gm.graph, output, list(gradients), list(gradients.values()))
+        copies = copied_together(gm.graph, output, list(gradients), list(gradients.values()))
         returned = {gradient: copy for gradient, copy in zip(gradients, copies)}
         output.args = (torch.fx.node.map_arg(output.args[0], lambda v: returned.get(v, v)),)
     if edits[1]:
         weights = list(uses)
         strides = [_channels_last_strides(meta_of(w)) for w in weights]
-        copies = _copied_together(gm.graph, _after_inputs(gm.graph), weights, strides)
+        copies = copied_together(gm.graph, _after_inputs(gm.graph), weights, strides)
         for weight, copy in zip(weights, copies):
             for convolution, index in uses[weight]:
                 convolution.update_arg(index, copy)
     return finish_rewrite(gm, any(edits))
 
 
-def _copied_together(graph, anchor, values, strides):
+def copied_together(graph, anchor, values, strides):
     """Nodes, inserted before `anchor`, of the copies of `values` laid out
     with `strides`, made by one copy_into_layouts call."""
     with graph.inserting_before(anchor):
