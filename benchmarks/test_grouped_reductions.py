@@ -18,7 +18,8 @@ Bytes moved: every input read once and every sum written once.
 import pytest
 import torch
 
-from nvfuse import DataType, FusionDefinition
+from nvfuse import DataType
+from workloads.norm_definitions import define_column_sums
 
 TOKENS = 64 * 197
 
@@ -32,23 +33,13 @@ CASES = {
 }
 
 
-def _fusion(count, width):
-    with FusionDefinition() as fd:
-        for _ in range(count):
-            t = fd.define_tensor(
-                shape=[TOKENS, width], contiguity=[True, True], dtype=DataType.BFloat16
-            )
-            fd.add_output(fd.ops.sum(t, dims=[0]))
-    return fd
-
-
 def _per_tensor(tensors):
     return [t.sum(0) for t in tensors]
 
 
 def _function(executor, tensors):
     if executor == "nvfuse":
-        fd = _fusion(len(tensors), tensors[0].shape[1])
+        fd = define_column_sums(len(tensors), TOKENS, tensors[0].shape[1], DataType.BFloat16)
         return lambda: fd.execute(tensors)
     if executor == "eager":
         return lambda: _per_tensor(tensors)

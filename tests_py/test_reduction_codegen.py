@@ -11,7 +11,7 @@ import torch
 
 from nvfuse import _C, DataType, FusionDefinition
 from fusion_helpers import params_of
-from workloads.norm_definitions import CASES, define_case, reduction_tuning
+from workloads.norm_definitions import CASES, define_case, define_column_sums, reduction_tuning
 
 SEGMENT = re.compile(r"^// ==== nvfuse segment: outputs[ 0-9]+ ====$", re.M)
 
@@ -655,14 +655,6 @@ def test_pure_reductions_take_the_usual_elements_a_thread(name):
         assert _C.nvrtc_compile(code, "nvfuse_reduction", 90)["bytes"] > 0
 
 
-def _column_sums(count, dtype, rows, width):
-    with FusionDefinition() as fd:
-        for _ in range(count):
-            t = fd.define_tensor(shape=[rows, width], contiguity=[True, True], dtype=dtype)
-            fd.add_output(fd.ops.sum(t, dims=[0]))
-    return fd
-
-
 @pytest.mark.parametrize("count", [1, 4, 8, 20, 40])
 @pytest.mark.parametrize(
     "dtype,torch_dtype", [(DataType.BFloat16, torch.bfloat16), (DataType.Float, torch.float32)]
@@ -673,7 +665,7 @@ def test_many_column_sums_compile_without_spills(count, dtype, torch_dtype):
     the block's registers: fewer row steps a batch, then narrower vectors,
     as the inputs grow. One sum keeps the widest vector and four steps."""
     rows, width = 12608, 768
-    fd = _column_sums(count, dtype, rows, width)
+    fd = define_column_sums(count, rows, width, dtype)
     code = fd.cuda_code_for([torch.zeros(rows, width, dtype=torch_dtype)] * count)
     params = params_of(code)
     assert "outer" in params

@@ -565,3 +565,14 @@ __all__ = [
     "output_tolerances",
     "run_case",
 ]
+
+
+def define_column_sums(count, rows, width, dtype):
+    """A fusion of `count` independent column sums, each of its own [rows,
+    width] input of nvfuse `dtype`: a backward's bias gradients, which the
+    torch.compile backend groups into one region."""
+    with FusionDefinition() as fd:
+        for _ in range(count):
+            t = fd.define_tensor(shape=[rows, width], contiguity=[True, True], dtype=dtype)
+            fd.add_output(fd.ops.sum(t, dims=[0]))
+    return fd
