@@ -14,7 +14,9 @@ A language model's logits computed with padded rows (gemm_alignment.py:
 a vocabulary of 30,522 or 50,257 words, rows padded to a multiple of 8)
 copied into dense rows, which the backward reads as saved activations
 and the user gets: 8,192 rows, bf16; eager and compile copy with
-`contiguous()`.
+`contiguous()`. And the other way: dense rows copied into padded rows,
+zeros in the added columns (`_C.copy_into_padded`; eager and compile pad
+with torch.nn.functional.pad).
 
 The GPU time comes with the usual copy-bandwidth figures;
 extra_info["host_us"] is the host's time per call, enqueue only, the
@@ -98,4 +100,29 @@ def test_padded_logits_to_dense_rows(gpu_benchmark, benchmark, executor, vocab):
     got = fn()
     assert got.is_contiguous() and torch.equal(got, logits)
     gpu_benchmark(fn, 2 * logits.numel() * logits.element_size())
+    benchmark.extra_info["host_us"] = round(_host_us(fn), 1)
+
+
+@pytest.mark.parametrize("executor", ["nvfuse", "eager", "compile"])
+@pytest.mark.parametrize("vocab", [30522, 50257])
+def test_dense_rows_to_padded_rows(gpu_benchmark, benchmark, executor, vocab):
+    """The other way: a logits gradient of dense rows padded to aligned
+    rows for the LM head's backward GEMMs (gemm_alignment.py), zeros in the
+    added columns; eager and compile run torch.nn.functional.pad."""
+    rows, padded_width = 8192, -(-vocab // 8) * 8
+    grad = torch.randn(rows, vocab, device="cuda", dtype=torch.bfloat16)
+
+    def pad(x):
+        return torch.nn.functional.pad(x, (0, padded_width - vocab))
+
+    if executor == "nvfuse":
+        sizes, strides = [[rows, padded_width]], [[padded_width, 1]]
+        fn = lambda: _C.copy_into_padded([grad], sizes, strides)[0]  # noqa: E731
+    elif executor == "eager":
+        fn = lambda: pad(grad)  # noqa: E731
+    else:
+        compiled = torch.compile(pad)
+        fn = lambda: compiled(grad)  # noqa: E731
+    assert torch.equal(fn(), pad(grad))
+    gpu_benchmark(fn, grad.numel() * grad.element_size() + rows * padded_width * 2)
     benchmark.extra_info["host_us"] = round(_host_us(fn), 1)

@@ -27,6 +27,7 @@ __all__: list[str] = [
     "configure_communicator",
     "coordinate_tuning",
     "copy_into_layouts",
+    "copy_into_padded",
     "cuda_code_for",
     "cudnn_attention",
     "describe_tensor",
@@ -426,6 +427,19 @@ def copy_into_layouts(
 ) -> list:
     """
     Fresh copies of `tensors`, each laid out with its dense `strides`: CUDA tensors by one kernel launch per element size (a step's weight layout conversions), others by ATen
+    """
+
+def copy_into_padded(
+    tensors: collections.abc.Sequence,
+    sizes: collections.abc.Sequence[
+        collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]
+    ],
+    strides: collections.abc.Sequence[
+        collections.abc.Sequence[typing.SupportsInt | typing.SupportsIndex]
+    ],
+) -> list:
+    """
+    copy_into_layouts into copies of the `sizes` given, larger than their tensors along one axis at most, zeros past each tensor's extent there (a GEMM operand padded to aligned rows)
     """
 
 def cuda_code_for(

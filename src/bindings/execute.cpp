@@ -107,6 +107,29 @@ py::bytes call_signature(const py::sequence& items) {
   return py::bytes(out);
 }
 
+// The tensors of a Python sequence, each checked (`caller` names the
+// function in the error).
+std::vector<at::Tensor> tensors_of(const char* caller, const py::sequence& tensors) {
+  std::vector<at::Tensor> result;
+  result.reserve(tensors.size());
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    py::handle obj = tensors[i];
+    NVFUSE_INPUT_TYPE_CHECK(THPVariable_Check(obj.ptr()), caller, ": item ", i,
+        " of tensors: expected a torch.Tensor, got an object of type ",
+        py::str(py::type::of(obj).attr("__name__")).cast<std::string>());
+    result.push_back(THPVariable_Unpack(obj.ptr()));
+  }
+  return result;
+}
+
+py::list list_of(std::vector<at::Tensor> tensors) {
+  py::list result;
+  for (at::Tensor& t : tensors) {
+    result.append(py::reinterpret_steal<py::object>(THPVariable_Wrap(std::move(t))));
+  }
+  return result;
+}
+
 }  // namespace
 
 void init_execute(py::module_& m) {
@@ -194,29 +217,33 @@ void init_execute(py::module_& m) {
   m.def(
       "copy_into_layouts",
       [](const py::sequence& tensors, const std::vector<std::vector<int64_t>>& strides) {
-        std::vector<at::Tensor> sources;
-        sources.reserve(tensors.size());
-        for (size_t i = 0; i < tensors.size(); ++i) {
-          py::handle obj = tensors[i];
-          NVFUSE_INPUT_TYPE_CHECK(THPVariable_Check(obj.ptr()), "copy_into_layouts: item ", i,
-              " of tensors: expected a torch.Tensor, got an object of type ",
-              py::str(py::type::of(obj).attr("__name__")).cast<std::string>());
-          sources.push_back(THPVariable_Unpack(obj.ptr()));
-        }
+        std::vector<at::Tensor> sources = tensors_of("copy_into_layouts", tensors);
         std::vector<at::Tensor> copies;
         {
           py::gil_scoped_release no_gil;
           copies = copy_into_layouts(sources, strides);
         }
-        py::list result;
-        for (at::Tensor& copy : copies) {
-          result.append(py::reinterpret_steal<py::object>(THPVariable_Wrap(std::move(copy))));
-        }
-        return result;
+        return list_of(std::move(copies));
       },
       py::arg("tensors"), py::arg("strides"),
       "Fresh copies of `tensors`, each laid out with its dense `strides`: CUDA tensors by one "
       "kernel launch per element size (a step's weight layout conversions), others by ATen");
+  m.def(
+      "copy_into_padded",
+      [](const py::sequence& tensors, const std::vector<std::vector<int64_t>>& sizes,
+          const std::vector<std::vector<int64_t>>& strides) {
+        std::vector<at::Tensor> sources = tensors_of("copy_into_padded", tensors);
+        std::vector<at::Tensor> copies;
+        {
+          py::gil_scoped_release no_gil;
+          copies = copy_into_padded(sources, sizes, strides);
+        }
+        return list_of(std::move(copies));
+      },
+      py::arg("tensors"), py::arg("sizes"), py::arg("strides"),
+      "copy_into_layouts into copies of the `sizes` given, larger than their tensors along one "
+      "axis at most, zeros past each tensor's extent there (a GEMM operand padded to aligned "
+      "rows)");
   m.def("layout_copies_source", &layout_copies_source, py::arg("element_size"),
       "The CUDA source of copy_into_layouts' kernel for elements of 1, 2, 4 or 8 bytes");
   m.def(

@@ -22,6 +22,16 @@ namespace nvfuse {
 std::vector<at::Tensor> copy_into_layouts(
     const std::vector<at::Tensor>& sources, const std::vector<std::vector<int64_t>>& strides);
 
+// copy_into_layouts for copies larger than their sources along one axis
+// (a GEMM operand padded to aligned rows): each copy has the sizes of
+// `sizes` and the (dense) strides of `strides`; its elements past its
+// source's extent along that axis are zeros. The same launches; throws an
+// InputError naming the tensor for sizes smaller than its own or larger
+// along more than one axis.
+std::vector<at::Tensor> copy_into_padded(const std::vector<at::Tensor>& sources,
+    const std::vector<std::vector<int64_t>>& sizes,
+    const std::vector<std::vector<int64_t>>& strides);
+
 // The CUDA C++ source of the grouped copy kernel for elements of
 // `element_size` bytes (1, 2, 4 or 8), and its kernel's name.
 std::string layout_copies_source(int element_size);

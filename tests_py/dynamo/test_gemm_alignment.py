@@ -9,6 +9,7 @@ import torch.nn.functional as F
 
 import nvfuse.dynamo
 from nvfuse.dynamo.passes.gemm_alignment import (
+    copy_into_padded,
     pad_unaligned_gemms,
     padded_gemm,
     padded_sizes,
@@ -77,15 +78,9 @@ def _padded(x, rows, cols):
     return F.pad(x, (0, cols - x.shape[1], 0, rows - x.shape[0]))
 
 
-def _copy_regions(gm):
-    """The one-op regions the pass made, by the op each runs."""
-    found = []
-    for node in gm.graph.nodes:
-        if node.op == "call_module" and node.target.startswith("nvfuse_copy_"):
-            region = getattr(gm, node.target)
-            (op,) = [n for n in region.graph_module.graph.nodes if n.op == "call_function"]
-            found.append((node, op.target))
-    return found
+def _padded_copies(gm):
+    """The grouped padded copies the pass made."""
+    return [n for n in gm.graph.nodes if n.target is copy_into_padded]
 
 
 def _lm_head_backward(grad_logits, hidden, weight):
@@ -103,10 +98,10 @@ def test_the_gradients_of_an_lm_head_share_one_padded_copy():
     )
     gm = aten_graph(_lm_head_backward, grad, hidden, weight)
     assert pad_unaligned_gemms(gm, devices=("cpu",), min_flops=0) == 2
-    pads = [node for node, op in _copy_regions(gm) if op is torch.ops.aten.constant_pad_nd.default]
-    grad_pads = [n for n in pads if n.args[0].name.startswith("grad")]
+    pads = _padded_copies(gm)
+    grad_pads = [n for n in pads if n.args[0][0].name.startswith("grad")]
     assert len(grad_pads) == 1
-    assert all(isinstance(getattr(gm, n.target), FusedRegion) for n in pads)
+    assert not [n for n in gm.graph.nodes if n.op == "call_module"]  # no one-op regions
     for got, want in zip(gm(grad, hidden, weight), _lm_head_backward(grad, hidden, weight)):
         torch.testing.assert_close(got, want)
 
@@ -267,3 +262,62 @@ def test_a_language_model_trains_on_padded_logits(cpu_padding):
     want.loss.backward()
     for (name, p), q in zip(model.model.named_parameters(), eager.parameters()):
         torch.testing.assert_close(p.grad, q.grad, rtol=1e-3, atol=1e-5, msg=name)
+
+
+@pytest.mark.parametrize("sizes,strides", [((7, 5), (5, 1)), ((4, 9), (9, 1)), ((7, 5), (1, 7))])
+def test_padded_copies_hold_the_values_then_zeros_on_the_cpu(sizes, strides):
+    """copy_into_padded on the CPU (ATen's copy): the source's values, then
+    zeros along the one axis that grows, in the asked layout."""
+    source = torch.arange(20.0).reshape(4, 5)
+    (padded,) = copy_into_padded([source], [list(sizes)], [list(strides)])
+    want = F.pad(source, (0, sizes[1] - 5, 0, sizes[0] - 4))
+    assert padded.stride() == strides
+    assert torch.equal(padded, want)
+
+
+def test_bad_padded_sizes_get_typed_errors_naming_the_tensor():
+    x = torch.zeros(4, 5)
+    with pytest.raises(nvfuse.InputError, match="tensor 1 pad more than one axis"):
+        copy_into_padded([x, x], [[4, 8], [6, 8]], [[8, 1], [8, 1]])
+    with pytest.raises(nvfuse.InputError, match="tensor 0 are smaller than its own"):
+        copy_into_padded([x], [[3, 5]], [[5, 1]])
+    with pytest.raises(nvfuse.InputError, match="do not lay out its sizes"):
+        copy_into_padded([x], [[4, 8]], [[5, 1]])
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("dtype", [torch.uint8, torch.bfloat16, torch.float32, torch.float64])
+def test_padded_copies_have_atens_bits_on_the_gpu(dtype):
+    """The grouped kernel's padded copies: rows of odd widths padded at
+    their end (every alignment of a source row), rows added at the end
+    (a weight's vocabulary rows), a column-major operand's columns."""
+    if not torch.cuda.is_available():
+        pytest.skip("needs a GPU")
+    torch.manual_seed(0)
+    sources = [torch.randint(0, 100, (37, w), device="cuda").to(dtype) for w in (49, 50, 51, 53)]
+    sizes = [[37, 56]] * 4
+    strides = [[56, 1]] * 4
+    sources.append(torch.randint(0, 100, (50257 // 64, 48), device="cuda").to(dtype))
+    sizes.append([792, 48])
+    strides.append([48, 1])
+    sources.append(torch.randint(0, 100, (30, 77), device="cuda").to(dtype).t())  # [77, 30]
+    sizes.append([80, 30])
+    strides.append([1, 80])
+    # Rows walked as rows (long ones): a logits gradient's odd vocabulary
+    # padded at every alignment of its rows' starts, rows added under a
+    # wide matrix, and strided rows (a sliced source) padded by two.
+    for width in range(5001, 5018):
+        sources.append(torch.randint(0, 100, (9, width), device="cuda").to(dtype))
+        sizes.append([9, 5024])
+        strides.append([5024, 1])
+    sources.append(torch.randint(0, 100, (5, 4100), device="cuda").to(dtype))
+    sizes.append([8, 4100])
+    strides.append([4100, 1])
+    sources.append(torch.randint(0, 100, (3, 2999), device="cuda").to(dtype)[:, 1:])
+    sizes.append([3, 3000])
+    strides.append([3000, 1])
+    copies = copy_into_padded(sources, sizes, strides)
+    for source, size, stride, padded in zip(sources, sizes, strides, copies):
+        pad = [0, size[1] - source.shape[1], 0, size[0] - source.shape[0]]
+        assert padded.stride() == tuple(stride)
+        assert torch.equal(padded.cpu(), F.pad(source.cpu(), pad))

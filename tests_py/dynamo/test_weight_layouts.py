@@ -8,6 +8,7 @@ tensors and odd layouts, and a compiled channels-last network against
 eager with one grouped launch for its weights."""
 
 import operator
+import re
 
 import pytest
 import torch
@@ -146,12 +147,30 @@ def test_bad_layouts_get_typed_errors_naming_the_tensor():
     assert isinstance(nvfuse.InputError("x"), RuntimeError)
 
 
+# ptxas's report of an entry: its stack frame, spill stores and registers.
+PTXAS_ENTRY = re.compile(
+    r"Compiling entry function '(\w+)'.*?(\d+) bytes stack frame, (\d+) bytes spill stores"
+    r".*?Used (\d+) registers",
+    re.S,
+)
+
+
 @pytest.mark.parametrize("arch", [75, 90])
 @pytest.mark.parametrize("element_size", [1, 2, 4, 8])
 def test_the_grouped_kernel_compiles_with_nvrtc(arch, element_size):
+    """And without local memory, in few registers on the H100/H200: one
+    kernel serves both walks, so its registers (the larger walk's) set how
+    many threads an SM holds for both; the element walk ran at 31% of copy
+    bandwidth in 80 registers, when the row walk's threads held 64 bytes
+    each."""
     source = _C.layout_copies_source(element_size)
     name = f"nvfuse_layout_copies_{element_size}"
-    assert _C.nvrtc_compile(source, name, arch)["bytes"] > 0
+    compiled = _C.nvrtc_compile(source, name, arch, ["--ptxas-options=-v"])
+    assert compiled["bytes"] > 0
+    (entry,) = PTXAS_ENTRY.finditer(compiled["log"])
+    registers, stack, spilled = int(entry.group(4)), int(entry.group(2)), int(entry.group(3))
+    assert stack == 0 and spilled == 0
+    assert arch != 90 or registers <= 48, registers
 
 
 def test_a_compiled_channels_last_network_matches_eager_on_the_cpu(monkeypatch):
@@ -215,6 +234,20 @@ def test_grouped_copies_have_atens_bits(dtype):
             strides.append(
                 list(torch.empty(t.shape[::-1]).permute(*range(t.dim() - 1, -1, -1)).stride())
             )
+    # Rows of a wider tensor (a padded GEMM result's) copied dense, starting
+    # at every alignment: whole vectors, half vectors and single elements.
+    for start in range(4):
+        sources.append(torch.randn(37, 64, device="cuda").to(dtype)[:, start : start + 50])
+        strides.append([50, 1])
+    # Rows long enough to be walked as rows: from every alignment of the
+    # widest vector, to dense rows of odd widths, and one flat row.
+    for start in range(17):
+        sources.append(torch.randn(9, 5000, device="cuda").to(dtype)[:, start : start + 4093])
+        strides.append([4093, 1])
+    sources.append(torch.randn(8, 3072, device="cuda").to(dtype)[:, :3000])
+    strides.append([3000, 1])
+    sources.append(torch.randn(70001, device="cuda").to(dtype)[1:])
+    strides.append([1])
     copies = copy_into_layouts(sources, strides)
     torch.cuda.synchronize()
     for t, s, c in zip(sources, strides, copies):

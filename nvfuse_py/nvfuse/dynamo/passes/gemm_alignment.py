@@ -20,17 +20,18 @@ result back to [M, N]:
   has columns M apart.
 
 Each padded operand keeps its memory order, so a transposed weight stays
-the transposed view cuBLAS reads without copying. A padded copy is a
-one-op nvfuse region: ATen's pad fills the whole result and then copies
-into a strided slice of it (on an H200, GPT-2's 8,192 x 50,257 bf16
-logits' gradient padded in 1.2 ms by ATen, 0.85 ms by nvfuse). The dense
-copy of a padded result (below) is the grouped layout copy
-(weight_layouts.copy_into_layouts), whose kernel computes each thread's
-coordinates once for four elements (benchmarks/test_layout_copies.py, 8,192
-bf16 rows on an H200: 414 us for BERT's 30,522 columns and 677 us for
-GPT-2's 50,257, against ATen's clone's 568 and 932 us and Inductor's 295
-and 848; a generated kernel, dividing for every element's row, took
-1.14 ms for GPT-2's). Only GEMMs of at least
+the transposed view cuBLAS reads without copying. A padded copy is made
+by the grouped layout copy's kernel (`copy_into_padded`), which writes
+the zeros past the operand's extent itself, walking rows; an operand
+padded along both axes takes a one-op nvfuse region. On an H200, GPT-2's
+8,192 x 50,257 bf16 logits' gradient padded in 1.19 ms by ATen's pad (a
+fill of the whole result, then a copy into a strided slice of it), 0.85
+ms by the region, 0.44 ms by the grouped copy. The dense copy of a padded
+result (below) is the grouped layout copy too
+(weight_layouts.copy_into_layouts; benchmarks/test_layout_copies.py,
+8,192 bf16 rows on an H200: 0.28 ms for BERT's 30,522 columns and 0.46 ms
+for GPT-2's 50,257, against ATen's clone's 0.56 and 0.93 ms and
+Inductor's 0.23 and 0.76). Only GEMMs of at least
 PADDED_GEMM_MIN_FLOPS are padded: below that the copies cost more than the
 unaligned kernel loses.
 
@@ -40,8 +41,11 @@ the padded result in place; every other user (an ATen op, the graph's
 output) reads one dense copy, which is what torch's meta value promises
 them."""
 
+import operator
+
 import torch
 
+from ... import _C
 from ..region import FusedRegion
 from .graph_edits import RESHAPING_VIEWS, finish_rewrite, insert_call
 from .regions import one_op_region
@@ -178,11 +182,28 @@ def _padded_node(gm, anchor, x, rows, cols, pads):
     return insert_call(gm.graph, anchor, aten.t.default, (pads[key],))
 
 
+def copy_into_padded(tensors, sizes, strides):
+    """Fresh copies of `tensors` zero-padded to `sizes` (along one axis
+    each), laid out with their dense `strides`: the graph's call, one
+    kernel launch for the CUDA tensors (the grouped layout copy's)."""
+    return _C.copy_into_padded(tensors, sizes, strides)
+
+
 def _padded_copy(gm, anchor, x, rows, cols):
-    """`x` padded with zeros to [rows, cols] by a one-op region, in `x`'s
-    memory order: a column-major `x` pads its row-major transpose."""
+    """`x` padded with zeros to [rows, cols], in `x`'s memory order: by the
+    grouped copy where one axis grows, else by a one-op region (a
+    column-major `x` pads its row-major transpose)."""
     meta = x.meta["val"]
-    if _is_column_major(meta.shape, meta.stride()):
+    column_major = _is_column_major(meta.shape, meta.stride())
+    if (rows, cols) != tuple(meta.shape) and (rows == meta.shape[0] or cols == meta.shape[1]):
+        strides = [1, rows] if column_major else [cols, 1]
+        with gm.graph.inserting_before(anchor):
+            group = gm.graph.call_function(copy_into_padded, ([x], [[rows, cols]], [strides]))
+            copy = gm.graph.call_function(operator.getitem, (group, 0))
+        copy.meta["val"] = meta.new_empty_strided((rows, cols), strides)
+        group.meta["val"] = [copy.meta["val"]]
+        return copy
+    if column_major:
         base = insert_call(gm.graph, anchor, aten.t.default, (x,))
         return insert_call(
             gm.graph, anchor, aten.t.default, (_padded_copy(gm, anchor, base, cols, rows),)
