@@ -6,9 +6,11 @@ on a GPU machine, for backend="nvfuse" and Inductor in one process:
   enqueue time is about its wall time is bound by the host;
 - for nvfuse, torch's CUDA sync debug mode over two steps: each call that
   synchronizes with the GPU (an item(), a host copy) with where it is;
-- for nvfuse, torch.profiler's table of host time by op over one step
-  (own time: the compiled forward's and backward's own time is the
-  graphs' Python code and nvfuse's `_C.execute`).
+- for both, torch.profiler's table of host time by op over one step
+  (own time: nvfuse's compiled forward's and backward's own time is the
+  graphs' Python code and nvfuse's `_C.execute`); ops outside the compiled
+  graph (a loss computed in eager) are in both tables, so a stall there
+  that only nvfuse's step shows is nvfuse's.
 
     python3 tools/zoo_host_check.py vit:training bert:training
 
@@ -81,7 +83,7 @@ def main():
                 print(f"  {len(syncs)} synchronizing calls in two steps")
                 for filename, line, message in syncs[:8]:
                     print(f"    {filename}:{line}: {message}")
-                print_host_ops(step)
+            print_host_ops(step)
 
 
 if __name__ == "__main__":
