@@ -31,7 +31,7 @@ constexpr int64_t kPerBlock = int64_t{kThreads} * kPerThread;
 // on are zeros: `zeros_from` holds that axis (its top 3 bits) and the
 // extent (the rest); 0 for a copy without padding. `row_vector` is 0 for
 // a copy walked element by element, else the vector width (elements) of a
-// copy walked as rows (see RowWalk), `row_chunks` its blocks a row.
+// copy walked as rows (kRowWalkFrom below), `row_chunks` its blocks a row.
 struct Part {
   uint64_t source = 0;
   uint64_t destination = 0;
