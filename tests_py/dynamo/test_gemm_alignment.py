@@ -9,7 +9,6 @@ import torch.nn.functional as F
 
 import nvfuse.dynamo
 from nvfuse.dynamo.passes.gemm_alignment import (
-    copy_into_padded,
     pad_unaligned_gemms,
     padded_gemm,
     padded_sizes,
@@ -17,7 +16,7 @@ from nvfuse.dynamo.passes.gemm_alignment import (
 from nvfuse.dynamo.passes.in_place_updates import mark_in_place_updates
 from nvfuse.dynamo.passes.partition import partition_regions
 from nvfuse.dynamo.passes.regions import install_regions
-from nvfuse.dynamo.passes.weight_layouts import copy_into_layouts
+from nvfuse.dynamo.passes.weight_layouts import copy_into_layouts, copy_into_padded
 from nvfuse.dynamo.region import FusedRegion
 from nvfuse.dynamo.support import NvfuseSupport
 

@@ -21,8 +21,8 @@ result back to [M, N]:
 
 Each padded operand keeps its memory order, so a transposed weight stays
 the transposed view cuBLAS reads without copying. A padded copy is made
-by the grouped layout copy's kernel (`copy_into_padded`), which writes
-the zeros past the operand's extent itself, walking rows; an operand
+by the grouped layout copy's kernel (weight_layouts.copy_into_padded),
+which writes the zeros past the operand's extent itself, walking rows; an operand
 padded along both axes takes a one-op nvfuse region. On an H200, GPT-2's
 8,192 x 50,257 bf16 logits' gradient padded in 1.16 ms by ATen's pad (a
 fill of the whole result, then a copy into a strided slice of it), 1.09
@@ -41,11 +41,8 @@ the padded result in place; every other user (an ATen op, the graph's
 output) reads one dense copy, which is what torch's meta value promises
 them."""
 
-import operator
-
 import torch
 
-from ... import _C
 from ..region import FusedRegion
 from .graph_edits import RESHAPING_VIEWS, finish_rewrite, insert_call
 from .regions import one_op_region
@@ -182,13 +179,6 @@ def _padded_node(gm, anchor, x, rows, cols, pads):
     return insert_call(gm.graph, anchor, aten.t.default, (pads[key],))
 
 
-def copy_into_padded(tensors, sizes, strides):
-    """Fresh copies of `tensors` zero-padded to `sizes` (along one axis
-    each), laid out with their dense `strides`: the graph's call, one
-    kernel launch for the CUDA tensors (the grouped layout copy's)."""
-    return _C.copy_into_padded(tensors, sizes, strides)
-
-
 def _padded_copy(gm, anchor, x, rows, cols):
     """`x` padded with zeros to [rows, cols], in `x`'s memory order: by the
     grouped copy where one axis grows, else by a one-op region (a
@@ -197,11 +187,7 @@ def _padded_copy(gm, anchor, x, rows, cols):
     column_major = _is_column_major(meta.shape, meta.stride())
     if (rows, cols) != tuple(meta.shape) and (rows == meta.shape[0] or cols == meta.shape[1]):
         strides = [1, rows] if column_major else [cols, 1]
-        with gm.graph.inserting_before(anchor):
-            group = gm.graph.call_function(copy_into_padded, ([x], [[rows, cols]], [strides]))
-            copy = gm.graph.call_function(operator.getitem, (group, 0))
-        copy.meta["val"] = meta.new_empty_strided((rows, cols), strides)
-        group.meta["val"] = [copy.meta["val"]]
+        (copy,) = copied_together(gm.graph, anchor, [x], [strides], sizes=[[rows, cols]])
         return copy
     if column_major:
         base = insert_call(gm.graph, anchor, aten.t.default, (x,))

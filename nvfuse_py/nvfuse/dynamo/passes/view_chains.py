@@ -37,8 +37,7 @@ from torch._prims_common import is_non_overlapping_and_dense_or_false
 
 from ..translate import VIEWS
 from .graph_edits import finish_rewrite, has_static_layout, meta_of
-from .gemm_alignment import copy_into_padded
-from .weight_layouts import copy_into_layouts
+from .weight_layouts import GROUPED_COPIES
 
 aten = torch.ops.aten
 
@@ -137,7 +136,7 @@ def _laid_out_as_meta_says(node, inputs):
         source = node.args[0]
         if source.op == "call_module":
             return _is_dense(meta_of(node))
-        return source.target in (copy_into_layouts, copy_into_padded)
+        return source.target in GROUPED_COPIES
     return False
 
 

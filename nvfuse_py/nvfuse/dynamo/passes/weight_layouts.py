@@ -47,6 +47,18 @@ def copy_into_layouts(tensors, strides):
     return _C.copy_into_layouts(tensors, strides)
 
 
+def copy_into_padded(tensors, sizes, strides):
+    """Fresh copies of `tensors` zero-padded to `sizes` (along one axis
+    each), laid out with their dense `strides`: the graph's call, the same
+    launch (GEMM operands padded to aligned rows, gemm_alignment.py)."""
+    return _C.copy_into_padded(tensors, sizes, strides)
+
+
+# The graph calls of the grouped copy, whose results are laid out as their
+# meta values say.
+GROUPED_COPIES = (copy_into_layouts, copy_into_padded)
+
+
 def group_weight_layouts(gm):
     """Rewrites `gm` as the module says; True when it changed the graph.
     The gradients go first: they are found by their weights' layouts,
@@ -69,13 +81,18 @@ def group_weight_layouts(gm):
     return finish_rewrite(gm, any(edits))
 
 
-def copied_together(graph, anchor, values, strides):
+def copied_together(graph, anchor, values, strides, sizes=None):
     """Nodes, inserted before `anchor`, of the copies of `values` laid out
-    with `strides`, made by one copy_into_layouts call."""
+    with `strides`, made by one copy_into_layouts call; with `sizes`, of
+    the copies zero-padded to them, by one copy_into_padded call."""
     with graph.inserting_before(anchor):
-        group = graph.call_function(copy_into_layouts, (values, strides))
+        if sizes is None:
+            group = graph.call_function(copy_into_layouts, (values, strides))
+        else:
+            group = graph.call_function(copy_into_padded, (values, sizes, strides))
+    shapes = sizes or [meta_of(v).shape for v in values]
     group.meta["val"] = [
-        meta_of(v).new_empty_strided(meta_of(v).shape, s) for v, s in zip(values, strides)
+        meta_of(v).new_empty_strided(shape, s) for v, shape, s in zip(values, shapes, strides)
     ]
     with graph.inserting_before(anchor):
         copies = [graph.call_function(operator.getitem, (group, k)) for k in range(len(values))]
