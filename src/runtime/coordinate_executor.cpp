@@ -102,7 +102,7 @@ std::optional<std::vector<int64_t>> CoordinateExecutor::iteration_extents(
   return sizes->front();
 }
 
-std::optional<CoordinateSchedule> CoordinateExecutor::memoized_schedule(
+std::shared_ptr<const CoordinateSchedule> CoordinateExecutor::memoized_schedule(
     const std::vector<TensorArg>& tensors, const std::vector<int64_t>& extents,
     const std::vector<Argument>& args, BoundInputs& bound) {
   const int64_t alignment = lane_alignment(args, bound);
@@ -158,7 +158,7 @@ std::string CoordinateExecutor::cuda_code_for(
   NVFUSE_CHECK_AS(ErrorKind::kUnsupported, extents.has_value(),
       "the scatter's index sizes are not known before running it");
   auto schedule = memoized_schedule(tensors, *extents, args, bound);
-  NVFUSE_CHECK_AS(ErrorKind::kUnsupported, schedule.has_value(),
+  NVFUSE_CHECK_AS(ErrorKind::kUnsupported, schedule != nullptr,
       "the outputs of this fusion differ in shape for these inputs");
   return variants_.code_for(schedule->params);
 }
@@ -180,7 +180,7 @@ std::optional<std::vector<at::Tensor>> CoordinateExecutor::run(
     return std::nullopt;
   }
   const auto schedule = memoized_schedule(described, *extents, args, bound);
-  if (!schedule.has_value()) {
+  if (schedule == nullptr) {
     return std::nullopt;
   }
   if (analysis_.scatter != nullptr) {

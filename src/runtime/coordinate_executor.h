@@ -46,9 +46,9 @@ class CoordinateExecutor : public GeneratedKernelExecutor<CoordinateParams> {
   std::optional<std::vector<int64_t>> iteration_extents(
       const std::vector<TensorArg>& tensors, BoundInputs& bound) const;
   // The schedule for `tensors` (inputs then outputs) over `extents`;
-  // nullopt when the outputs differ in shape. The last call's when it
+  // nullptr when the outputs differ in shape. The last call's when it
   // applies (schedule_memo.h).
-  std::optional<CoordinateSchedule> memoized_schedule(const std::vector<TensorArg>& tensors,
+  std::shared_ptr<const CoordinateSchedule> memoized_schedule(const std::vector<TensorArg>& tensors,
       const std::vector<int64_t>& extents, const std::vector<Argument>& args, BoundInputs& bound);
   // Before a scatter's launch: its sizes checked as torch does, and its
   // input copied into the output the kernel writes (`tensors`: inputs,
@@ -62,7 +62,7 @@ class CoordinateExecutor : public GeneratedKernelExecutor<CoordinateParams> {
   CoordinateAnalysis analysis_;
   KernelIo io_;
   LaneRequirements lanes_;
-  ScheduleMemo<std::optional<CoordinateSchedule>> recent_schedules_;
+  ScheduleMemo<CoordinateSchedule> recent_schedules_;
 };
 
 }  // namespace nvfuse

@@ -63,8 +63,9 @@ std::string PointwiseExecutor::cuda_code_for(
   return variants_.code_for(schedule.params);
 }
 
-PointwiseSchedule PointwiseExecutor::schedule_for(const std::vector<TensorArg>& tensors,
-    const DeviceInfo& device, const PointwiseTuning& tuning) {
+std::shared_ptr<const PointwiseSchedule> PointwiseExecutor::schedule_for(
+    const std::vector<TensorArg>& tensors, const DeviceInfo& device,
+    const PointwiseTuning& tuning) {
   std::vector<int64_t> numbers = {device.sm_count, device.arch, tuning.block_size,
       tuning.max_unroll, tuning.elements_per_thread, tuning.transpose_tile, tuning.transpose_vector,
       tuning.heavy_math_budget};
@@ -93,8 +94,9 @@ std::optional<std::vector<at::Tensor>> PointwiseExecutor::run(
     described.push_back(std::move(out));
   }
   part.emplace("07b schedule (the memo)");
-  const PointwiseSchedule schedule =
+  const std::shared_ptr<const PointwiseSchedule> kept =
       schedule_for(described, device_info_of(device), pointwise_tuning());
+  const PointwiseSchedule& schedule = *kept;
   const bool launch = schedule.grid_size > 0;
   part.emplace("07c kernel lookup");
   auto [source, kernel] =

@@ -36,8 +36,8 @@ class PointwiseExecutor : public GeneratedKernelExecutor<PointwiseParams> {
 
   // The schedule of a call with these tensors (inputs then outputs),
   // the last call's when it applies (schedule_memo.h).
-  PointwiseSchedule schedule_for(const std::vector<TensorArg>& tensors, const DeviceInfo& device,
-      const PointwiseTuning& tuning);
+  std::shared_ptr<const PointwiseSchedule> schedule_for(const std::vector<TensorArg>& tensors,
+      const DeviceInfo& device, const PointwiseTuning& tuning);
 
   const Fusion& fusion_;
   PointwiseAnalysis analysis_;

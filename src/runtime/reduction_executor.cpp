@@ -96,12 +96,13 @@ ReductionExecutor::ReductionExecutor(ReductionAnalysis analysis, const Fusion& f
       [&](const TensorView& out) { return may_update_in_place(analysis_, fusion, out); });
 }
 
-std::optional<ReductionSchedule> ReductionExecutor::schedule(const std::vector<Argument>& args,
-    BoundInputs& bound, const std::vector<TensorArg>& outputs) const {
+std::shared_ptr<const ReductionSchedule> ReductionExecutor::schedule(
+    const std::vector<Argument>& args, BoundInputs& bound,
+    const std::vector<TensorArg>& outputs) const {
   auto reference = output_sizes_of({analysis_.reference}, bound);
   auto position_sizes = output_sizes_of(analysis_.position_tensors, bound);
   if (!reference.has_value() || !position_sizes.has_value()) {
-    return std::nullopt;
+    return nullptr;
   }
   const DeviceInfo device = device_info_of(bound.device);
   const ReductionTuning tuning = reduction_tuning();
@@ -138,7 +139,7 @@ std::optional<ReductionSchedule> ReductionExecutor::schedule(const std::vector<A
 std::string ReductionExecutor::cuda_code_for(
     const std::vector<Argument>& args, BoundInputs& bound) {
   auto planned = schedule(args, bound, io_.planned_output_args(bound));
-  NVFUSE_CHECK_AS(ErrorKind::kUnsupported, planned.has_value(),
+  NVFUSE_CHECK_AS(ErrorKind::kUnsupported, planned != nullptr,
       "these inputs run on the reference evaluator: their reduced axes are not "
       "one strided axis in every tensor");
   return variants_.code_for(planned->params.kernel_params());
@@ -159,7 +160,7 @@ std::optional<std::vector<at::Tensor>> ReductionExecutor::run(
   std::optional<HostStepTimer> part("07b schedule (the memo)");
   const auto planned = schedule(args, bound, io_.output_args(*tensors));
   part.reset();
-  if (!planned.has_value()) {
+  if (planned == nullptr) {
     return std::nullopt;
   }
   step.emplace("08 pack arguments, launch");

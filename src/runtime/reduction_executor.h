@@ -38,11 +38,11 @@ class ReductionExecutor : public GeneratedKernelExecutor<ReductionParams> {
  private:
   explicit ReductionExecutor(ReductionAnalysis analysis, const Fusion& fusion);
 
-  // The schedule for these inputs and (laid out) outputs; nullopt when the
+  // The schedule for these inputs and (laid out) outputs; nullptr when the
   // scheduler declines them. The last call's when it applies
   // (schedule_memo.h).
-  std::optional<ReductionSchedule> schedule(const std::vector<Argument>& args, BoundInputs& bound,
-      const std::vector<TensorArg>& outputs) const;
+  std::shared_ptr<const ReductionSchedule> schedule(const std::vector<Argument>& args,
+      BoundInputs& bound, const std::vector<TensorArg>& outputs) const;
 
   // Inner-outer: the row kernel on one wave of blocks, then the kernel that
   // combines their partial rows. False when the block does not fit.
@@ -78,7 +78,7 @@ class ReductionExecutor : public GeneratedKernelExecutor<ReductionParams> {
 
   ReductionAnalysis analysis_;
   KernelIo io_;
-  mutable ScheduleMemo<std::optional<ReductionSchedule>> recent_schedules_;
+  mutable ScheduleMemo<ReductionSchedule> recent_schedules_;
   SplitSemaphores semaphores_;
   std::mutex occupancy_mutex_;
   std::map<std::pair<void*, int64_t>, int> occupancy_;

@@ -9,7 +9,9 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -21,9 +23,15 @@ namespace nvfuse {
 template <typename Schedule>
 class ScheduleMemo {
  public:
-  // compute(): the schedule when none of the kept ones applies.
+  // A kept schedule, shared with the calls it serves (nullptr: the
+  // heuristics declined those tensors). Copying one out per call copied
+  // its vectors (a reduction space's strides per tensor) every launch.
+  using Shared = std::shared_ptr<const Schedule>;
+
+  // compute(): the schedule when none of the kept ones applies, as a
+  // Schedule or as an std::optional<Schedule> (nullopt: declined).
   template <typename Compute>
-  Schedule get(
+  Shared get(
       const std::vector<TensorArg>& tensors, std::vector<int64_t> numbers, Compute&& compute) {
     {
       std::lock_guard<std::mutex> lock(mutex_);  // calls may come from threads
@@ -35,7 +43,7 @@ class ScheduleMemo {
       }
     }
     const HostStepTimer step("07m schedule computed (no kept one applied)");
-    Schedule schedule = compute();
+    Shared schedule = shared(compute());
     std::lock_guard<std::mutex> lock(mutex_);
     kept_.insert(kept_.begin(), Entry{tensors, std::move(numbers), schedule});
     if (kept_.size() > kKept) {
@@ -53,8 +61,15 @@ class ScheduleMemo {
   struct Entry {
     std::vector<TensorArg> tensors;
     std::vector<int64_t> numbers;
-    Schedule schedule;
+    Shared schedule;
   };
+
+  static Shared shared(Schedule schedule) {
+    return std::make_shared<const Schedule>(std::move(schedule));
+  }
+  static Shared shared(std::optional<Schedule> schedule) {
+    return schedule.has_value() ? shared(std::move(*schedule)) : nullptr;
+  }
 
   static bool same(const std::vector<TensorArg>& a, const std::vector<TensorArg>& b) {
     if (a.size() != b.size()) {
