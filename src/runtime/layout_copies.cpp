@@ -5,8 +5,11 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <numeric>
 #include <optional>
+#include <utility>
 
 #include "ir/errors.h"
 #include "runtime/kernel_launch.h"
@@ -347,9 +350,23 @@ std::optional<Part> part_of(
   return part;
 }
 
+// The grouped copy kernel for `element_size` on `device`, loaded once per
+// process: load_kernel's key is a hash of the source, which would be built
+// and hashed on every call (padded GEMM operands are copied every step).
+const LoadedKernel& layout_copies_kernel(int element_size, int device) {
+  static std::mutex mutex;
+  static std::map<std::pair<int, int>, const LoadedKernel*> loaded;
+  const std::lock_guard<std::mutex> lock(mutex);
+  const LoadedKernel*& kernel = loaded[{element_size, device}];
+  if (kernel == nullptr) {
+    kernel = &load_kernel(
+        layout_copies_source(element_size), layout_copies_kernel_name(element_size), device);
+  }
+  return *kernel;
+}
+
 void launch_parts(std::vector<Part>& parts, int element_size, c10::Device device) {
-  const LoadedKernel& kernel = load_kernel(
-      layout_copies_source(element_size), layout_copies_kernel_name(element_size), device.index());
+  const LoadedKernel& kernel = layout_copies_kernel(element_size, device.index());
   for (size_t start = 0; start < parts.size(); start += kMaxParts) {
     const size_t end = std::min(parts.size(), start + kMaxParts);
     Params params;
