@@ -248,6 +248,8 @@ def test_grouped_copies_have_atens_bits(dtype):
     strides.append([3000, 1])
     sources.append(torch.randn(70001, device="cuda").to(dtype)[1:])
     strides.append([1])
+    sources.append(torch.randn(1, 3000, device="cuda").to(dtype).expand(5, 3000))  # rows 0 apart
+    strides.append([3000, 1])
     copies = copy_into_layouts(sources, strides)
     torch.cuda.synchronize()
     for t, s, c in zip(sources, strides, copies):
