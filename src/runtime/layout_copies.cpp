@@ -98,13 +98,13 @@ __device__ __forceinline__ unsigned int extent_of(const Part& part) {
   return part.zeros_from & 0x1fffffffu;
 }
 
-// The row walk (host: kRowWalkBytes): block `block` of the part copies
-// chunk `block % row_chunks` of row `block / row_chunks`; each thread
-// loads kSteps vectors of N elements 256 vectors apart, then stores them.
+// The row walk: block `block` of the part copies chunk `block % row_chunks`
+// of row `block / row_chunks`; each thread loads ROW_WALK_BYTES in kSteps
+// vectors of N elements 256 vectors apart, then stores them.
 template <int N>
 __device__ __forceinline__ void copy_row_chunk(const Part& part, unsigned int block) {
   constexpr int kBytes = N * int(sizeof(ELEMENT));
-  constexpr int kSteps = kBytes >= 16 ? 1 : 16 / kBytes;
+  constexpr int kSteps = kBytes >= ROW_WALK_BYTES ? 1 : ROW_WALK_BYTES / kBytes;
   const unsigned int cols = part.sizes[RANK - 1];
   const unsigned int row = block / part.row_chunks;
   const unsigned int first =
@@ -393,8 +393,9 @@ std::string layout_copies_kernel_name(int element_size) {
 }
 
 std::string layout_copies_source(int element_size) {
-  return "#define ELEMENT " + std::string(element_type_of(element_size)) +
-      "\n#define KERNEL_NAME " + layout_copies_kernel_name(element_size) + "\n" + kKernelSource;
+  return "#define ROW_WALK_BYTES " + std::to_string(kRowWalkBytes) + "\n#define ELEMENT " +
+      std::string(element_type_of(element_size)) + "\n#define KERNEL_NAME " +
+      layout_copies_kernel_name(element_size) + "\n" + kKernelSource;
 }
 
 namespace {
