@@ -10,7 +10,13 @@ on a GPU machine, for backend="nvfuse" and Inductor in one process:
   (own time: nvfuse's compiled forward's and backward's own time is the
   graphs' Python code and nvfuse's `_C.execute`); ops outside the compiled
   graph (a loss computed in eager) are in both tables, so a stall there
-  that only nvfuse's step shows is nvfuse's.
+  that only nvfuse's step shows is nvfuse's;
+- for both, the single calls with the most own time, each with its input
+  shapes, the ops it ran under and the CUDA calls made inside it (which
+  of four copy_ calls stalled, and on what);
+- for both, the caching allocator's device allocations, frees and
+  retries over one step (each a cudaMalloc or cudaFree, which can stall
+  the host).
 
     python3 tools/zoo_host_check.py vit:training bert:training
 
@@ -59,7 +65,7 @@ def synchronizing_calls(step, steps=2):
 
 
 def print_host_ops(step, top=25):
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
+    with profile(activities=[ProfilerActivity.CPU], record_shapes=True) as prof:
         step()
         torch.cuda.synchronize()
     averages = sorted(prof.key_averages(), key=lambda a: -a.self_cpu_time_total)
@@ -67,6 +73,42 @@ def print_host_ops(step, top=25):
     print(f"  host time by op, own time (profiled step: {total:.2f} ms):")
     for a in averages[:top]:
         print(f"    {a.self_cpu_time_total / 1e3:7.3f} ms {a.count:5d}x {a.key[:70]}")
+    print_slowest_calls(prof)
+
+
+def print_slowest_calls(prof, top=8):
+    """The single calls with the most own time: their shapes and callers."""
+    ops = [e for e in prof.events() if e.name.startswith("aten::")]
+    print("  slowest single calls, own time:")
+    for event in sorted(ops, key=lambda e: -e.self_cpu_time_total)[:top]:
+        callers, parent = [], event.cpu_parent
+        while parent is not None and len(callers) < 5:
+            callers.append(parent.name[:40])
+            parent = parent.cpu_parent
+        shapes = str(event.input_shapes)[:60]
+        print(f"    {event.self_cpu_time_total / 1e3:7.3f} ms {event.name} {shapes}")
+        print(f"        under {' <- '.join(callers) or '(top level)'}")
+        inside = [
+            e
+            for e in prof.events()
+            if e.name.startswith("cu")
+            and e.thread == event.thread
+            and event.time_range.start <= e.time_range.start <= event.time_range.end
+        ]
+        if inside:
+            calls = ", ".join(f"{e.name} {e.cpu_time_total:.0f} us" for e in inside[:6])
+            print(f"        CUDA calls inside: {calls}")
+
+
+def print_allocator_counts(step):
+    counters = ("num_device_alloc", "num_device_free", "num_alloc_retries", "num_sync_all_streams")
+    torch.cuda.synchronize()
+    before = torch.cuda.memory_stats()
+    step()
+    torch.cuda.synchronize()
+    after = torch.cuda.memory_stats()
+    counts = ", ".join(f"{c} {after.get(c, 0) - before.get(c, 0)}" for c in counters)
+    print(f"  allocator over one step: {counts}")
 
 
 def main():
@@ -83,6 +125,7 @@ def main():
                 print(f"  {len(syncs)} synchronizing calls in two steps")
                 for filename, line, message in syncs[:8]:
                     print(f"    {filename}:{line}: {message}")
+            print_allocator_counts(step)
             print_host_ops(step)
 
 
