@@ -20,6 +20,8 @@ on a GPU machine, for backend="nvfuse" and Inductor in one process:
 
     python3 tools/zoo_host_check.py vit:training bert:training
 
+NVFUSE_HOST_CHECK_BACKENDS=nvfuse checks one backend only.
+
 Steps run five times first, as the model benchmark's warm-up."""
 
 import os
@@ -114,7 +116,7 @@ def print_allocator_counts(step):
 def main():
     for spec in sys.argv[1:]:
         name, kind = spec.split(":")
-        for backend in ("nvfuse", "inductor"):
+        for backend in os.environ.get("NVFUSE_HOST_CHECK_BACKENDS", "nvfuse,inductor").split(","):
             step = step_of(name, kind == "training", backend)
             for _ in range(5):
                 step()
