@@ -9,6 +9,8 @@ median, ...) are GPU times; extra_info carries the bytes moved, GB/s and the
 """
 
 import gc
+import statistics
+import time
 
 import pytest
 import torch
@@ -77,13 +79,23 @@ def gpu_benchmark(benchmark, l2_flush, copy_bandwidth):
         clock = _GpuClock()
         start = torch.cuda.Event(enable_timing=True)
         end = torch.cuda.Event(enable_timing=True)
+        # Per round, the host's time to return from fn (enqueue) and to
+        # see its work finish (wall): a GPU time near the enqueue time is
+        # a host-bound case, and a GPU time far from both points at the
+        # measurement rather than the case.
+        enqueue_s, wall_s = [], []
 
         def timed():
+            started = time.perf_counter()
             start.record()
             fn()
             end.record()
+            returned = time.perf_counter()
             end.synchronize()
+            finished = time.perf_counter()
             clock.seconds += start.elapsed_time(end) * 1e-3
+            enqueue_s.append(returned - started)
+            wall_s.append(finished - started)
 
         for _ in range(warmup):
             fn()
@@ -103,6 +115,8 @@ def gpu_benchmark(benchmark, l2_flush, copy_bandwidth):
             copy_gbps=round(copy_bandwidth, 1),
             pct_of_copy=round(100 * gbps / copy_bandwidth, 1),
             median_us=round(median * 1e6, 2),
+            host_enqueue_us=round(statistics.median(enqueue_s) * 1e6, 2),
+            host_wall_us=round(statistics.median(wall_s) * 1e6, 2),
         )
         return median
 

@@ -1,6 +1,7 @@
 """The table of benchmarks/test_models.py's JSON: per model and step, ms
 per step for nvfuse, eager and Inductor, nvfuse's speed-up over each, first
-call, peak memory, and where nvfuse's GPU time went.
+call, peak memory, where nvfuse's GPU time went, and the host's enqueue
+and wall time of the same steps.
 
     python3 benchmarks/models_report.py models.json [more.json ...]
 """
@@ -56,6 +57,25 @@ def _print_variant(rows, executor):
         print("\n".join(lines))
 
 
+def _print_host_times(rows):
+    """Per case, the step's GPU time against the host's: its median
+    enqueue and wall time over the same rounds (JSONs written before the
+    harness recorded them have none)."""
+    lines = []
+    for (model, step), by in sorted(rows.items()):
+        cells = [
+            f"{executor} {by[executor]['ms']:.2f} / {by[executor]['host_enqueue_us'] / 1e3:.2f}"
+            f" / {by[executor]['host_wall_us'] / 1e3:.2f}"
+            for executor in ("nvfuse", "compile")
+            if "host_wall_us" in by.get(executor, {})
+        ]
+        if cells:
+            lines.append(f"  {model:<10}{step:<10}" + "   ".join(cells))
+    if lines:
+        print("\nms per step, GPU / host enqueue / host wall (nvfuse | Inductor):")
+        print("\n".join(lines))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("json", nargs="+")
@@ -91,6 +111,7 @@ def main():
         print(f"geomean nvfuse vs Inductor, {step}: {geomean:.2f}x over {len(values)} models")
     for variant in ("nvfuse-channels-last", "nvfuse-nchw"):
         _print_variant(rows, variant)
+    _print_host_times(rows)
     print("\nGPU ms per step by kernel author (nvfuse | Inductor):")
     for (model, step), by in sorted(rows.items()):
         for executor in ("nvfuse", "compile"):

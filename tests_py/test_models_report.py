@@ -44,3 +44,17 @@ def test_the_table_joins_the_models_files_and_skips_a_cut_off_one(tmp_path):
     assert "gpt2      training" in out and "1.10x" in out
     assert "bert      training" in out and "0.90x" in out
     assert "training: 0.99x over 2 models" in out
+
+
+def test_host_times_are_listed_for_cases_that_recorded_them(tmp_path):
+    path = tmp_path / "models_resnet.json"
+    timed = _case("resnet", "training", "nvfuse", 20.0)
+    timed["extra_info"].update(host_enqueue_us=18_500.0, host_wall_us=21_250.0)
+    untimed = _case("resnet", "training", "compile", 22.0)  # an older JSON's case
+    path.write_text(json.dumps({"benchmarks": [timed, untimed]}))
+    out = subprocess.run(
+        [sys.executable, str(REPORT), str(path)], capture_output=True, text=True, check=True
+    ).stdout
+    assert "GPU / host enqueue / host wall" in out
+    assert "resnet    training  nvfuse 20.00 / 18.50 / 21.25" in out
+    assert "compile 22.00 /" not in out
