@@ -11,7 +11,8 @@
 # MODEL:STEP:BACKEND runs synchronized steps and records
 # NVFUSE_SPY_SECONDS (default 6) at NVFUSE_SPY_RATE samples a second
 # (default 200: at 1,000 with --idle py-spy fell behind and wrote
-# nothing). Prints tools/host_spy.py's report for the frames named in
+# nothing). The process pauses for each sample: py-spy takes native stacks
+# only so (--nonblocking refuses --native). Prints tools/host_spy.py's report for the frames named in
 # NVFUSE_SPY_MARKERS (comma-separated; default the compiled forward's and
 # backward's calls) and keeps the raw profiles in $LOG_DIR.
 set -uo pipefail
@@ -33,7 +34,7 @@ for spec in "$@"; do
     sleep 1
   done
   if grep -q WARM "$log"; then
-    timeout $(( ${NVFUSE_SPY_SECONDS:-6} + 60 )) py-spy record --native --idle --nonblocking \
+    timeout $(( ${NVFUSE_SPY_SECONDS:-6} + 60 )) py-spy record --native --idle \
       -r "${NVFUSE_SPY_RATE:-200}" -d "${NVFUSE_SPY_SECONDS:-6}" --format raw \
       -p "$pid" -o "$LOG_DIR/spy_$tag.txt" >>"$log" 2>&1
   fi
