@@ -16,7 +16,10 @@ on a GPU machine, for backend="nvfuse" and Inductor in one process:
   of four copy_ calls stalled, and on what);
 - for both, the caching allocator's device allocations, frees and
   retries over one step (each a cudaMalloc or cudaFree, which can stall
-  the host).
+  the host);
+- for both, the enqueue and wall time again after the profiling: whether
+  a step runs slower once torch.profiler has run in the process (the
+  model benchmark times each case after profiling the one before).
 
     python3 tools/zoo_host_check.py vit:training bert:training
 
@@ -141,6 +144,10 @@ def main():
                     print(f"    {filename}:{line}: {message}")
             print_allocator_counts(step)
             print_host_ops(step)
+            # The model benchmark profiles each case after timing it, so a
+            # case is timed after the one before it was profiled.
+            enqueue, wall = enqueue_and_wall_ms(step)
+            print(f"  after profiling: enqueue {enqueue:.2f} ms, wall {wall:.2f} ms")
 
 
 if __name__ == "__main__":
