@@ -13,7 +13,7 @@ on a GPU machine, for backend="nvfuse" and Inductor in one process:
   that only nvfuse's step shows is nvfuse's;
 - for both, the single calls with the most own time, each with its input
   shapes, the ops it ran under and the CUDA calls made inside it (which
-  of four copy_ calls stalled, and on what);
+  call of an op stalled, and on what);
 - for both, the caching allocator's device allocations, frees and
   retries over one step (each a cudaMalloc or cudaFree, which can stall
   the host);
