@@ -122,6 +122,7 @@ std::vector<at::Tensor> tensors_of(const char* caller, const py::sequence& tenso
   return result;
 }
 
+// The tensors as a Python list, moved out of the vector.
 py::list list_of(std::vector<at::Tensor> tensors) {
   py::list result;
   for (at::Tensor& t : tensors) {
@@ -325,11 +326,7 @@ void init_execute(py::module_& m) {
           outputs = execute_cached_fusion(fusion_id, args, device);
         }
         const HostStepTimer step("10 outputs to Python");
-        py::list result;
-        for (at::Tensor& out : outputs) {
-          result.append(py::reinterpret_steal<py::object>(THPVariable_Wrap(std::move(out))));
-        }
-        return result;
+        return list_of(std::move(outputs));
       },
       py::arg("fusion_id"), py::arg("inputs"), py::arg("cuda_device") = -1,
       "cuda_device: where a fusion that reads no tensor runs (-1: the CPU)");
