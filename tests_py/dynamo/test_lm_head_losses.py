@@ -3,9 +3,12 @@ chunk (linear_cross_entropy.py), rewritten on Dynamo's graph
 (lm_head_losses.py): torch's loss and gradients, without the whole
 logits; everything else keeps torch's composite."""
 
+import collections
+
 import pytest
 import torch
 import torch.nn.functional as F
+from torch.utils._python_dispatch import TorchDispatchMode
 
 import nvfuse.dynamo
 from nvfuse.dynamo import linear_cross_entropy as chunked
@@ -68,6 +71,34 @@ def test_row_statistics_in_parts_are_torchs(vocab, dtype, parts, monkeypatch):
     gradients (the last case's last part holds only padding columns)."""
     monkeypatch.setattr(chunked, "STATISTICS_PARTS", parts)
     _check_against_torch(vocab, dtype, "mean")
+
+
+class _CountedOps(TorchDispatchMode):
+    """Counts the ATen ops called under it, by name."""
+
+    def __init__(self):
+        super().__init__()
+        self.counts = collections.Counter()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.counts[func.overloadpacket.__name__] += 1
+        return func(*args, **(kwargs or {}))
+
+
+@pytest.mark.usefixtures("small_chunks")
+def test_the_targets_index_tensors_are_made_once_a_call(monkeypatch):
+    """Three chunks, rows in two parts, with gradients: the targets are
+    repeated for the parts, their columns found and the row numbers made
+    once for the call, not once a chunk (each is a launch on the GPU)."""
+    monkeypatch.setattr(chunked, "STATISTICS_PARTS", 2)
+    x, w, target = _problem(1000, torch.float32)
+    with _CountedOps() as ops:
+        loss = linear_cross_entropy(x, w, target)
+    assert chunk_rows(ROWS, 1000, 4) < ROWS / 2  # three chunks
+    assert ops.counts["repeat_interleave"] == 1
+    assert ops.counts["arange"] == 1
+    assert ops.counts["where"] == 1
+    torch.testing.assert_close(loss, F.cross_entropy(F.linear(x, w), target))
 
 
 @pytest.mark.usefixtures("small_chunks")

@@ -174,9 +174,11 @@ def test_squeezes_of_a_regions_statistics_join_the_region():
     from nvfuse.dynamo.passes.partition import partition_regions
 
     def f(x):
-        mean = x.mean((0, 2, 3), keepdim=True)
+        var, mean = torch.var_mean(x, (0, 2, 3), keepdim=True, correction=0)
+        invstd = torch.rsqrt(var + 1e-5)  # elementwise ops of statistics
         shifted = x * 2 + 1
-        return (x - mean).relu(), mean.squeeze((0, 2, 3)), shifted.squeeze(0)
+        normed = ((x - mean) * invstd).relu()
+        return normed, mean.squeeze((0, 2, 3)), invstd.squeeze((0, 2, 3)), shifted.squeeze(0)
 
     args = (torch.randn(1, 3, 4, 5),)
     fused, _ = partition_regions(aten_graph(f, *args), NvfuseSupport())
@@ -184,3 +186,21 @@ def test_squeezes_of_a_regions_statistics_join_the_region():
     assert [tuple(n.meta["val"].shape) for n in squeezes] == [(3, 4, 5)]
     for got, want in zip(torch.compile(f, backend="nvfuse")(*args), f(*args)):
         torch.testing.assert_close(got, want)
+
+
+def test_a_long_chain_of_ops_over_statistics_is_walked_once():
+    """Each op of the chain reads the op before twice (directly and through
+    an add), so a walk without a memo would ask 2**40 times. The chain is
+    longer than the walk goes, so its squeeze stays outside the region."""
+    from nvfuse.dynamo.passes.partition import partition_regions
+
+    def f(x):
+        s = x.sum((0, 2), keepdim=True)
+        for _ in range(40):
+            s = (s + 1) * s
+        return x - s, s.squeeze((0, 2))
+
+    args = (torch.rand(1, 3, 4) * 1e-3,)
+    fused, _ = partition_regions(aten_graph(f, *args), NvfuseSupport())
+    squeezes = [n for n in fused.graph.nodes if n.target is torch.ops.aten.squeeze.dims]
+    assert len(squeezes) == 1

@@ -36,6 +36,7 @@ that every GEMM is cuBLAS's aligned kernel; the padded columns get no
 probability."""
 
 import functools
+from typing import NamedTuple
 
 import torch
 
@@ -205,33 +206,78 @@ def chunk_gradient_fusion(dtype, ignore_index):
     return fd
 
 
-def _chunk_statistics_of(logits, target, scale, vocab, ignore_index, with_gradient):
-    """chunk_statistics_fusion's outputs for one chunk, in one row
-    reduction or, with STATISTICS_PARTS parts that divide the rows'
-    width, in two."""
-    rows, width = logits.shape
+class _Targets(NamedTuple):
+    """The index tensors made from the targets, once a call for all rows
+    and sliced for each chunk (each chunk making its own was four more
+    launches a chunk):
+
+    - `target`, each row's target;
+    - `repeated`, each target repeated for the `parts` parts of its row
+      (None when the rows are not split in parts);
+    - `columns`, each row's target column, 0 in ignored rows, and `rows`,
+      the row numbers from 0 (both None without the gradient)."""
+
+    target: torch.Tensor
+    repeated: torch.Tensor | None
+    columns: torch.Tensor | None
+    rows: torch.Tensor | None
+    parts: int
+
+    @staticmethod
+    def of(target, parts, ignore_index, with_gradient):
+        repeated = target.repeat_interleave(parts) if parts > 1 else None
+        if not with_gradient:
+            return _Targets(target, repeated, None, None, parts)
+        columns = torch.where(target == ignore_index, 0, target)
+        rows = torch.arange(target.shape[0], device=target.device)
+        return _Targets(target, repeated, columns, rows, parts)
+
+    def chunk(self, part):
+        """The targets of rows `part` (a slice with a step of 1)."""
+        parts = self.parts
+        return _Targets(
+            self.target[part],
+            None if self.repeated is None else self.repeated[part.start * parts : part.stop * parts],
+            None if self.columns is None else self.columns[part],
+            None if self.rows is None else self.rows[: part.stop - part.start],
+            parts,
+        )
+
+
+def _statistics_parts(width):
+    """How many parts each row's statistics are computed in: STATISTICS_PARTS
+    where they divide the rows' width, else 1."""
     parts = STATISTICS_PARTS
+    return parts if parts > 1 and width % parts == 0 else 1
+
+
+def _chunk_statistics_of(logits, targets, scale, vocab, ignore_index, with_gradient):
+    """chunk_statistics_fusion's outputs for one chunk, in one row
+    reduction or, with the targets repeated for parts of each row, in
+    two."""
+    rows, width = logits.shape
     scales = [scale] if with_gradient else []
-    if parts <= 1 or width % parts != 0:
+    if targets.repeated is None:
         statistics = chunk_statistics_fusion(logits.dtype, vocab, ignore_index, with_gradient)
-        return statistics.execute([logits, target, *scales])
+        return statistics.execute([logits, targets.target, *scales])
+    parts = targets.parts
     partials = chunk_partials_fusion(logits.dtype, vocab, parts).execute(
-        [logits.view(rows * parts, width // parts), target.repeat_interleave(parts)]
+        [logits.view(rows * parts, width // parts), targets.repeated]
     )
     combine = chunk_combine_fusion(logits.dtype, ignore_index, with_gradient)
-    return combine.execute([p.view(rows, parts) for p in partials] + [target, *scales])
+    return combine.execute([p.view(rows, parts) for p in partials] + [targets.target, *scales])
 
 
-def _chunk_loss_and_gradient(logits, target, scale, vocab, ignore_index, with_gradient):
+def _chunk_loss_and_gradient(logits, targets, scale, vocab, ignore_index, with_gradient):
     """Each row's loss over one chunk's logits; with_gradient, the logits'
     memory then holds their gradient g = (softmax - one_hot) * scale (0 in
     ignored rows and in the padding columns)."""
-    outputs = _chunk_statistics_of(logits, target, scale, vocab, ignore_index, with_gradient)
+    outputs = _chunk_statistics_of(logits, targets, scale, vocab, ignore_index, with_gradient)
     if not with_gradient:
         return outputs[0]
     losses, log_sum_exp, at_target = outputs
     gradient = chunk_gradient_fusion(logits.dtype, ignore_index)
-    gradient.execute([logits, log_sum_exp, target, scale])
+    gradient.execute([logits, log_sum_exp, targets.target, scale])
     if logits.shape[1] != vocab:
         # The padding columns' exp(0 - log_sum_exp) overflows where the
         # row's logits are very negative, and inf times the zero rows of
@@ -239,8 +285,7 @@ def _chunk_loss_and_gradient(logits, target, scale, vocab, ignore_index, with_gr
         logits[:, vocab:] = 0
     # The target's column: (softmax - 1) * scale, computed in float32 by the
     # statistics fusion, not g there minus scale in the logits' dtype.
-    rows = torch.arange(logits.shape[0], device=logits.device)
-    logits[rows, torch.where(target == ignore_index, 0, target)] = at_target
+    logits[targets.rows, targets.columns] = at_target
     return losses
 
 
@@ -270,11 +315,13 @@ def _chunked(x, weight, target, ignore_index, reduction, grad_x_wanted, grad_wei
     grad_weight = torch.zeros_like(padded_weight) if grad_weight_wanted else None
     losses = torch.empty(rows, dtype=torch.float32, device=x.device)
     step = chunk_rows(rows, padded_weight.shape[0], x.element_size())
+    parts = _statistics_parts(padded_weight.shape[0])
+    targets = _Targets.of(target, parts, ignore_index, with_gradient)
     for start in range(0, rows, step):
         part = slice(start, min(rows, start + step))
         logits = x[part] @ padded_weight.t()
         losses[part] = _chunk_loss_and_gradient(
-            logits, target[part], scale, vocab, ignore_index, with_gradient
+            logits, targets.chunk(part), scale, vocab, ignore_index, with_gradient
         )
         g = logits  # its memory holds the gradient now
         if grad_x is not None:

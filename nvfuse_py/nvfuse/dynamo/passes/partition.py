@@ -18,7 +18,7 @@ from torch.fx.node import _get_qualified_name
 from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
 
 from ..translate import VIEWS
-from .donated_buffers import undo_unfused_buffer_writes
+from .donated_buffers import ELEMENTWISE, undo_unfused_buffer_writes
 from .graph_edits import is_plain_cast
 from .in_place_updates import is_input_update, keep_in_place_updates_safe
 from .region_proposals import propose_partitions
@@ -92,7 +92,9 @@ def _keep_edge_broadcasts(partitions, proposed):
       come before the views they read (reverse graph order), so that
       chains come back whole.
     - At its end, an unsqueeze or squeeze of a reduction's statistics
-      (directly or through such views) joins the region where the
+      (directly, through such views, or through elementwise ops of
+      statistics alone: batch norm's saved `rsqrt(var + eps)`) joins the
+      region where the
       region's value has no other reader outside: the region returns the
       view's shape instead, no more outputs than before. Other views at
       the end stay outside: returning a squeeze of T5's position bias (a
@@ -100,6 +102,7 @@ def _keep_edge_broadcasts(partitions, proposed):
       a view of GPT-2's bias gradients (tools/zoo_kernels_check.py: 51
       -> 62 and 26 -> 36 kernels on their tiny training steps)."""
     owner = {node: p for p in partitions for node in p.nodes}
+    statistics = {}  # memo of _is_statistic over this graph
     for node in reversed(proposed):
         if node in owner or not _is_broadcast_view(node):
             continue
@@ -111,7 +114,7 @@ def _keep_edge_broadcasts(partitions, proposed):
         if node in owner or source is None or node.target not in _AXIS_VIEWS:
             continue
         alone = all(u is node or owner.get(u) is source for u in node.args[0].users)
-        if alone and _is_statistic(node.args[0]):
+        if alone and _is_statistic(node.args[0], statistics):
             _take(node, source, owner)
 
 
@@ -120,14 +123,35 @@ def _take(node, partition, owner):
     owner[node] = partition
 
 
-def _is_statistic(node):
-    """Whether `node` is a reduction's value, through axis views and the
-    items of a var_mean."""
+# How many elementwise ops deep a statistic may lie below the view and
+# still count as one: batch norm's inverse deviation is two (add, rsqrt).
+# The walk stops there rather than follow a long chain back to its start.
+_STATISTIC_STEPS = 16
+
+
+def _is_statistic(node, memo, steps=_STATISTIC_STEPS):
+    """Whether `node` is a reduction's value, through axis views, the items
+    of a var_mean, and elementwise ops whose tensor operands are all
+    statistics. `memo` holds the answers for nodes already asked, so that a
+    chain whose ops read the op before more than once is walked once; an
+    answer found with fewer steps left can be a False the full walk would
+    not give, which only keeps a view outside."""
     while node.op == "call_function" and (
         node.target in _AXIS_VIEWS or node.target is operator.getitem
     ):
         node = node.args[0]
-    return node.op == "call_function" and node.target in _REDUCTIONS
+    if node.op != "call_function":
+        return False
+    if node.target in _REDUCTIONS:
+        return True
+    if node.target not in ELEMENTWISE or steps == 0:
+        return False
+    if node not in memo:
+        operands = node.all_input_nodes
+        memo[node] = bool(operands) and all(
+            _is_statistic(o, memo, steps - 1) for o in operands
+        )
+    return memo[node]
 
 
 def _is_broadcast_view(node):
