@@ -234,13 +234,13 @@ class _Targets(NamedTuple):
 
     def chunk(self, part):
         """The targets of rows `part` (a slice with a step of 1)."""
-        parts = self.parts
+        repeated = slice(part.start * self.parts, part.stop * self.parts)
         return _Targets(
             self.target[part],
-            None if self.repeated is None else self.repeated[part.start * parts : part.stop * parts],
+            None if self.repeated is None else self.repeated[repeated],
             None if self.columns is None else self.columns[part],
             None if self.rows is None else self.rows[: part.stop - part.start],
-            parts,
+            self.parts,
         )
 
 

@@ -148,9 +148,7 @@ def _is_statistic(node, memo, steps=_STATISTIC_STEPS):
         return False
     if node not in memo:
         operands = node.all_input_nodes
-        memo[node] = bool(operands) and all(
-            _is_statistic(o, memo, steps - 1) for o in operands
-        )
+        memo[node] = bool(operands) and all(_is_statistic(o, memo, steps - 1) for o in operands)
     return memo[node]
 
 
