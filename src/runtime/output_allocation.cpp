@@ -1,6 +1,9 @@
 #include "runtime/output_allocation.h"
 
 #include <ATen/ATen.h>
+#include <ATen/EmptyTensor.h>
+#include <c10/core/Allocator.h>
+#include <c10/core/DeviceGuard.h>
 
 #include <numeric>
 #include <optional>
@@ -11,6 +14,17 @@
 #include "runtime/small_output_blocks.h"
 
 namespace nvfuse {
+
+at::Tensor empty_strided_on(
+    at::IntArrayRef sizes, at::IntArrayRef strides, at::ScalarType dtype, c10::Device device) {
+  if (!device.is_cuda()) {
+    return at::empty_strided(sizes, strides, at::TensorOptions().dtype(dtype).device(device));
+  }
+  // The allocator allocates on the current device.
+  const c10::DeviceGuard guard(device);
+  return at::detail::empty_strided_generic(sizes, strides, c10::GetAllocator(c10::DeviceType::CUDA),
+      c10::DispatchKeySet(c10::DispatchKey::CUDA), dtype);
+}
 
 at::Tensor allocate_output(
     const TensorView& tv, at::IntArrayRef logical_sizes, const at::TensorOptions& options) {
@@ -31,7 +45,7 @@ at::Tensor allocate_output(
   }
   at::Tensor compact = shared.has_value()
       ? *std::move(shared)
-      : at::empty_strided(compact_sizes, strides, options.dtype(dtype));
+      : empty_strided_on(compact_sizes, strides, dtype, options.device());
   // An expand of nothing would still make a view (a new tensor per call).
   return expanded ? compact.expand(logical_sizes) : compact;
 }

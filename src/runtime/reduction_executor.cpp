@@ -10,6 +10,7 @@
 #include "codegen/kernel_names.h"
 #include "runtime/host_timing.h"
 #include "runtime/kernel_launch.h"
+#include "runtime/output_allocation.h"
 #include "runtime/process_setting.h"
 #include "runtime/rng_state.h"
 
@@ -375,9 +376,9 @@ bool ReductionExecutor::run_inner_outer(const ReductionSchedule& planned,
   values.partial_rows = grid_x / cluster / partial_cluster * planned.rows_per_block;
   // Its own buffer: the finishing kernel reads it in a launch of its own,
   // and another thread's launch on this stream could come between.
-  const at::Tensor workspace =
-      at::empty({column_partial_offsets(analysis_, values.partial_rows, values.width).back()},
-          at::TensorOptions().device(device).dtype(at::kByte));
+  const at::Tensor workspace = empty_strided_on(
+      {column_partial_offsets(analysis_, values.partial_rows, values.width).back()}, {1}, at::kByte,
+      device);
   values.workspace = workspace.data_ptr();
   std::vector<uint64_t> packed = pack_args(source->layout, values);
   launch_on_current_stream(

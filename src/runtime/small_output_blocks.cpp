@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "runtime/output_allocation.h"
 #include "runtime/stream_capture.h"
 
 namespace nvfuse {
@@ -69,7 +70,7 @@ std::optional<at::Tensor> SmallOutputBlocks::carve(
     // The rest of what the call is expected to carve, or one largest
     // tensor's worth; 512 bytes is the allocator's own rounding.
     const int64_t size = round_up(std::max(first_block_bytes_ - carved_, kLargestShared), 512);
-    block_ = at::empty({size}, at::TensorOptions().dtype(at::kByte).device(device));
+    block_ = empty_strided_on({size}, {1}, at::kByte, device);
     used_ = 0;
   }
   at::Tensor tensor = at::detail::make_tensor<c10::TensorImpl>(c10::Storage(block_.storage()),
