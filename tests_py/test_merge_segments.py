@@ -304,7 +304,10 @@ def test_merge_segments_match_torch_on_the_gpu(name):
     fd = _define(body)
     x = torch.randn(1000, 700, device="cuda")
     for out, want in zip(fd.execute([x]), torch_results(name, x)):
-        torch.testing.assert_close(out, want, rtol=1e-4, atol=1e-2)
+        # A bfloat16 output may round one ulp (2**-7 relative) the other
+        # way: its float value differs from torch's in the last bits.
+        rtol = 2**-7 if out.dtype == torch.bfloat16 else 1e-4
+        torch.testing.assert_close(out, want, rtol=rtol, atol=1e-2)
     assert len(kernel_parts(fd.last_cuda_code())) == kernels
 
 
