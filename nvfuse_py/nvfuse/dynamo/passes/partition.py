@@ -94,9 +94,9 @@ def _keep_edge_broadcasts(partitions, proposed):
     - At its end, an unsqueeze or squeeze of a reduction's statistics
       (directly, through such views, or through elementwise ops of
       statistics alone: batch norm's saved `rsqrt(var + eps)`) joins the
-      region where the
-      region's value has no other reader outside: the region returns the
-      view's shape instead, no more outputs than before. Other views at
+      region where the region's value has no other reader outside: the
+      region returns the view's shape instead, no more outputs than
+      before. Other views at
       the end stay outside: returning a squeeze of T5's position bias (a
       sum, not a reduction) cut its fusions into more kernels, and so did
       a view of GPT-2's bias gradients (tools/zoo_kernels_check.py: 51
