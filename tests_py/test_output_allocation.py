@@ -97,3 +97,84 @@ def test_shared_small_outputs_still_come_from_the_allocator():
         torch.testing.assert_close(squares, (x * x).sum(0))
     finally:
         _C.set_shared_small_outputs(before_sharing)
+
+
+_PLUGGABLE_ALLOCATOR = r"""
+#include <cuda_runtime_api.h>
+#include <sys/types.h>
+static long allocations = 0;
+extern "C" void* counted_malloc(ssize_t size, int device, cudaStream_t stream) {
+  void* p = nullptr;
+  cudaMalloc(&p, size);
+  ++allocations;
+  return p;
+}
+extern "C" void counted_free(void* p, ssize_t size, int device, cudaStream_t stream) {
+  cudaFree(p);
+}
+extern "C" long counted_allocations() { return allocations; }
+"""
+
+_PLUGGABLE_RUN = r"""
+import ctypes, sys, torch
+from nvfuse import DataType, FusionDefinition
+library = sys.argv[1]
+allocator = torch.cuda.memory.CUDAPluggableAllocator(library, "counted_malloc", "counted_free")
+torch.cuda.memory.change_current_allocator(allocator)
+count = ctypes.CDLL(library).counted_allocations
+count.restype = ctypes.c_long
+x = torch.randn(256, 512, device="cuda")
+with FusionDefinition() as fd:
+    t = fd.define_tensor([-1, -1], contiguity=True, dtype=DataType.Float)
+    fd.add_output(t * 2.0)
+    fd.add_output(t + 1.0)
+fd.execute([x])
+torch.cuda.synchronize()
+before = count()
+a, b = fd.execute([x])
+torch.cuda.synchronize()
+assert count() - before == 2, (before, count())
+torch.testing.assert_close(a, x * 2.0)
+torch.testing.assert_close(b, x + 1.0)
+print("OK")
+"""
+
+
+def test_outputs_come_from_a_pluggable_allocator_put_in_torchs_place(tmp_path):
+    """torch.cuda.memory.change_current_allocator replaces the caching
+    allocator where only torch's CUDA library reads it: the outputs still
+    come from the replacement. In a process of its own (torch refuses the
+    swap once its allocator has allocated)."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
+    compiler = shutil.which("g++")
+    if compiler is None or not os.path.exists(os.path.join(cuda_home, "include")):
+        pytest.skip("needs g++ and the CUDA headers to build the allocator")
+    source = tmp_path / "counted.cpp"
+    source.write_text(_PLUGGABLE_ALLOCATOR)
+    library = tmp_path / "counted.so"
+    subprocess.run(
+        [
+            compiler,
+            "-shared",
+            "-fPIC",
+            str(source),
+            "-o",
+            str(library),
+            f"-I{cuda_home}/include",
+            f"-L{cuda_home}/lib64",
+            f"-Wl,-rpath,{cuda_home}/lib64",
+            "-lcudart",
+        ],
+        check=True,
+    )
+    script = tmp_path / "run.py"
+    script.write_text(_PLUGGABLE_RUN)
+    result = subprocess.run(
+        [sys.executable, str(script), str(library)], capture_output=True, text=True, timeout=300
+    )
+    assert result.returncode == 0 and "OK" in result.stdout, result.stderr[-3000:]
