@@ -112,10 +112,12 @@ def main():
     for variant in ("nvfuse-channels-last", "nvfuse-nchw"):
         _print_variant(rows, variant)
     _print_host_times(rows)
+    if not any(entry.get("gpu_ms") for by in rows.values() for entry in by.values()):
+        return  # a run without the split (NVFUSE_BENCH_GPU_SPLIT=0)
     print("\nGPU ms per step by kernel author (nvfuse | Inductor):")
     for (model, step), by in sorted(rows.items()):
         for executor in ("nvfuse", "compile"):
-            if executor in by:
+            if by.get(executor, {}).get("gpu_ms"):
                 print(f"  {model:<10}{step:<10}{executor:<8} {_split(by[executor])}")
                 if args.kernels:
                     for name, kind, ms, count in (by[executor].get("gpu_ms") or {}).get("top", []):

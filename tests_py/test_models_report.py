@@ -58,3 +58,22 @@ def test_host_times_are_listed_for_cases_that_recorded_them(tmp_path):
     assert "GPU / host enqueue / host wall" in out
     assert "resnet    training  nvfuse 20.00 / 18.50 / 21.25" in out
     assert "compile 22.00 /" not in out
+
+
+def test_the_gpu_split_is_listed_only_for_cases_that_recorded_it(tmp_path):
+    path = tmp_path / "models_vit.json"
+    split = _case("vit", "training", "nvfuse", 9.0)
+    split["extra_info"]["gpu_ms"] = {"nvfuse": 1.27, "gemm": 3.98, "kernels": 193}
+    unsplit = _case("vit", "training", "compile", 11.0)  # timed without the profiler
+    path.write_text(json.dumps({"benchmarks": [split, unsplit]}))
+    out = subprocess.run(
+        [sys.executable, str(REPORT), str(path)], capture_output=True, text=True, check=True
+    ).stdout
+    assert "vit       training  nvfuse   nvfuse 1.27, gemm 3.98 (193 kernels)" in out
+    assert "compile  " not in out.split("GPU ms per step by kernel author")[1]
+    split["extra_info"].pop("gpu_ms")
+    path.write_text(json.dumps({"benchmarks": [split, unsplit]}))
+    out = subprocess.run(
+        [sys.executable, str(REPORT), str(path)], capture_output=True, text=True, check=True
+    ).stdout
+    assert "GPU ms per step by kernel author" not in out
