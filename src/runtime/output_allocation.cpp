@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/EmptyTensor.h>
+#include <ATen/detail/CUDAHooksInterface.h>
 #include <c10/core/DeviceGuard.h>
 
 #include <numeric>
@@ -14,28 +15,16 @@
 
 namespace nvfuse {
 
-namespace {
-
-// The allocator torch.cuda allocates with. It is the one registered for
-// CUDA unless a pluggable allocator replaced it
-// (torch.cuda.memory.change_current_allocator stores it where only
-// c10_cuda, which nvfuse does not link, reads it), so it is read off the
-// storage of an empty tensor made by ATen's operator. Torch refuses to swap
-// an allocator that has allocated, and the caller's tensors have: it stays.
-c10::Allocator* torch_cuda_allocator(c10::Device device) {
-  static c10::Allocator* const allocator =
-      at::empty({0}, at::TensorOptions().device(device).dtype(at::kByte)).storage().allocator();
-  return allocator;
-}
-
-}  // namespace
-
 at::Tensor empty_strided_on(
     at::IntArrayRef sizes, at::IntArrayRef strides, at::ScalarType dtype, c10::Device device) {
-  c10::Allocator* allocator = device.is_cuda() ? torch_cuda_allocator(device) : nullptr;
-  if (allocator == nullptr) {
+  if (!device.is_cuda()) {
     return at::empty_strided(sizes, strides, at::TensorOptions().dtype(dtype).device(device));
   }
+  // The allocator torch.cuda allocates with, asked of torch's CUDA library
+  // each time: a pluggable allocator put in the caching allocator's place
+  // (torch.cuda.memory.change_current_allocator) is stored where only that
+  // library reads it, not in c10's registry of allocators by device type.
+  c10::Allocator* allocator = at::detail::getCUDAHooks().getCUDADeviceAllocator();
   // The allocator allocates on the current device.
   const c10::DeviceGuard guard(device);
   return at::detail::empty_strided_generic(
