@@ -1,8 +1,14 @@
-"""CUDA outputs come from torch's caching allocator directly, not through
-at::empty_strided's operator (runtime/output_allocation.h): the allocator
-still sees every one, its statistics count them, memory pools and
-CUDA-graph captures still route them. GPU only: the CPU path allocates
-through ATen's operator."""
+"""CUDA outputs come from the allocator torch.cuda uses directly, not
+through at::empty_strided's operator (runtime/output_allocation.h): the
+allocator still sees every one, its statistics count them, memory pools
+and CUDA-graph captures still route them, and a pluggable allocator put in
+the caching allocator's place makes them. GPU only: the CPU path
+allocates through ATen's operator."""
+
+import os
+import shutil
+import subprocess
+import sys
 
 import pytest
 import torch
@@ -145,11 +151,6 @@ def test_outputs_come_from_a_pluggable_allocator_put_in_torchs_place(tmp_path):
     allocator where only torch's CUDA library reads it: the outputs still
     come from the replacement. In a process of its own (torch refuses the
     swap once its allocator has allocated)."""
-    import os
-    import shutil
-    import subprocess
-    import sys
-
     cuda_home = os.environ.get("CUDA_HOME", "/usr/local/cuda")
     compiler = shutil.which("g++")
     if compiler is None or not os.path.exists(os.path.join(cuda_home, "include")):

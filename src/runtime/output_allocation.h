@@ -11,15 +11,17 @@
 namespace nvfuse {
 
 // An uninitialized tensor of these sizes and strides on `device`, from
-// torch's allocator. On a CUDA device it asks the allocator torch.cuda uses
-// (the caching allocator, or a pluggable one put in its place) directly (as ATen's own CUDA empty
-// does inside its operator, and Inductor's generated code does for its buffers) instead of going
-// through the dispatcher: at::empty_strided took 2.4 us an output on the H200 machines' hosts, and
-// a ResNet-50 training step allocates about 500. Memory pools, CUDA-graph capture and the
-// allocator's statistics all live inside the allocator, so they see these tensors as any other.
-// What differs from at::empty_strided: no profiler event, and no NaN fill under
-// torch.use_deterministic_algorithms's fill_uninitialized_memory (every
-// output here is written by its kernel before anyone reads it).
+// torch's allocator. On a CUDA device it asks the allocator torch.cuda
+// uses (the caching allocator, or a pluggable one put in its place)
+// directly, as ATen's own CUDA empty does inside its operator and
+// Inductor's generated code does for its buffers, instead of going
+// through the dispatcher: at::empty_strided took 2.4 us an output on the
+// H200 machines' hosts, and a ResNet-50 training step allocates about
+// 500. Memory pools, CUDA-graph capture and the allocator's statistics
+// live inside the allocator, so they see these tensors as any other.
+// What differs from at::empty_strided: no profiler event, and no NaN fill
+// under torch.use_deterministic_algorithms's fill_uninitialized_memory
+// (every output here is written by its kernel before anyone reads it).
 at::Tensor empty_strided_on(
     at::IntArrayRef sizes, at::IntArrayRef strides, at::ScalarType dtype, c10::Device device);
 
