@@ -15,6 +15,23 @@ constexpr int64_t kMaxHalfElementRowThreads = 256;  // see half_element_rows
 // elements a thread) spilled 12 bytes.
 constexpr int64_t kMaxLateDrawBlock = 512;
 
+// Rows of half types that read one element a load (an odd width, or rows
+// an odd number of elements apart: a language model's logits over GPT-2's
+// 50,257 words), that phases re-read and that one block does not hold at
+// the usual elements a thread (a cluster holds them): twice the elements a
+// thread, so the row's cluster has half the blocks to wait for at each of
+// its reductions. H200, % of copy bandwidth at 8192 x 50257 bf16, 16 -> 32
+// elements (tools/tune_reduction.py): log-softmax 32 -> 45, softmax 31 ->
+// 42 (torch.compile 38 and 32); 64 elements measured 47 and 22 (spilled).
+// Rows that read 16-byte vectors (50256 wide) measure 84 either way.
+bool unvectorized_long_row(const InnerRows& rows) {
+  const InnerRowFacts& facts = rows.facts;
+  return rows.walk.schedule.params.vector_width == 1 && facts.holds_only_half_types &&
+      rows.analysis.last_element_phase > 0 && !rows.analysis.has_outer_reductions() &&
+      !facts.draws_random &&
+      facts.row_threads(rows.tuning.elements_per_thread, 1) > rows.tuning.max_persistent_threads;
+}
+
 // Elements a thread holds before random draws are considered.
 int64_t row_elements(const InnerRows& rows) {
   const InnerRowFacts& facts = rows.facts;
@@ -52,9 +69,14 @@ int64_t row_elements(const InnerRows& rows) {
   const bool half_element_rows = rows.analysis.outer_reductions.size() == 1 &&
       facts.holds_only_half_types &&
       facts.row_threads(half_elements, vector_width) <= kMaxHalfElementRowThreads;
-  return quarter_rows     ? quarter_elements
-      : half_element_rows ? half_elements
-                          : rows.tuning.elements_per_thread;
+  if (quarter_rows) {
+    return quarter_elements;
+  }
+  if (half_element_rows) {
+    return half_elements;
+  }
+  return unvectorized_long_row(rows) ? 2 * rows.tuning.elements_per_thread
+                                     : rows.tuning.elements_per_thread;
 }
 
 }  // namespace
