@@ -18,6 +18,7 @@ from ..dumps import get_dump
 
 from .graph_outputs import user_only_outputs
 from .passes.channels_last import run_convolutions_channels_last
+from .passes.convolution_biases import move_convolution_biases_into_regions
 from .passes.dead_gemm_results import write_into_dead_gemm_results
 from .passes.donated_buffers import donated_indices, was_undone, write_into_donated_buffers
 from .passes.gather_through_pointwise import push_gathers_through_pointwise
@@ -75,6 +76,7 @@ def _rewritten(gm, example_inputs, kind, dump, channels_last, write_donated):
     run_convolutions_channels_last(gm, example_inputs, kind, when=channels_last)
     rewrite_pixel_convolutions(gm)
     group_weight_layouts(gm)
+    move_convolution_biases_into_regions(gm)
     split_reductions(gm)
     fold_reciprocal_square_roots(gm)
     fold_sigmoids(gm)

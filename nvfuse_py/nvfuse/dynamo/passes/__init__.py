@@ -1,7 +1,11 @@
 """The backend's FX passes over an ATen graph from AOTAutograd, one
 concern a file; `pipeline.compile_graph` runs them in order:
 
-0. `patch_convolutions.rewrite_patch_convolutions`: convolutions whose
+0. `empty_operands.drop_empty_operands`: cats drop their operands without
+   elements and scatters of an empty source become copies of their base
+   (Phi-3's rotary embedding), so that no region reads an empty tensor
+   (such a region runs on the ATen reference evaluator),
+0a. `patch_convolutions.rewrite_patch_convolutions`: convolutions whose
    kernel tiles the image (vision transformers' patch embeddings), and
    their backwards, become GEMMs over the image's patches,
 0b. `channels_last.run_convolutions_channels_last` (the backend's
@@ -14,6 +18,10 @@ concern a file; `pipeline.compile_graph` runs them in order:
 0d. `weight_layouts.group_weight_layouts`: the NCHW weights of
    convolutions over channels-last images are copied into channels-last
    together, by one kernel launch, instead of by cuDNN one call each,
+0e. `convolution_biases.move_convolution_biases_into_regions`: the
+   bias of a convolution a region reads is added by that region, and a
+   convolution backward's bias gradient is summed by the region computing
+   the output's gradient (not by ATen's add_ and reduction),
 1. `split_reductions.split_reductions`: reductions over axes not adjacent
    in memory (batch norm's N, H, W around C) become reductions over runs
    of adjacent axes, which generated kernels take,
