@@ -99,7 +99,14 @@ def test_a_convolution_only_another_convolution_reads_keeps_its_bias():
     assert first.args[2] is not None
 
 
-def test_the_whole_backend_matches_eager_on_a_channels_last_image():
+def test_the_whole_backend_matches_eager_on_a_channels_last_image(monkeypatch):
+    from nvfuse.dynamo import pipeline
+
+    rewrites = []
+    real = pipeline.move_convolution_biases_into_regions
+    monkeypatch.setattr(
+        pipeline, "move_convolution_biases_into_regions", lambda gm: rewrites.append(real(gm))
+    )
     torch.manual_seed(0)
     model = DepthwiseThenNorm(16)
     x = torch.randn(4, 16, 12, 12).to(memory_format=torch.channels_last)
@@ -113,3 +120,4 @@ def test_the_whole_backend_matches_eager_on_a_channels_last_image():
     torch.testing.assert_close(got, want)
     for got_grad, p in zip(grads, model.parameters()):
         torch.testing.assert_close(got_grad, p.grad, rtol=1e-4, atol=1e-4)
+    assert rewrites == [True, True]  # the backend's pipeline ran it, forward and backward

@@ -21,6 +21,7 @@ from .passes.channels_last import run_convolutions_channels_last
 from .passes.convolution_biases import move_convolution_biases_into_regions
 from .passes.dead_gemm_results import write_into_dead_gemm_results
 from .passes.donated_buffers import donated_indices, was_undone, write_into_donated_buffers
+from .passes.empty_operands import drop_empty_operands
 from .passes.gather_through_pointwise import push_gathers_through_pointwise
 from .passes.gemm_alignment import pad_unaligned_gemms
 from .passes.graph_edits import recompiles_deferred
@@ -72,6 +73,7 @@ def compile_graph(gm, example_inputs, kind, dump=False, channels_last="auto", wr
 def _rewritten(gm, example_inputs, kind, dump, channels_last, write_donated):
     """`gm` through every pass, its regions installed and its report made
     (compile_graph's arguments)."""
+    drop_empty_operands(gm)
     rewrite_patch_convolutions(gm)
     run_convolutions_channels_last(gm, example_inputs, kind, when=channels_last)
     rewrite_pixel_convolutions(gm)
