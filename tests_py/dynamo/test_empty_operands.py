@@ -85,9 +85,7 @@ def test_a_cat_of_only_empty_operands_stays():
 
 
 @pytest.mark.parametrize("training", [False, True], ids=["inference", "training"])
-def test_compiled_rotary_matches_eager_and_no_region_reads_an_empty_tensor(
-    training, monkeypatch
-):
+def test_compiled_rotary_matches_eager_and_no_region_reads_an_empty_tensor(training, monkeypatch):
     from nvfuse.dynamo import pipeline
 
     rewrites = []
