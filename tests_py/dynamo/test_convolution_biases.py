@@ -84,10 +84,42 @@ def test_the_depthwise_bias_moves_to_its_readers_forward_and_backward():
     forward, backward = seen
     (conv,) = _calls(forward, aten.convolution.default)
     assert conv.args[2] is None
-    assert len(_calls(forward, aten.add.Tensor)) >= 1
+    # The bias is added after the permute to channels-last order (a
+    # region cuts its fusion at a permute of a value it computes), and the
+    # training forward saves the sum, permuted back.
+    (add,) = _calls(forward, aten.add.Tensor)
+    assert add.args[0].target == aten.permute.default and add.args[0].args[0] is conv
+    assert list(add.args[1].meta["val"].shape) == [1, 1, 1, 8]
     (conv_backward,) = _calls(backward, aten.convolution_backward.default)
     assert list(conv_backward.args[10]) == [False, True, False]  # no input gradient asked
     assert _calls(backward, aten.sum.dim_IntList)
+
+
+class DepthwiseNormAndResult(DepthwiseThenNorm):
+    """The block head returning the convolution's result too, as a
+    training forward returns a result it saves for the backward."""
+
+    def forward(self, x):
+        y = self.conv(x)
+        return self.norm(y.permute(0, 2, 3, 1)), y
+
+
+def test_a_returned_result_is_the_sum_permuted_back():
+    torch.manual_seed(0)
+    model = DepthwiseNormAndResult().double()
+    x = torch.randn(2, 8, 9, 9, dtype=torch.double).to(memory_format=torch.channels_last)
+    seen = []
+    with torch.no_grad():
+        got = _with_the_pass_only(model, seen)(x)
+        want = model(x)
+    (gm,) = seen
+    assert _calls(gm, aten.convolution.default)[0].args[2] is None
+    (output,) = [n for n in gm.graph.nodes if n.op == "output"]
+    returned = output.args[0][1]
+    assert returned.target == aten.permute.default and returned.args[0].target == aten.add.Tensor
+    for g, w in zip(got, want):
+        torch.testing.assert_close(g, w)
+        assert g.stride() == w.stride()
 
 
 def test_a_convolution_only_another_convolution_reads_keeps_its_bias():

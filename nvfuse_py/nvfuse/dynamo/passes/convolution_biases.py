@@ -55,20 +55,54 @@ def _same_tensor(a, b):
     return a.shape == b.shape and a.stride() == b.stride() and a.dtype == b.dtype
 
 
+def _permute_reading(node):
+    """The permute reading convolution `node` when it is the result's only
+    reader besides the graph's output (a training forward saves the
+    result for the backward), else None."""
+    readers = [u for u in node.users if u.op != "output"]
+    if len(readers) == 1 and readers[0].target == aten.permute.default:
+        return readers[0]
+    return None
+
+
 def _add_bias_after(graph, node):
+    """Replaces convolution `node` by the convolution without its bias plus
+    the bias, added after the permute reading the result where there is
+    one (ConvNeXt's permute to channels-last order): a region cuts its
+    fusion at a permute of a value it computes, so an add before the
+    permute would be a kernel of its own. The graph's output, if it
+    returns the result, gets the sum permuted back (a view)."""
     image, weight, bias = node.args[:3]
-    output = meta_of(node)
-    plain = insert_call(
-        graph, node, aten.convolution.default, (image, weight, None, *node.args[3:])
-    )
-    broadcast = [output.shape[1]] + [1] * (output.dim() - 2)
-    bias_view = insert_call(graph, node, aten.view.default, (bias, broadcast))
-    biased = insert_call(graph, node, aten.add.Tensor, (plain, bias_view))
-    if not _same_tensor(meta_of(biased), output):
-        for new in (biased, bias_view, plain):
+    created = [
+        insert_call(graph, node, aten.convolution.default, (image, weight, None, *node.args[3:]))
+    ]
+    permute = _permute_reading(node)
+    replaced, channel_axis = node, 1
+    if permute is not None:
+        replaced = permute
+        dims = [d % meta_of(node).dim() for d in permute.args[1]]
+        channel_axis = dims.index(1)
+        created.append(insert_call(graph, permute, aten.permute.default, (created[-1], dims)))
+    result = meta_of(replaced)
+    broadcast = [1] * result.dim()
+    broadcast[channel_axis] = result.shape[channel_axis]
+    created.append(insert_call(graph, replaced, aten.view.default, (bias, broadcast)))
+    biased = insert_call(graph, replaced, aten.add.Tensor, (created[-2], created[-1]))
+    created.append(biased)
+    returned = biased
+    if replaced is not node and len(node.users) > 1:
+        inverse = sorted(range(len(dims)), key=dims.__getitem__)
+        returned = insert_call(graph, replaced, aten.permute.default, (biased, inverse))
+        created.append(returned)
+    if not _same_tensor(meta_of(biased), result) or (
+        returned is not biased and not _same_tensor(meta_of(returned), meta_of(node))
+    ):
+        for new in reversed(created):
             graph.erase_node(new)
         return False
-    node.replace_all_uses_with(biased)
+    replaced.replace_all_uses_with(biased)
+    if returned is not biased:
+        node.replace_all_uses_with(returned, delete_user_cb=lambda user: user.op == "output")
     return True
 
 
