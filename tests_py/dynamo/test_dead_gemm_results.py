@@ -64,6 +64,25 @@ def test_a_gemm_read_through_its_views_is_written():
     torch.testing.assert_close(fused(*inputs)[0], _gemm_through_views(*inputs)[0])
 
 
+def _mlp_with_a_clone(x, w1, w2):
+    """timm's MLP over channels-last rows: the GELU's result cloned (the
+    same layout) before the second linear."""
+    y = F.gelu((x @ w1).view(2, 3, -1).float()).to(x.dtype)
+    return (y.clone().view(6, -1) @ w2,)
+
+
+def test_a_clone_of_the_same_layout_ends_the_chain_that_writes():
+    g = torch.Generator().manual_seed(0)
+    inputs = [torch.randn(*s, generator=g).bfloat16() for s in ((6, 5), (5, 8), (8, 4))]
+    gm = aten_graph(_mlp_with_a_clone, *inputs)
+    assert write_into_dead_gemm_results(gm) >= 1
+    written = [w.args[1] for w in _writes(gm)]
+    assert torch.ops.aten.clone.default in [op.target for op in written]
+    fused, regions = fused_regions(gm)
+    assert _region_writes(regions) == 1
+    torch.testing.assert_close(fused(*inputs)[0], _mlp_with_a_clone(*inputs)[0])
+
+
 def _read_twice(a, b):
     y = a @ b
     return y.relu() + 1, y * 2

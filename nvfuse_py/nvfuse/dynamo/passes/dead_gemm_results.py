@@ -37,7 +37,7 @@ import operator
 import torch
 
 from ..translate import VIEWS
-from .donated_buffers import ELEMENTWISE, writable_by, write_result_into
+from .donated_buffers import is_elementwise, writable_by, write_result_into
 from .gemm_alignment import is_padded
 from .graph_edits import finish_rewrite
 
@@ -78,12 +78,12 @@ def _elementwise_readers(buffer):
     """The ops that read `buffer` through elementwise ops only (each
     element i of theirs from element i of the buffer), or None when a
     reader of the buffer is not elementwise."""
-    if not buffer.users or any(u.target not in ELEMENTWISE for u in buffer.users):
+    if not buffer.users or not all(is_elementwise(u) for u in buffer.users):
         return None
     reached, frontier = set(), [buffer]
     while frontier:
         for user in frontier.pop().users:
-            if user.op == "call_function" and user.target in ELEMENTWISE and user not in reached:
+            if is_elementwise(user) and user not in reached:
                 reached.add(user)
                 frontier.append(user)
     return reached

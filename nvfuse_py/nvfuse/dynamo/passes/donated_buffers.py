@@ -65,6 +65,26 @@ def _elementwise_ops():
 # element before the same thread overwrites it.
 ELEMENTWISE = _elementwise_ops()
 
+
+def is_elementwise(node):
+    """Whether `node` is an ELEMENTWISE op, or a clone that keeps its
+    operand's layout (a copy: timm's MLP clones its GELU's result before
+    the second linear, and a ConvNeXt's GELU wrote a fresh 154 MB tensor
+    at batch 64 instead of the first linear's dead result)."""
+    if node.op != "call_function":
+        return False
+    if node.target in ELEMENTWISE:
+        return True
+    if node.target is not aten.clone.default:
+        return False
+    result, operand = meta_of(node), meta_of(node.args[0])
+    return (
+        isinstance(result, torch.Tensor)
+        and isinstance(operand, torch.Tensor)
+        and result.stride() == operand.stride()
+    )
+
+
 # What else a region may hold for its writes to stay: a region of only
 # these runs as pointwise kernels, which write their aliased inputs in
 # place. A reduction's or a coordinate kernel's (iota, slices, pads, cat,
@@ -116,8 +136,7 @@ def writable_by(buffer, op):
     if not has_static_layout(saved) or not has_static_layout(result):
         return False  # a copy_ needs static sizes, and comparing would guard
     return (
-        op.op == "call_function"
-        and op.target in ELEMENTWISE
+        is_elementwise(op)
         and result.dtype == saved.dtype
         and result.device == saved.device
         and tuple(result.shape) == tuple(saved.shape)
@@ -201,7 +220,9 @@ def _pointwise_around(buffer, nodes):
     unsqueezed to broadcast): those read no element of the buffer."""
     from_buffer = _reached_from(buffer, nodes)
     return all(
-        n.target in _POINTWISE_REGION_OPS or (n.target in VIEWS and n not in from_buffer)
+        n.target in _POINTWISE_REGION_OPS
+        or is_elementwise(n)
+        or (n.target in VIEWS and n not in from_buffer)
         for n in nodes
     )
 
