@@ -48,3 +48,21 @@ def record_definitions(regions):
 
         region.forward = record
     return seen
+
+
+def compiled_with_passes(model, seen, *passes):
+    """`model` through AOTAutograd with compilers that apply `passes` (each
+    called with the graph) in order and run the rewritten graphs by ATen;
+    records each graph, forward then backward, in `seen`."""
+    import torch
+    from torch._dynamo.backends.common import aot_autograd
+    from torch._functorch.aot_autograd import make_boxed_func
+
+    def compile_graph(gm, example_inputs):
+        for rewrite in passes:
+            rewrite(gm)
+        seen.append(gm)
+        return make_boxed_func(gm.forward)
+
+    backend = aot_autograd(fw_compiler=compile_graph, bw_compiler=compile_graph)
+    return torch.compile(model, backend=backend)

@@ -10,6 +10,8 @@ import torch
 import nvfuse.dynamo  # noqa: F401 (registers the backend)
 from nvfuse.dynamo.passes.convolution_biases import move_convolution_biases_into_regions
 
+from .conftest import compiled_with_passes
+
 aten = torch.ops.aten
 
 
@@ -39,17 +41,7 @@ class ConvIntoConv(torch.nn.Module):
 
 
 def _with_the_pass_only(model, seen):
-    """`model` through AOTAutograd with compilers that apply this pass and
-    run the rewritten graphs by ATen; records each graph in `seen`."""
-    from torch._dynamo.backends.common import aot_autograd
-    from torch._functorch.aot_autograd import make_boxed_func
-
-    def compile_graph(gm, example_inputs):
-        move_convolution_biases_into_regions(gm)
-        seen.append(gm)
-        return make_boxed_func(gm.forward)
-
-    return torch.compile(model, backend=aot_autograd(fw_compiler=compile_graph))
+    return compiled_with_passes(model, seen, move_convolution_biases_into_regions)
 
 
 def _calls(gm, target):

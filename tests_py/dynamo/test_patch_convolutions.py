@@ -10,6 +10,8 @@ import torch
 import nvfuse.dynamo  # noqa: F401 (registers the backend)
 from nvfuse.dynamo.passes.patch_convolutions import rewrite_patch_convolutions
 
+from .conftest import compiled_with_passes
+
 
 class PatchEmbedding(torch.nn.Module):
     """A vision transformer's patch embedding and a head reading it."""
@@ -27,18 +29,7 @@ class PatchEmbedding(torch.nn.Module):
 
 
 def _compiled_with_the_pass_only(model, seen):
-    """`model` through AOTAutograd with compilers that apply the pass and
-    run the rewritten graphs by ATen; records each graph in `seen`."""
-    from torch._dynamo.backends.common import aot_autograd
-    from torch._functorch.aot_autograd import make_boxed_func
-
-    def compile_graph(gm, example_inputs):
-        rewrite_patch_convolutions(gm)
-        seen.append(gm)
-        return make_boxed_func(gm.forward)
-
-    backend = aot_autograd(fw_compiler=compile_graph, bw_compiler=compile_graph)
-    return torch.compile(model, backend=backend)
+    return compiled_with_passes(model, seen, rewrite_patch_convolutions)
 
 
 def _convolutions(gm):
