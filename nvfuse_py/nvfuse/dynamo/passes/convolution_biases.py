@@ -6,17 +6,18 @@ ATen's cuDNN convolution adds its bias after the kernel, as a broadcast
 elementwise kernel (ConvNeXt's depthwise 7x7 convolutions: 18 of them,
 about 20 us each on an H200 at batch 64). Its backward sums the
 output's gradient over the batch and the pixels for the bias's gradient
-with ATen's reduction, which read a channels-last bf16 gradient at about a
-quarter of the copy bandwidth. Both are work for the regions next to the
-convolution, which read or write the same tensor anyway:
+with ATen's reduction, which read ConvNeXt's channels-last bf16 gradients
+at about a tenth of the copy bandwidth. Both are work for generated
+kernels:
 
-- forward: `convolution(x, w, b)` becomes `convolution(x, w) + b` viewed
-  [C, 1, ...], where a region reads the output (ConvNeXt's permute and
-  layer norm), which then adds the bias as it reads;
+- forward: `convolution(x, w, b)` becomes `convolution(x, w) + b`
+  broadcast along the channels, where a region reads the output
+  (ConvNeXt's permute and layer norm), which then adds the bias as it
+  reads;
 - backward: `convolution_backward`'s bias gradient becomes the sum of the
-  output's gradient over every axis but the channels, which the region
-  computing that gradient (the layer norm's backward) reduces as it
-  writes it.
+  output's gradient over every axis but the channels, a generated column
+  reduction (the partitioner groups it with the step's other
+  weight-gradient sums).
 
 The value is the same: ATen adds the bias to the rounded convolution in
 the output's dtype, as the region does, and sums the gradient in float
@@ -109,8 +110,8 @@ def _add_bias_after(graph, node):
 def _sum_bias_gradient(graph, node):
     grad_output = node.args[0]
     wanted = wanted_gradients(node)
-    channels_kept = [0] + list(range(2, meta_of(grad_output).dim()))
-    summed = insert_call(graph, node, aten.sum.dim_IntList, (grad_output, channels_kept))
+    all_but_channels = [0] + list(range(2, meta_of(grad_output).dim()))
+    summed = insert_call(graph, node, aten.sum.dim_IntList, (grad_output, all_but_channels))
     old = meta_of(wanted[2])
     if meta_of(summed).shape != old.shape or meta_of(summed).dtype != old.dtype:
         graph.erase_node(summed)
