@@ -20,8 +20,8 @@ concern a file; `pipeline.compile_graph` runs them in order:
    together, by one kernel launch, instead of by cuDNN one call each,
 0e. `convolution_biases.move_convolution_biases_into_regions`: the
    bias of a convolution a region reads is added by that region, and a
-   convolution backward's bias gradient is summed by the region computing
-   the output's gradient (not by ATen's add_ and reduction),
+   convolution backward's bias gradient is a generated sum of the
+   output's gradient (not ATen's add_ and reduction),
 1. `split_reductions.split_reductions`: reductions over axes not adjacent
    in memory (batch norm's N, H, W around C) become reductions over runs
    of adjacent axes, which generated kernels take,

@@ -32,6 +32,7 @@ from .graph_edits import (
     insert_call,
     meta_of,
     rewrite_convolutions,
+    same_tensor_layout,
     wanted_gradients,
 )
 
@@ -52,10 +53,6 @@ def _applies(node, image_index):
     return bias is not None and any(computed_in_a_region(user) for user in node.users)
 
 
-def _same_tensor(a, b):
-    return a.shape == b.shape and a.stride() == b.stride() and a.dtype == b.dtype
-
-
 def _permute_reading(node):
     """The permute reading convolution `node` when it is the result's only
     reader besides the graph's output (a training forward saves the
@@ -72,38 +69,37 @@ def _add_bias_after(graph, node):
     one (ConvNeXt's permute to channels-last order): a region cuts its
     fusion at a permute of a value it computes, so an add before the
     permute would be a kernel of its own. The graph's output, if it
-    returns the result, gets the sum permuted back (a view)."""
+    returns the result, gets the sum permuted back (a view). Nothing
+    changes unless the sum has the layout of the value it replaces."""
     image, weight, bias = node.args[:3]
-    created = [
-        insert_call(graph, node, aten.convolution.default, (image, weight, None, *node.args[3:]))
-    ]
+    output = meta_of(node)
     permute = _permute_reading(node)
-    replaced, channel_axis = node, 1
-    if permute is not None:
-        replaced = permute
-        dims = [d % meta_of(node).dim() for d in permute.args[1]]
-        channel_axis = dims.index(1)
-        created.append(insert_call(graph, permute, aten.permute.default, (created[-1], dims)))
-    result = meta_of(replaced)
-    broadcast = [1] * result.dim()
-    broadcast[channel_axis] = result.shape[channel_axis]
-    created.append(insert_call(graph, replaced, aten.view.default, (bias, broadcast)))
-    biased = insert_call(graph, replaced, aten.add.Tensor, (created[-2], created[-1]))
-    created.append(biased)
-    returned = biased
-    if replaced is not node and len(node.users) > 1:
-        inverse = sorted(range(len(dims)), key=dims.__getitem__)
-        returned = insert_call(graph, replaced, aten.permute.default, (biased, inverse))
-        created.append(returned)
-    if not _same_tensor(meta_of(biased), result) or (
-        returned is not biased and not _same_tensor(meta_of(returned), meta_of(node))
+    replaced = node if permute is None else permute
+    dims = (
+        list(range(output.dim()))
+        if permute is None
+        else [d % output.dim() for d in permute.args[1]]
+    )
+    inverse = sorted(range(len(dims)), key=dims.__getitem__)
+    broadcast = [1] * output.dim()
+    broadcast[dims.index(1)] = output.shape[1]
+    returned = replaced is not node and len(node.users) > 1
+    summed = meta_of(replaced) + meta_of(bias).view(broadcast)
+    if not same_tensor_layout(summed, meta_of(replaced)) or (
+        returned and not same_tensor_layout(summed.permute(inverse), output)
     ):
-        for new in reversed(created):
-            graph.erase_node(new)
         return False
+    plain = insert_call(
+        graph, node, aten.convolution.default, (image, weight, None, *node.args[3:])
+    )
+    if permute is not None:
+        plain = insert_call(graph, permute, aten.permute.default, (plain, dims))
+    bias_view = insert_call(graph, replaced, aten.view.default, (bias, broadcast))
+    biased = insert_call(graph, replaced, aten.add.Tensor, (plain, bias_view))
     replaced.replace_all_uses_with(biased)
-    if returned is not biased:
-        node.replace_all_uses_with(returned, delete_user_cb=lambda user: user.op == "output")
+    if returned:
+        permuted_back = insert_call(graph, replaced, aten.permute.default, (biased, inverse))
+        node.replace_all_uses_with(permuted_back, delete_user_cb=lambda user: user.op == "output")
     return True
 
 
@@ -112,8 +108,7 @@ def _sum_bias_gradient(graph, node):
     wanted = wanted_gradients(node)
     all_but_channels = [0] + list(range(2, meta_of(grad_output).dim()))
     summed = insert_call(graph, node, aten.sum.dim_IntList, (grad_output, all_but_channels))
-    old = meta_of(wanted[2])
-    if meta_of(summed).shape != old.shape or meta_of(summed).dtype != old.dtype:
+    if not same_tensor_layout(meta_of(summed), meta_of(wanted[2])):
         graph.erase_node(summed)
         return False
     wanted[2].replace_all_uses_with(summed)

@@ -85,12 +85,12 @@ def is_elementwise(node):
     )
 
 
-# What else a region may hold for its writes to stay: a region of only
-# these runs as pointwise kernels, which write their aliased inputs in
+# What a region may hold besides elementwise ops for its writes to stay: a
+# region of only those runs as pointwise kernels, which write their aliased inputs in
 # place. A reduction's or a coordinate kernel's (iota, slices, pads, cat,
 # gathers) writes a fresh tensor and copies it in, and a permuting view
 # could read the buffer at other coordinates than the thread writing them.
-_POINTWISE_REGION_OPS = ELEMENTWISE | {
+_POINTWISE_REGION_EXTRAS = {
     aten.expand.default,
     aten.copy_.default,  # the writes themselves
     aten.scalar_tensor.default,
@@ -220,8 +220,8 @@ def _pointwise_around(buffer, nodes):
     unsqueezed to broadcast): those read no element of the buffer."""
     from_buffer = _reached_from(buffer, nodes)
     return all(
-        n.target in _POINTWISE_REGION_OPS
-        or is_elementwise(n)
+        is_elementwise(n)
+        or n.target in _POINTWISE_REGION_EXTRAS
         or (n.target in VIEWS and n not in from_buffer)
         for n in nodes
     )

@@ -17,7 +17,7 @@ included), so that no later node sees a different tensor."""
 
 import torch
 
-from .graph_edits import finish_rewrite, insert_call, meta_of
+from .graph_edits import finish_rewrite, insert_call, meta_of, same_tensor_layout
 
 aten = torch.ops.aten
 
@@ -25,10 +25,6 @@ aten = torch.ops.aten
 def _is_empty(value):
     meta = meta_of(value)
     return isinstance(meta, torch.Tensor) and meta.numel() == 0
-
-
-def _same_tensor(a, b):
-    return a.shape == b.shape and a.stride() == b.stride() and a.dtype == b.dtype
 
 
 def _replacement(gm, node):
@@ -57,7 +53,7 @@ def drop_empty_operands(gm):
         new = _replacement(gm, node)
         if new is None:
             continue
-        if not _same_tensor(new.meta["val"], node.meta["val"]):
+        if not same_tensor_layout(new.meta["val"], node.meta["val"]):
             gm.graph.erase_node(new)
             continue
         node.replace_all_uses_with(new)

@@ -52,6 +52,13 @@ def has_static_layout(value):
     )
 
 
+def same_tensor_layout(a, b):
+    """Whether tensors (meta values) `a` and `b` have the same sizes,
+    strides and dtype: a rewrite that keeps them changes nothing a later
+    node reads."""
+    return a.shape == b.shape and a.stride() == b.stride() and a.dtype == b.dtype
+
+
 def insert_call(graph, anchor, target, args, kwargs=None, fake_like=None):
     """A call of `target` inserted before `anchor`, its meta value computed
     from its operands'. A call without tensor operands (a creation op)
