@@ -57,6 +57,57 @@ at::Tensor to_type(const at::Tensor& t, DataType dtype) {
   return t.scalar_type() == type ? t : t.to(type);
 }
 
+// A pointwise result that is an expanded broadcast (stride 0) along some
+// axes is constant along them. ATen's broadcasting would materialize it at
+// full size, in Float for reduced types, before it is cast and laid out
+// as the expanded output it is: a mask where(causal, bias, min) over
+// [batch, heads, q, k] made two Float copies of the whole batch where a
+// kernel writes one slice. So the op is computed on one slice of those
+// axes and expanded back, as a kernel leaves it.
+struct ComputedOnce {
+  std::vector<int64_t> axes;  // narrowed to one slice
+  std::vector<int64_t> full_sizes;
+
+  at::Tensor narrowed(at::Tensor t) const {
+    for (int64_t axis : axes) {
+      if (t.size(axis) != 1) {
+        t = t.narrow(axis, 0, 1);
+      }
+    }
+    return t;
+  }
+  at::Tensor expanded(const at::Tensor& r) const { return axes.empty() ? r : r.expand(full_sizes); }
+};
+
+// The axes along which `out` is expanded and every tensor operand is
+// constant (size 1 or stride 0); none where an operand's rank differs.
+ComputedOnce computed_once(const Val* out, const std::vector<at::Tensor>& operands) {
+  ComputedOnce once;
+  const auto& logical = out->as<TensorView>()->logical();
+  const int64_t rank = static_cast<int64_t>(logical.size());
+  if (operands.empty()) {
+    return once;
+  }
+  for (const at::Tensor& t : operands) {
+    if (t.dim() != rank) {
+      return once;
+    }
+  }
+  for (int64_t axis = 0; axis < rank; ++axis) {
+    int64_t full = 1;  // broadcast: the size of any operand not of size 1 (0 too)
+    bool constant = logical[axis]->is_expanded();
+    for (const at::Tensor& t : operands) {
+      constant = constant && (t.size(axis) == 1 || t.stride(axis) == 0);
+      full = t.size(axis) == 1 ? full : t.size(axis);
+    }
+    once.full_sizes.push_back(full);
+    if (constant && full > 1) {
+      once.axes.push_back(axis);
+    }
+  }
+  return once;
+}
+
 }  // namespace
 
 // Where the op's tensor operands live (the CPU when it has none).
@@ -155,12 +206,19 @@ void ReferenceEvaluator::handle(const PointwiseOp& e) {
   const int first_promoted = first_promoted_operand(e.op());
   const at::ScalarType math = math_type_of(compute_type_of(e));
   const at::Device device = device_of_tensor_operands(e);
+  std::vector<at::Tensor> tensor_operands;
+  for (const Val* in : e.inputs()) {
+    if (in->is<TensorView>()) {
+      tensor_operands.push_back(tensor_of(in));
+    }
+  }
+  const ComputedOnce once = computed_once(e.output(0), tensor_operands);
   std::vector<AtenOperand> operands;
   for (size_t i = 0; i < e.inputs().size(); ++i) {
     const Val* in = e.input(i);
     const bool promoted = static_cast<int>(i) >= first_promoted;
     if (in->is<TensorView>()) {
-      at::Tensor t = tensor_of(in);
+      at::Tensor t = once.narrowed(tensor_of(in));
       operands.push_back({promoted ? t.to(math) : t, std::nullopt});
     } else {
       // A scalar condition of `where` stays Bool.
@@ -168,7 +226,8 @@ void ReferenceEvaluator::handle(const PointwiseOp& e) {
       operands.push_back({wrapped_number(v, promoted ? math : at::kBool, device), v});
     }
   }
-  tensors_[e.output(0)] = to_type(apply_pointwise(e.op(), operands, math), e.output(0)->dtype());
+  tensors_[e.output(0)] =
+      once.expanded(to_type(apply_pointwise(e.op(), operands, math), e.output(0)->dtype()));
 }
 
 void ReferenceEvaluator::handle_scalar_pointwise(const PointwiseOp& e) {
@@ -198,7 +257,9 @@ void ReferenceEvaluator::handle(const CastOp& e) {
   if (out->is<Scalar>()) {
     scalars_[out] = scalar_of(e.input(0)).cast_to(out->dtype());
   } else {
-    tensors_[out] = to_type(tensor_of(e.input(0)), out->dtype());
+    const at::Tensor in = tensor_of(e.input(0));
+    const ComputedOnce once = computed_once(out, {in});
+    tensors_[out] = once.expanded(to_type(once.narrowed(in), out->dtype()));
   }
 }
 
