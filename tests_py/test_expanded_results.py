@@ -85,3 +85,14 @@ def test_an_expanded_result_with_an_empty_axis():
     x = torch.ones(1, 0, 3)
     (out,) = fd.execute([x])
     assert out.shape == (5, 0, 3) and out.dtype == torch.bool
+
+
+def test_a_zero_dim_operand_is_constant_along_expanded_axes():
+    with FusionDefinition() as fd:
+        x = fd.define_tensor(shape=[1, 4], contiguity=[None, True], dtype=DataType.Float)
+        scale = fd.define_tensor(shape=[], contiguity=[], dtype=DataType.Float)
+        fd.add_output(fd.ops.mul(fd.ops.expand(x, shape=[6, 4]), scale))
+    x, scale = torch.randn(1, 4), torch.tensor(3.0)
+    (out,) = fd.execute([x, scale])
+    assert out.stride(0) == 0
+    assert torch.equal(out, x.expand(6, 4) * scale)

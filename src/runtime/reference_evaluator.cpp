@@ -70,7 +70,7 @@ struct ComputedOnce {
 
   at::Tensor narrowed(at::Tensor t) const {
     for (int64_t axis : axes) {
-      if (t.size(axis) != 1) {
+      if (t.dim() > 0 && t.size(axis) != 1) {
         t = t.narrow(axis, 0, 1);
       }
     }
@@ -80,23 +80,18 @@ struct ComputedOnce {
 };
 
 // The axes along which `out` is expanded and every tensor operand is
-// constant (size 1 or stride 0); none where an operand's rank differs.
+// constant: of size 1 or stride 0 there, or 0-d (a pointwise op's other
+// tensor operands have the output's rank).
 ComputedOnce computed_once(const Val* out, const std::vector<at::Tensor>& operands) {
   ComputedOnce once;
   const auto& logical = out->as<TensorView>()->logical();
-  const int64_t rank = static_cast<int64_t>(logical.size());
-  if (operands.empty()) {
-    return once;
-  }
-  for (const at::Tensor& t : operands) {
-    if (t.dim() != rank) {
-      return once;
-    }
-  }
-  for (int64_t axis = 0; axis < rank; ++axis) {
+  for (int64_t axis = 0; axis < static_cast<int64_t>(logical.size()); ++axis) {
     int64_t full = 1;  // broadcast: the size of any operand not of size 1 (0 too)
     bool constant = logical[axis]->is_expanded();
     for (const at::Tensor& t : operands) {
+      if (t.dim() == 0) {
+        continue;
+      }
       constant = constant && (t.size(axis) == 1 || t.stride(axis) == 0);
       full = t.size(axis) == 1 ? full : t.size(axis);
     }
@@ -206,19 +201,20 @@ void ReferenceEvaluator::handle(const PointwiseOp& e) {
   const int first_promoted = first_promoted_operand(e.op());
   const at::ScalarType math = math_type_of(compute_type_of(e));
   const at::Device device = device_of_tensor_operands(e);
-  std::vector<at::Tensor> tensor_operands;
+  std::vector<at::Tensor> tensor_operands;  // in operand order
   for (const Val* in : e.inputs()) {
     if (in->is<TensorView>()) {
       tensor_operands.push_back(tensor_of(in));
     }
   }
   const ComputedOnce once = computed_once(e.output(0), tensor_operands);
+  auto next_tensor = tensor_operands.begin();
   std::vector<AtenOperand> operands;
   for (size_t i = 0; i < e.inputs().size(); ++i) {
     const Val* in = e.input(i);
     const bool promoted = static_cast<int>(i) >= first_promoted;
     if (in->is<TensorView>()) {
-      at::Tensor t = once.narrowed(tensor_of(in));
+      at::Tensor t = once.narrowed(*next_tensor++);
       operands.push_back({promoted ? t.to(math) : t, std::nullopt});
     } else {
       // A scalar condition of `where` stays Bool.

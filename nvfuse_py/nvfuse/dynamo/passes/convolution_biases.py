@@ -28,6 +28,7 @@ dtype) is not made."""
 import torch
 
 from .graph_edits import (
+    call_meta,
     computed_in_a_region,
     insert_call,
     meta_of,
@@ -106,11 +107,10 @@ def _add_bias_after(graph, node):
 def _sum_bias_gradient(graph, node):
     grad_output = node.args[0]
     wanted = wanted_gradients(node)
-    all_but_channels = [0] + list(range(2, meta_of(grad_output).dim()))
-    summed = insert_call(graph, node, aten.sum.dim_IntList, (grad_output, all_but_channels))
-    if not same_tensor_layout(meta_of(summed), meta_of(wanted[2])):
-        graph.erase_node(summed)
+    sum_call = (aten.sum.dim_IntList, (grad_output, [0, *range(2, meta_of(grad_output).dim())]))
+    if not same_tensor_layout(call_meta(*sum_call), meta_of(wanted[2])):
         return False
+    summed = insert_call(graph, node, *sum_call)
     wanted[2].replace_all_uses_with(summed)
     graph.erase_node(wanted[2])
     mask = list(node.args[10])

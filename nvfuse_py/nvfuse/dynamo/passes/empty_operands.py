@@ -17,7 +17,7 @@ included), so that no later node sees a different tensor."""
 
 import torch
 
-from .graph_edits import finish_rewrite, insert_call, meta_of, same_tensor_layout
+from .graph_edits import call_meta, finish_rewrite, insert_call, meta_of, same_tensor_layout
 
 aten = torch.ops.aten
 
@@ -27,19 +27,17 @@ def _is_empty(value):
     return isinstance(meta, torch.Tensor) and meta.numel() == 0
 
 
-def _replacement(gm, node):
-    """The new node standing for `node` (a cat with empty operands, or a
-    slice_scatter of an empty source), or None."""
+def _replacement(node):
+    """(target, args, kwargs) of the call standing for `node` (a cat with
+    empty operands, or a slice_scatter of an empty source), or None."""
     if node.target == aten.cat.default:
         operands = node.args[0]
         kept = [x for x in operands if not _is_empty(x)]
         if not kept or len(kept) == len(operands):
             return None
-        return insert_call(
-            gm.graph, node, aten.cat.default, (kept, *node.args[1:]), dict(node.kwargs)
-        )
+        return aten.cat.default, (kept, *node.args[1:]), dict(node.kwargs)
     if node.target == aten.slice_scatter.default and _is_empty(node.args[1]):
-        return insert_call(gm.graph, node, aten.clone.default, (node.args[0],))
+        return aten.clone.default, (node.args[0],), {}
     return None
 
 
@@ -50,13 +48,10 @@ def drop_empty_operands(gm):
     for node in list(gm.graph.nodes):
         if node.op != "call_function" or _is_empty(node):
             continue
-        new = _replacement(gm, node)
-        if new is None:
+        call = _replacement(node)
+        if call is None or not same_tensor_layout(call_meta(*call), meta_of(node)):
             continue
-        if not same_tensor_layout(new.meta["val"], node.meta["val"]):
-            gm.graph.erase_node(new)
-            continue
-        node.replace_all_uses_with(new)
+        node.replace_all_uses_with(insert_call(gm.graph, node, *call))
         gm.graph.erase_node(node)
         rewritten += 1
     if rewritten:

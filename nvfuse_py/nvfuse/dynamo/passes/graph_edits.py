@@ -59,21 +59,28 @@ def same_tensor_layout(a, b):
     return a.shape == b.shape and a.stride() == b.stride() and a.dtype == b.dtype
 
 
+def call_meta(target, args, kwargs=None, fake_like=None):
+    """The meta value a call of `target` on `args` and `kwargs` (nodes
+    among them) would have, computed from its operands' without adding
+    the call: a pass decides on it before it edits. A call without tensor
+    operands (a creation op) computes it in the fake mode of `fake_like`,
+    a meta value, so that it is fake too (and on the graph's device
+    without touching it)."""
+    metas = torch.fx.node.map_arg((args, kwargs or {}), lambda n: n.meta["val"])
+    mode = getattr(fake_like, "fake_mode", None)
+    if mode is None:
+        return target(*metas[0], **metas[1])
+    with mode:
+        return target(*metas[0], **metas[1])
+
+
 def insert_call(graph, anchor, target, args, kwargs=None, fake_like=None):
-    """A call of `target` inserted before `anchor`, its meta value computed
-    from its operands'. A call without tensor operands (a creation op)
-    computes it in the fake mode of `fake_like`, a meta value, so that it
-    is fake too (and on the graph's device without touching it)."""
+    """A call of `target` inserted before `anchor`, with its meta value
+    (call_meta)."""
     kwargs = kwargs or {}
     with graph.inserting_before(anchor):
         node = graph.call_function(target, args, kwargs)
-    metas = torch.fx.node.map_arg((args, kwargs), lambda n: n.meta["val"])
-    mode = getattr(fake_like, "fake_mode", None)
-    if mode is None:
-        node.meta["val"] = target(*metas[0], **metas[1])
-    else:
-        with mode:
-            node.meta["val"] = target(*metas[0], **metas[1])
+    node.meta["val"] = call_meta(target, args, kwargs, fake_like)
     return node
 
 
